@@ -1,0 +1,56 @@
+// Headless Debian Chromium with WebGPU (SwiftShader here) and WebRTC kept on 127.0.0.1.
+// See ../shared/PLATFORM.md: flags, and why ICE candidates are filtered to loopback.
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = [
+  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-dev-shm-usage', '--enable-unsafe-webgpu',
+  '--allow-loopback-in-peer-connection',
+];
+
+/** Drops every ICE candidate not on 127.0.0.1, in both directions, so no traffic leaves loopback. */
+export const LOOPBACK_ICE_SCRIPT = `(() => {
+  const onLoopback = (c) => !c || !c.candidate || / 127\\.0\\.0\\.1 /.test(c.candidate);
+  const P = RTCPeerConnection.prototype;
+  const add = P.addIceCandidate;
+  P.addIceCandidate = function (c, ...rest) { return onLoopback(c) ? add.call(this, c, ...rest) : Promise.resolve(); };
+  const desc = Object.getOwnPropertyDescriptor(P, 'onicecandidate');
+  Object.defineProperty(P, 'onicecandidate', {
+    configurable: true,
+    get() { return desc.get.call(this); },
+    set(fn) { desc.set.call(this, fn && ((e) => { if (onLoopback(e.candidate)) fn.call(this, e); })); },
+  });
+  const addEL = P.addEventListener;
+  P.addEventListener = function (type, fn, ...rest) {
+    if (type === 'icecandidate' && typeof fn === 'function') {
+      const inner = fn; fn = (e) => { if (onLoopback(e.candidate)) inner.call(this, e); };
+    }
+    return addEL.call(this, type, fn, ...rest);
+  };
+})();`;
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
+}
+
+/** A fresh context (its own storage: a separate "device") with WebRTC on loopback. */
+export async function newDeviceContext(browser: Browser, viewport = { width: 1280, height: 800 }): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport, permissions: ['camera', 'microphone'] });
+  await context.addInitScript(LOOPBACK_ICE_SCRIPT);
+  return context;
+}
+
+/** Folder for screenshots and other artifacts a person looks at (kept after the run, gitignored). */
+export function artifactDir(): string {
+  const dir = path.resolve('test-results');
+  return dir;
+}
+
+export function tempProfile(): string {
+  return mkdtempSync(path.join(tmpdir(), 'pooled-chromium-'));
+}

@@ -1,0 +1,88 @@
+// The app's one Node process: static app (or Vite in dev), the PeerJS signaling server under /signal,
+// and any extra routes (model files for the built-in tiny model), all on one port.
+import http from 'node:http';
+import path from 'node:path';
+import { existsSync } from 'node:fs';
+import express from 'express';
+import { ExpressPeerServer } from 'peer';
+import { WebSocketServer, type ServerOptions } from 'ws';
+
+export interface ServerOptionsIn {
+  port?: number;              // 0 = any free port
+  host?: string;              // default 127.0.0.1
+  dev?: boolean;              // Vite middleware mode (HMR) instead of dist/
+  root?: string;              // project root (where dist/ and index.html live)
+  extraStatic?: Record<string, string>; // url prefix -> folder, served with Range support
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  peerServer: ReturnType<typeof ExpressPeerServer>;
+  close(): Promise<void>;
+}
+
+export const SIGNAL_PATH = '/signal';
+
+export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningServer> {
+  const root = opts.root ?? process.cwd();
+  const host = opts.host ?? '127.0.0.1';
+  const app = express();
+  const httpServer = http.createServer(app);
+
+  // PeerJS: its WebSocket server must not answer other upgrades (Vite HMR) with 400, so we create it
+  // detached (noServer) and route upgrades for /signal/peerjs to it ourselves.
+  let signalSockets: WebSocketServer | undefined;
+  const peerServer = ExpressPeerServer(httpServer, {
+    path: '/',
+    allow_discovery: false,
+    createWebSocketServer: (o: ServerOptions) => (signalSockets = new WebSocketServer({ noServer: true, path: o.path })),
+  });
+  app.use(SIGNAL_PATH, peerServer);
+
+  for (const [prefix, dir] of Object.entries(opts.extraStatic ?? {})) {
+    app.use(prefix, express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'allow' }));
+  }
+
+  let closeVite: (() => Promise<void>) | undefined;
+  if (opts.dev) {
+    const { createServer } = await import('vite');
+    const vite = await createServer({ root, server: { middlewareMode: true, hmr: { server: httpServer } }, appType: 'spa' });
+    app.use(vite.middlewares);
+    closeVite = () => vite.close();
+  } else {
+    const dist = path.join(root, 'dist');
+    if (!existsSync(path.join(dist, 'index.html'))) {
+      throw new Error(`No built app in ${dist}: run \`npm run build\` first (npm start does it for you).`);
+    }
+    app.use(express.static(dist, { index: 'index.html' }));
+    app.get(/.*/, (_req, res) => res.sendFile(path.join(dist, 'index.html')));
+  }
+
+  httpServer.on('upgrade', (req, socket, head) => {
+    const url = req.url ?? '';
+    if (url.startsWith(`${SIGNAL_PATH}/peerjs`) && signalSockets) {
+      signalSockets.handleUpgrade(req, socket, head, (ws) => signalSockets!.emit('connection', ws, req));
+    }
+    // Anything else (Vite HMR) is handled by the listener Vite added itself.
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const address = httpServer.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const urlHost = host === '0.0.0.0' ? 'localhost' : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    peerServer,
+    async close() {
+      await closeVite?.();
+      signalSockets?.clients.forEach((c) => c.terminate());
+      httpServer.closeAllConnections();
+      await new Promise<void>((r) => httpServer.close(() => r()));
+    },
+  };
+}
