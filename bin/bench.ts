@@ -1,0 +1,32 @@
+// `npm run bench`: runs every bench/*.bench.ts in one process (same adapter, same load), prints the
+// figures (ratios are what matter on a shared, noisy machine) and writes bench-results/bench.json.
+// Each bench file exports `run(): Promise<Record<string, number | string>>` and a `title`.
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
+const dir = path.resolve('bench');
+const files = readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!values.only || f.includes(values.only))).sort();
+const results: Record<string, Record<string, number | string>> = {};
+for (const file of files) {
+  const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as {
+    title?: string; run: () => Promise<Record<string, number | string>>;
+  };
+  const name = file.replace(/\.bench\.ts$/, '');
+  console.log(`\n## ${mod.title ?? name}`);
+  try {
+    const figures = await mod.run();
+    results[name] = figures;
+    for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(48)} ${typeof v === 'number' ? +v.toPrecision(4) : v}`);
+  } catch (e) {
+    results[name] = { error: String((e as Error).stack ?? e) };
+    console.log(`  failed: ${(e as Error).message}`);
+  }
+}
+const out = values.out ?? path.resolve('bench-results', 'bench.json');
+mkdirSync(path.dirname(out), { recursive: true });
+writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), results }, null, 2));
+console.log(`\nwrote ${out}`);
+process.exit(0); // Dawn keeps Node alive otherwise

@@ -1,0 +1,44 @@
+// The unit the room distributes, implemented by the CPU reference (src/model/reference), the WebGPU
+// engine (src/gpu) and, across the network, by remote devices (src/room).
+
+/** Half-open layer range [start, end). */
+export type LayerRange = [number, number];
+
+export interface SamplingOptions {
+  temperature: number;         // 0 = greedy
+  topK?: number;               // 0/undefined = off
+  topP?: number;               // 1/undefined = off
+  seed?: number;
+}
+
+/**
+ * A caller's per-token constraint (the agent's grammar). `bits` is a bitset over the vocabulary
+ * (bit id%32 of word id/32 set = allowed); `greedy` forces argmax for this token.
+ */
+export interface TokenConstraint {
+  bits?: Uint32Array;
+  greedy?: boolean;
+}
+
+/** One device's share of the model with its own KV cache for those layers. */
+export interface LayerEngine {
+  readonly range: LayerRange;                 // layers held (may be empty: [k, k])
+  readonly hasEmbedding: boolean;
+  readonly hasHead: boolean;
+  /** Tokens currently in this device's KV cache (same for each of its layers). */
+  kvLength(): number;
+  /** Drop KV entries at positions >= length (restoring a checkpoint is a truncation for dense models). */
+  truncate(length: number): Promise<void>;
+  /** ids [n] -> hidden [n, H]. Needs hasEmbedding. */
+  embed(ids: number[]): Promise<Float32Array>;
+  /**
+   * Run layers `range` (a sub-range of this.range, or all of it) on hidden [n, H] for positions
+   * [kvLength(), kvLength()+n): writes their K/V, returns hidden [n, H]. positions must continue the cache.
+   */
+  runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array>;
+  /** Final norm + head on the last row: hidden [H] -> logits [V]. Needs hasHead. */
+  logits(hidden: Float32Array): Promise<Float32Array>;
+  /** Final norm + head + sampling without reading all logits back where possible. Needs hasHead. */
+  sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number>;
+  dispose(): Promise<void>;
+}
