@@ -26,61 +26,61 @@ export class ModelFileError extends Error {
 /** The file ends before the data it declares (header or tensor bytes). */
 export class TruncatedFileError extends ModelFileError {
   override name = 'TruncatedFileError';
-  override readonly code = 'truncated-file';
+  override readonly code: string = 'truncated-file';
 }
 
 /** A header or index is malformed: bad length prefix, JSON that does not parse, missing fields. */
 export class HeaderError extends ModelFileError {
   override name = 'HeaderError';
-  override readonly code = 'bad-header';
+  override readonly code: string = 'bad-header';
 }
 
 /** A tensor's byte range lies outside the file's data section, or disagrees with its dtype × shape. */
 export class TensorOffsetError extends ModelFileError {
   override name = 'TensorOffsetError';
-  override readonly code = 'bad-offsets';
+  override readonly code: string = 'bad-offsets';
 }
 
 /** A tensor the model needs is not in any file. */
 export class TensorMissingError extends ModelFileError {
   override name = 'TensorMissingError';
-  override readonly code = 'missing-tensor';
+  override readonly code: string = 'missing-tensor';
 }
 
 /** A tensor's shape disagrees with what config.json implies. */
 export class ShapeMismatchError extends ModelFileError {
   override name = 'ShapeMismatchError';
-  override readonly code = 'shape-mismatch';
+  override readonly code: string = 'shape-mismatch';
 }
 
 /** A tensor's dtype is one we cannot read (or not the one the format requires). */
 export class UnsupportedDTypeError extends ModelFileError {
   override name = 'UnsupportedDTypeError';
-  override readonly code = 'unsupported-dtype';
+  override readonly code: string = 'unsupported-dtype';
 }
 
 /** An MLC shard's byte length differs from its record's nbytes. */
 export class ShardSizeError extends ModelFileError {
   override name = 'ShardSizeError';
-  override readonly code = 'shard-size';
+  override readonly code: string = 'shard-size';
 }
 
 /** An MLC shard's MD5 differs from its record's md5sum. */
 export class ChecksumError extends ModelFileError {
   override name = 'ChecksumError';
-  override readonly code = 'checksum';
+  override readonly code: string = 'checksum';
 }
 
 /** config.json (or mlc-chat-config.json) is missing a field or holds an impossible value. */
 export class ConfigError extends ModelFileError {
   override name = 'ConfigError';
-  override readonly code = 'bad-config';
+  override readonly code: string = 'bad-config';
 }
 
 /** The checkpoint is not a Qwen3 dense model. The message names the architecture found. */
 export class UnsupportedArchitectureError extends ConfigError {
   override name = 'UnsupportedArchitectureError';
-  override readonly code = 'unsupported-architecture';
+  override readonly code: string = 'unsupported-architecture';
   readonly architecture: string;
   constructor(architecture: string, init: ModelFileErrorInit) {
     super(`unsupported architecture "${architecture}": pooled runs Qwen3 dense models (model_type "qwen3")`, init);
@@ -91,7 +91,7 @@ export class UnsupportedArchitectureError extends ConfigError {
 /** No weight files in a recognised format were found at the source. */
 export class UnknownFormatError extends ModelFileError {
   override name = 'UnknownFormatError';
-  override readonly code = 'unknown-format';
+  override readonly code: string = 'unknown-format';
 }
 
 export interface ModelSourceErrorInit extends ModelFileErrorInit {
@@ -102,7 +102,7 @@ export interface ModelSourceErrorInit extends ModelFileErrorInit {
 /** Reading from the source failed: HTTP error, network error, file not found on disk. */
 export class ModelSourceError extends ModelFileError {
   override name = 'ModelSourceError';
-  override readonly code = 'source';
+  override readonly code: string = 'source';
   readonly url?: string;
   readonly status?: number;
   constructor(detail: string, init: ModelSourceErrorInit) {
