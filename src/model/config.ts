@@ -1,0 +1,165 @@
+// config.json (Hugging Face) and mlc-chat-config.json (MLC / WebLLM) -> ModelConfig.
+// Only Qwen3 dense (model_type "qwen3") is accepted; anything else is refused by name.
+
+import { ConfigError, UnsupportedArchitectureError } from './errors.ts';
+import type { ModelConfig, ModelSource } from './types.ts';
+
+type Json = Record<string, unknown>;
+
+export function parseJsonFile(text: string, file: string): Json {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`not valid JSON (${(e as Error).message})`, { file, cause: e });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError('expected a JSON object at the top level', { file });
+  }
+  return value as Json;
+}
+
+function int(obj: Json, key: string, file: string, fallback?: number): number {
+  const v = obj[key];
+  if (v === undefined || v === null) {
+    if (fallback !== undefined) return fallback;
+    throw new ConfigError(`missing "${key}"`, { file });
+  }
+  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
+    throw new ConfigError(`"${key}" must be a positive integer, got ${JSON.stringify(v)}`, { file });
+  }
+  return v;
+}
+
+function num(obj: Json, key: string, file: string, fallback: number): number {
+  const v = obj[key];
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+    throw new ConfigError(`"${key}" must be a positive number, got ${JSON.stringify(v)}`, { file });
+  }
+  return v;
+}
+
+function tokenIds(v: unknown, key: string, file: string): number[] {
+  if (v === undefined || v === null) return [];
+  const list = Array.isArray(v) ? v : [v];
+  for (const id of list) {
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) {
+      throw new ConfigError(`"${key}" must be a token id or a list of them, got ${JSON.stringify(v)}`, { file });
+    }
+  }
+  return list as number[];
+}
+
+function requireQwen3(modelType: unknown, architectures: unknown, file: string): void {
+  if (modelType === 'qwen3') return;
+  const archs = Array.isArray(architectures) ? architectures.filter((a) => typeof a === 'string') : [];
+  const found = typeof modelType === 'string' && modelType !== '' ? modelType : archs[0] ?? 'unknown (no model_type)';
+  throw new UnsupportedArchitectureError(String(found), { file });
+}
+
+/** Things Qwen3 configs can switch on that our forward pass does not implement: refuse, do not ignore. */
+function refuseUnsupportedOptions(c: Json, file: string): void {
+  if (c.attention_bias === true) throw new ConfigError('"attention_bias": true is not supported (Qwen3 dense has no biases)', { file });
+  if (c.rope_scaling !== undefined && c.rope_scaling !== null) {
+    throw new ConfigError(`"rope_scaling" ${JSON.stringify(c.rope_scaling)} is not supported (plain RoPE only)`, { file });
+  }
+  if (c.use_sliding_window === true) throw new ConfigError('"use_sliding_window": true is not supported', { file });
+  const act = c.hidden_act;
+  if (act !== undefined && act !== 'silu' && act !== 'swish') {
+    throw new ConfigError(`"hidden_act" ${JSON.stringify(act)} is not supported (SwiGLU with silu only)`, { file });
+  }
+}
+
+function validateShape(cfg: ModelConfig, file: string): ModelConfig {
+  if (cfg.numHeads % cfg.numKvHeads !== 0) {
+    throw new ConfigError(`num_attention_heads ${cfg.numHeads} is not a multiple of num_key_value_heads ${cfg.numKvHeads}`, { file });
+  }
+  return cfg;
+}
+
+/** Hugging Face config.json of a Qwen3 dense model. */
+export function parseHfConfig(json: Json, file = 'config.json'): ModelConfig {
+  requireQwen3(json.model_type, json.architectures, file);
+  refuseUnsupportedOptions(json, file);
+  const hiddenSize = int(json, 'hidden_size', file);
+  const numHeads = int(json, 'num_attention_heads', file);
+  const bos = tokenIds(json.bos_token_id, 'bos_token_id', file);
+  return validateShape({
+    modelType: 'qwen3',
+    hiddenSize,
+    numLayers: int(json, 'num_hidden_layers', file),
+    numHeads,
+    numKvHeads: int(json, 'num_key_value_heads', file, numHeads),
+    headDim: int(json, 'head_dim', file, Math.floor(hiddenSize / numHeads)),
+    intermediateSize: int(json, 'intermediate_size', file),
+    vocabSize: int(json, 'vocab_size', file),
+    ropeTheta: num(json, 'rope_theta', file, 1e6),
+    rmsNormEps: num(json, 'rms_norm_eps', file, 1e-6),
+    tieWordEmbeddings: json.tie_word_embeddings === true,
+    maxPositionEmbeddings: int(json, 'max_position_embeddings', file, 40960),
+    ...(bos.length > 0 ? { bosTokenId: bos[0]! } : {}),
+    eosTokenIds: tokenIds(json.eos_token_id, 'eos_token_id', file),
+  }, file);
+}
+
+/**
+ * MLC's mlc-chat-config.json: model_type and token ids at the top, the model's shape under
+ * "model_config" (same key names as config.json, plus context_window_size; head_dim 0 means H / heads).
+ */
+export function parseMlcChatConfig(json: Json, file = 'mlc-chat-config.json'): ModelConfig {
+  const mc = json.model_config;
+  if (mc === null || typeof mc !== 'object' || Array.isArray(mc)) {
+    throw new ConfigError('missing "model_config" object', { file });
+  }
+  const m = mc as Json;
+  requireQwen3(json.model_type ?? m.model_type, m.architectures, file);
+  refuseUnsupportedOptions(m, file);
+  const hiddenSize = int(m, 'hidden_size', file);
+  const numHeads = int(m, 'num_attention_heads', file);
+  const headDim = m.head_dim === 0 ? undefined : m.head_dim;
+  const bos = tokenIds(json.bos_token_id, 'bos_token_id', file);
+  return validateShape({
+    modelType: 'qwen3',
+    hiddenSize,
+    numLayers: int(m, 'num_hidden_layers', file),
+    numHeads,
+    numKvHeads: int(m, 'num_key_value_heads', file, numHeads),
+    headDim: int({ head_dim: headDim }, 'head_dim', file, Math.floor(hiddenSize / numHeads)),
+    intermediateSize: int(m, 'intermediate_size', file),
+    vocabSize: int(m, 'vocab_size', file),
+    ropeTheta: num(m, 'rope_theta', file, 1e6),
+    rmsNormEps: num(m, 'rms_norm_eps', file, 1e-6),
+    tieWordEmbeddings: m.tie_word_embeddings === true,
+    maxPositionEmbeddings: int(m, 'context_window_size', file, int(json, 'context_window_size', file, 40960)),
+    ...(bos.length > 0 ? { bosTokenId: bos[0]! } : {}),
+    eosTokenIds: tokenIds(json.eos_token_id, 'eos_token_id', file),
+  }, file);
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The config of the model at `source`: config.json when present, else mlc-chat-config.json.
+ * Stop tokens from generation_config.json are added (Qwen3 instruct models stop on both
+ * <|im_end|> and <|endoftext|>, and config.json lists only one).
+ */
+export async function loadModelConfig(source: ModelSource): Promise<ModelConfig> {
+  let cfg: ModelConfig;
+  if (await source.exists('config.json')) {
+    cfg = parseHfConfig(parseJsonFile(decoder.decode(await source.readFile('config.json')), 'config.json'));
+  } else if (await source.exists('mlc-chat-config.json')) {
+    const file = 'mlc-chat-config.json';
+    cfg = parseMlcChatConfig(parseJsonFile(decoder.decode(await source.readFile(file)), file), file);
+  } else {
+    throw new ConfigError('neither config.json nor mlc-chat-config.json found', { file: source.label });
+  }
+  if (await source.exists('generation_config.json')) {
+    const file = 'generation_config.json';
+    const gen = parseJsonFile(decoder.decode(await source.readFile(file)), file);
+    for (const id of tokenIds(gen.eos_token_id, 'eos_token_id', file)) {
+      if (!cfg.eosTokenIds.includes(id)) cfg.eosTokenIds.push(id);
+    }
+  }
+  return cfg;
+}

@@ -1,0 +1,131 @@
+// ModelSource over HTTP(S): a Hugging Face repo (resolve URLs) or any base URL with the same layout.
+// Ranged reads send `Range: bytes=a-(b-1)`; a server that ignores Range (answers 200) makes us read
+// the whole file once, keep it, and slice it for every later range of that file.
+
+import { ModelSourceError, TruncatedFileError } from '../errors.ts';
+import type { ModelSource } from '../types.ts';
+import { checkRangeArgs, normalisePath, requireWithin } from './common.ts';
+
+export interface HttpSourceOptions {
+  label?: string;
+  /** Replaceable for tests or for adding headers (auth); defaults to globalThis.fetch. */
+  fetch?: typeof fetch;
+  /** Build the URL of a file; defaults to base + "/" + path. */
+  urlFor?: (path: string) => string;
+}
+
+export class HttpModelSource implements ModelSource {
+  readonly label: string;
+  readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly urlForPath: (path: string) => string;
+  /** Files whose server ignored Range: their whole bytes, fetched once. */
+  private readonly wholeFiles = new Map<string, Promise<Uint8Array>>();
+
+  constructor(baseUrl: string, opts: HttpSourceOptions = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.label = opts.label ?? this.baseUrl;
+    this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.urlForPath = opts.urlFor ?? ((path) => `${this.baseUrl}/${path.split('/').map(encodeURIComponent).join('/')}`);
+  }
+
+  urlFor(path: string): string {
+    return this.urlForPath(normalisePath(path));
+  }
+
+  async readFile(path: string): Promise<Uint8Array> {
+    const cached = this.wholeFiles.get(path);
+    if (cached) return cached;
+    const url = this.urlFor(path);
+    const res = await this.request(path, url);
+    if (res.status !== 200) throw this.statusError(path, url, res);
+    return this.body(path, url, res);
+  }
+
+  async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    checkRangeArgs(this.label, path, start, end);
+    const whole = this.wholeFiles.get(path);
+    if (whole) return sliceWithin(path, await whole, start, end);
+    if (start === end) return new Uint8Array(0);
+    const url = this.urlFor(path);
+    const res = await this.request(path, url, { Range: `bytes=${start}-${end - 1}` });
+    if (res.status === 206) {
+      const bytes = await this.body(path, url, res);
+      const expectedStart = contentRangeStart(res.headers.get('content-range'));
+      if (expectedStart !== null && expectedStart !== start) {
+        throw new ModelSourceError(`asked for bytes from ${start}, server sent from ${expectedStart}`, { file: path, url, status: 206 });
+      }
+      if (bytes.byteLength < end - start) {
+        const total = contentRangeTotal(res.headers.get('content-range'));
+        throw new TruncatedFileError(
+          `needs bytes [${start}, ${end}) but the file is only ${total ?? start + bytes.byteLength} bytes long`, { file: path });
+      }
+      return bytes.byteLength === end - start ? bytes : bytes.subarray(0, end - start);
+    }
+    if (res.status === 200) {
+      // The server ignores Range: keep the whole file so every later range is a slice of it.
+      const pending = this.body(path, url, res);
+      this.wholeFiles.set(path, pending);
+      pending.catch(() => this.wholeFiles.delete(path));
+      return sliceWithin(path, await pending, start, end);
+    }
+    if (res.status === 416) {
+      const total = contentRangeTotal(res.headers.get('content-range'));
+      throw new TruncatedFileError(
+        `needs bytes [${start}, ${end}) but the file is ${total === null ? 'shorter' : `only ${total} bytes long`}`, { file: path });
+    }
+    throw this.statusError(path, url, res);
+  }
+
+  async exists(path: string): Promise<boolean> {
+    if (this.wholeFiles.has(path)) return true;
+    const url = this.urlFor(path);
+    let res = await this.request(path, url, undefined, 'HEAD');
+    if (res.status === 405 || res.status === 501) {
+      res = await this.request(path, url, { Range: 'bytes=0-0' });
+      await res.body?.cancel();
+    }
+    if (res.ok) return true;
+    if (res.status === 404 || res.status === 410) return false;
+    throw this.statusError(path, url, res);
+  }
+
+  private async request(path: string, url: string, headers?: Record<string, string>, method = 'GET'): Promise<Response> {
+    try {
+      return await this.fetchImpl(url, { method, ...(headers ? { headers } : {}) });
+    } catch (e) {
+      throw new ModelSourceError(`${method} ${url} failed: ${(e as Error).message}`, { file: path, url, cause: e });
+    }
+  }
+
+  private async body(path: string, url: string, res: Response): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(await res.arrayBuffer());
+    } catch (e) {
+      throw new ModelSourceError(`reading ${url} failed: ${(e as Error).message}`, { file: path, url, status: res.status, cause: e });
+    }
+  }
+
+  private statusError(path: string, url: string, res: Response): ModelSourceError {
+    void res.body?.cancel().catch(() => undefined);
+    const what = res.status === 404 ? 'not found' : res.status === 401 || res.status === 403 ? 'access denied (gated or private?)' : 'request failed';
+    return new ModelSourceError(`${what}: HTTP ${res.status} ${res.statusText} for ${url}`, { file: path, url, status: res.status });
+  }
+}
+
+function sliceWithin(path: string, bytes: Uint8Array, start: number, end: number): Uint8Array {
+  requireWithin(path, bytes.byteLength, start, end);
+  return bytes.subarray(start, end);
+}
+
+/** "bytes 10-19/100" → 10 */
+function contentRangeStart(header: string | null): number | null {
+  const m = header?.match(/bytes\s+(\d+)-\d+/);
+  return m ? Number(m[1]) : null;
+}
+
+/** "bytes 10-19/100" or "bytes * /100" → 100 */
+function contentRangeTotal(header: string | null): number | null {
+  const m = header?.match(/\/(\d+)\s*$/);
+  return m ? Number(m[1]) : null;
+}
