@@ -1,0 +1,212 @@
+// The room's one binary protocol, version 1: a discriminated union of frames, encoded little-endian.
+// A frame is `u8 kind` + the kind's fields in the order below; wire.ts cuts frames into ≤256 KiB
+// messages. decodeFrame validates every field (ranges, finiteness, sizes, trailing bytes) and throws a
+// ProtocolError naming the frame kind and field; it never trusts a length before checking it.
+import type { LayerRange } from '../model/engine-types.ts';
+import { ByteReader, ByteWriter } from './codec.ts';
+import { ProtocolError } from './errors.ts';
+
+export const PROTOCOL_VERSION = 1;
+/** Layer indices travel as u16: no model has more. */
+const MAX_LAYER = 0xffff;
+const MAX_POSITION = 1 << 24;
+
+/** What a device reports on joining (see capabilities.ts for how it is measured). */
+export interface DeviceCaps {
+  adapter: string;                 // "SwiftShader (fallback) · 1 GiB bindings · no f16", or "no WebGPU"
+  engine: 'webgpu' | 'reference';  // which LayerEngine the device runs
+  isFallbackAdapter: boolean;
+  shaderF16: boolean;
+  maxStorageBufferBindingSize: number;
+  maxBufferSize: number;
+  deviceMemoryGiB: number;         // navigator.deviceMemory (0 = unknown)
+  memoryBudgetBytes: number;       // what the device offers for weights + KV (user-adjustable)
+  speed: number;                   // quick measured speed, GFLOP/s of an f32 matvec (relative use only)
+}
+
+export type CheckpointOp = 'pin' | 'restore' | 'truncate';
+const CHECKPOINT_OPS: CheckpointOp[] = ['pin', 'restore', 'truncate'];
+export type ReadOp = 'range' | 'file' | 'exists';
+const READ_OPS: ReadOp[] = ['range', 'file', 'exists'];
+
+export type Frame =
+  /** guest → host, first frame on a connection. */
+  | { kind: 'hello'; protocol: number; roomId: string; deviceId: string; name: string; caps: DeviceCaps }
+  /** host → guest: load these layers of this model (model '' = read it from the host over the channel). */
+  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number }
+  /** guest → host while loading. networkBytes/cacheBytes: where the bytes came from. */
+  | { kind: 'progress'; epoch: number; bytesDone: number; bytesTotal: number; tensorsDone: number; tensorsTotal: number; networkBytes: number; cacheBytes: number }
+  /** guest → host: layers loaded, engine ready, KV empty. */
+  | { kind: 'ready'; epoch: number; networkBytes: number; cacheBytes: number; ms: number }
+  /** host → guest: run `range` on hidden [count, H] for positions [position, position+count). */
+  | { kind: 'forward'; epoch: number; seq: number; range: LayerRange; position: number; count: number; hidden: Float32Array }
+  /** guest → host: hidden [count, H] after the layers; kvLength after writing them. */
+  | { kind: 'result'; epoch: number; seq: number; kvLength: number; hidden: Float32Array }
+  /** host → guest: checkpoint op on the guest's KV (dense models: restore and truncate cut the cache). */
+  | { kind: 'checkpoint'; epoch: number; seq: number; op: CheckpointOp; position: number }
+  /** guest → host: a checkpoint op is done. */
+  | { kind: 'ack'; epoch: number; seq: number; kvLength: number }
+  /** either way; the receiver of a non-reply answers with reply=true and the same sentAt. */
+  | { kind: 'heartbeat'; reply: boolean; sentAt: number }
+  /** either way: leaving (pagehide, removed by the host, room closed). */
+  | { kind: 'bye'; reason: string }
+  /** either way: seq of the request it answers, 0 = none (e.g. a malformed frame). */
+  | { kind: 'error'; seq: number; code: string; message: string }
+  /** guest → host: read model bytes from the host's source (when the host has a local folder). */
+  | { kind: 'read'; id: number; op: ReadOp; path: string; start: number; end: number }
+  /** host → guest: answer to a read (ok=false: message says why). */
+  | { kind: 'data'; id: number; ok: boolean; message: string; bytes: Uint8Array };
+
+export type FrameKind = Frame['kind'];
+export type FrameOf<K extends FrameKind> = Extract<Frame, { kind: K }>;
+
+const KIND_CODES: Record<FrameKind, number> = {
+  hello: 1, assign: 2, progress: 3, ready: 4, forward: 5, result: 6, checkpoint: 7,
+  ack: 8, heartbeat: 9, bye: 10, error: 11, read: 12, data: 13,
+};
+const KIND_BY_CODE = new Map(Object.entries(KIND_CODES).map(([k, c]) => [c, k as FrameKind]));
+
+export function encodeFrame(f: Frame): Uint8Array {
+  const w = new ByteWriter().u8(KIND_CODES[f.kind]);
+  switch (f.kind) {
+    case 'hello':
+      w.u16(f.protocol).str(f.roomId).str(f.deviceId).str(f.name);
+      w.str(f.caps.adapter).u8(f.caps.engine === 'webgpu' ? 1 : 0)
+        .u8((f.caps.isFallbackAdapter ? 1 : 0) | (f.caps.shaderF16 ? 2 : 0))
+        .f64(f.caps.maxStorageBufferBindingSize).f64(f.caps.maxBufferSize).f64(f.caps.deviceMemoryGiB)
+        .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed);
+      break;
+    case 'assign': w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx); break;
+    case 'progress':
+      w.u32(f.epoch).f64(f.bytesDone).f64(f.bytesTotal).u32(f.tensorsDone).u32(f.tensorsTotal).f64(f.networkBytes).f64(f.cacheBytes);
+      break;
+    case 'ready': w.u32(f.epoch).f64(f.networkBytes).f64(f.cacheBytes).f64(f.ms); break;
+    case 'forward':
+      w.u32(f.epoch).u32(f.seq).u16(f.range[0]).u16(f.range[1]).u32(f.position).u32(f.count).f32s(f.hidden);
+      break;
+    case 'result': w.u32(f.epoch).u32(f.seq).u32(f.kvLength).f32s(f.hidden); break;
+    case 'checkpoint': w.u32(f.epoch).u32(f.seq).u8(CHECKPOINT_OPS.indexOf(f.op)).u32(f.position); break;
+    case 'ack': w.u32(f.epoch).u32(f.seq).u32(f.kvLength); break;
+    case 'heartbeat': w.u8(f.reply ? 1 : 0).f64(f.sentAt); break;
+    case 'bye': w.str(f.reason); break;
+    case 'error': w.u32(f.seq).str(f.code).str(f.message); break;
+    case 'read': w.u32(f.id).u8(READ_OPS.indexOf(f.op)).str(f.path).f64(f.start).f64(f.end); break;
+    case 'data': w.u32(f.id).u8(f.ok ? 1 : 0).str(f.message).bytes(f.bytes); break;
+  }
+  return w.finish();
+}
+
+function check(cond: boolean, kind: string, msg: string): void {
+  if (!cond) throw new ProtocolError(`"${kind}" frame: ${msg}`);
+}
+const isCount = (v: number) => Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
+
+function readRange(r: ByteReader, kind: string): LayerRange {
+  const range: LayerRange = [r.u16('range.start'), r.u16('range.end')];
+  check(range[0] <= range[1] && range[1] <= MAX_LAYER, kind, `layer range [${range[0]}, ${range[1]}) is not a range`);
+  return range;
+}
+
+/** Bytes (one reassembled frame) → Frame, or a ProtocolError naming what is wrong. */
+export function decodeFrame(bytes: Uint8Array): Frame {
+  if (bytes.length === 0) throw new ProtocolError('empty frame');
+  const code = bytes[0]!;
+  const kind = KIND_BY_CODE.get(code);
+  if (!kind) throw new ProtocolError(`unknown frame kind ${code}`);
+  const r = new ByteReader(bytes.subarray(1), `"${kind}" frame`);
+  const frame = decodeBody(kind, r);
+  r.end();
+  return frame;
+}
+
+function decodeBody(kind: FrameKind, r: ByteReader): Frame {
+  switch (kind) {
+    case 'hello': {
+      const protocol = r.u16('protocol');
+      const roomId = r.str('roomId', 128);
+      const deviceId = r.str('deviceId', 128);
+      const name = r.str('name', 256);
+      const adapter = r.str('caps.adapter', 1024);
+      const engineCode = r.u8('caps.engine');
+      check(engineCode <= 1, kind, `caps.engine ${engineCode} is neither reference (0) nor webgpu (1)`);
+      const flags = r.u8('caps.flags');
+      check(flags <= 3, kind, `caps.flags ${flags} has unknown bits`);
+      const caps: DeviceCaps = {
+        adapter, engine: engineCode === 1 ? 'webgpu' : 'reference',
+        isFallbackAdapter: (flags & 1) !== 0, shaderF16: (flags & 2) !== 0,
+        maxStorageBufferBindingSize: r.f64('caps.maxStorageBufferBindingSize'), maxBufferSize: r.f64('caps.maxBufferSize'),
+        deviceMemoryGiB: r.f64('caps.deviceMemoryGiB'), memoryBudgetBytes: r.f64('caps.memoryBudgetBytes'), speed: r.f64('caps.speed'),
+      };
+      for (const k of ['maxStorageBufferBindingSize', 'maxBufferSize', 'deviceMemoryGiB', 'memoryBudgetBytes', 'speed'] as const) {
+        check(caps[k] >= 0, kind, `caps.${k} is negative`);
+      }
+      check(/^[0-9a-f]{32}$/.test(roomId), kind, 'roomId is not 32 hex digits');
+      check(/^[0-9a-z]{6,64}$/.test(deviceId), kind, 'deviceId is not 6–64 lowercase letters/digits');
+      return { kind, protocol, roomId, deviceId, name, caps };
+    }
+    case 'assign': {
+      const epoch = r.u32('epoch');
+      const model = r.str('model', 2048);
+      const modelKey = r.str('modelKey', 2048);
+      const range = readRange(r, kind);
+      const ctx = r.u32('ctx');
+      check(ctx > 0 && ctx <= MAX_POSITION, kind, `ctx ${ctx} is out of range`);
+      return { kind, epoch, model, modelKey, range, ctx };
+    }
+    case 'progress': {
+      const f = {
+        kind, epoch: r.u32('epoch'), bytesDone: r.f64('bytesDone'), bytesTotal: r.f64('bytesTotal'),
+        tensorsDone: r.u32('tensorsDone'), tensorsTotal: r.u32('tensorsTotal'), networkBytes: r.f64('networkBytes'), cacheBytes: r.f64('cacheBytes'),
+      } as const;
+      check([f.bytesDone, f.bytesTotal, f.networkBytes, f.cacheBytes].every(isCount), kind, 'byte counts must be whole numbers ≥ 0');
+      return f;
+    }
+    case 'ready': {
+      const f = { kind, epoch: r.u32('epoch'), networkBytes: r.f64('networkBytes'), cacheBytes: r.f64('cacheBytes'), ms: r.f64('ms') } as const;
+      check(isCount(f.networkBytes) && isCount(f.cacheBytes) && f.ms >= 0, kind, 'byte counts and ms must be ≥ 0');
+      return f;
+    }
+    case 'forward': {
+      const epoch = r.u32('epoch'), seq = r.u32('seq');
+      const range = readRange(r, kind);
+      const position = r.u32('position'), count = r.u32('count');
+      check(count > 0 && position + count <= MAX_POSITION, kind, `positions [${position}, ${position + count}) are out of range`);
+      const hidden = r.f32s('hidden');
+      check(hidden.length > 0 && hidden.length % count === 0, kind, `hidden has ${hidden.length} values, not a multiple of count ${count}`);
+      return { kind, epoch, seq, range, position, count, hidden };
+    }
+    case 'result': return { kind, epoch: r.u32('epoch'), seq: r.u32('seq'), kvLength: r.u32('kvLength'), hidden: r.f32s('hidden') };
+    case 'checkpoint': {
+      const epoch = r.u32('epoch'), seq = r.u32('seq');
+      const op = CHECKPOINT_OPS[r.u8('op')];
+      check(op !== undefined, kind, 'unknown checkpoint op');
+      const position = r.u32('position');
+      check(position <= MAX_POSITION, kind, `position ${position} is out of range`);
+      return { kind, epoch, seq, op: op!, position };
+    }
+    case 'ack': return { kind, epoch: r.u32('epoch'), seq: r.u32('seq'), kvLength: r.u32('kvLength') };
+    case 'heartbeat': {
+      const reply = r.u8('reply');
+      check(reply <= 1, kind, `reply flag ${reply} is not 0 or 1`);
+      return { kind, reply: reply === 1, sentAt: r.f64('sentAt') };
+    }
+    case 'bye': return { kind, reason: r.str('reason', 1024) };
+    case 'error': return { kind, seq: r.u32('seq'), code: r.str('code', 128), message: r.str('message', 4096) };
+    case 'read': {
+      const id = r.u32('id');
+      const op = READ_OPS[r.u8('op')];
+      check(op !== undefined, kind, 'unknown read op');
+      const path = r.str('path', 1024);
+      const start = r.f64('start'), end = r.f64('end');
+      check(isCount(start) && isCount(end) && start <= end, kind, `byte range [${start}, ${end}) is not a range`);
+      check(!path.split('/').includes('..') && !path.startsWith('/'), kind, `path "${path}" leaves the model folder`);
+      return { kind, id, op: op!, path, start, end };
+    }
+    case 'data': {
+      const id = r.u32('id');
+      const ok = r.u8('ok');
+      check(ok <= 1, kind, `ok flag ${ok} is not 0 or 1`);
+      return { kind, id, ok: ok === 1, message: r.str('message', 4096), bytes: r.bytes('bytes') };
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import { describe, expect, test } from 'vitest';
+import { decodeFrame, encodeFrame, type Frame } from '../../../src/room/protocol.ts';
+import { ProtocolError, OutOfOrderError } from '../../../src/room/errors.ts';
+import { chunkFrame, FrameChannel, MAX_CHUNK_PAYLOAD, MAX_WIRE_MESSAGE, Reassembler } from '../../../src/room/wire.ts';
+import { fuzzMessages, sampleFrames } from '../../../src/room/fuzz.ts';
+import { memoryLinkPair } from '../../../src/room/memory-link.ts';
+
+const caps = {
+  adapter: 'SwiftShader (fallback)', engine: 'webgpu' as const, isFallbackAdapter: true, shaderF16: false,
+  maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 2 ** 30, deviceMemoryGiB: 8, memoryBudgetBytes: 2 ** 31, speed: 1.25,
+};
+const every: Frame[] = [
+  { kind: 'hello', protocol: 1, roomId: '0123456789abcdef0123456789abcdef', deviceId: 'abc123xyz', name: 'Phone', caps },
+  { kind: 'assign', epoch: 3, model: 'http://127.0.0.1:1/models/tiny', modelKey: 'tiny@1', range: [2, 4], ctx: 512 },
+  ...sampleFrames(4),
+  { kind: 'checkpoint', epoch: 2, seq: 9, op: 'pin', position: 17 },
+  { kind: 'checkpoint', epoch: 2, seq: 10, op: 'restore', position: 3 },
+  { kind: 'data', id: 7, ok: false, message: 'config.json: not found', bytes: new Uint8Array(0) },
+  { kind: 'read', id: 8, op: 'exists', path: 'sub/model.safetensors.index.json', start: 0, end: 0 },
+  { kind: 'heartbeat', reply: true, sentAt: 123456.789 },
+];
+
+describe('frames', () => {
+  test('every kind survives encode → decode unchanged', () => {
+    for (const f of every) expect(decodeFrame(encodeFrame(f))).toEqual(f);
+    expect(new Set(every.map((f) => f.kind)).size).toBe(13);
+  });
+
+  test('hidden states keep their exact f32 bits (NaN payloads, -0, subnormals)', () => {
+    const hidden = new Float32Array([-0, 1e-45, 3.4e38, -1.5, Number.NaN]);
+    const back = decodeFrame(encodeFrame({ kind: 'result', epoch: 1, seq: 1, kvLength: 5, hidden })) as Extract<Frame, { kind: 'result' }>;
+    expect(new Uint32Array(back.hidden.buffer)).toEqual(new Uint32Array(hidden.buffer));
+  });
+
+  test.each([
+    ['empty', new Uint8Array(0), /empty frame/],
+    ['unknown kind', new Uint8Array([99]), /unknown frame kind 99/],
+    ['truncated', encodeFrame(every[1]!).subarray(0, 6), /"assign" frame: frame ends inside field/],
+    ['trailing bytes', new Uint8Array([...encodeFrame({ kind: 'bye', reason: 'x' }), 0]), /"bye" frame: 1 unexpected trailing bytes/],
+  ])('rejects %s with a named ProtocolError', (_name, bytes, message) => {
+    expect(() => decodeFrame(bytes)).toThrowError(ProtocolError);
+    expect(() => decodeFrame(bytes)).toThrowError(message);
+  });
+
+  test('field validation names the field', () => {
+    const bad = (f: Frame) => () => decodeFrame(encodeFrame(f));
+    expect(bad({ ...every[1], range: [4, 2] } as Frame)).toThrowError(/"assign" frame: layer range \[4, 2\) is not a range/);
+    expect(bad({ ...every[0], roomId: 'short' } as Frame)).toThrowError(/roomId is not 32 hex digits/);
+    expect(bad({ kind: 'forward', epoch: 1, seq: 1, range: [0, 1], position: 0, count: 3, hidden: new Float32Array(4) }))
+      .toThrowError(/hidden has 4 values, not a multiple of count 3/);
+    expect(bad({ kind: 'read', id: 1, op: 'range', path: '../etc/passwd', start: 0, end: 1 })).toThrowError(/leaves the model folder/);
+    expect(bad({ kind: 'progress', epoch: 1, bytesDone: 1.5, bytesTotal: 2, tensorsDone: 0, tensorsTotal: 1, networkBytes: 0, cacheBytes: 0 }))
+      .toThrowError(/whole numbers/);
+    const nan = encodeFrame({ kind: 'heartbeat', reply: false, sentAt: 1 });
+    new DataView(nan.buffer).setFloat64(2, Number.NaN, true);
+    expect(() => decodeFrame(nan)).toThrowError(/"sentAt" is not a finite number/);
+  });
+});
+
+describe('wire chunking', () => {
+  test('a 3 MiB hidden state crosses in ≤256 KiB messages and comes back bit-exact', () => {
+    const hidden = new Float32Array(786_432).map((_, i) => Math.sin(i));
+    const bytes = encodeFrame({ kind: 'forward', epoch: 1, seq: 1, range: [0, 1], position: 0, count: 384, hidden });
+    const msgs = chunkFrame(bytes, 5);
+    expect(msgs.length).toBe(Math.ceil(bytes.length / MAX_CHUNK_PAYLOAD));
+    expect(Math.max(...msgs.map((m) => m.length))).toBeLessThanOrEqual(MAX_WIRE_MESSAGE);
+    const r = new Reassembler();
+    const results = msgs.map((m) => r.push(m));
+    expect(results.slice(0, -1).every((x) => x === null)).toBe(true);
+    const f = decodeFrame(results.at(-1)!) as Extract<Frame, { kind: 'forward' }>;
+    expect(Buffer.compare(Buffer.from(f.hidden.buffer), Buffer.from(hidden.buffer))).toBe(0);
+  });
+
+  test('a chunk that does not continue its frame is an OutOfOrderError; the stream then resynchronises', () => {
+    const big = chunkFrame(new Uint8Array(MAX_CHUNK_PAYLOAD * 2 + 5), 1);
+    const r = new Reassembler();
+    expect(r.push(big[0]!)).toBeNull();
+    expect(() => r.push(big[2]!)).toThrowError(OutOfOrderError);
+    const small = chunkFrame(encodeFrame({ kind: 'bye', reason: 'ok' }), 2)[0]!;
+    expect(decodeFrame(r.push(small)!)).toEqual({ kind: 'bye', reason: 'ok' });
+    // a new frame while one is half-received: the half one is reported as dropped, the new one kept
+    expect(r.push(big[0]!)).toBeNull();
+    expect(decodeFrame(r.push(small)!)).toEqual({ kind: 'bye', reason: 'ok' });
+    expect(r.takeDropped()).toBeInstanceOf(OutOfOrderError);
+  });
+
+  test('wrong magic, version and lying sizes are ProtocolErrors', () => {
+    const msg = chunkFrame(encodeFrame({ kind: 'bye', reason: 'x' }), 0)[0]!;
+    const r = new Reassembler();
+    const bad = (mutate: (m: Uint8Array) => void) => { const m = msg.slice(); mutate(m); return () => r.push(m); };
+    expect(bad((m) => { m[0] = 0; })).toThrowError(/"PL" magic/);
+    expect(bad((m) => { m[2] = 9; })).toThrowError(/protocol version 9 is not supported/);
+    expect(bad((m) => new DataView(m.buffer).setUint32(12, 2 ** 31, true))).toThrowError(/exceeds the/);
+    expect(bad((m) => new DataView(m.buffer).setUint32(12, 3, true))).toThrowError(/chunks carry 4 bytes, header says 3/);
+    expect(() => r.push(new Uint8Array(5))).toThrowError(/shorter than its header/);
+  });
+});
+
+describe('fuzz', () => {
+  test('2,000 random and mutated messages: the decoder only ever throws ProtocolErrors', () => {
+    const r = new Reassembler();
+    let frames = 0, errors = 0;
+    for (const msg of fuzzMessages(42, 2000)) {
+      try {
+        const bytes = r.push(msg);
+        r.takeDropped();
+        if (bytes) { decodeFrame(bytes); frames++; }
+      } catch (e) {
+        expect(e).toBeInstanceOf(ProtocolError);
+        expect((e as Error).message.length).toBeGreaterThan(10);
+        errors++;
+      }
+    }
+    expect(errors).toBeGreaterThan(1000); // most are rejected …
+    expect(frames).toBeGreaterThan(20);   // … and some mutations are still valid frames
+  });
+
+  test('a FrameChannel fed fuzz reports bad frames and still delivers the next good one', async () => {
+    const [a, b] = memoryLinkPair();
+    const sender = new FrameChannel(a);
+    const receiver = new FrameChannel(b);
+    const got: Frame[] = [];
+    const bad: Error[] = [];
+    receiver.onFrame = (f) => got.push(f);
+    receiver.onBadFrame = (e) => bad.push(e);
+    for (const m of fuzzMessages(7, 1000)) receiver.receive(m);
+    expect(bad.length).toBeGreaterThan(500);
+    expect(bad.every((e) => e instanceof ProtocolError)).toBe(true);
+    got.length = 0;
+    await sender.send({ kind: 'bye', reason: 'still alive' });
+    await new Promise((r) => setTimeout(r, 5));
+    expect(got).toEqual([{ kind: 'bye', reason: 'still alive' }]);
+  });
+});
