@@ -1,0 +1,59 @@
+import { describe, expect, test } from 'vitest';
+import { dealCost, dealLayers, validateDeal, type DealDevice } from '../../../src/room/deal.ts';
+import { DealError } from '../../../src/room/errors.ts';
+
+const GiB = 2 ** 30;
+const dev = (id: string, budgetGiB: number, speed = 1): DealDevice => ({ id, name: id, memoryBudgetBytes: budgetGiB * GiB, speed });
+const cost = { numLayers: 28, bytesPerLayer: 0.1 * GiB, hostFixedBytes: 0.6 * GiB };
+const sizes = (d: ReturnType<typeof dealLayers>) => d.map((e) => e.range[1] - e.range[0]);
+
+describe('dealLayers', () => {
+  test('equal devices get equal contiguous shares covering every layer', () => {
+    const deal = dealLayers([dev('host', 100), dev('a', 100), dev('b', 100)], cost);
+    expect(deal.map((e) => e.range)).toEqual([[0, 10], [10, 19], [19, 28]]);
+  });
+
+  test('shares follow speed, and memory caps a fast device with little memory', () => {
+    expect(sizes(dealLayers([dev('host', 100, 1), dev('a', 100, 3)], cost))).toEqual([7, 21]);
+    // "a" is 10× faster but only fits 5 layers (0.5 GiB / 0.1 GiB)
+    expect(sizes(dealLayers([dev('host', 100, 1), dev('a', 0.5, 10)], cost))).toEqual([23, 5]);
+    // the host's embedding + head come out of its budget: 1 GiB − 0.6 GiB fits 4 layers
+    expect(sizes(dealLayers([dev('host', 1), dev('a', 100)], cost))).toEqual([4, 24]);
+  });
+
+  test('a host with no room for layers holds none', () => {
+    expect(dealLayers([dev('host', 0.6), dev('a', 2), dev('b', 2)], cost).map((e) => e.range)).toEqual([[0, 0], [0, 14], [14, 28]]);
+  });
+
+  test('a room too small for the model is a DealError naming each device', () => {
+    expect(() => dealLayers([dev('host', 1), dev('phone', 1)], cost)).toThrowError(DealError);
+    expect(() => dealLayers([dev('host', 1), dev('phone', 1)], cost)).toThrowError(/holds 14 of 28 layers \(host: 4, phone: 10\)/);
+  });
+
+  test('dealCost counts q4 at about a quarter of bf16 and adds the KV cache', () => {
+    const config = { hiddenSize: 2048, headDim: 128, numHeads: 16, numKvHeads: 8, intermediateSize: 6144, vocabSize: 151936, numLayers: 28, tieWordEmbeddings: true } as never;
+    const bf16 = dealCost(config, 'safetensors', 0);
+    const q4 = dealCost(config, 'mlc', 0);
+    expect(bf16.bytesPerLayer / 1e6).toBeCloseTo(100.7, 0); // PLATFORM.md: bf16 ≈100.7 MB/layer
+    expect(q4.bytesPerLayer / 1e6).toBeCloseTo(28.3, 0);   // PLATFORM.md: ≈28.3 MB/layer
+    expect(dealCost(config, 'mlc', 1000).bytesPerLayer - q4.bytesPerLayer).toBe(1000 * 4096); // 4,096 B/token/layer
+  });
+});
+
+describe('validateDeal', () => {
+  const ids = ['host', 'a', 'b'];
+  test('accepts a contiguous cover in any listing order and appends empty devices', () => {
+    expect(validateDeal([{ deviceId: 'b', range: [2, 4] }, { deviceId: 'a', range: [0, 2] }], ids, 4)).toEqual([
+      { deviceId: 'a', range: [0, 2] }, { deviceId: 'b', range: [2, 4] }, { deviceId: 'host', range: [4, 4] },
+    ]);
+  });
+  test.each([
+    [[{ deviceId: 'a', range: [0, 2] }, { deviceId: 'b', range: [3, 4] }], /leaves layers \[2, 3\) to no device/],
+    [[{ deviceId: 'a', range: [0, 3] }, { deviceId: 'b', range: [2, 4] }], /overlaps at layer 2/],
+    [[{ deviceId: 'a', range: [0, 3] }], /covers layers \[0, 3\) of 4/],
+    [[{ deviceId: 'zz', range: [0, 4] }], /"zz", which is not in the room/],
+    [[{ deviceId: 'a', range: [0, 5] }], /not a layer range of a 4-layer model/],
+  ])('rejects %j', (deal, message) => {
+    expect(() => validateDeal(deal as never, ids, 4)).toThrowError(message);
+  });
+});
