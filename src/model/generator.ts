@@ -1,0 +1,263 @@
+// Generator: drives an ordered pipeline of LayerEngines (the first holds the embedding, the last the
+// head; one engine holding everything is a pipeline of one) to turn a prompt into tokens. The same code
+// runs a single device and a room of devices.
+//
+// Prefix reuse and checkpoints. The Generator remembers the tokens whose K/V every engine holds. A new
+// prompt reuses the longest cached prefix that ends either at the live end of the cache or at a kept
+// checkpoint; the cache is truncated there and only the rest is computed. Checkpoints are positions:
+//   - pinned: `pinAt`, the end of the system prompt + tools; never counted, never evicted;
+//   - answer checkpoints: the end of each prompt (the start of each answer); the `ckpt` most recent
+//     are kept. `ckpt = 0` turns checkpoints off, the pinned one too (only the live end is reused).
+// For dense models restoring a checkpoint is a truncation; prefill chunks also break at checkpoints so a
+// hybrid model could snapshot its recurrent state there later.
+//
+// Sampling is deterministic for a seed: the token at sequence position p is drawn with
+// tokenSeed(seed, p), so cached and fresh runs agree.
+
+import type { LayerEngine, SamplingOptions, TokenConstraint } from './engine-types.ts';
+import { EngineUsageError, PipelineError } from './reference/errors.ts';
+import { tokenSeed } from './sampler.ts';
+
+/** Same values as the agent's FinishReason: stop token, answer cap, context full, aborted, failure. */
+export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
+
+export interface GeneratorOptions {
+  ctx: number;                 // context capacity in tokens (prompt + answer); ≤ every engine's KV capacity
+  ckpt?: number;               // answer checkpoints kept (default 4); 0 = no checkpoints, pinned included
+  prefillChunk?: number;       // tokens per prefill step through the pipeline (default 512)
+}
+
+export interface GenerateOptions {
+  maxNewTokens: number;        // answer cap
+  stopTokens?: readonly number[];
+  sampling?: SamplingOptions;  // default greedy
+  pinAt?: number;              // position of the pinned checkpoint (end of system prompt + tools)
+  /** Asked before each token; null/undefined = free sampling for this token. */
+  constraint?: (generatedSoFar: readonly number[]) => TokenConstraint | null | undefined;
+  signal?: AbortSignal;
+  onToken?: (id: number, generatedSoFar: readonly number[]) => void;
+}
+
+export interface GenerationStats {
+  promptTokens: number;        // length of the prompt
+  promptComputed: number;      // prompt tokens run through the layers
+  promptReused: number;        // prompt tokens served from the KV cache
+  generated: number;           // tokens returned (the stop token is not counted)
+  prefillSeconds: number;      // start until the first token was sampled
+  decodeSeconds: number;       // the rest
+  prefillTokensPerSecond: number;  // promptComputed / prefillSeconds
+  decodeTokensPerSecond: number;   // decode steps / decodeSeconds (a step = one token through the pipeline)
+  seconds: number;             // total
+  seed: number;                // the sampling seed used (random when none was given)
+}
+
+export interface GenerationResult {
+  ids: number[];               // generated ids, without the stop token
+  finish: FinishReason;
+  stopToken?: number;          // the stop token sampled, when finish = 'stop'
+  error?: Error;               // when finish = 'error'
+  stats: GenerationStats;
+}
+
+const DEFAULT_CKPT = 4;
+const DEFAULT_PREFILL_CHUNK = 512;
+
+export class Generator {
+  readonly ctx: number;
+  readonly ckpt: number;
+  readonly prefillChunk: number;
+  private readonly pipeline: readonly LayerEngine[];
+  private tokens: number[] = [];           // ids whose K/V all engines hold (positions 0..length-1)
+  private answerCheckpoints: number[] = []; // ascending positions, at most `ckpt`
+  /** Last prompt row's hidden state [H] at each answer checkpoint: lets the same prompt run again. */
+  private answerHidden = new Map<number, Float32Array>();
+  private pinned: number | undefined;
+  private busy = false;
+
+  constructor(pipeline: readonly LayerEngine[], opts: GeneratorOptions) {
+    checkPipeline(pipeline);
+    if (!(Number.isInteger(opts.ctx) && opts.ctx > 0)) throw new EngineUsageError(`Generator: ctx ${opts.ctx} must be a positive integer`);
+    const ckpt = opts.ckpt ?? DEFAULT_CKPT;
+    if (!(Number.isInteger(ckpt) && ckpt >= 0)) throw new EngineUsageError(`Generator: ckpt ${ckpt} must be a whole number >= 0`);
+    const chunk = opts.prefillChunk ?? DEFAULT_PREFILL_CHUNK;
+    if (!(Number.isInteger(chunk) && chunk > 0)) throw new EngineUsageError(`Generator: prefillChunk ${chunk} must be a positive integer`);
+    this.pipeline = pipeline;
+    this.ctx = opts.ctx;
+    this.ckpt = ckpt;
+    this.prefillChunk = chunk;
+  }
+
+  /** Token ids whose K/V the pipeline holds. */
+  get cachedTokens(): readonly number[] {
+    return this.tokens;
+  }
+
+  /** Kept checkpoint positions: the pinned one (if any) and the answer checkpoints, ascending. */
+  get checkpoints(): { pinned?: number; answers: readonly number[] } {
+    return this.pinned === undefined ? { answers: this.answerCheckpoints } : { pinned: this.pinned, answers: this.answerCheckpoints };
+  }
+
+  /** Forget everything cached (truncates every engine to 0). */
+  async reset(): Promise<void> {
+    this.forget(0);
+    await Promise.all(this.pipeline.map((e) => e.truncate(0)));
+  }
+
+  async generate(prompt: readonly number[], opts: GenerateOptions): Promise<GenerationResult> {
+    const t0 = performance.now();
+    const sampling: SamplingOptions = opts.sampling ?? { temperature: 0 };
+    const seed = sampling.seed ?? (sampling.temperature > 0 ? (Math.random() * 2 ** 32) >>> 0 : 0);
+    const ids: number[] = [];
+    const stats: GenerationStats = {
+      promptTokens: prompt.length, promptComputed: 0, promptReused: 0, generated: 0, prefillSeconds: 0,
+      decodeSeconds: 0, prefillTokensPerSecond: 0, decodeTokensPerSecond: 0, seconds: 0, seed,
+    };
+    let tFirst: number | undefined;
+    let decodeSteps = 0;
+    const finish = (reason: FinishReason, extra: Partial<GenerationResult> = {}): GenerationResult => {
+      const now = performance.now();
+      stats.generated = ids.length;
+      stats.seconds = (now - t0) / 1000;
+      stats.prefillSeconds = ((tFirst ?? now) - t0) / 1000;
+      stats.decodeSeconds = tFirst === undefined ? 0 : (now - tFirst) / 1000;
+      stats.prefillTokensPerSecond = stats.prefillSeconds > 0 ? stats.promptComputed / stats.prefillSeconds : 0;
+      stats.decodeTokensPerSecond = stats.decodeSeconds > 0 ? decodeSteps / stats.decodeSeconds : 0;
+      return { ids, finish: reason, stats, ...extra };
+    };
+
+    if (this.busy) return finish('error', { error: new EngineUsageError('generate is already running on this Generator') });
+    try {
+      checkPrompt(prompt, opts);
+    } catch (e) {
+      return finish('error', { error: e as Error });              // bad arguments: the cache is untouched
+    }
+    this.busy = true;
+    try {
+      if (prompt.length >= this.ctx) return finish('context');
+      const stopTokens = new Set(opts.stopTokens ?? []);
+
+      // 1. Reuse: truncate to the best reusable prefix, then compute the rest in chunks.
+      const reuse = await this.restorePrefix(prompt);
+      stats.promptReused = reuse;
+      if (opts.pinAt !== undefined && this.ckpt > 0 && opts.pinAt <= reuse) this.pinned = opts.pinAt;
+      let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
+      for (let at = reuse; at < prompt.length;) {
+        if (opts.signal?.aborted) return finish('stopped');
+        const end = this.chunkEnd(at, prompt.length, opts.pinAt);
+        hidden = await this.forward(prompt.slice(at, end), at);
+        stats.promptComputed += end - at;
+        if (opts.pinAt === end && this.ckpt > 0) this.pinned = end;
+        at = end;
+      }
+      if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');
+      this.addAnswerCheckpoint(prompt.length, hidden);
+      if (opts.maxNewTokens <= 0) return finish('cap');
+
+      // 2. Decode: sample from the last hidden row, feed the token back, until a finish condition.
+      const last = this.pipeline[this.pipeline.length - 1]!;
+      for (;;) {
+        if (opts.signal?.aborted) return finish('stopped');
+        const position = prompt.length + ids.length;   // where the sampled token will sit
+        const constraint = opts.constraint?.(ids) ?? undefined;
+        const id = await last.sample(hidden, { ...sampling, seed: tokenSeed(seed, position) }, constraint);
+        tFirst ??= performance.now();
+        if (stopTokens.has(id)) return finish('stop', { stopToken: id });
+        ids.push(id);
+        opts.onToken?.(id, ids);
+        if (ids.length >= opts.maxNewTokens) return finish('cap');
+        if (prompt.length + ids.length >= this.ctx) return finish('context');
+        if (opts.signal?.aborted) return finish('stopped');
+        hidden = await this.forward([id], position);
+        decodeSteps++;
+      }
+    } catch (e) {
+      // An engine failed part-way: which K/V it holds is unknown, so start from an empty cache.
+      await this.resetAfterFailure();
+      return finish('error', { error: e instanceof Error ? e : new Error(String(e)) });
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Embed `ids` at positions [start, start+n), run every engine's layers; returns the last row [H]. */
+  private async forward(ids: number[], start: number): Promise<Float32Array> {
+    const positions = ids.map((_, i) => start + i);
+    let hidden = await this.pipeline[0]!.embed(ids);                    // [n, H]
+    for (const engine of this.pipeline) hidden = await engine.runLayers(engine.range, positions, hidden);
+    this.tokens.push(...ids);
+    const H = hidden.length / ids.length;
+    return hidden.subarray(hidden.length - H);                          // [H]
+  }
+
+  /**
+   * Choose and restore the reusable prefix of `prompt`: the live end when the prompt extends the cache,
+   * else the latest kept checkpoint inside the common prefix, else 0. The whole prompt is reused only at
+   * an answer checkpoint that kept its last hidden row (the same prompt again); otherwise at least the
+   * last prompt token is computed (its hidden state gives the first logits). Returns the tokens reused.
+   */
+  private async restorePrefix(prompt: readonly number[]): Promise<number> {
+    const live = Math.min(...this.pipeline.map((e) => e.kvLength()));
+    if (live < this.tokens.length) this.forget(live);                   // an engine lost entries: trust it
+    let common = 0;
+    while (common < this.tokens.length && common < prompt.length && this.tokens[common] === prompt[common]) common++;
+    const limit = this.answerHidden.has(prompt.length) ? prompt.length : prompt.length - 1;
+    let reuse: number;
+    if (common === this.tokens.length && common <= limit) {
+      reuse = common;
+    } else {
+      const kept = [...this.answerCheckpoints, ...(this.pinned === undefined ? [] : [this.pinned])];
+      reuse = Math.max(0, ...kept.filter((c) => c <= Math.min(common, limit)));
+    }
+    this.forget(reuse);
+    await Promise.all(this.pipeline.map((e) => (e.kvLength() === reuse ? undefined : e.truncate(reuse))));
+    return reuse;
+  }
+
+  /** Drop cached tokens and checkpoints past `length`. */
+  private forget(length: number): void {
+    this.tokens.length = Math.min(this.tokens.length, length);
+    this.answerCheckpoints = this.answerCheckpoints.filter((c) => c <= length);
+    if (this.pinned !== undefined && this.pinned > length) this.pinned = undefined;
+    for (const position of this.answerHidden.keys()) if (!this.answerCheckpoints.includes(position)) this.answerHidden.delete(position);
+  }
+
+  private addAnswerCheckpoint(position: number, hidden: Float32Array): void {
+    if (this.ckpt === 0) return;
+    if (!this.answerCheckpoints.includes(position)) this.answerCheckpoints.push(position);
+    this.answerHidden.set(position, hidden.slice());
+    this.answerCheckpoints.sort((a, b) => a - b);
+    while (this.answerCheckpoints.length > this.ckpt) this.answerHidden.delete(this.answerCheckpoints.shift()!);
+  }
+
+  /** End of the prefill chunk starting at `at`: at most prefillChunk tokens, breaking at the pin. */
+  private chunkEnd(at: number, end: number, pinAt: number | undefined): number {
+    let next = Math.min(end, at + this.prefillChunk);
+    if (pinAt !== undefined && this.ckpt > 0 && at < pinAt && pinAt < next) next = pinAt;
+    return next;
+  }
+
+  private async resetAfterFailure(): Promise<void> {
+    this.forget(0);
+    await Promise.allSettled(this.pipeline.map((e) => e.truncate(0)));
+  }
+}
+
+function checkPipeline(pipeline: readonly LayerEngine[]): void {
+  if (pipeline.length === 0) throw new PipelineError('the pipeline has no engines');
+  if (!pipeline[0]!.hasEmbedding) throw new PipelineError(`the first engine (layers [${pipeline[0]!.range}]) holds no embedding`);
+  const last = pipeline[pipeline.length - 1]!;
+  if (!last.hasHead) throw new PipelineError(`the last engine (layers [${last.range}]) holds no head`);
+  if (pipeline[0]!.range[0] !== 0) throw new PipelineError(`the pipeline starts at layer ${pipeline[0]!.range[0]}, not 0`);
+  for (let i = 1; i < pipeline.length; i++) {
+    if (pipeline[i]!.range[0] !== pipeline[i - 1]!.range[1]) {
+      throw new PipelineError(`engine ${i} starts at layer ${pipeline[i]!.range[0]} but engine ${i - 1} ends at ${pipeline[i - 1]!.range[1]}`);
+    }
+  }
+}
+
+function checkPrompt(prompt: readonly number[], opts: GenerateOptions): void {
+  if (prompt.length === 0) throw new EngineUsageError('generate: the prompt is empty (at least one token is needed)');
+  if (!prompt.every((id) => Number.isInteger(id) && id >= 0)) throw new EngineUsageError('generate: the prompt holds an id that is not a token id');
+  if (!Number.isInteger(opts.maxNewTokens)) throw new EngineUsageError(`generate: maxNewTokens ${opts.maxNewTokens} is not a whole number`);
+  if (opts.pinAt !== undefined && !(Number.isInteger(opts.pinAt) && opts.pinAt >= 0)) throw new EngineUsageError(`generate: pinAt ${opts.pinAt} is not a position`);
+}

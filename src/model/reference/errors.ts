@@ -1,0 +1,39 @@
+// Named errors of running a model (any LayerEngine, the sampler and the Generator). `code` survives
+// structured cloning across a worker or a peer, where the class itself does not. Other engines (WebGPU,
+// remote devices) throw these same classes so callers can handle them one way.
+
+/** Base class: an engine was asked to do something it cannot. */
+export class EngineError extends Error {
+  override name = 'EngineError';
+  readonly code: string = 'engine';
+}
+
+/** The KV cache has no room for the tokens asked for (context size `ctx` reached). */
+export class ContextFullError extends EngineError {
+  override name = 'ContextFullError';
+  override readonly code = 'context-full';
+}
+
+/** Positions that do not continue the KV cache, or a layer range the engine does not hold. */
+export class PositionError extends EngineError {
+  override name = 'PositionError';
+  override readonly code = 'bad-position';
+}
+
+/** A part the call needs is not on this engine (embedding, head, a layer) or shapes disagree. */
+export class EngineUsageError extends EngineError {
+  override name = 'EngineUsageError';
+  override readonly code = 'engine-usage';
+}
+
+/** A token constraint allows no token at all, or sampling options are impossible. */
+export class SamplingError extends EngineError {
+  override name = 'SamplingError';
+  override readonly code = 'sampling';
+}
+
+/** The pipeline of engines does not cover the model's layers in order, or lacks embedding / head. */
+export class PipelineError extends EngineError {
+  override name = 'PipelineError';
+  override readonly code = 'pipeline';
+}

@@ -1,0 +1,109 @@
+// The reference KV cache: for each layer a device holds, keys and values [capacity, Hkv·D] (f32 arrays).
+// By default every stored K/V value is rounded to f16, exactly as the GPU engine stores its cache
+// (f16 packed in u32), so the two agree token for token even where top-2 logits are 1e-3 apart.
+// Storage grows by doubling up to `capacity`, so a 40k-token context costs nothing until it is used.
+
+import { roundToF16 } from '../tensor-utils.ts';
+import { ContextFullError, PositionError } from './errors.ts';
+import type { KvView } from './ops.ts';
+
+export interface KvCacheOptions {
+  capacity: number;            // max tokens (the context size `ctx`)
+  kvWidth: number;             // Hkv·D values per token per layer, for K and for V
+  layers: number[];            // absolute layer indices held
+  roundToF16?: boolean;        // store K/V rounded to f16 like the GPU engine (default true)
+}
+
+interface LayerSlot {
+  keys: Float32Array;          // [allocated, kvWidth]
+  values: Float32Array;        // [allocated, kvWidth]
+  length: number;              // tokens stored
+}
+
+const INITIAL_TOKENS = 64;
+
+export class KvCache {
+  readonly capacity: number;
+  readonly kvWidth: number;
+  readonly roundsToF16: boolean;
+  private readonly slots = new Map<number, LayerSlot>();
+
+  constructor(opts: KvCacheOptions) {
+    if (!(Number.isInteger(opts.capacity) && opts.capacity > 0)) throw new RangeError(`KvCache: capacity ${opts.capacity} must be a positive integer`);
+    this.capacity = opts.capacity;
+    this.kvWidth = opts.kvWidth;
+    this.roundsToF16 = opts.roundToF16 ?? true;
+    const initial = Math.min(INITIAL_TOKENS, this.capacity) * this.kvWidth;
+    for (const layer of opts.layers) {
+      this.slots.set(layer, { keys: new Float32Array(initial), values: new Float32Array(initial), length: 0 });
+    }
+  }
+
+  /** Tokens stored for one layer. */
+  length(layer: number): number {
+    return this.slot(layer).length;
+  }
+
+  /** Tokens stored in every layer (the smallest per-layer length; 0 when no layers are held). */
+  commonLength(): number {
+    let min = Infinity;
+    for (const s of this.slots.values()) min = Math.min(min, s.length);
+    return min === Infinity ? 0 : min;
+  }
+
+  /**
+   * Append K/V for tokens at `positions` (which must continue this layer's cache).
+   * keys/values: [n, kvWidth]. Rounded to f16 when the cache does so.
+   */
+  append(layer: number, positions: readonly number[], keys: Float32Array, values: Float32Array): void {
+    const slot = this.slot(layer);
+    const n = positions.length;
+    positions.forEach((p, i) => {
+      if (p !== slot.length + i) {
+        throw new PositionError(`layer ${layer}: position ${p} does not continue the KV cache of ${slot.length} tokens (expected ${slot.length + i})`);
+      }
+    });
+    if (slot.length + n > this.capacity) {
+      throw new ContextFullError(`layer ${layer}: ${slot.length} + ${n} tokens exceed the context of ${this.capacity}`);
+    }
+    this.ensure(slot, slot.length + n);
+    const at = slot.length * this.kvWidth;
+    for (let i = 0; i < n * this.kvWidth; i++) {
+      slot.keys[at + i] = this.roundsToF16 ? roundToF16(keys[i]!) : keys[i]!;
+      slot.values[at + i] = this.roundsToF16 ? roundToF16(values[i]!) : values[i]!;
+    }
+    slot.length += n;
+  }
+
+  /** Keys and values of one layer; rows [0, length(layer)) are valid. */
+  view(layer: number): KvView {
+    const s = this.slot(layer);
+    return { keys: s.keys, values: s.values };
+  }
+
+  /** Drop entries at positions >= length in every layer (a checkpoint restore for dense models). */
+  truncate(length: number): void {
+    if (!(Number.isInteger(length) && length >= 0)) throw new RangeError(`KvCache.truncate: ${length} is not a length`);
+    for (const s of this.slots.values()) s.length = Math.min(s.length, length);
+  }
+
+  private slot(layer: number): LayerSlot {
+    const s = this.slots.get(layer);
+    if (!s) throw new RangeError(`KvCache: layer ${layer} is not held (holds ${[...this.slots.keys()].join(', ') || 'none'})`);
+    return s;
+  }
+
+  private ensure(slot: LayerSlot, tokens: number): void {
+    const allocated = slot.keys.length / this.kvWidth;
+    if (tokens <= allocated) return;
+    let next = Math.max(allocated, 1);
+    while (next < tokens) next *= 2;
+    next = Math.min(next, this.capacity);
+    const keys = new Float32Array(next * this.kvWidth);
+    const values = new Float32Array(next * this.kvWidth);
+    keys.set(slot.keys.subarray(0, slot.length * this.kvWidth));
+    values.set(slot.values.subarray(0, slot.length * this.kvWidth));
+    slot.keys = keys;
+    slot.values = values;
+  }
+}

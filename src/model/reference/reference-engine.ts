@@ -1,0 +1,188 @@
+// ReferenceEngine: the Qwen3 dense forward pass on the CPU, one LayerEngine over ModelWeights.
+// It reads top to bottom like llama2.c; every array's shape is in a comment. It is the oracle the WebGPU
+// engine and the room's split pipelines are checked against, and a complete (slow) engine in its own right.
+//
+// Per layer (x [n, H] the residual stream at positions p):
+//   xn  = rms(x) · input_layernorm                         [n, H]
+//   qkv = xn · W_qkvᵀ                                       [n, (Hq + 2·Hkv)·D]
+//   q, k = rope(head_rms(q) · q_norm), rope(head_rms(k) · k_norm)
+//   K/V cache ← k, v (rounded to f16 by default, like the GPU)
+//   x  += attention(q, K, V) · W_oᵀ                         [n, H]
+//   x  += (silu(gate) · up)(rms(x) · post_attention_layernorm) · W_downᵀ
+
+import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../engine-types.ts';
+import type { LayerWeights, Linear, ModelConfig, ModelWeights } from '../types.ts';
+import { sampleLogits } from '../sampler.ts';
+import { ContextFullError, EngineUsageError, PositionError } from './errors.ts';
+import { KvCache } from './kv-cache.ts';
+import {
+  addInPlace, attention, embedRows, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul, sliceColumns, tensorToF32,
+} from './ops.ts';
+
+export interface ReferenceEngineOptions {
+  /** KV capacity in tokens; default config.maxPositionEmbeddings (storage grows as used). */
+  ctx?: number;
+  /** Layers to run; default the contiguous range of layers present in the weights. */
+  range?: LayerRange;
+  /** Store K/V rounded to f16 as the GPU engine does (default true). */
+  kvF16?: boolean;
+}
+
+/** A layer's norm weights decoded to f32 once. */
+interface LayerNorms {
+  input: Float32Array;         // [H]
+  q: Float32Array;             // [D]
+  k: Float32Array;             // [D]
+  post: Float32Array;          // [H]
+}
+
+function heldRange(weights: ModelWeights): LayerRange {
+  const indices = [...weights.layers.keys()].sort((a, b) => a - b);
+  if (indices.length === 0) return [0, 0];
+  return [indices[0]!, indices[indices.length - 1]! + 1];
+}
+
+export class ReferenceEngine implements LayerEngine {
+  readonly range: LayerRange;
+  readonly hasEmbedding: boolean;
+  readonly hasHead: boolean;
+  readonly config: ModelConfig;
+  private readonly weights: ModelWeights;
+  private readonly norms = new Map<number, LayerNorms>();
+  private readonly finalNorm?: Float32Array;   // [H]
+  private readonly head?: Linear;              // [V, H]: lm_head, or the embedding when tied
+  private readonly cache: KvCache;
+
+  constructor(weights: ModelWeights, opts: ReferenceEngineOptions = {}) {
+    const c = weights.config;
+    this.weights = weights;
+    this.config = c;
+    this.range = opts.range ?? heldRange(weights);
+    const [start, end] = this.range;
+    if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end && end <= c.numLayers)) {
+      throw new EngineUsageError(`layer range [${start}, ${end}) is not inside the model's ${c.numLayers} layers`);
+    }
+    for (let i = start; i < end; i++) {
+      const layer = weights.layers.get(i);
+      if (!layer) throw new EngineUsageError(`layer ${i} is not in the loaded weights (range [${start}, ${end}))`);
+      this.norms.set(i, {
+        input: tensorToF32(layer.inputNorm), q: tensorToF32(layer.qNorm),
+        k: tensorToF32(layer.kNorm), post: tensorToF32(layer.postNorm),
+      });
+    }
+    this.hasEmbedding = weights.embedding !== undefined;
+    const head = weights.lmHead ?? (c.tieWordEmbeddings ? weights.embedding : undefined);
+    if (weights.finalNorm && head) {
+      this.finalNorm = tensorToF32(weights.finalNorm);
+      this.head = head;
+    }
+    this.hasHead = this.head !== undefined;
+    const layers = Array.from({ length: end - start }, (_, i) => start + i);
+    this.cache = new KvCache({
+      capacity: opts.ctx ?? c.maxPositionEmbeddings, kvWidth: c.numKvHeads * c.headDim, layers, roundToF16: opts.kvF16 ?? true,
+    });
+  }
+
+  /** Context size (KV capacity in tokens). */
+  get ctx(): number {
+    return this.cache.capacity;
+  }
+
+  /** Tokens in the KV cache of every held layer (after a partial runLayers, the smallest). */
+  kvLength(): number {
+    return this.cache.commonLength();
+  }
+
+  /** Tokens in the KV cache of one layer. */
+  layerKvLength(layer: number): number {
+    return this.cache.length(layer);
+  }
+
+  async truncate(length: number): Promise<void> {
+    this.cache.truncate(length);
+  }
+
+  /** ids [n] -> hidden [n, H]. */
+  async embed(ids: number[]): Promise<Float32Array> {
+    if (!this.weights.embedding) throw new EngineUsageError(`this engine (layers [${this.range}]) holds no embedding`);
+    return embedRows(this.weights.embedding, ids);
+  }
+
+  /** Runs layers `range` on hidden [n, H] at `positions` (continuing each layer's cache) -> [n, H]. */
+  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+    const [start, end] = range;
+    if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
+      throw new PositionError(`layers [${start}, ${end}) are not inside this engine's [${this.range[0]}, ${this.range[1]})`);
+    }
+    const H = this.config.hiddenSize;
+    if (hidden.length !== positions.length * H) {
+      throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, expected ${positions.length} tokens × ${H}`);
+    }
+    for (let i = start; i < end; i++) this.checkContinues(i, positions);
+    const x = hidden.slice(); // [n, H], the residual stream; the caller's array is left alone
+    for (let i = start; i < end; i++) this.layerForward(i, positions, x);
+    return x;
+  }
+
+  /** Checked before any layer runs, so a bad call changes no cache. */
+  private checkContinues(layer: number, positions: number[]): void {
+    const length = this.cache.length(layer);
+    positions.forEach((p, i) => {
+      if (p !== length + i) {
+        throw new PositionError(`layer ${layer}: position ${p} does not continue its KV cache of ${length} tokens (expected ${length + i})`);
+      }
+    });
+    if (length + positions.length > this.cache.capacity) {
+      throw new ContextFullError(`layer ${layer}: ${length} + ${positions.length} tokens exceed the context of ${this.cache.capacity}`);
+    }
+  }
+
+  /** One decoder layer, in place on x [n, H]. */
+  private layerForward(index: number, positions: number[], x: Float32Array): void {
+    const c = this.config;
+    const layer = this.weights.layers.get(index) as LayerWeights;
+    const norms = this.norms.get(index) as LayerNorms;
+    const n = positions.length;
+    const D = c.headDim;
+    const qWidth = c.numHeads * D;          // Hq·D
+    const kvWidth = c.numKvHeads * D;       // Hkv·D
+    const qkvWidth = qWidth + 2 * kvWidth;
+
+    // Attention block.
+    const xn = rmsNorm(x, norms.input, c.rmsNormEps);                          // [n, H]
+    const qkv = matmul(layer.qkv, xn, n);                                       // [n, Hq·D + 2·Hkv·D]
+    const q = headRmsNorm(sliceColumns(qkv, qkvWidth, 0, qWidth), norms.q, c.rmsNormEps);                 // [n, Hq·D]
+    const k = headRmsNorm(sliceColumns(qkv, qkvWidth, qWidth, qWidth + kvWidth), norms.k, c.rmsNormEps);  // [n, Hkv·D]
+    const v = sliceColumns(qkv, qkvWidth, qWidth + kvWidth, qkvWidth);                                     // [n, Hkv·D]
+    ropeNeox(q, positions, c.numHeads, D, c.ropeTheta);
+    ropeNeox(k, positions, c.numKvHeads, D, c.ropeTheta);
+    this.cache.append(index, positions, k, v);
+    const attn = attention(q, this.cache.view(index), positions, c.numHeads, c.numKvHeads, D);           // [n, Hq·D]
+    addInPlace(x, matmul(layer.o, attn, n));                                                              // x = h
+
+    // MLP block.
+    const hn = rmsNorm(x, norms.post, c.rmsNormEps);                           // [n, H]
+    const gateUp = matmul(layer.gateUp, hn, n);                                 // [n, 2·I]
+    const act = siluMul(gateUp, c.intermediateSize);                            // [n, I]
+    addInPlace(x, matmul(layer.down, act, n));                                  // [n, H]
+  }
+
+  /** Final norm + head on the last row of hidden ([H] or [n, H]) -> logits [V]. */
+  async logits(hidden: Float32Array): Promise<Float32Array> {
+    if (!this.head || !this.finalNorm) {
+      throw new EngineUsageError(`this engine (layers [${this.range}]) holds no head (final norm + lm_head${this.config.tieWordEmbeddings ? ' / tied embedding' : ''})`);
+    }
+    const H = this.config.hiddenSize;
+    if (hidden.length === 0 || hidden.length % H !== 0) throw new EngineUsageError(`logits: hidden has ${hidden.length} values, not rows of ${H}`);
+    const last = hidden.subarray(hidden.length - H);                            // [H]
+    return matmul(this.head, rmsNorm(last, this.finalNorm, this.config.rmsNormEps), 1); // [V]
+  }
+
+  async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    return sampleLogits(await this.logits(hidden), opts, constraint);
+  }
+
+  async dispose(): Promise<void> {
+    this.cache.truncate(0);
+  }
+}
