@@ -114,6 +114,7 @@ export class Tokenizer {
 
   /** Ids -> text, special tokens included (the chat template's own text round-trips). */
   decode(ids: number[]): string {
+    if (ids.length === 0) return '';
     return this.hf.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
   }
 

@@ -46,6 +46,7 @@ describe('Tokenizer (real Qwen3 files)', () => {
     expect(ids).toEqual([151644, 872, 198, 14990, 220, 151657, 198, 4913, 64, 788, 220, 16, 92, 151658, 151645]);
     expect(tok.decode(ids)).toBe(text);
     expect(tok.encode('')).toEqual([]);
+    expect(tok.decode([])).toBe('');
   });
 
   it('gives the exact bytes of every token, including tokens that split a UTF-8 character', () => {

@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { GenerateRequest, TokenMaskSource } from '../../../../src/agent/backend.ts';
+import { parseReplayJsonl, ReplayBackend, ReplayScriptError } from '../../../../src/agent/replay-backend.ts';
+import { READ_FILE } from '../../../../src/agent/tools/schemas.ts';
+import { loadBundledQwen3Tokenizer } from '../../../../src/model/bundled-tokenizer.ts';
+import { ChatTemplate } from '../../../../src/model/chat-template.ts';
+import type { Tokenizer } from '../../../../src/model/tokenizer.ts';
+
+const template = new ChatTemplate(readFileSync(new URL('../../../fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'));
+let tok: Tokenizer;
+beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); });
+
+const backend = (replies: string[], contextSize = 8192) => new ReplayBackend({ tokenizer: tok, template, replies, contextSize });
+const request = (prompt: number[], extra: Partial<GenerateRequest> = {}): GenerateRequest =>
+  ({ prompt, maxNewTokens: 8192, stopTokens: [151645, 151643], ...extra });
+
+/** A mask that forbids one token at one step and allows everything else. */
+function forbidOnce(step: number, id: number, vocab: number): TokenMaskSource {
+  let n = 0;
+  return {
+    next() {
+      if (n !== step) return null;
+      const bits = new Uint32Array(Math.ceil(vocab / 32)).fill(0xffffffff);
+      bits[id >>> 5] &= ~(1 << (id & 31));
+      return { bits };
+    },
+    accept() { n++; },
+  };
+}
+
+describe('ReplayBackend', () => {
+  it('samples the scripted reply as the tokenizer encodes it and stops at <|im_end|>', async () => {
+    const b = backend(['Hello world! <tool_call>\n{"name": "x"}\n</tool_call>']);
+    const prompt = tok.encode(b.render([{ role: 'user', content: 'hi' }], [READ_FILE]));
+    const seen: number[] = [];
+    const r = await b.generate(request(prompt, { onToken: (id) => seen.push(id) }));
+    expect(r.finish).toBe('stop');
+    expect(r.tokens).toEqual(tok.encode('Hello world! <tool_call>\n{"name": "x"}\n</tool_call>'));
+    expect(r.tokens).toContain(151657);
+    expect(r.text).toBe('Hello world! <tool_call>\n{"name": "x"}\n</tool_call>');
+    expect(seen).toEqual(r.tokens);
+    expect(r.usage).toEqual({ promptTokens: prompt.length, promptComputed: prompt.length, promptReused: 0, generated: r.tokens.length });
+    expect(b.requests).toHaveLength(1);
+    expect(b.requests[0].prompt).toBe(prompt);
+  });
+
+  it('reuses the live cache when the next prompt extends it, else the pinned checkpoint, else nothing', async () => {
+    const b = backend(['one', 'two', 'three', 'four']);
+    const opening = tok.encode('<|im_start|>system\nsys<|im_end|>\n');
+    const p1 = [...opening, ...tok.encode('<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n')];
+    const r1 = await b.generate(request(p1, { pinAt: opening.length }));
+    expect(r1.usage.promptReused).toBe(0);
+    // Next prompt: the reply's tokens, <|im_end|>, then new text: everything before is reused.
+    const p2 = [...p1, ...r1.tokens, 151645, ...tok.encode('\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n')];
+    const r2 = await b.generate(request(p2, { pinAt: opening.length }));
+    expect(r2.usage.promptReused).toBe(p1.length + r1.tokens.length);
+    expect(r2.usage.promptComputed).toBe(p2.length - p1.length - r1.tokens.length);
+    // A compaction rewrites the middle: only the pinned opening is reused.
+    const p3 = [...opening, ...tok.encode('<|im_start|>user\n[earlier: wrote a]<|im_end|>\n<|im_start|>assistant\n')];
+    const r3 = await b.generate(request(p3, { pinAt: opening.length }));
+    expect(r3.usage).toMatchObject({ promptReused: opening.length, promptComputed: p3.length - opening.length });
+    // A different opening (and no pin): nothing is reused.
+    const p4 = tok.encode('<|im_start|>system\nother<|im_end|>\n');
+    const r4 = await b.generate(request(p4));
+    expect(r4.usage).toMatchObject({ promptReused: 0, promptComputed: p4.length });
+  });
+
+  it('always computes the last prompt token (its logits are needed)', async () => {
+    const b = backend(['a', 'b']);
+    const p = tok.encode('<|im_start|>user\nq<|im_end|>\n');
+    await b.generate(request(p, { maxNewTokens: 1 })); // cut after one token: the cache holds just p
+    const r = await b.generate(request(p));
+    expect(r.usage).toMatchObject({ promptReused: p.length - 1, promptComputed: 1 });
+  });
+
+  it('finishes with cap, context, stopped and error', async () => {
+    const text = 'one two three four five six seven eight';
+    const n = tok.encode(text).length;
+    const b = backend([text, text, text]);
+    const capped = await b.generate(request([1, 2, 3], { maxNewTokens: 4 }));
+    expect(capped).toMatchObject({ finish: 'cap', tokens: tok.encode(text).slice(0, 4) });
+    const ctx = await backend([text], 8).generate(request([1, 2, 3]));
+    expect(ctx.finish).toBe('context');
+    expect(ctx.tokens).toHaveLength(5);
+    expect(n).toBeGreaterThan(5);
+    const full = await backend([text], 8).generate(request([1, 2, 3, 4, 5, 6, 7, 8]));
+    expect(full).toMatchObject({ finish: 'context', tokens: [] });
+
+    const ac = new AbortController();
+    const stopped = await b.generate(request([1], { signal: ac.signal, onToken: (_id, soFar) => { if (soFar.includes('two')) ac.abort(); } }));
+    expect(stopped.finish).toBe('stopped');
+    expect(stopped.text).toBe('one two');
+    await b.generate(request([1]));
+    const none = await b.generate(request([1]));
+    expect(none.finish).toBe('error');
+    expect(none.error).toMatch(/replay script exhausted: all 3 replies were used/);
+    expect(b.results.map((r) => r.finish)).toEqual(['cap', 'stopped', 'stop', 'error']);
+  });
+
+  it('takes the best allowed token when the mask forbids the wanted one, and re-aligns', async () => {
+    const want = tok.encode('Hello world');
+    const b = backend(['Hello world']);
+    const r = await b.generate(request([1], { mask: () => forbidOnce(0, want[0], tok.vocabSize) }));
+    expect(r.text).toBe('Hello world');
+    expect(r.tokens[0]).not.toBe(want[0]);
+    expect('Hello'.startsWith(tok.decode([r.tokens[0]]))).toBe(true);
+    expect(tok.decode([r.tokens[0]]).length).toBeGreaterThan(1); // the longest allowed prefix, not one letter
+  });
+
+  it('asks the mask factory until it gives a source, passing the tokens so far', async () => {
+    const b = backend(['ab cd']);
+    const asked: number[][] = [];
+    await b.generate(request([1], { mask: (soFar) => { asked.push(soFar); return null; } }));
+    const ids = tok.encode('ab cd');
+    expect(asked).toEqual([[], ...ids.map((_, i) => ids.slice(0, i + 1))]);
+  });
+
+  it('reads the CLI JSONL script and names bad lines', () => {
+    expect(parseReplayJsonl('{"text": "a"}\n\n{"text": "b\\nc"}\n')).toEqual(['a', 'b\nc']);
+    expect(() => parseReplayJsonl('{"text": "a"}\n{"txt": 1}', 'run.jsonl')).toThrow(ReplayScriptError);
+    expect(() => parseReplayJsonl('{"text": "a"}\n{"txt": 1}', 'run.jsonl')).toThrow(/^run\.jsonl:2: expected \{"text": "\.\.\."\}/);
+    expect(() => parseReplayJsonl('nope', 'run.jsonl')).toThrow(/^run\.jsonl:1: not JSON/);
+    expect(ReplayBackend.fromJsonl('{"text": "x"}', { tokenizer: tok, template }).repliesLeft).toBe(1);
+  });
+});
