@@ -18,8 +18,19 @@ export interface ToolSchema {
 
 /** Typed outcome of one call: the text goes back to the model as the tool result. */
 export type ToolOutcome =
-  | { ok: true; text: string; changed?: boolean }      // changed: the project's files changed
-  | { ok: false; error: string; text?: string };
+  | { ok: true; text: string; changed?: boolean; page?: PageReport }  // changed: the project's files changed
+  | { ok: false; error: string; text?: string; page?: PageReport };
+
+/**
+ * What a served page reported (serve; preview_logs may set it too). The agent loop uses it for the
+ * "clean serve then nothing changed = done" rule, the same-first-page-error stuck rule, and the
+ * session's served ports. errors: the page's first errors in order; [] = loaded with no errors.
+ */
+export interface PageReport {
+  port: number;
+  path?: string;               // the folder served ('' = root)
+  errors: string[];
+}
 
 export interface ToolContext {
   signal?: AbortSignal;
