@@ -139,27 +139,42 @@ export function parseMlcChatConfig(json: Json, file = 'mlc-chat-config.json'): M
 
 const decoder = new TextDecoder();
 
+/** The config file a model's shape came from, for messages ("… but config.json implies …"). */
+export type ConfigFileName = 'config.json' | 'mlc-chat-config.json';
+
 /**
  * The config of the model at `source`: config.json when present, else mlc-chat-config.json.
  * Stop tokens from generation_config.json are added (Qwen3 instruct models stop on both
  * <|im_end|> and <|endoftext|>, and config.json lists only one).
  */
 export async function loadModelConfig(source: ModelSource): Promise<ModelConfig> {
+  return (await readModelConfig(source)).config;
+}
+
+export async function readModelConfig(source: ModelSource): Promise<{ config: ModelConfig; file: ConfigFileName; bytes: number }> {
   let cfg: ModelConfig;
+  let file: ConfigFileName;
+  let bytes: Uint8Array;
   if (await source.exists('config.json')) {
-    cfg = parseHfConfig(parseJsonFile(decoder.decode(await source.readFile('config.json')), 'config.json'));
+    file = 'config.json';
+    bytes = await source.readFile(file);
+    cfg = parseHfConfig(parseJsonFile(decoder.decode(bytes), file), file);
   } else if (await source.exists('mlc-chat-config.json')) {
-    const file = 'mlc-chat-config.json';
-    cfg = parseMlcChatConfig(parseJsonFile(decoder.decode(await source.readFile(file)), file), file);
+    file = 'mlc-chat-config.json';
+    bytes = await source.readFile(file);
+    cfg = parseMlcChatConfig(parseJsonFile(decoder.decode(bytes), file), file);
   } else {
     throw new ConfigError('neither config.json nor mlc-chat-config.json found', { file: source.label });
   }
+  let total = bytes.byteLength;
   if (await source.exists('generation_config.json')) {
-    const file = 'generation_config.json';
-    const gen = parseJsonFile(decoder.decode(await source.readFile(file)), file);
-    for (const id of tokenIds(gen.eos_token_id, 'eos_token_id', file)) {
+    const gfile = 'generation_config.json';
+    const gbytes = await source.readFile(gfile);
+    total += gbytes.byteLength;
+    const gen = parseJsonFile(decoder.decode(gbytes), gfile);
+    for (const id of tokenIds(gen.eos_token_id, 'eos_token_id', gfile)) {
       if (!cfg.eosTokenIds.includes(id)) cfg.eosTokenIds.push(id);
     }
   }
-  return cfg;
+  return { config: cfg, file, bytes: total };
 }
