@@ -1,0 +1,113 @@
+// attention: causal grouped-query attention over the f16 KV cache, for decode (n = 1) and chunked
+// prefill (any n) alike. One workgroup per (query head, token); keys are visited in tiles of WG with an
+// online softmax (running max and sum), so any context length works with fixed workgroup memory.
+// Query head h reads KV head h / (HQ / HKV); the token at position p sees keys 0..p; scale 1/√D.
+//
+// Bindings (group 0):
+//   0 step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
+//   1 q      storage, read  array<f32> [n, HQ·D] (already normalised and rotated)
+//   2 kcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs (this step's keys already written)
+//   3 vcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs
+//   4 out    storage, rw    array<f32> [n, HQ·D]
+// Dispatch: (HQ, n)
+
+override HQ: u32;
+override HKV: u32;
+override D: u32;                 // even, ≤ 512
+override SCALE: f32;             // 1 / sqrt(D)
+override WG: u32 = 64u;          // power of two; keys per tile
+
+struct Step { n: u32, pos0: u32 }
+
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kcache: array<u32>;
+@group(0) @binding(3) var<storage, read> vcache: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+const MAX_WORDS_PER_THREAD: u32 = 8u;    // D/2 / WG, rounded up
+var<workgroup> qs: array<f32, 512>;
+var<workgroup> probs: array<f32, WG>;
+var<workgroup> red: array<f32, WG>;
+
+fn reduce_max(v: f32, lid: u32) -> f32 {
+  red[lid] = v;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+    if (lid < stride) { red[lid] = max(red[lid], red[lid + stride]); }
+    workgroupBarrier();
+  }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
+}
+
+fn reduce_sum(v: f32, lid: u32) -> f32 {
+  red[lid] = v;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+    if (lid < stride) { red[lid] += red[lid + stride]; }
+    workgroupBarrier();
+  }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let h = wid.x;
+  let t = wid.y;
+  let p = step.pos0 + t;
+  let kvh = h / (HQ / HKV);
+  let half = D / 2u;
+  let kv_stride = HKV * half;        // words per cached token
+  let q_base = t * HQ * D + h * D;
+
+  for (var i = lid; i < D; i += WG) { qs[i] = q[q_base + i]; }
+  workgroupBarrier();
+
+  var m = -3.4e38;                   // running max (finite so exp(m − m_new) is 0, not NaN)
+  var l = 0.0;                       // running sum of exp(score − m)
+  var acc: array<vec2<f32>, MAX_WORDS_PER_THREAD>;
+  for (var k = 0u; k < MAX_WORDS_PER_THREAD; k++) { acc[k] = vec2<f32>(0.0); }
+
+  for (var base = 0u; base <= p; base += WG) {
+    let j = base + lid;
+    var s = -3.4e38;
+    if (j <= p) {
+      let kb = j * kv_stride + kvh * half;
+      var dot = 0.0;
+      for (var w = 0u; w < half; w++) {
+        let kv = unpack_f16x2(kcache[kb + w]);
+        dot += qs[2u * w] * kv.x + qs[2u * w + 1u] * kv.y;
+      }
+      s = dot * SCALE;
+    }
+    let m_new = max(m, reduce_max(s, lid));
+    let pj = select(0.0, exp(s - m_new), j <= p);
+    probs[lid] = pj;
+    let corr = exp(m - m_new);
+    l = l * corr + reduce_sum(pj, lid);    // reduce_sum's barriers also publish probs
+    m = m_new;
+    let keys = min(WG, p + 1u - base);
+    for (var k = 0u; k < MAX_WORDS_PER_THREAD; k++) {
+      let w = lid + k * WG;
+      if (w >= half) { break; }
+      var a = acc[k] * corr;
+      for (var jj = 0u; jj < keys; jj++) {
+        a += probs[jj] * unpack_f16x2(vcache[(base + jj) * kv_stride + kvh * half + w]);
+      }
+      acc[k] = a;
+    }
+    workgroupBarrier();              // probs is rewritten by the next tile
+  }
+
+  for (var k = 0u; k < MAX_WORDS_PER_THREAD; k++) {
+    let w = lid + k * WG;
+    if (w >= half) { break; }
+    let v = acc[k] / l;
+    out[q_base + 2u * w] = v.x;
+    out[q_base + 2u * w + 1u] = v.y;
+  }
+}

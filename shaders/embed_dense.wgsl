@@ -1,0 +1,46 @@
+// embed_dense: embedding gather for a dense F32 / F16 / BF16 table [V, H] held in row chunks.
+// Each dispatch covers one chunk (rows [ROW_START, ROW_START + CHUNK_ROWS)); tokens whose id lies
+// elsewhere are left to the dispatch of their chunk.
+//
+// Bindings (group 0):
+//   0 step   uniform        Step { n, pos0 }: n = tokens
+//   1 table  storage, read  array<u32> [CHUNK_ROWS, ROW_WORDS] (F32 one value a word, F16/BF16 two;
+//                           rows padded to a whole word)
+//   2 ids    storage, read  array<u32> [n]
+//   3 out    storage, rw    array<f32> [n, H]
+// Dispatch: (ceil(ceil(H / 2) / WG), n)
+
+override H: u32;
+override WDTYPE: u32;            // 0 F32, 1 F16, 2 BF16
+override ROW_START: u32 = 0u;
+override CHUNK_ROWS: u32;
+override WG: u32 = 64u;
+
+struct Step { n: u32, pos0: u32 }
+
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> table: array<u32>;
+@group(0) @binding(2) var<storage, read> ids: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let t = wid.y;
+  if (t >= step.n) { return; }
+  let id = ids[t];
+  if (id < ROW_START || id >= ROW_START + CHUNK_ROWS) { return; }
+  let row = id - ROW_START;
+  let pair = wid.x * WG + lid;          // elements 2·pair, 2·pair + 1
+  let k0 = pair * 2u;
+  if (k0 >= H) { return; }
+  var v: vec2<f32>;
+  if (WDTYPE == 0u) {
+    v = vec2<f32>(bitcast<f32>(table[row * H + k0]), 0.0);
+    if (k0 + 1u < H) { v.y = bitcast<f32>(table[row * H + k0 + 1u]); }
+  } else {
+    let w = table[row * ((H + 1u) / 2u) + pair];
+    v = select(unpack_bf16x2(w), unpack_f16x2(w), WDTYPE == 1u);
+  }
+  out[t * H + k0] = v.x;
+  if (k0 + 1u < H) { out[t * H + k0 + 1u] = v.y; }
+}

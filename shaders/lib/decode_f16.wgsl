@@ -1,0 +1,16 @@
+// decode_f16: the same helpers as decode_f32.wgsl, through native f16 types (adapter has shader-f16).
+// Same bits in and out; arithmetic stays f32 so both paths agree with the reference.
+enable f16;
+
+fn unpack_f16x2(w: u32) -> vec2<f32> {
+  return vec2<f32>(bitcast<vec2<f16>>(w));
+}
+
+fn pack_f16x2(v: vec2<f32>) -> u32 {
+  return bitcast<u32>(vec2<f16>(v));
+}
+
+// bf16 is the upper 16 bits of an f32.
+fn unpack_bf16x2(w: u32) -> vec2<f32> {
+  return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u));
+}

@@ -1,0 +1,91 @@
+// qk_norm_rope: split the fused q|k|v rows, RMS-normalise each q and k head (Qwen3 q_norm / k_norm),
+// rotate them with RoPE neox (pair i with i + D/2), write q as f32 and k, v into the f16 KV cache.
+// The cos/sin table is computed on the CPU exactly as the reference does (f32(pos·inv_freq), then
+// f32(cos), f32(sin)), so no GPU transcendental enters the result.
+//
+// Bindings (group 0):
+//   0 step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
+//   1 qkv    storage, read  array<f32> [n, (HQ + 2·HKV)·D]
+//   2 qnorm  storage, read  array<f32> [D]
+//   3 knorm  storage, read  array<f32> [D]
+//   4 rope   storage, read  array<vec2<f32>> [ctx, D/2] (cos, sin)
+//   5 q      storage, rw    array<f32> [n, HQ·D]
+//   6 kcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
+//   7 vcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
+// Dispatch: (HQ + 2·HKV, n): one workgroup per head per token.
+
+override HQ: u32;
+override HKV: u32;
+override D: u32;                 // even, ≤ 512
+override EPS: f32;
+override WG: u32 = 64u;          // power of two
+
+struct Step { n: u32, pos0: u32 }
+
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> qkv: array<f32>;
+@group(0) @binding(2) var<storage, read> qnorm: array<f32>;
+@group(0) @binding(3) var<storage, read> knorm: array<f32>;
+@group(0) @binding(4) var<storage, read> rope: array<vec2<f32>>;
+@group(0) @binding(5) var<storage, read_write> q: array<f32>;
+@group(0) @binding(6) var<storage, read_write> kcache: array<u32>;
+@group(0) @binding(7) var<storage, read_write> vcache: array<u32>;
+
+var<workgroup> xs: array<f32, 512>;
+var<workgroup> sums: array<f32, WG>;
+
+// Element e of the rotated head (xs holds the normalised head).
+fn rotated(e: u32, pos: u32) -> f32 {
+  let half = D / 2u;
+  if (e < half) {
+    let cs = rope[pos * half + e];
+    return xs[e] * cs.x - xs[e + half] * cs.y;
+  }
+  let cs = rope[pos * half + e - half];
+  return xs[e] * cs.x + xs[e - half] * cs.y;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let head = wid.x;
+  let t = wid.y;
+  let width = (HQ + 2u * HKV) * D;
+  let src = t * width + head * D;
+  let pos = step.pos0 + t;
+  let kv_row = pos * HKV * D / 2u;
+
+  if (head >= HQ + HKV) {        // v head: copy into the cache as f16
+    let vh = head - HQ - HKV;
+    for (var w = lid; w < D / 2u; w += WG) {
+      let v = vec2<f32>(qkv[src + 2u * w], qkv[src + 2u * w + 1u]);
+      vcache[kv_row + vh * D / 2u + w] = pack_f16x2(v);
+    }
+    return;
+  }
+
+  var ss = 0.0;
+  for (var i = lid; i < D; i += WG) { let v = qkv[src + i]; ss += v * v; }
+  sums[lid] = ss;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+    if (lid < stride) { sums[lid] += sums[lid + stride]; }
+    workgroupBarrier();
+  }
+  let inv = 1.0 / sqrt(sums[0] / f32(D) + EPS);
+  let is_q = head < HQ;
+  for (var i = lid; i < D; i += WG) {
+    let w = select(knorm[i], qnorm[i], is_q);
+    xs[i] = qkv[src + i] * inv * w;
+  }
+  workgroupBarrier();
+
+  if (is_q) {
+    for (var i = lid; i < D; i += WG) { q[t * HQ * D + head * D + i] = rotated(i, pos); }
+  } else {
+    let kh = head - HQ;
+    for (var w = lid; w < D / 2u; w += WG) {
+      let v = vec2<f32>(rotated(2u * w, pos), rotated(2u * w + 1u, pos));
+      kcache[kv_row + kh * D / 2u + w] = pack_f16x2(v);
+    }
+  }
+}

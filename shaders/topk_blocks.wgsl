@@ -1,0 +1,78 @@
+// topk_blocks: the TOPK largest allowed logits of each block of WG·ITEMS ids, best first, on the device,
+// so sampling reads back blocks·TOPK (value, id) pairs instead of all V logits. TOPK = 1 is argmax.
+// Allowed: bit id%32 of mask word id/32 set (when use_mask is 1; ids past mask_words are not allowed)
+// and the logit is > −inf (NaN never wins). Ties go to the lower id, as in src/model/sampler.ts.
+//
+// Bindings (group 0):
+//   0 params uniform        Params { use_mask, mask_words }
+//   1 logits storage, read  array<f32> [V]
+//   2 mask   storage, read  array<u32> [≥ 1]
+//   3 best   storage, rw    array<vec2<u32>> [blocks, TOPK]: (f32 bits, id); id 0xffffffff = none
+// Dispatch: (blocks) with blocks = ceil(V / (WG · ITEMS))
+
+override V: u32;
+override TOPK: u32 = 1u;
+override ITEMS: u32 = 8u;
+override WG: u32 = 128u;         // power of two
+
+struct Params { use_mask: u32, mask_words: u32 }
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read> mask: array<u32>;
+@group(0) @binding(3) var<storage, read_write> best: array<vec2<u32>>;
+
+const NONE: u32 = 0xffffffffu;
+const MAX_ITEMS: u32 = 64u;
+var<workgroup> red_val: array<f32, WG>;
+var<workgroup> red_id: array<u32, WG>;
+
+// a beats b: larger value, ties to the lower id; NONE never beats anything.
+fn beats(av: f32, ai: u32, bv: f32, bi: u32) -> bool {
+  if (ai == NONE) { return false; }
+  if (bi == NONE) { return true; }
+  return av > bv || (av == bv && ai < bi);
+}
+
+fn allowed(id: u32, v: f32) -> bool {
+  if (!(v >= -3.4028234e38)) { return false; }   // −inf and NaN never win
+  if (params.use_mask == 0u) { return true; }
+  let word = id >> 5u;
+  return word < params.mask_words && ((mask[word] >> (id & 31u)) & 1u) == 1u;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let block0 = wid.x * WG * ITEMS;
+  // this invocation's ids: block0 + lid + i·WG (ITEMS ≤ MAX_ITEMS); taken or disallowed ones are not live
+  var vals: array<f32, MAX_ITEMS>;
+  var live: array<bool, MAX_ITEMS>;
+  for (var i = 0u; i < ITEMS; i++) {
+    let id = block0 + lid + i * WG;
+    live[i] = false;
+    if (id < V) { vals[i] = logits[id]; live[i] = allowed(id, vals[i]); }
+  }
+  for (var r = 0u; r < TOPK; r++) {
+    var bv = 0.0;
+    var bi = NONE;
+    var bslot = 0u;
+    for (var i = 0u; i < ITEMS; i++) {
+      let id = block0 + lid + i * WG;
+      if (live[i] && beats(vals[i], id, bv, bi)) { bv = vals[i]; bi = id; bslot = i; }
+    }
+    red_val[lid] = bv;
+    red_id[lid] = bi;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+      if (lid < stride && beats(red_val[lid + stride], red_id[lid + stride], red_val[lid], red_id[lid])) {
+        red_val[lid] = red_val[lid + stride];
+        red_id[lid] = red_id[lid + stride];
+      }
+      workgroupBarrier();
+    }
+    let win_id = red_id[0];
+    if (lid == 0u) { best[wid.x * TOPK + r] = vec2<u32>(bitcast<u32>(red_val[0]), win_id); }
+    if (bi != NONE && bi == win_id) { live[bslot] = false; }   // the owner retires the winner
+    workgroupBarrier();
+  }
+}

@@ -1,0 +1,121 @@
+// createWebGPUEngine: put exactly the parts in `weights` (a layer range, the embedding and head when
+// present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
+import type { LayerRange } from '../model/engine-types.ts';
+import { EngineUsageError } from '../model/reference/errors.ts';
+import type { Linear, LoadProgress, ModelWeights } from '../model/types.ts';
+import { requestEngineDevice } from './device.ts';
+import { WebGPUEngine } from './engine.ts';
+import { uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
+import { createHead } from './head.ts';
+import { ropeTable, uploadLayer, type Activations, type GpuLayer } from './layers.ts';
+import { embedOps } from './ops.ts';
+import { PipelineCache } from './pipelines.ts';
+
+export interface WebGPUEngineOptions {
+  /** KV capacity in tokens. Default: the model's maxPositionEmbeddings, capped at DEFAULT_CTX_CAP. */
+  ctx?: number;
+  /** Device to use; default: a new one from navigator.gpu (browser) or npm `webgpu` (Node). */
+  device?: GPUDevice;
+  /** Use shader-f16 where the device has it (default true); false forces the f32 path. */
+  useF16?: boolean;
+  /** Split weights into buffers of at most this many bytes (default: the device's binding limit). */
+  maxBindingBytes?: number;
+  /** Tokens per prefill submit (activation buffers are sized for it). Default 64. */
+  maxBatch?: number;
+  /** Upload progress: bytes of weights on the device so far. */
+  onProgress?: (p: LoadProgress) => void;
+}
+
+/** Without a ctx option a model's full context (40k for Qwen3) would cost 4.7 GB of KV for 1.7B. */
+export const DEFAULT_CTX_CAP = 4096;
+
+async function defaultDevice(useF16: boolean | undefined): Promise<GPUDevice> {
+  if (globalThis.navigator?.gpu) return requestEngineDevice({ useF16 });
+  const nodeGpuModule = './node-gpu.ts';   // Node only: kept out of browser bundles
+  const { nodeAdapter } = (await import(/* @vite-ignore */ nodeGpuModule)) as typeof import('./node-gpu.ts');
+  return requestEngineDevice({ adapter: await nodeAdapter(), useF16 });
+}
+
+function layerRange(weights: ModelWeights, hasHead: boolean): LayerRange {
+  const idx = [...weights.layers.keys()].sort((a, b) => a - b);
+  if (idx.length === 0) return hasHead ? [weights.config.numLayers, weights.config.numLayers] : [0, 0];
+  idx.forEach((v, i) => {
+    if (v !== idx[0]! + i) throw new EngineUsageError(`createWebGPUEngine: layers ${idx.join(', ')} are not a contiguous range`);
+  });
+  return [idx[0]!, idx[idx.length - 1]! + 1];
+}
+
+function linearBytes(l: Linear): number {
+  return l.kind === 'dense' ? l.weight.bytes.byteLength : l.qweight.bytes.byteLength + l.scales.bytes.byteLength;
+}
+
+function tensorBytes(weights: ModelWeights): number {
+  let total = 0;
+  for (const w of weights.layers.values()) total += linearBytes(w.qkv) + linearBytes(w.o) + linearBytes(w.gateUp) + linearBytes(w.down);
+  if (weights.embedding) total += linearBytes(weights.embedding);
+  if (weights.lmHead) total += linearBytes(weights.lmHead);
+  return total;
+}
+
+export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngineOptions = {}): Promise<WebGPUEngine> {
+  const cfg = weights.config;
+  const device = opts.device ?? await defaultDevice(opts.useF16);
+  const useF16 = opts.useF16 !== false && device.features.has('shader-f16');
+  const maxBindingBytes = Math.min(opts.maxBindingBytes ?? Infinity, device.limits.maxStorageBufferBindingSize);
+  const ctx = opts.ctx ?? Math.min(cfg.maxPositionEmbeddings, DEFAULT_CTX_CAP);
+  const maxBatch = opts.maxBatch ?? 64;
+  if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createWebGPUEngine: ctx ${ctx} must be a positive integer`);
+  if (cfg.headDim % 2 !== 0 || cfg.headDim > 512) throw new EngineUsageError(`createWebGPUEngine: head_dim ${cfg.headDim} must be even and ≤ 512`);
+  const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);
+  const hasHead = Boolean(weights.finalNorm && headWeight);
+  const range = layerRange(weights, hasHead);
+  const cache = new PipelineCache(device, useF16);
+
+  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
+  const T = maxBatch;
+  const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, floats * 4), usage: storage });
+  const gateUpSplit = [...weights.layers.values()].some((w) => linearBytes(w.gateUp) + 4 * w.gateUp.rows > maxBindingBytes);
+  const act: Activations = {
+    step: device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
+    x: buf('x', T * H), xn: buf('xn', T * H), qkv: buf('qkv', T * (Hq + 2 * Hkv) * D),
+    q: buf('q', T * Hq * D), att: buf('att', T * Hq * D), act: buf('act', T * I),
+    gu: gateUpSplit ? buf('gate|up', T * 2 * I) : undefined,
+    rope: uploadF32(device, ropeTable(ctx, D, cfg.ropeTheta), 'rope cos/sin'),
+  };
+
+  const total = tensorBytes(weights);
+  let done = 0;
+  const progress = (bytes: number, tensorsDone: number, tensorsTotal: number): void => {
+    done += bytes;
+    opts.onProgress?.({ bytesDone: done, bytesTotal: total, tensorsDone, tensorsTotal });
+  };
+  const layers: GpuLayer[] = [];
+  const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
+  for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
+    const layer = uploadLayer(device, cache, cfg, weights.layers.get(i)!, act, ctx, maxBindingBytes);
+    layers.push(layer);
+    progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
+  }
+  let embedding: GpuLinear | undefined;
+  if (weights.embedding) {
+    embedding = uploadLinear(device, weights.embedding, maxBindingBytes);
+    progress(embedding.bytes, layers.length + 1, parts);
+  }
+  const ids = device.createBuffer({ label: 'ids', size: Math.max(16, T * 4), usage: storage });
+  let head;
+  let headBytes = 0;
+  if (hasHead) {
+    const own = weights.lmHead ? uploadLinear(device, weights.lmHead, maxBindingBytes) : undefined;
+    if (own) progress((headBytes = own.bytes), parts, parts);
+    head = createHead(device, cache, cfg, weights.finalNorm!, own ?? embedding!, Boolean(own), act);
+  }
+  const weightBytes = layers.reduce((s, l) => s + l.linears.reduce((a, b) => a + b.bytes, 0), 0)
+    + (embedding?.bytes ?? 0) + headBytes;
+  const engine = new WebGPUEngine({
+    device, cache, config: cfg, range, layers, act, maxBatch, ctx, maxBindingBytes, weightBytes,
+    embedding, embedOps: embedding ? embedOps(cache, embedding, act.step, ids, act.x) : [], ids, head,
+  });
+  await device.queue.onSubmittedWorkDone();
+  return engine;
+}

@@ -1,0 +1,276 @@
+// The WebGPU LayerEngine: a device's share of a Qwen3 model (a layer range, plus embedding and head when
+// it holds them) with its f16 KV cache. Every call is one queue submit: runLayers encodes all its layers
+// (≤ 8 dispatches each) for a chunk of up to maxBatch tokens, then reads the hidden state back.
+import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/reference/errors.ts';
+import { Prng, pickFromSorted, sampleLogits } from '../model/sampler.ts';
+import type { ModelConfig } from '../model/types.ts';
+import { GpuResourceError } from './errors.ts';
+import type { GpuLinear } from './gpu-weights.ts';
+import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
+import { encodeOps, type Op } from './ops.ts';
+import type { PipelineCache } from './pipelines.ts';
+import type { HeadState } from './head.ts';
+
+/** Counters the generator and the bench report. */
+export interface EngineStats {
+  submits: number;             // queue submits since creation
+  dispatches: number;          // compute dispatches since creation
+  layerTokens: number;         // tokens run through this engine's layers
+  decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token
+  pipelines: number;           // compiled pipelines (cached by key)
+  useF16: boolean;
+  ctx: number;
+  maxBindingBytes: number;
+  weightBytes: number;
+  last: { op: string; tokens: number; submits: number; dispatches: number };
+}
+
+export interface EngineParts {
+  device: GPUDevice;
+  cache: PipelineCache;
+  config: ModelConfig;
+  range: LayerRange;
+  layers: GpuLayer[];
+  act: Activations;
+  maxBatch: number;
+  ctx: number;
+  maxBindingBytes: number;
+  weightBytes: number;
+  embedding?: GpuLinear;
+  embedOps: Op[];
+  ids: GPUBuffer;              // [maxBatch] u32
+  head?: HeadState;
+}
+
+/** Typed arrays from any caller (maybe over a SharedArrayBuffer view) as a writeBuffer source. */
+const src = (a: Float32Array | Uint32Array): GPUAllowSharedBufferSource => a as unknown as GPUAllowSharedBufferSource;
+
+/** Largest candidate list sampled on the device; larger top-k (or none) reads all logits back. */
+export const MAX_DEVICE_TOPK = 64;
+
+export class WebGPUEngine implements LayerEngine {
+  readonly range: LayerRange;
+  readonly hasEmbedding: boolean;
+  readonly hasHead: boolean;
+  private readonly stagings = new Map<number, GPUBuffer>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private disposed = false;
+  private counters = { submits: 0, dispatches: 0, layerTokens: 0 };
+  private last = { op: 'none', tokens: 0, submits: 0, dispatches: 0 };
+
+  private gpuError: Error | undefined;
+
+  constructor(private readonly p: EngineParts) {
+    // Validation and out-of-memory errors arrive asynchronously; the next read reports them.
+    p.device.addEventListener('uncapturederror', (e) => {
+      this.gpuError ??= (e as GPUUncapturedErrorEvent).error as unknown as Error;
+    });
+    this.range = p.range;
+    this.hasEmbedding = Boolean(p.embedding);
+    this.hasHead = Boolean(p.head);
+  }
+
+  get device(): GPUDevice {
+    return this.p.device;
+  }
+
+  stats(): EngineStats {
+    const layer = this.p.layers[0];
+    return {
+      ...this.counters,
+      decodeDispatchesPerLayer: layer ? layer.ops.length : 0,
+      pipelines: this.p.cache.size,
+      useF16: this.p.cache.useF16,
+      ctx: this.p.ctx,
+      maxBindingBytes: this.p.maxBindingBytes,
+      weightBytes: this.p.weightBytes,
+      last: { ...this.last },
+    };
+  }
+
+  kvLength(): number {
+    return this.p.layers[0]?.kvLength ?? 0;
+  }
+
+  async truncate(length: number): Promise<void> {
+    if (!(Number.isInteger(length) && length >= 0)) throw new EngineUsageError(`truncate: ${length} is not a length`);
+    for (const l of this.p.layers) l.kvLength = Math.min(l.kvLength, length);
+  }
+
+  embed(ids: number[]): Promise<Float32Array> {
+    return this.serial(async () => {
+      const { embedding } = this.p;
+      if (!embedding) throw new EngineUsageError(`embed: this engine (layers ${this.range.join('..')}) holds no embedding`);
+      for (const id of ids) {
+        if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) {
+          throw new EngineUsageError(`embed: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
+        }
+      }
+      const H = this.p.config.hiddenSize;
+      const out = new Float32Array(ids.length * H);
+      this.beginCall('embed', ids.length);
+      for (let c = 0; c < ids.length; c += this.p.maxBatch) {
+        const chunk = ids.slice(c, c + this.p.maxBatch);
+        this.writeStep(chunk.length, 0);
+        this.p.device.queue.writeBuffer(this.p.ids, 0, new Uint32Array(chunk));
+        const rows = await this.submitAndRead(this.p.embedOps, chunk.length, this.p.act.x, chunk.length * H * 4);
+        out.set(new Float32Array(rows), c * H);
+      }
+      return out;
+    });
+  }
+
+  runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+    return this.serial(async () => {
+      const [start, end] = range;
+      if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
+        throw new PositionError(`runLayers: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
+      }
+      const H = this.p.config.hiddenSize;
+      const n = positions.length;
+      if (hidden.length !== n * H) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, expected ${n}×${H}`);
+      const layers = this.p.layers.slice(start - this.range[0], end - this.range[0]);
+      const pos0 = positions[0] ?? 0;
+      for (const l of layers) {
+        if (l.kvLength !== pos0) throw new PositionError(`runLayers: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
+      }
+      positions.forEach((p, i) => {
+        if (p !== pos0 + i) throw new PositionError(`runLayers: positions must be consecutive; got ${p} at index ${i} after ${pos0}`);
+      });
+      if (pos0 + n > this.p.ctx) {
+        throw new ContextFullError(`runLayers: ${pos0} + ${n} tokens exceed the context of ${this.p.ctx}`);
+      }
+      this.beginCall('runLayers', n);
+      if (layers.length === 0 || n === 0) return hidden.slice();
+      const out = new Float32Array(n * H);
+      const ops = layers.flatMap((l) => l.ops);
+      for (let c = 0; c < n; c += this.p.maxBatch) {
+        const m = Math.min(this.p.maxBatch, n - c);
+        this.writeStep(m, pos0 + c);
+        this.p.device.queue.writeBuffer(this.p.act.x, 0, src(hidden), c * H, m * H);
+        const rows = await this.submitAndRead(ops, m, this.p.act.x, m * H * 4);
+        out.set(new Float32Array(rows), c * H);
+        for (const l of layers) l.kvLength += m;
+        this.counters.layerTokens += m;
+      }
+      return out;
+    });
+  }
+
+  logits(hidden: Float32Array): Promise<Float32Array> {
+    return this.serial(async () => {
+      const head = this.requireHead('logits', hidden);
+      this.beginCall('logits', 1);
+      this.writeStep(1, 0);
+      this.p.device.queue.writeBuffer(this.p.act.x, 0, src(hidden), hidden.length - this.p.config.hiddenSize);
+      return new Float32Array(await this.submitAndRead(head.logitOps, 1, head.logits, head.vocab * 4));
+    });
+  }
+
+  async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    const greedy = Boolean(constraint?.greedy) || !(opts.temperature > 0);
+    const k = greedy ? 1 : opts.topK ?? 0;
+    if (!greedy && (k === 0 || k > MAX_DEVICE_TOPK)) {
+      // Full-distribution sampling needs every logit: read them back, sample exactly like the reference.
+      return sampleLogits(await this.logits(hidden), opts, constraint);
+    }
+    if (Number.isNaN(opts.temperature)) throw new SamplingError('temperature is NaN');
+    return this.serial(async () => {
+      const head = this.requireHead('sample', hidden);
+      this.beginCall('sample', 1);
+      this.writeStep(1, 0);
+      this.p.device.queue.writeBuffer(this.p.act.x, 0, src(hidden), hidden.length - this.p.config.hiddenSize);
+      const bits = constraint?.bits;
+      const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
+      if (bits && maskWords > 0) this.p.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
+      this.p.device.queue.writeBuffer(head.params, 0, new Uint32Array([bits ? 1 : 0, maskWords, 0, 0]));
+      const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
+      const pairs = new Uint32Array(await this.submitAndRead([...head.logitOps, topk], 1, head.best, head.blocks * k * 8));
+      const cands: { id: number; value: number }[] = [];
+      const f = new Float32Array(pairs.buffer);
+      for (let i = 0; i < pairs.length; i += 2) {
+        if (pairs[i + 1] !== 0xffffffff) cands.push({ value: f[i]!, id: pairs[i + 1]! });
+      }
+      if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
+      cands.sort((a, b) => b.value - a.value || a.id - b.id);
+      if (greedy) return cands[0]!.id;
+      const top = cands.slice(0, k);
+      const u = new Prng(opts.seed ?? 0).nextFloat();
+      return pickFromSorted(top.map((c) => c.id), top.map((c) => c.value), opts, u);
+    });
+  }
+
+  async dispose(): Promise<void> {
+    await this.serial(async () => {
+      if (this.disposed) return;
+      this.disposed = true;
+      this.p.layers.forEach(destroyLayer);
+      for (const b of this.stagings.values()) b.destroy();
+      this.p.head?.destroy();
+      this.p.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
+      const a = this.p.act;
+      [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.act, a.rope, this.p.ids].forEach((b) => b.destroy());
+      a.gu?.destroy();
+    }).catch(() => undefined);
+  }
+
+  private requireHead(what: string, hidden: Float32Array): HeadState {
+    const head = this.p.head;
+    if (!head) throw new EngineUsageError(`${what}: this engine (layers ${this.range.join('..')}) holds no final norm and head`);
+    const H = this.p.config.hiddenSize;
+    if (hidden.length < H || hidden.length % H !== 0) throw new EngineUsageError(`${what}: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
+    return head;
+  }
+
+  /** Calls share the activation buffers: run them one at a time, in order. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => {
+      if (this.disposed) throw new EngineUsageError('this engine was disposed');
+      return fn();
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private beginCall(op: string, tokens: number): void {
+    this.last = { op, tokens, submits: 0, dispatches: 0 };
+  }
+
+  private writeStep(n: number, pos0: number): void {
+    this.p.device.queue.writeBuffer(this.p.act.step, 0, new Uint32Array([n, pos0, 0, 0]));
+  }
+
+  private staging(size: number): GPUBuffer {
+    const key = Math.max(256, 2 ** Math.ceil(Math.log2(size)));
+    let b = this.stagings.get(key);
+    if (!b) {
+      b = this.p.device.createBuffer({ label: `readback ${key}`, size: key, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      this.stagings.set(key, b);
+    }
+    return b;
+  }
+
+  /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */
+  private async submitAndRead(ops: readonly Op[], n: number, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+    const { device, cache } = this.p;
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    const dispatches = encodeOps(pass, cache, ops, n);
+    pass.end();
+    const staging = this.staging(bytes);
+    encoder.copyBufferToBuffer(src, 0, staging, 0, bytes);
+    device.queue.submit([encoder.finish()]);
+    this.counters.submits++;
+    this.counters.dispatches += dispatches;
+    this.last.submits++;
+    this.last.dispatches += dispatches;
+    await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+    const copy = staging.getMappedRange(0, bytes).slice(0);
+    staging.unmap();
+    if (this.gpuError) {
+      throw new GpuResourceError(`the GPU reported an error, results are not valid: ${this.gpuError.message}`, { cause: this.gpuError });
+    }
+    return copy;
+  }
+}

@@ -1,0 +1,67 @@
+// The final norm, the LM head (tied: the embedding) and on-device candidate selection. Sampling reads
+// back blocks·k (value, id) pairs from topk_blocks instead of all V logits (k = 1 for greedy).
+import type { ModelConfig, TensorData } from '../model/types.ts';
+import { createBufferFrom, destroyLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
+import type { Activations } from './layers.ts';
+import { matvecOps, rmsnormOp, type Op } from './ops.ts';
+import type { PipelineCache } from './pipelines.ts';
+
+const TOPK_WG = 128;
+const TOPK_ITEMS = 8;
+const MAX_K = 64;
+
+export interface HeadState {
+  vocab: number;
+  logits: GPUBuffer;           // [V] f32
+  mask: GPUBuffer;             // [ceil(V/32)] u32 allowed-id bitset
+  maskWords: number;
+  params: GPUBuffer;           // uniform { use_mask, mask_words }
+  best: GPUBuffer;             // [blocks, k] (f32 bits, id)
+  blocks: number;
+  logitOps: Op[];              // final rmsnorm (x -> xn) + head matvec chunks (xn -> logits)
+  argmaxOp: Op;
+  topkOp(k: number): Op;
+  destroy(): void;
+}
+
+export function createHead(
+  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, finalNorm: TensorData, head: GpuLinear,
+  ownsHead: boolean, act: Activations,
+): HeadState {
+  const V = head.rows;
+  const H = cfg.hiddenSize;
+  const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+  const norm = uploadNorm(device, finalNorm);
+  const logits = device.createBuffer({ label: 'logits', size: V * 4, usage: storage });
+  const maskWords = Math.ceil(V / 32);
+  const mask = createBufferFrom(device, new Uint8Array(maskWords * 4), storage, 'token mask');
+  const params = device.createBuffer({ label: 'sample params', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  const blocks = Math.ceil(V / (TOPK_WG * TOPK_ITEMS));
+  const best = device.createBuffer({ label: 'top-k candidates', size: blocks * MAX_K * 8, usage: storage });
+  const logitOps: Op[] = [
+    rmsnormOp(cache, act.step, act.x, norm, act.xn, H, cfg.rmsNormEps, 'model.norm'),
+    ...matvecOps(cache, head, { step: act.step, x: act.xn, y: logits, outStride: V, epilogue: 0 }),
+  ];
+  const bindGroup = cache.bind('topk_blocks', [params, logits, mask, best]);
+  const topkOps = new Map<number, Op>();
+  const topkOp = (k: number): Op => {
+    if (!(k >= 1 && k <= MAX_K)) throw new RangeError(`top-k on the device takes 1..${MAX_K}, got ${k}`);
+    let op = topkOps.get(k);
+    if (!op) {
+      op = {
+        label: `top-${k}`, kernel: 'topk_blocks', tiled: false, bindGroup,
+        consts: { V, TOPK: k, ITEMS: TOPK_ITEMS, WG: TOPK_WG },
+        grid: () => [blocks, 1, 1],
+      };
+      topkOps.set(k, op);
+    }
+    return op;
+  };
+  return {
+    vocab: V, logits, mask, maskWords, params, best, blocks, logitOps, argmaxOp: topkOp(1), topkOp,
+    destroy() {
+      [norm, logits, mask, params, best].forEach((b) => b.destroy());
+      if (ownsHead) destroyLinear(head);
+    },
+  };
+}

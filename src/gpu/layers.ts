@@ -1,0 +1,114 @@
+// One decoder layer on the device: its weights, its KV cache and its prepared decode/prefill ops.
+// The ops of a layer, in order (8 dispatches when no weight is split):
+//   1 rmsnorm      x -> xn                    (input_layernorm)
+//   2 matvec qkv   xn -> qkv                  [n, (Hq + 2·Hkv)·D]
+//   3 qk_norm_rope qkv -> q, K/V cache        (q/k RMSNorm per head, RoPE neox, f16 K/V at pos0..)
+//   4 attention    q, cache -> att            [n, Hq·D]
+//   5 matvec o     att -> x (+=)              residual fused in the epilogue
+//   6 rmsnorm      x -> xn                    (post_attention_layernorm)
+//   7 matvec gate|up + silu·mul  xn -> act    [n, I] (unfused: matvec -> gu, then silu_mul, if split)
+//   8 matvec down  act -> x (+=)              residual fused in the epilogue
+import { ropeInvFreq } from '../model/reference/ops.ts';
+import type { LayerWeights, ModelConfig } from '../model/types.ts';
+import { GpuResourceError } from './errors.ts';
+import { destroyLinear, uploadLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
+import { matvecOps, rmsnormOp, type Op } from './ops.ts';
+import type { PipelineCache } from './pipelines.ts';
+
+/** Activation buffers shared by all layers of an engine, sized for `maxTokens` tokens per step. */
+export interface Activations {
+  step: GPUBuffer;             // uniform Step { n, pos0 }
+  x: GPUBuffer;                // [T, H] residual stream
+  xn: GPUBuffer;               // [T, H] normalised
+  qkv: GPUBuffer;              // [T, (Hq + 2·Hkv)·D]
+  q: GPUBuffer;                // [T, Hq·D]
+  att: GPUBuffer;              // [T, Hq·D]
+  act: GPUBuffer;              // [T, I]
+  gu: GPUBuffer | undefined;   // [T, 2·I], only when a gate|up weight is split across buffers
+  rope: GPUBuffer;             // [ctx, D/2] (cos, sin)
+}
+
+export interface GpuLayer {
+  index: number;
+  linears: GpuLinear[];
+  norms: GPUBuffer[];
+  kcache: GPUBuffer;           // [ctx, Hkv·D/2] u32 (f16 pairs)
+  vcache: GPUBuffer;
+  ops: Op[];
+  kvLength: number;
+}
+
+export function uploadLayer(
+  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: LayerWeights, act: Activations,
+  ctx: number, maxBindingBytes: number,
+): GpuLayer {
+  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I, rmsNormEps: eps } = cfg;
+  const qkv = uploadLinear(device, w.qkv, maxBindingBytes);
+  const o = uploadLinear(device, w.o, maxBindingBytes);
+  const gateUp = uploadLinear(device, w.gateUp, maxBindingBytes);
+  const down = uploadLinear(device, w.down, maxBindingBytes);
+  const [inputNorm, qNorm, kNorm, postNorm] = [w.inputNorm, w.qNorm, w.kNorm, w.postNorm].map((t) => uploadNorm(device, t)) as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer];
+  const kvBytes = ctx * Hkv * D * 2;
+  if (kvBytes > maxBindingBytes) {
+    throw new GpuResourceError(`layer ${w.index}: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
+  }
+  const kvUsage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  const kcache = device.createBuffer({ label: `layer ${w.index} K cache`, size: kvBytes, usage: kvUsage });
+  const vcache = device.createBuffer({ label: `layer ${w.index} V cache`, size: kvBytes, usage: kvUsage });
+
+  const ops: Op[] = [];
+  ops.push(rmsnormOp(cache, act.step, act.x, inputNorm, act.xn, H, eps, `layer ${w.index} input_layernorm`));
+  ops.push(...matvecOps(cache, qkv, { step: act.step, x: act.xn, y: act.qkv, outStride: (Hq + 2 * Hkv) * D, epilogue: 0 }));
+  ops.push({
+    label: `layer ${w.index} qk_norm_rope`, kernel: 'qk_norm_rope', tiled: false,
+    consts: { HQ: Hq, HKV: Hkv, D, EPS: eps, WG: 64 },
+    bindGroup: cache.bind('qk_norm_rope', [act.step, act.qkv, qNorm, kNorm, act.rope, act.q, kcache, vcache]),
+    grid: (n: number) => [Hq + 2 * Hkv, n, 1],
+  });
+  ops.push({
+    label: `layer ${w.index} attention`, kernel: 'attention', tiled: false,
+    consts: { HQ: Hq, HKV: Hkv, D, SCALE: Math.fround(1 / Math.sqrt(D)), WG: 64 },
+    bindGroup: cache.bind('attention', [act.step, act.q, kcache, vcache, act.att]),
+    grid: (n: number) => [Hq, n, 1],
+  });
+  ops.push(...matvecOps(cache, o, { step: act.step, x: act.att, y: act.x, outStride: H, epilogue: 1 }));
+  ops.push(rmsnormOp(cache, act.step, act.x, postNorm, act.xn, H, eps, `layer ${w.index} post_attention_layernorm`));
+  if (gateUp.chunks.length === 1) {
+    ops.push(...matvecOps(cache, gateUp, { step: act.step, x: act.xn, y: act.act, outStride: I, epilogue: 2 }));
+  } else {
+    if (!act.gu) throw new Error('engine: gate|up is split but no [T, 2I] buffer was made');
+    ops.push(...matvecOps(cache, gateUp, { step: act.step, x: act.xn, y: act.gu, outStride: 2 * I, epilogue: 0 }));
+    ops.push({
+      label: `layer ${w.index} silu_mul`, kernel: 'silu_mul', tiled: false, consts: { I, WG: 64 },
+      bindGroup: cache.bind('silu_mul', [act.step, act.gu, act.act]),
+      grid: (n: number) => [Math.ceil(I / 64), n, 1],
+    });
+  }
+  ops.push(...matvecOps(cache, down, { step: act.step, x: act.act, y: act.x, outStride: H, epilogue: 1 }));
+  return { index: w.index, linears: [qkv, o, gateUp, down], norms: [inputNorm, qNorm, kNorm, postNorm], kcache, vcache, ops, kvLength: 0 };
+}
+
+export function destroyLayer(l: GpuLayer): void {
+  l.linears.forEach(destroyLinear);
+  l.norms.forEach((b) => b.destroy());
+  l.kcache.destroy();
+  l.vcache.destroy();
+}
+
+/**
+ * RoPE cos/sin table [ctx, D/2] as (cos, sin) f32 pairs, computed exactly like the reference
+ * (src/model/reference/ops.ts ropeNeox): angle = f32(pos · inv_freq_i), then f32(cos), f32(sin).
+ */
+export function ropeTable(ctx: number, headDim: number, theta: number): Float32Array {
+  const half = headDim / 2;
+  const inv = ropeInvFreq(headDim, theta);
+  const table = new Float32Array(ctx * half * 2);
+  for (let pos = 0; pos < ctx; pos++) {
+    for (let i = 0; i < half; i++) {
+      const angle = Math.fround(pos * inv[i]!);
+      table[(pos * half + i) * 2] = Math.cos(angle);
+      table[(pos * half + i) * 2 + 1] = Math.sin(angle);
+    }
+  }
+  return table;
+}
