@@ -1,0 +1,336 @@
+// The host of a room: accepts guests (hello), keeps the device list, deals layers (auto or manual),
+// loads its own share plus embedding/head, serves model bytes to guests when it has a local folder,
+// watches every guest (heartbeats every 500 ms, silence > 1.5 s = gone; also channel close, a goodbye,
+// and the signaling server's disconnect relay), and runs generation through ONE RoomEngine so the
+// Generator and the agent see one engine. A device lost mid-request ends it `stopped` with a note naming
+// the device; the room re-deals and the next request recomputes what was lost.
+import type { LayerEngine } from '../model/engine-types.ts';
+import { Generator, type GenerateOptions, type GenerationResult } from '../model/generator.ts';
+import type { ModelConfig, ModelSource } from '../model/types.ts';
+import { dealCost, dealLayers, validateDeal, type DealEntry } from './deal.ts';
+import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
+import type { EngineFactory, LoadWeightsFn } from './guest.ts';
+import { serveRead } from './peer-source.ts';
+import { PROTOCOL_VERSION, type DeviceCaps, type Frame } from './protocol.ts';
+import { RemoteLayerEngine } from './remote-engine.ts';
+import { RoomEngine } from './room-engine.ts';
+import { CachingSource, type ByteStore } from './weight-cache.ts';
+import { FrameChannel, type MessageLink } from './wire.ts';
+import { HostDevice, type DeviceInfo } from './host-device.ts';
+
+export type { DeviceInfo } from './host-device.ts';
+
+export interface HostOptions {
+  roomId: string;
+  name?: string;                 // the host device's name ("This device")
+  caps: DeviceCaps;
+  config: ModelConfig;
+  format: 'safetensors' | 'mlc';
+  source: ModelSource;           // where the host reads the model
+  /** URL guests read from with Range requests; '' = the host has a local folder: serve it over the channel. */
+  modelUrl: string;
+  modelKey: string;              // cache key of this model (same bytes ⇒ same key)
+  ctx: number;
+  loadWeights: LoadWeightsFn;
+  createEngine: EngineFactory;
+  store: ByteStore;
+  heartbeatMs?: number;          // default 500
+  lossTimeoutMs?: number;        // default 1500
+  microChunk?: number;           // prefill micro-chunk for pipelining (default 16; 0 = off)
+  prefillChunk?: number;         // Generator prefill chunk (default 512)
+  autoRedeal?: boolean;          // re-deal on join/leave (default true)
+}
+
+export type HostEvent =
+  | { type: 'devices'; devices: DeviceInfo[] }
+  | { type: 'joined'; device: DeviceInfo }
+  | { type: 'left'; device: DeviceInfo; why: string; detectedAt: number }
+  | { type: 'ready'; epoch: number; deal: DealEntry[] }
+  | { type: 'deal-error'; error: Error }
+  | { type: 'frame-error'; deviceId: string | null; error: Error };
+
+export interface RoomGenerationResult extends GenerationResult {
+  /** Why a request ended `stopped` by the room (e.g. 'device "Phone" left the room (tab closed)'). */
+  note?: string;
+}
+
+export const HOST_ID = 'host';
+
+export class RoomHost {
+  readonly host: HostDevice;
+  private readonly devices = new Map<string, HostDevice>(); // insertion order = join order (host first)
+  private epoch = 0;
+  private manual: DealEntry[] | null = null;
+  private deal: DealEntry[] = [];
+  private hostEngine: LayerEngine | null = null;
+  private hostRange: [number, number] | null = null;
+  private roomEngine: RoomEngine | null = null;
+  private generator: Generator | null = null;
+  private dealing: Promise<void> = Promise.resolve();
+  private running = false;
+  private redealAfterRun = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly listeners = new Set<(e: HostEvent) => void>();
+  private closed = false;
+
+  constructor(readonly opts: HostOptions) {
+    this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
+    this.host.status = 'loading';
+    this.devices.set(HOST_ID, this.host);
+    const hb = opts.heartbeatMs ?? 500;
+    this.timer = setInterval(() => this.heartbeat(), hb);
+  }
+
+  on(fn: (e: HostEvent) => void): () => void { this.listeners.add(fn); return () => this.listeners.delete(fn); }
+  private emit(e: HostEvent): void { for (const fn of this.listeners) fn(e); }
+  private emitDevices(): void { this.emit({ type: 'devices', devices: this.deviceList() }); }
+
+  deviceList(): DeviceInfo[] { return [...this.devices.values()].map((d) => d.info()); }
+  get currentDeal(): DealEntry[] { return this.deal.map((e) => ({ ...e })); }
+  get currentEpoch(): number { return this.epoch; }
+  get engine(): RoomEngine | null { return this.roomEngine; }
+  get busy(): boolean { return this.running; }
+
+  /** A new connection from a would-be guest; it must say hello within `helloTimeoutMs`. */
+  acceptLink(link: MessageLink, helloTimeoutMs = 10_000): void {
+    const ch = new FrameChannel(link);
+    let device: HostDevice | null = null;
+    const timer = setTimeout(() => { if (!device) { ch.trySend({ kind: 'bye', reason: 'no hello' }); ch.close(); } }, helloTimeoutMs);
+    ch.onBadFrame = (e) => this.badFrame(ch, device, e);
+    ch.onClose = (why) => { clearTimeout(timer); if (device && device.channel === ch) this.lose(device, `connection closed: ${why}`); };
+    ch.onFrame = (f) => {
+      if (device) { device.lastSeen = performance.now(); this.onFrame(device, f); return; }
+      if (f.kind !== 'hello') { this.badFrame(ch, null, new OutOfOrderError(`"${f.kind}" frame before "hello"`)); return; }
+      if (f.protocol !== PROTOCOL_VERSION) { this.refuse(ch, `protocol ${f.protocol} is not ${PROTOCOL_VERSION}: reload the page`); return; }
+      if (f.roomId !== this.opts.roomId) { this.refuse(ch, 'this link is for another room'); return; }
+      if (f.deviceId === HOST_ID) { this.refuse(ch, 'device id "host" is reserved'); return; }
+      clearTimeout(timer);
+      device = this.join(ch, f);
+    };
+  }
+
+  private refuse(ch: FrameChannel, reason: string): void {
+    ch.trySend({ kind: 'error', seq: 0, code: 'join', message: reason });
+    ch.trySend({ kind: 'bye', reason });
+    setTimeout(() => ch.close(), 50);
+  }
+
+  private badFrame(ch: FrameChannel, device: HostDevice | null, error: Error): void {
+    if (device) device.badFrames++;
+    this.emit({ type: 'frame-error', deviceId: device?.id ?? null, error });
+    ch.trySend({ kind: 'error', seq: 0, code: (error as { code?: string }).code ?? 'protocol', message: error.message });
+  }
+
+  private join(ch: FrameChannel, f: Extract<Frame, { kind: 'hello' }>): HostDevice {
+    const old = this.devices.get(f.deviceId);
+    if (old) this.lose(old, 'reconnected', false); // a reload: the same device comes back on a new connection
+    const device = new HostDevice(f.deviceId, f.name || `Device ${this.devices.size}`, f.caps, ch);
+    device.lastSeen = performance.now();
+    this.devices.set(device.id, device);
+    this.emit({ type: 'joined', device: device.info() });
+    this.emitDevices();
+    if (this.opts.autoRedeal ?? true) void this.redeal().catch(() => undefined);
+    return device;
+  }
+
+  private onFrame(d: HostDevice, f: Frame): void {
+    switch (f.kind) {
+      case 'heartbeat':
+        if (f.reply) d.rttMs = Math.max(0, performance.now() - f.sentAt);
+        else d.channel?.trySend({ kind: 'heartbeat', reply: true, sentAt: f.sentAt });
+        return;
+      case 'progress': case 'ready':
+        if (f.epoch !== this.epoch) return; // a late answer to a superseded deal: harmless
+        d.onLoadFrame(f);
+        this.emitDevices();
+        return;
+      case 'result': case 'ack': case 'error': {
+        if (f.kind === 'error' && f.seq === 0) { this.emit({ type: 'frame-error', deviceId: d.id, error: new RemoteDeviceError(d.name, f.code, f.message) }); return; }
+        if (f.kind === 'error' && d.status === 'loading') { d.loadFailed(new RemoteDeviceError(d.name, f.code, f.message)); this.emitDevices(); return; }
+        if (f.kind !== 'error' && f.epoch !== this.epoch) return;
+        const problem = d.remote ? d.remote.handle(f) : new OutOfOrderError(`"${f.kind}" frame from "${d.name}", which runs no layers`);
+        if (problem) this.badFrame(d.channel!, d, problem);
+        return;
+      }
+      case 'read':
+        if (this.opts.modelUrl !== '') { this.badFrame(d.channel!, d, new ProtocolError('"read" frame: this room serves its model by URL')); return; }
+        void serveRead(this.opts.source, f).then((answer) => d.channel?.trySend(answer));
+        return;
+      case 'bye':
+        this.lose(d, `said goodbye: ${f.reason}`);
+        return;
+      default:
+        this.badFrame(d.channel!, d, new ProtocolError(`a host does not accept "${f.kind}" frames`));
+    }
+  }
+
+  private heartbeat(): void {
+    const now = performance.now();
+    const timeout = this.opts.lossTimeoutMs ?? 1500;
+    for (const d of this.devices.values()) {
+      if (!d.channel) continue;
+      if (now - d.lastSeen > timeout) { this.lose(d, `no answer for ${Math.round(now - d.lastSeen)} ms`); continue; }
+      d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt: now });
+    }
+  }
+
+  /** The signaling server saw this guest's connection drop (relayed by the server). */
+  signalingDisconnect(deviceId: string): void {
+    const d = this.devices.get(deviceId);
+    if (d && d.id !== HOST_ID) this.lose(d, 'its signaling connection closed');
+  }
+
+  /** Remove a device: it is told goodbye and its layers are re-dealt. */
+  remove(deviceId: string): void {
+    const d = this.devices.get(deviceId);
+    if (!d || d.id === HOST_ID) throw new DealError(`no guest "${deviceId}" to remove`);
+    d.channel?.trySend({ kind: 'bye', reason: 'removed by the host' });
+    this.lose(d, 'removed by the host');
+  }
+
+  private lose(d: HostDevice, why: string, redeal = true): void {
+    if (!this.devices.has(d.id) || this.devices.get(d.id) !== d) return;
+    const detectedAt = performance.now();
+    this.devices.delete(d.id);
+    const ch = d.channel;
+    d.channel = null;
+    d.status = 'left';
+    setTimeout(() => ch?.close(), 100); // let a goodbye out first
+    const err = new DeviceLeftError(d.name, d.id, why);
+    d.remote?.fail(err);
+    d.loadFailed(err);
+    if (this.manual?.some((e) => e.deviceId === d.id)) this.manual = null; // the override named it: back to auto
+    this.emit({ type: 'left', device: d.info(), why, detectedAt });
+    this.emitDevices();
+    if (redeal && (this.opts.autoRedeal ?? true)) void this.redeal().catch(() => undefined);
+  }
+
+  /** Set (or clear, with null) a manual deal, then re-deal. */
+  setManualDeal(entries: DealEntry[] | null): Promise<void> {
+    if (entries) validateDeal(entries, [...this.devices.keys()], this.opts.config.numLayers);
+    this.manual = entries;
+    return this.redeal();
+  }
+
+  /** Deal layers again (now, or when the running request ends); resolves when every device is ready. */
+  redeal(): Promise<void> {
+    if (this.running) {
+      this.redealAfterRun = true;
+      return new Promise((resolve, reject) => {
+        const off = this.on((e) => {
+          if (e.type === 'ready') { off(); resolve(); } else if (e.type === 'deal-error') { off(); reject(e.error); }
+        });
+      });
+    }
+    const epoch = ++this.epoch;
+    const run = this.dealing.catch(() => undefined).then(() => (epoch === this.epoch ? this.dealNow(epoch) : undefined));
+    this.dealing = run;
+    return run;
+  }
+
+  /** Resolves when the latest deal is complete (every device ready). */
+  async whenReady(): Promise<void> {
+    for (;;) {
+      const current = this.dealing;
+      try { await current; } catch (e) { if (current === this.dealing) throw e; continue; }
+      if (current === this.dealing && this.generator && !this.redealAfterRun) return;
+      if (current === this.dealing) await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private async dealNow(epoch: number): Promise<void> {
+    const { config } = this.opts;
+    try {
+      const ids = [...this.devices.keys()];
+      const entries = this.manual
+        ? validateDeal(this.manual, ids, config.numLayers)
+        : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
+          dealCost(config, this.opts.format, this.opts.ctx));
+      this.deal = entries;
+      this.roomEngine = null;
+      this.generator = null;
+      const waits: Promise<void>[] = [];
+      for (const e of entries) {
+        const d = this.devices.get(e.deviceId)!;
+        d.remote?.fail(new DeviceLeftError(d.name, d.id, 'superseded by a new deal'));
+        d.remote = null;
+        waits.push(d.startLoad(epoch, e.range));
+        if (d.id === HOST_ID) continue;
+        d.channel!.trySend({ kind: 'assign', epoch, model: this.opts.modelUrl, modelKey: this.opts.modelKey, range: e.range, ctx: this.opts.ctx });
+      }
+      this.emitDevices();
+      void this.loadHost(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range);
+      await Promise.all(waits);
+      if (epoch !== this.epoch) return;
+      const stages: LayerEngine[] = [];
+      for (const e of entries.filter((x) => x.range[1] > x.range[0])) {
+        const d = this.devices.get(e.deviceId)!;
+        if (d.id === HOST_ID) { stages.push(this.hostEngine!); continue; }
+        d.remote = new RemoteLayerEngine(e.range, { id: d.id, name: d.name }, epoch, config.hiddenSize, (f) => d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone')));
+        stages.push(d.remote);
+      }
+      this.roomEngine = new RoomEngine(this.hostEngine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
+      this.generator = new Generator([this.roomEngine], { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512 });
+      this.emitDevices();
+      this.emit({ type: 'ready', epoch, deal: this.currentDeal });
+    } catch (e) {
+      if (epoch === this.epoch) this.emit({ type: 'deal-error', error: e as Error });
+      throw e;
+    }
+  }
+
+  private async loadHost(epoch: number, range: [number, number]): Promise<void> {
+    const h = this.host;
+    try {
+      if (this.hostEngine && this.hostRange && this.hostRange[0] === range[0] && this.hostRange[1] === range[1]) {
+        await this.hostEngine.truncate(0);
+        h.onLoadFrame({ kind: 'ready', epoch, networkBytes: 0, cacheBytes: 0, ms: 0 });
+        return;
+      }
+      const t0 = performance.now();
+      const source = new CachingSource(this.opts.source, this.opts.store, this.opts.modelKey);
+      const weights = await this.opts.loadWeights(source, {
+        layers: range, embedding: true, head: true,
+        onProgress: (p) => { h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts }); },
+      });
+      if (epoch !== this.epoch) return;
+      await this.hostEngine?.dispose();
+      this.hostEngine = await this.opts.createEngine(weights, { ctx: this.opts.ctx, range });
+      this.hostRange = range;
+      h.onLoadFrame({ kind: 'ready', epoch, ...source.counts, ms: performance.now() - t0 });
+    } catch (e) {
+      h.loadFailed(e as Error);
+    } finally {
+      this.emitDevices();
+    }
+  }
+
+  /** Generate through the whole room. A device lost mid-request ends it `stopped` with a note. */
+  async generate(prompt: readonly number[], opts: GenerateOptions): Promise<RoomGenerationResult> {
+    await this.whenReady();
+    const generator = this.generator!;
+    this.running = true;
+    try {
+      const result: RoomGenerationResult = await generator.generate(prompt, opts);
+      const left = result.error instanceof DeviceLeftError ? result.error : null;
+      if (result.finish === 'error' && left) {
+        result.finish = 'stopped';
+        result.note = left.message;
+      }
+      return result;
+    } finally {
+      this.running = false;
+      if (this.redealAfterRun) { this.redealAfterRun = false; void this.redeal().catch(() => undefined); }
+    }
+  }
+
+  /** Close the room: goodbye to every guest, free engines. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const d of this.devices.values()) { d.channel?.trySend({ kind: 'bye', reason: 'the host closed the room' }); const ch = d.channel; setTimeout(() => ch?.close(), 50); }
+    await this.roomEngine?.dispose();
+    await this.hostEngine?.dispose();
+  }
+}

@@ -1,0 +1,83 @@
+// Model bytes over the data channel: when the host has the model from a local folder, a guest reads it
+// through `read` frames and the host answers with `data` frames from its own ModelSource. Large reads
+// are split into ≤ READ_SLICE requests so no frame gets near the frame limit.
+import type { ModelSource } from '../model/types.ts';
+import { RoomError } from './errors.ts';
+import type { FrameOf } from './protocol.ts';
+
+export const READ_SLICE = 8 * 1024 * 1024;
+
+export class PeerReadError extends RoomError {
+  override name = 'PeerReadError';
+  override readonly code = 'peer-read';
+}
+
+type Pending = { resolve: (b: Uint8Array) => void; reject: (e: Error) => void; what: string };
+
+/** Guest side: a ModelSource whose reads go to the host. */
+export class PeerModelSource implements ModelSource {
+  readonly label: string;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  constructor(hostLabel: string, private readonly send: (f: FrameOf<'read'>) => Promise<void>) {
+    this.label = `${hostLabel} (from the host)`;
+  }
+
+  private request(op: FrameOf<'read'>['op'], path: string, start: number, end: number): Promise<Uint8Array> {
+    const id = this.nextId++;
+    const what = `${path}${op === 'range' ? ` bytes [${start}, ${end})` : ''}`;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, what });
+      this.send({ kind: 'read', id, op, path, start, end }).catch((e: Error) => {
+        this.pending.delete(id);
+        reject(new PeerReadError(`${what}: could not ask the host (${e.message})`));
+      });
+    });
+  }
+
+  /** Route a `data` frame to its read. Returns false for an id nobody asked for. */
+  answer(f: FrameOf<'data'>): boolean {
+    const p = this.pending.get(f.id);
+    if (!p) return false;
+    this.pending.delete(f.id);
+    if (f.ok) p.resolve(f.bytes);
+    else p.reject(new PeerReadError(`${p.what}: the host could not read it (${f.message})`));
+    return true;
+  }
+
+  /** The host went away: fail every read in flight. */
+  failAll(why: string): void {
+    for (const [id, p] of this.pending) { this.pending.delete(id); p.reject(new PeerReadError(`${p.what}: ${why}`)); }
+  }
+
+  readFile(path: string): Promise<Uint8Array> { return this.request('file', path, 0, 0); }
+  async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    if (end - start <= READ_SLICE) return this.request('range', path, start, end);
+    const parts: Promise<Uint8Array>[] = [];
+    for (let at = start; at < end; at += READ_SLICE) parts.push(this.request('range', path, at, Math.min(end, at + READ_SLICE)));
+    const out = new Uint8Array(end - start);
+    let at = 0;
+    for (const p of await Promise.all(parts)) { out.set(p, at); at += p.length; }
+    return out;
+  }
+  async exists(path: string): Promise<boolean> { return (await this.request('exists', path, 0, 0))[0] === 1; }
+}
+
+/** Host side: answer one `read` frame from the host's source. Whole files are limited to READ_SLICE. */
+export async function serveRead(source: ModelSource, f: FrameOf<'read'>): Promise<FrameOf<'data'>> {
+  try {
+    let bytes: Uint8Array;
+    if (f.op === 'exists') bytes = new Uint8Array([(await source.exists(f.path)) ? 1 : 0]);
+    else if (f.op === 'file') {
+      bytes = await source.readFile(f.path);
+      if (bytes.length > READ_SLICE) throw new PeerReadError(`${f.path} is ${bytes.length} bytes: read it in ranges`);
+    } else {
+      if (f.end - f.start > READ_SLICE) throw new PeerReadError(`range of ${f.end - f.start} bytes is over the ${READ_SLICE}-byte limit`);
+      bytes = await source.readRange(f.path, f.start, f.end);
+    }
+    return { kind: 'data', id: f.id, ok: true, message: '', bytes };
+  } catch (e) {
+    return { kind: 'data', id: f.id, ok: false, message: (e as Error).message, bytes: new Uint8Array(0) };
+  }
+}

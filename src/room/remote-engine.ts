@@ -1,0 +1,113 @@
+// The host's stand-in for a guest's layers: a LayerEngine whose runLayers/truncate become `forward` /
+// `checkpoint` frames and whose answers are `result` / `ack` frames matched by sequence number. Several
+// requests may be in flight (pipelined prefill); the guest answers them in order. One instance per
+// (device, epoch): a re-deal makes new ones.
+import type { LayerEngine, LayerRange, SamplingOptions } from '../model/engine-types.ts';
+import { EngineUsageError, PositionError } from '../model/reference/errors.ts';
+import { ProtocolError, RemoteDeviceError } from './errors.ts';
+import type { CheckpointOp, Frame, FrameOf } from './protocol.ts';
+
+export interface RemoteDevice { id: string; name: string }
+
+type Pending =
+  | { kind: 'forward'; count: number; position: number; resolve: (h: Float32Array) => void; reject: (e: Error) => void }
+  | { kind: 'checkpoint'; position: number; resolve: (kv: number) => void; reject: (e: Error) => void };
+
+export class RemoteLayerEngine implements LayerEngine {
+  readonly hasEmbedding = false;
+  readonly hasHead = false;
+  private seq = 0;
+  private kv = 0;                       // after every request sent so far (confirmed by each answer)
+  private readonly pending = new Map<number, Pending>();
+  private failure: Error | null = null;
+
+  constructor(
+    readonly range: LayerRange,
+    readonly device: RemoteDevice,
+    readonly epoch: number,
+    readonly hiddenSize: number,
+    private readonly send: (f: Frame) => Promise<void>,
+  ) {}
+
+  kvLength(): number { return this.failure ? 0 : this.kv; }
+  get inFlight(): number { return this.pending.size; }
+
+  runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+    if (this.failure) return Promise.reject(this.failure);
+    const [s, t] = range;
+    if (s < this.range[0] || t > this.range[1] || s > t) {
+      return Promise.reject(new EngineUsageError(`device "${this.device.name}" holds layers [${this.range}], not [${range}]`));
+    }
+    const n = positions.length;
+    if (n === 0 || hidden.length !== n * this.hiddenSize) {
+      return Promise.reject(new EngineUsageError(`runLayers on "${this.device.name}": hidden has ${hidden.length} values for ${n} positions of ${this.hiddenSize}`));
+    }
+    if (positions[0] !== this.kv || positions.some((p, i) => p !== this.kv + i)) {
+      return Promise.reject(new PositionError(`device "${this.device.name}": positions [${positions[0]}…] do not continue its cache of ${this.kv}`));
+    }
+    const seq = ++this.seq;
+    const position = this.kv;
+    this.kv += n;
+    return new Promise<Float32Array>((resolve, reject) => {
+      this.pending.set(seq, { kind: 'forward', count: n, position, resolve, reject });
+      this.send({ kind: 'forward', epoch: this.epoch, seq, range, position, count: n, hidden }).catch((e: Error) => this.settleError(seq, e));
+    });
+  }
+
+  truncate(length: number): Promise<void> { return this.checkpoint('truncate', length); }
+
+  /** Any checkpoint op; dense models: restore and truncate both cut the cache to `position`. */
+  async checkpoint(op: CheckpointOp, position: number): Promise<void> {
+    if (this.failure) return; // the device is gone: nothing of ours is left to cut
+    if (op !== 'pin' && position > this.kv) throw new PositionError(`device "${this.device.name}": cannot restore to ${position} past its cache of ${this.kv}`);
+    const seq = ++this.seq;
+    if (op !== 'pin') this.kv = position;
+    await new Promise<number>((resolve, reject) => {
+      this.pending.set(seq, { kind: 'checkpoint', position, resolve, reject });
+      this.send({ kind: 'checkpoint', epoch: this.epoch, seq, op, position }).catch((e: Error) => this.settleError(seq, e));
+    });
+  }
+
+  /** Route a result/ack/error frame of this epoch. Returns a ProtocolError when the answer is wrong. */
+  handle(f: FrameOf<'result'> | FrameOf<'ack'> | FrameOf<'error'>): Error | null {
+    const p = this.pending.get(f.seq);
+    if (f.kind === 'error') {
+      if (!p) return new ProtocolError(`device "${this.device.name}" reported an error: ${f.message}`);
+      this.settleError(f.seq, new RemoteDeviceError(this.device.name, f.code, f.message));
+      return null;
+    }
+    if (!p) return new ProtocolError(`"${f.kind}" frame for seq ${f.seq}, which device "${this.device.name}" was not asked for`);
+    this.pending.delete(f.seq);
+    if (p.kind === 'forward' && f.kind === 'result') {
+      if (f.hidden.length !== p.count * this.hiddenSize || f.kvLength !== p.position + p.count) {
+        const e = new ProtocolError(`device "${this.device.name}" answered seq ${f.seq} with ${f.hidden.length} values and cache ${f.kvLength}, expected ${p.count * this.hiddenSize} and ${p.position + p.count}`);
+        p.reject(e);
+        return e;
+      }
+      p.resolve(f.hidden);
+      return null;
+    }
+    if (p.kind === 'checkpoint' && f.kind === 'ack') { p.resolve(f.kvLength); return null; }
+    const e = new ProtocolError(`device "${this.device.name}" answered seq ${f.seq} (${p.kind}) with "${f.kind}"`);
+    p.reject(e);
+    return e;
+  }
+
+  /** The device is gone or broken: every request in flight and every later one fails with `e`. */
+  fail(e: Error): void {
+    this.failure ??= e;
+    for (const [seq, p] of this.pending) { this.pending.delete(seq); p.reject(e); }
+  }
+
+  private settleError(seq: number, e: Error): void {
+    const p = this.pending.get(seq);
+    if (!p) return;
+    this.pending.delete(seq);
+    p.reject(e);
+  }
+
+  embed(): Promise<Float32Array> { return Promise.reject(new EngineUsageError(`device "${this.device.name}" holds no embedding`)); }
+  logits(): Promise<Float32Array> { return Promise.reject(new EngineUsageError(`device "${this.device.name}" holds no head`)); }
+  sample(_h: Float32Array, _o: SamplingOptions): Promise<number> { return this.logits() as unknown as Promise<number>; }
+  async dispose(): Promise<void> { this.fail(new EngineUsageError(`device "${this.device.name}": engine of epoch ${this.epoch} was disposed`)); }
+}

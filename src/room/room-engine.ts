@@ -1,0 +1,87 @@
+// The whole room as ONE LayerEngine over layers [0, L), so the Generator (and the agent above it) sees a
+// single engine: embedding, head and sampling on the host's engine; layers on the stages (the host's
+// own engine and RemoteLayerEngines), in order. runLayers on n tokens is pipelined in micro-chunks: chunk
+// c goes to stage s as soon as stage s−1 finished it and stage s finished chunk c−1, so with k devices
+// up to k chunks are computed at once (a wavefront). Decode (n = 1) is one chunk.
+import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import { EngineUsageError, PipelineError } from '../model/reference/errors.ts';
+
+export interface RoomEngineOptions {
+  numLayers: number;
+  hiddenSize: number;
+  /** Tokens per pipelined micro-chunk during prefill; 0 = no pipelining (whole batch per stage). */
+  microChunk?: number;
+}
+
+export class RoomEngine implements LayerEngine {
+  readonly range: LayerRange;
+  readonly hasEmbedding = true;
+  readonly hasHead = true;
+  microChunk: number;
+  private readonly hiddenSize: number;
+
+  /** head: holds embedding + head (and maybe layers). stages: non-empty layer ranges in order, covering [0, L). */
+  constructor(readonly head: LayerEngine, readonly stages: readonly LayerEngine[], opts: RoomEngineOptions) {
+    if (!head.hasEmbedding || !head.hasHead) throw new PipelineError('the host engine must hold the embedding and the head');
+    let at = 0;
+    for (const s of stages) {
+      if (s.range[0] !== at || s.range[1] <= s.range[0]) throw new PipelineError(`stage [${s.range}] does not continue the pipeline at layer ${at}`);
+      at = s.range[1];
+    }
+    if (at !== opts.numLayers) throw new PipelineError(`the stages cover layers [0, ${at}) of ${opts.numLayers}`);
+    this.range = [0, opts.numLayers];
+    this.hiddenSize = opts.hiddenSize;
+    this.microChunk = opts.microChunk ?? 16;
+  }
+
+  private engines(): LayerEngine[] { return [...new Set([this.head, ...this.stages])]; }
+
+  kvLength(): number {
+    return this.stages.length === 0 ? this.head.kvLength() : Math.min(...this.stages.map((s) => s.kvLength()));
+  }
+
+  async truncate(length: number): Promise<void> {
+    await Promise.all(this.engines().map((e) => (e.kvLength() > length ? e.truncate(length) : undefined)));
+  }
+
+  embed(ids: number[]): Promise<Float32Array> { return this.head.embed(ids); }
+  logits(hidden: Float32Array): Promise<Float32Array> { return this.head.logits(hidden); }
+  sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    return this.head.sample(hidden, opts, constraint);
+  }
+
+  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+    const H = this.hiddenSize;
+    const n = positions.length;
+    if (hidden.length !== n * H) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, expected ${n}×${H}`);
+    const stages = this.stages
+      .map((s) => ({ engine: s, sub: [Math.max(s.range[0], range[0]), Math.min(s.range[1], range[1])] as LayerRange }))
+      .filter((s) => s.sub[1] > s.sub[0]);
+    const m = this.microChunk > 0 ? this.microChunk : n;
+    const chunks: [number, number][] = [];
+    for (let c0 = 0; c0 < n; c0 += m) chunks.push([c0, Math.min(n, c0 + m)]);
+
+    let outputs: Promise<Float32Array>[] = chunks.map(([c0, c1]) => Promise.resolve(hidden.subarray(c0 * H, c1 * H)));
+    for (const { engine, sub } of stages) {
+      let previous: Promise<unknown> = Promise.resolve();
+      outputs = outputs.map((input, ci) => {
+        const [c0, c1] = chunks[ci]!;
+        const out = Promise.all([input, previous]).then(([h]) => engine.runLayers(sub, positions.slice(c0, c1), h));
+        previous = out;
+        return out;
+      });
+    }
+    // Settle everything before reporting, so no stage is still writing when the caller recovers.
+    const settled = await Promise.allSettled(outputs);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    if (chunks.length === 1) return (settled[0] as PromiseFulfilledResult<Float32Array>).value;
+    const out = new Float32Array(n * H);
+    settled.forEach((r, ci) => out.set((r as PromiseFulfilledResult<Float32Array>).value, chunks[ci]![0] * H));
+    return out;
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.allSettled(this.engines().map((e) => e.dispose()));
+  }
+}

@@ -1,0 +1,85 @@
+// A device keeps every model byte range it loaded, keyed by model + file + byte range (the loader reads
+// one tensor per range, so this is a per-tensor cache), so a device that rejoins or is re-dealt the same
+// layers reads nothing from the network. CachingSource wraps any ModelSource and counts where bytes came
+// from: that count is what the host shows per device and what the byte-accounting test checks.
+import { openDB, type IDBPDatabase } from 'idb';
+import type { ModelSource } from '../model/types.ts';
+
+export interface ByteStore {
+  get(key: string): Promise<Uint8Array | undefined>;
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  clear(): Promise<void>;
+}
+
+export class MemoryByteStore implements ByteStore {
+  private readonly map = new Map<string, Uint8Array>();
+  async get(key: string): Promise<Uint8Array | undefined> { return this.map.get(key)?.slice(); }
+  async put(key: string, bytes: Uint8Array): Promise<void> { this.map.set(key, bytes.slice()); }
+  async clear(): Promise<void> { this.map.clear(); }
+  get size(): number { return this.map.size; }
+}
+
+const DB_NAME = 'pooled-weights';
+const STORE = 'ranges';
+
+/** IndexedDB store (browser): one record per byte range. Writes are best effort (quota may refuse). */
+export class IndexedDbByteStore implements ByteStore {
+  private db: Promise<IDBPDatabase> | undefined;
+  private open(): Promise<IDBPDatabase> {
+    this.db ??= openDB(DB_NAME, 1, { upgrade: (db) => { db.createObjectStore(STORE); } });
+    return this.db;
+  }
+  async get(key: string): Promise<Uint8Array | undefined> {
+    const v = (await (await this.open()).get(STORE, key)) as ArrayBuffer | undefined;
+    return v ? new Uint8Array(v) : undefined;
+  }
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    try {
+      await (await this.open()).put(STORE, bytes.slice().buffer, key);
+    } catch (e) {
+      // A full disk must not fail the load: the device just downloads again next time.
+      console.warn(`weight cache: could not store ${key}: ${(e as Error).message}`);
+    }
+  }
+  async clear(): Promise<void> { await (await this.open()).clear(STORE); }
+}
+
+export interface ByteCounts {
+  networkBytes: number;        // bytes the inner source delivered (network, or the host's data channel)
+  cacheBytes: number;          // bytes served from the device's cache
+}
+
+/** ModelSource that serves reads from a ByteStore and fills it from `inner`. */
+export class CachingSource implements ModelSource {
+  readonly label: string;
+  readonly counts: ByteCounts = { networkBytes: 0, cacheBytes: 0 };
+
+  constructor(private readonly inner: ModelSource, private readonly store: ByteStore, private readonly modelKey: string) {
+    this.label = inner.label;
+  }
+
+  private async cached(key: string, load: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    const full = `${this.modelKey}|${key}`;
+    const hit = await this.store.get(full);
+    if (hit) { this.counts.cacheBytes += hit.length; return hit; }
+    const bytes = await load();
+    this.counts.networkBytes += bytes.length;
+    await this.store.put(full, bytes);
+    return bytes;
+  }
+
+  readFile(path: string): Promise<Uint8Array> {
+    return this.cached(`${path}|file`, () => this.inner.readFile(path));
+  }
+  readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    return this.cached(`${path}|${start}-${end}`, () => this.inner.readRange(path, start, end));
+  }
+  async exists(path: string): Promise<boolean> {
+    const full = `${this.modelKey}|${path}|exists`;
+    const hit = await this.store.get(full);
+    if (hit) return hit[0] === 1;
+    const yes = await this.inner.exists(path);
+    await this.store.put(full, new Uint8Array([yes ? 1 : 0]));
+    return yes;
+  }
+}

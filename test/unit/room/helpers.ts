@@ -1,0 +1,107 @@
+// Test helpers for the room in Node: an in-memory tiny model source that counts bytes, a host and guests
+// joined by memory links, and the single-device reference tokens to compare with.
+import { loadWeights } from '../../../src/model/load-weights.ts';
+import { Generator } from '../../../src/model/generator.ts';
+import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
+import { tinySafetensorsFiles, type TinyModelOptions } from '../../../src/model/tiny/tiny-model.ts';
+import { readModelConfig } from '../../../src/model/config.ts';
+import type { ModelSource } from '../../../src/model/types.ts';
+import { RoomHost, type HostOptions } from '../../../src/room/host.ts';
+import { RoomGuest, type EngineFactory } from '../../../src/room/guest.ts';
+import { memoryLinkPair } from '../../../src/room/memory-link.ts';
+import { MemoryByteStore } from '../../../src/room/weight-cache.ts';
+import type { DeviceCaps } from '../../../src/room/protocol.ts';
+
+export const ROOM_ID = '0123456789abcdef0123456789abcdef';
+export const TINY: TinyModelOptions = { layers: 4, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 128, vocab: 512, seed: 3 };
+
+/** A ModelSource over in-memory files that counts the bytes each read returns. */
+export class CountingMemorySource implements ModelSource {
+  readonly label = 'memory:tiny';
+  bytesRead = 0;
+  constructor(readonly files: Map<string, Uint8Array>) {}
+  private file(path: string): Uint8Array {
+    const f = this.files.get(path);
+    if (!f) throw new Error(`${path}: no such file`);
+    return f;
+  }
+  async readFile(path: string): Promise<Uint8Array> { const b = this.file(path).slice(); this.bytesRead += b.length; return b; }
+  async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    const b = this.file(path).slice(start, end); this.bytesRead += b.length; return b;
+  }
+  async exists(path: string): Promise<boolean> { return this.files.has(path); }
+}
+
+export function tinyFiles(opts: TinyModelOptions = TINY): Map<string, Uint8Array> {
+  const empty = { 'tokenizer.json': new Uint8Array(0), 'tokenizer_config.json': new Uint8Array(0) };
+  return tinySafetensorsFiles(opts, empty);
+}
+
+export const referenceFactory: EngineFactory = async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
+
+export function caps(memoryBudgetBytes = 2 ** 30, speed = 1): DeviceCaps {
+  return {
+    adapter: 'test', engine: 'reference', isFallbackAdapter: true, shaderF16: false, maxStorageBufferBindingSize: 2 ** 27,
+    maxBufferSize: 2 ** 30, deviceMemoryGiB: 8, memoryBudgetBytes, speed,
+  };
+}
+
+/** Greedy tokens from one ReferenceEngine holding everything: what every split must reproduce. */
+export async function singleDeviceTokens(files: Map<string, Uint8Array>, prompt: number[], n: number): Promise<number[]> {
+  const src = new CountingMemorySource(files);
+  const weights = await loadWeights(src, { layers: [0, TINY.layers!], embedding: true, head: true });
+  const gen = new Generator([new ReferenceEngine(weights, { ctx: 256 })], { ctx: 256 });
+  const r = await gen.generate(prompt, { maxNewTokens: n });
+  if (r.finish !== 'cap') throw new Error(`reference run ended ${r.finish}: ${r.error?.message}`);
+  return r.ids;
+}
+
+export interface TestRoom {
+  host: RoomHost;
+  guests: RoomGuest[];
+  links: ReturnType<typeof memoryLinkPair>[];
+  sources: CountingMemorySource[];
+  stores: MemoryByteStore[];
+  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number }): RoomGuest;
+  close(): Promise<void>;
+}
+
+export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial<HostOptions> = {}): Promise<TestRoom> {
+  const hostSource = new CountingMemorySource(files);
+  const { config } = await readModelConfig(hostSource);
+  const host = new RoomHost({
+    roomId: ROOM_ID, name: 'Host', caps: caps(), config, format: 'safetensors', source: hostSource,
+    modelUrl: 'mem://tiny', modelKey: 'tiny-test', ctx: 256, loadWeights: (s, r) => loadWeights(s, r),
+    createEngine: referenceFactory, store: new MemoryByteStore(), autoRedeal: false, ...hostOpts,
+  });
+  const room: TestRoom = {
+    host, guests: [], links: [], sources: [hostSource], stores: [],
+    addGuest(id, o = {}) {
+      const store = o.store ?? new MemoryByteStore();
+      const source = new CountingMemorySource(files);
+      const guest = new RoomGuest({
+        roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: caps(o.budget ?? 2 ** 30), store,
+        loadWeights: (s, r) => loadWeights(s, r), createEngine: referenceFactory, resolveSource: async () => source,
+      });
+      const pair = memoryLinkPair();
+      host.acceptLink(pair[0]);
+      guest.attach(pair[1]);
+      room.guests.push(guest); room.links.push(pair); room.sources.push(source); room.stores.push(store);
+      return guest;
+    },
+    async close() {
+      await host.close();
+      await Promise.all(room.guests.map((g) => g.leave('test over')));
+    },
+  };
+  return room;
+}
+
+/** Wait until `cond` holds (polling), or fail naming `what`. */
+export async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
