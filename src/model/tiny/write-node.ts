@@ -23,24 +23,30 @@ async function writeFolder(dir: string, files: Map<string, Uint8Array>): Promise
   return [...files.keys()];
 }
 
+/** Write the checkpoint's files into `dir` (no staging; see writeTinyModel). */
+export async function writeTinyModelInto(dir: string, opts: TinyModelOptions, format: TinyFormatChoice,
+  tokenizer?: TokenizerFiles): Promise<Record<string, string[]>> {
+  const tok = tokenizer ?? (await qwen3TokenizerFiles());
+  const written: Record<string, string[]> = {};
+  if (format === 'safetensors' || format === 'both') {
+    written[format === 'both' ? 'safetensors' : '.'] = await writeFolder(format === 'both' ? join(dir, 'safetensors') : dir, tinySafetensorsFiles(opts, tok));
+  }
+  if (format === 'mlc' || format === 'both') {
+    written[format === 'both' ? 'mlc' : '.'] = await writeFolder(format === 'both' ? join(dir, 'mlc') : dir, tinyMlcFiles(opts, tok));
+  }
+  return written;
+}
+
 /**
  * Write the checkpoint into `out`. With format "both", safetensors goes to out/safetensors and MLC to
  * out/mlc. The folder is built beside `out` and renamed into place, so a reader never sees half a model.
  */
 export async function writeTinyModel(out: string, opts: TinyModelOptions, format: TinyFormatChoice): Promise<Record<string, string[]>> {
-  const tokenizer = await qwen3TokenizerFiles();
   const staging = `${out}.partial-${process.pid}-${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
-  const written: Record<string, string[]> = {};
+  let written: Record<string, string[]>;
   try {
-    if (format === 'safetensors' || format === 'both') {
-      const dir = format === 'both' ? join(staging, 'safetensors') : staging;
-      written[format === 'both' ? 'safetensors' : '.'] = await writeFolder(dir, tinySafetensorsFiles(opts, tokenizer));
-    }
-    if (format === 'mlc' || format === 'both') {
-      const dir = format === 'both' ? join(staging, 'mlc') : staging;
-      written[format === 'both' ? 'mlc' : '.'] = await writeFolder(dir, tinyMlcFiles(opts, tokenizer));
-    }
+    written = await writeTinyModelInto(staging, opts, format);
     await rm(out, { recursive: true, force: true });
     await mkdir(dirname(out), { recursive: true });
     await rename(staging, out);

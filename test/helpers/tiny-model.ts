@@ -1,0 +1,61 @@
+// Tiny checkpoints for tests, built once and cached under .cache/test-models/<key> (gitignored).
+// The key hashes the options and the generator's own source, so a change to the generator rebuilds.
+//
+//   const dir = await tinyModelDir();                         // 4 layers, H 64, vocab 151936, safetensors
+//   const mlc = await tinyModelDir({ format: 'mlc', layers: 2 });
+
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveTinyOptions, type TinyModelOptions } from '../../src/model/tiny/tiny-model.ts';
+import { writeTinyModelInto } from '../../src/model/tiny/write-node.ts';
+
+export interface TinyModelDirOptions extends TinyModelOptions {
+  format?: 'safetensors' | 'mlc';
+}
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const GENERATOR_SOURCES = [
+  'src/model/tiny/tiny-model.ts', 'src/model/tiny/prng.ts', 'src/model/tensor-utils.ts',
+  'src/model/formats/safetensors.ts', 'src/model/formats/mlc.ts', 'src/model/formats/md5.ts',
+];
+
+let generatorHash: Promise<string> | undefined;
+const building = new Map<string, Promise<string>>();
+
+async function hashGenerator(): Promise<string> {
+  const h = createHash('sha256');
+  for (const f of GENERATOR_SOURCES) h.update(await readFile(join(repoRoot, f)));
+  return h.digest('hex').slice(0, 12);
+}
+
+/** The folder of a tiny checkpoint with these options (built on first use, then reused). */
+export async function tinyModelDir(opts: TinyModelDirOptions = {}): Promise<string> {
+  const format = opts.format ?? 'safetensors';
+  const resolved = resolveTinyOptions(opts);
+  generatorHash ??= hashGenerator();
+  const key = createHash('sha256').update(JSON.stringify({ format, ...resolved, gen: await generatorHash })).digest('hex').slice(0, 16);
+  const dir = join(repoRoot, '.cache', 'test-models', `${format}-L${resolved.layers}-H${resolved.hidden}-V${resolved.vocab}-${key}`);
+  if (existsSync(dir)) return dir;
+  let pending = building.get(dir);
+  if (!pending) {
+    pending = (async () => {
+      // Other test workers may build the same model at once: each writes its own staging folder and
+      // renames it into place; the first rename wins and the others discard theirs.
+      const staging = `${dir}.partial-${process.pid}-${Math.random().toString(36).slice(2)}`;
+      try {
+        await writeTinyModelInto(staging, resolved, format);
+        if (!existsSync(dir)) await rename(staging, dir).catch((e: NodeJS.ErrnoException) => {
+          if (!existsSync(dir)) throw e;
+        });
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+      }
+      return dir;
+    })();
+    building.set(dir, pending);
+  }
+  return pending;
+}
