@@ -25,20 +25,34 @@ function linearName(w: Linear): string {
   return w.kind === 'dense' ? w.weight.name : w.qweight.name;
 }
 
+/** A Linear decoded to f32 once (an engine's cache of hot weights): values [N, K]. */
+export interface DecodedLinear {
+  kind: 'f32';
+  rows: number;                // N
+  cols: number;                // K
+  values: Float32Array;        // [N, K]
+  name: string;
+}
+
+export function decodeLinear(w: Linear): DecodedLinear {
+  return { kind: 'f32', rows: w.rows, cols: w.cols, values: dequantizeLinear(w), name: linearName(w) };
+}
+
 /**
- * y [n, N] = x [n, K] · Wᵀ for a Linear W [N, K] (BF16/F16/F32 dense or q4f16_1).
+ * y [n, N] = x [n, K] · Wᵀ for a Linear W [N, K] (BF16/F16/F32 dense or q4f16_1) or a decoded one.
  * Decodes ROW_BLOCK rows of W at a time and reuses them for all n tokens, so a weight is decoded once
- * per call whatever n is.
+ * per call whatever n is. The sum order is the same either way, so results are bitwise equal.
  */
-export function matmul(w: Linear, x: Float32Array, n: number): Float32Array {
+export function matmul(w: Linear | DecodedLinear, x: Float32Array, n: number): Float32Array {
   const { rows: N, cols: K } = w;
   if (x.length !== n * K) {
-    throw new RangeError(`matmul ${linearName(w)}: input has ${x.length} values, expected ${n}×${K}`);
+    throw new RangeError(`matmul ${w.kind === 'f32' ? w.name : linearName(w)}: input has ${x.length} values, expected ${n}×${K}`);
   }
   const y = new Float32Array(n * N);
-  for (let r0 = 0; r0 < N; r0 += ROW_BLOCK) {
-    const r1 = Math.min(N, r0 + ROW_BLOCK);
-    const block = linearRowsToFloat32(w, r0, r1); // [r1-r0, K]
+  const blockRows = w.kind === 'f32' ? N : ROW_BLOCK;
+  for (let r0 = 0; r0 < N; r0 += blockRows) {
+    const r1 = Math.min(N, r0 + blockRows);
+    const block = w.kind === 'f32' ? w.values : linearRowsToFloat32(w, r0, r1); // [r1-r0, K]
     for (let r = r0; r < r1; r++) {
       const rowOffset = (r - r0) * K;
       for (let t = 0; t < n; t++) {
@@ -53,7 +67,7 @@ export function matmul(w: Linear, x: Float32Array, n: number): Float32Array {
 }
 
 /** y [N] = W [N, K] · x [K]. */
-export function matvec(w: Linear, x: Float32Array): Float32Array {
+export function matvec(w: Linear | DecodedLinear, x: Float32Array): Float32Array {
   return matmul(w, x, 1);
 }
 

@@ -33,6 +33,15 @@ describe('ReferenceEngine against a naive whole-sequence forward', () => {
     });
   }
 
+  it('weights decoded once to f32 (within the budget) give bitwise the same logits as decoding per call', async () => {
+    for (const dtype of ['BF16', 'q4f16_1'] as const) {
+      const w = syntheticWeights({ dtype, seed: 13 });
+      const cached = await lastLogits(new ReferenceEngine(w), ids);
+      const uncached = await lastLogits(new ReferenceEngine(w, { decodeBudgetBytes: 0 }), ids);
+      expect(cached).toEqual(uncached);
+    }
+  });
+
   it('f16 K/V storage (the default) changes logits only slightly', async () => {
     const w = syntheticWeights({ seed: 12 });
     const exact = await lastLogits(new ReferenceEngine(w, { kvF16: false }), ids);
