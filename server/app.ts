@@ -39,6 +39,7 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
     createWebSocketServer: (o: ServerOptions) => (signalSockets = new WebSocketServer({ noServer: true, path: o.path })),
   });
   app.use(SIGNAL_PATH, peerServer);
+  relayRoomDisconnects(app, peerServer);
 
   for (const [prefix, dir] of Object.entries(opts.extraStatic ?? {})) {
     app.use(prefix, express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'allow' }));
@@ -85,4 +86,30 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
       await new Promise<void>((r) => httpServer.close(() => r()));
     },
   };
+}
+
+/**
+ * Room hosts learn within milliseconds that a guest's signaling socket closed (a closed tab), long before
+ * WebRTC notices (15–18 s): GET /room-events/<roomId> is a server-sent event stream of
+ * `disconnect` events carrying the peer ids of that room (ids start with `pooled-<roomId>-`).
+ * Knowing the unguessable room id is the capability, as for joining.
+ */
+export const ROOM_EVENTS_PATH = '/room-events';
+function relayRoomDisconnects(app: express.Express, peerServer: ReturnType<typeof ExpressPeerServer>): void {
+  const watchers = new Map<string, Set<express.Response>>();
+  peerServer.on('disconnect', (client: { getId(): string }) => {
+    const id = client.getId();
+    const m = /^pooled-([0-9a-f]{32})-/.exec(id);
+    for (const res of (m && watchers.get(m[1]!)) || []) res.write(`event: disconnect\ndata: ${id}\n\n`);
+  });
+  app.get(`${ROOM_EVENTS_PATH}/:roomId`, (req, res) => {
+    const roomId = req.params.roomId ?? '';
+    if (!/^[0-9a-f]{32}$/.test(roomId)) { res.status(400).send('room id must be 32 hex digits'); return; }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+    res.write(': watching\n\n');
+    const set = watchers.get(roomId) ?? new Set();
+    watchers.set(roomId, set);
+    set.add(res);
+    req.on('close', () => { set.delete(res); if (set.size === 0) watchers.delete(roomId); });
+  });
 }

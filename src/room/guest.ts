@@ -87,7 +87,7 @@ export class RoomGuest {
     const ch = this.channel;
     this.channel = null;
     clearInterval(this.watchdog);
-    if (ch?.isOpen()) { ch.trySend({ kind: 'bye', reason }); setTimeout(() => ch.close(), 50); }
+    if (ch?.isOpen()) { ch.sendNow({ kind: 'bye', reason }); setTimeout(() => ch.close(), 50); }
     this.loadAbort?.abort();
     await this.engine?.dispose();
     this.engine = null;

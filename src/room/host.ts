@@ -199,7 +199,6 @@ export class RoomHost {
     const err = new DeviceLeftError(d.name, d.id, why);
     d.remote?.fail(err);
     d.loadFailed(err);
-    if (this.manual?.some((e) => e.deviceId === d.id)) this.manual = null; // the override named it: back to auto
     this.emit({ type: 'left', device: d.info(), why, detectedAt });
     this.emitDevices();
     if (redeal && (this.opts.autoRedeal ?? true)) void this.redeal().catch(() => undefined);
@@ -242,8 +241,10 @@ export class RoomHost {
     const { config } = this.opts;
     try {
       const ids = [...this.devices.keys()];
-      const entries = this.manual
-        ? validateDeal(this.manual, ids, config.numLayers)
+      // A manual deal applies while every device it names is here (a reloading guest comes back to it).
+      const manual = this.manual?.every((e) => this.devices.has(e.deviceId)) ? this.manual : null;
+      const entries = manual
+        ? validateDeal(manual, ids, config.numLayers)
         : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
           dealCost(config, this.opts.format, this.opts.ctx));
       this.deal = entries;
@@ -329,7 +330,7 @@ export class RoomHost {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
-    for (const d of this.devices.values()) { d.channel?.trySend({ kind: 'bye', reason: 'the host closed the room' }); const ch = d.channel; setTimeout(() => ch?.close(), 50); }
+    for (const d of this.devices.values()) { d.channel?.sendNow({ kind: 'bye', reason: 'the host closed the room' }); const ch = d.channel; setTimeout(() => ch?.close(), 50); }
     await this.roomEngine?.dispose();
     await this.hostEngine?.dispose();
   }

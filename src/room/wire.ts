@@ -121,6 +121,7 @@ export class FrameChannel {
   sentBytes = 0;
   receivedBytes = 0;
   private nextFrameNo = 0;
+  private pending = 0;                   // frames queued or being sent
   private queue: Promise<void> = Promise.resolve();
   private readonly reassembler = new Reassembler();
   private closed = false;
@@ -153,6 +154,7 @@ export class FrameChannel {
   send(frame: Frame): Promise<void> {
     const bytes = encodeFrame(frame);
     const frameNo = this.nextFrameNo++;
+    this.pending++;
     const job = this.queue.then(async () => {
       for (const msg of chunkFrame(bytes, frameNo)) {
         if (!this.isOpen()) throw new ProtocolError(`cannot send "${frame.kind}": the connection is closed`);
@@ -162,8 +164,22 @@ export class FrameChannel {
         this.sentBytes += msg.length;
       }
     });
-    this.queue = job.catch(() => undefined);
+    this.queue = job.catch(() => undefined).finally(() => { this.pending--; });
     return job;
+  }
+
+  /**
+   * Send synchronously when nothing is queued (a goodbye on `pagehide`, where queued promise jobs may
+   * never run); otherwise queue it. Never throws.
+   */
+  sendNow(frame: Frame): void {
+    if (this.pending === 0 && this.isOpen()) {
+      try {
+        for (const msg of chunkFrame(encodeFrame(frame), this.nextFrameNo++)) { this.link.send(msg); this.sentBytes += msg.length; }
+      } catch { /* the link is going away anyway */ }
+      return;
+    }
+    this.trySend(frame);
   }
 
   /** Best effort, for goodbyes and error replies: never rejects. */

@@ -1,0 +1,142 @@
+// The browser API of rooms, for the UI and the harness:
+//   const room = await createHostRoom({ model: 'https://…/Qwen3-1.7B-q4f16_1-MLC' }); room.link → invite
+//   const guest = await joinRoom(location.href);  // on the other device
+// The host object (RoomHost) carries the device list, events, remove, re-deal, manual deal and generate.
+import type { DataConnection } from 'peerjs';
+import { readModelConfig } from '../model/config.ts';
+import { loadWeights as loadModelWeights } from '../model/load-weights.ts';
+import { ReferenceEngine } from '../model/reference/reference-engine.ts';
+import { resolveModelSource } from '../model/sources/resolve.ts';
+import type { ModelConfig, ModelSource } from '../model/types.ts';
+import { measureCapabilities } from './capabilities.ts';
+import { RoomGuest, type EngineFactory, type LoadWeightsFn } from './guest.ts';
+import { RoomHost, type HostOptions } from './host.ts';
+import { peerjsLink } from './peerjs-link.ts';
+import {
+  defaultSignaling, guestPeerId, hostPeerId, inviteLink, newDeviceId, newRoomId, openPeer, parseInvite, peerPrefix,
+  type SignalingConfig,
+} from './signaling.ts';
+import { IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
+import { JoinError } from './errors.ts';
+
+export type EngineKind = 'webgpu' | 'reference';
+
+/** The engine for a device's share: our WebGPU kernels, or the CPU reference (no WebGPU, or tests). */
+export function engineFactory(kind: EngineKind): EngineFactory {
+  if (kind === 'reference') return async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
+  return async (weights, { ctx }) => {
+    const { createWebGPUEngine } = await import('../gpu/create-engine.ts');
+    return createWebGPUEngine(weights, { ctx });
+  };
+}
+
+export const defaultEngineKind = (): EngineKind => (globalThis.navigator?.gpu ? 'webgpu' : 'reference');
+
+interface DeviceOptions {
+  name?: string;
+  engine?: EngineKind;
+  memoryBudgetBytes?: number;  // the user's choice; default from navigator.deviceMemory
+  speed?: number;              // fixed instead of measured (tests)
+  signaling?: Partial<SignalingConfig>;
+  store?: ByteStore;           // default IndexedDB
+  loadWeights?: LoadWeightsFn;
+}
+
+export interface HostRoomOptions extends DeviceOptions {
+  /** A model URL (guests read it by Range too) or a ModelSource such as a local folder (guests read via the host). */
+  model: string | ModelSource;
+  ctx?: number;                // default 2048
+  roomId?: string;
+  host?: Partial<Pick<HostOptions, 'heartbeatMs' | 'lossTimeoutMs' | 'microChunk' | 'prefillChunk' | 'autoRedeal'>>;
+}
+
+export interface HostRoom {
+  roomId: string;
+  link: string;
+  host: RoomHost;
+  config: ModelConfig;
+  close(): Promise<void>;
+}
+
+function signalingOf(o: DeviceOptions): SignalingConfig {
+  return { ...defaultSignaling(), ...o.signaling };
+}
+
+export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
+  const roomId = opts.roomId ?? newRoomId();
+  const modelUrl = typeof opts.model === 'string' ? new URL(opts.model, location.href).href : '';
+  const source = typeof opts.model === 'string' ? await resolveModelSource(modelUrl) : opts.model;
+  const { config, file } = await readModelConfig(source);
+  const engine = opts.engine ?? defaultEngineKind();
+  const caps = await measureCapabilities({ engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  const host = new RoomHost({
+    roomId, name: opts.name ?? 'Host', caps, config, format: file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
+    source, modelUrl, modelKey: modelUrl || source.label, ctx: opts.ctx ?? 2048,
+    loadWeights: opts.loadWeights ?? ((s, r) => loadModelWeights(s, r)), createEngine: engineFactory(engine),
+    store: opts.store ?? new IndexedDbByteStore(), ...opts.host,
+  });
+  const sig = signalingOf(opts);
+  const peer = await openPeer(hostPeerId(roomId), sig);
+  peer.on('connection', (conn: DataConnection) => {
+    if (!conn.peer.startsWith(peerPrefix(roomId)) || conn.serialization !== 'raw') { conn.close(); return; }
+    conn.on('open', () => host.acceptLink(peerjsLink(conn)));
+  });
+  // The server relays its disconnect events: a closed tab is known in milliseconds, not 15 s.
+  const events = new EventSource(`${sig.secure ? 'https' : 'http'}://${sig.host}:${sig.port}/room-events/${roomId}`);
+  events.addEventListener('disconnect', (e) => {
+    const peerId = (e as MessageEvent<string>).data;
+    if (peerId.startsWith(peerPrefix(roomId))) host.signalingDisconnect(peerId.slice(peerPrefix(roomId).length));
+  });
+  const onHide = () => { void host.close(); peer.destroy(); };
+  addEventListener('pagehide', onHide);
+  void host.redeal().catch(() => undefined); // the host alone first: ready to generate at once
+  return {
+    roomId, link: inviteLink(roomId), host, config,
+    async close() { removeEventListener('pagehide', onHide); events.close(); await host.close(); peer.destroy(); },
+  };
+}
+
+export interface JoinOptions extends DeviceOptions {
+  /** Where the device id is kept so a reload rejoins as the same device (default sessionStorage). */
+  storage?: Storage;
+}
+
+export interface GuestRoom {
+  roomId: string;
+  deviceId: string;
+  guest: RoomGuest;
+  leave(): Promise<void>;
+}
+
+/** Join the room of an invite link (or bare id). Resolves once connected to the host. */
+export async function joinRoom(linkOrId: string, opts: JoinOptions = {}): Promise<GuestRoom> {
+  const roomId = parseInvite(linkOrId);
+  const storage = opts.storage ?? sessionStorage;
+  const key = `pooled.device.${roomId}`;
+  const deviceId = storage.getItem(key) ?? newDeviceId();
+  storage.setItem(key, deviceId);
+  const engine = opts.engine ?? defaultEngineKind();
+  const caps = await measureCapabilities({ engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  const guest = new RoomGuest({
+    roomId, deviceId, name: opts.name ?? `Device ${deviceId.slice(0, 4)}`, caps,
+    loadWeights: opts.loadWeights ?? ((s, r) => loadModelWeights(s, r)), createEngine: engineFactory(engine),
+    store: opts.store ?? new IndexedDbByteStore(), resolveSource: (model) => resolveModelSource(model),
+  });
+  const peer = await openPeer(guestPeerId(roomId, deviceId), signalingOf(opts));
+  const conn = peer.connect(hostPeerId(roomId), { reliable: true, serialization: 'raw' });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new JoinError(`room ${roomId.slice(0, 8)}…: the host did not answer in 15 s`)), 15_000);
+    conn.on('open', () => { clearTimeout(timer); resolve(); });
+    peer.on('error', (e: Error & { type?: string }) => {
+      clearTimeout(timer);
+      reject(new JoinError(e.type === 'peer-unavailable' ? `room ${roomId.slice(0, 8)}… is not open (its host is gone)` : `joining failed: ${e.message}`));
+    });
+  });
+  guest.attach(peerjsLink(conn));
+  const onHide = () => { void guest.leave('the page was closed'); peer.destroy(); };
+  addEventListener('pagehide', onHide);
+  return {
+    roomId, deviceId, guest,
+    async leave() { removeEventListener('pagehide', onHide); await guest.leave('left the room'); peer.destroy(); },
+  };
+}
