@@ -1,0 +1,118 @@
+// Runs one parsed call for the loop: approval ("ask first" edits), the no-repeat rules, hints, and the
+// framing of the result as data. Returns what the conversation records and what stuck detection needs.
+import type { AgentEvent } from './events.ts';
+import type { CallRecord } from './conversation.ts';
+import { describeCall } from './conversation.ts';
+import type { HintBudget, HintKind } from './hints.ts';
+import { hintFor } from './hints.ts';
+import type { StepCall } from './stuck.ts';
+import type { PageReport, ToolOutcome } from './tool-types.ts';
+import type { ToolRegistry } from './tools/registry.ts';
+import { frameToolResult } from './tools/clip.ts';
+
+export interface ParsedCall { name: string; arguments: Record<string, unknown> }
+
+export interface ApprovalRequest { step: number; call: number; name: string; arguments: Record<string, unknown> }
+
+/** What one request remembers about its calls, for the repeat rules. */
+export class CallMemory {
+  changes = 0;                 // bumped on every change to the project's files
+  private readOnly = new Map<string, { text: string; changes: number }>();
+  private writes = new Map<string, { step: number; error: string | null }>();
+
+  /** A read-only call repeated with nothing changed and the same result: a repeat. */
+  sameReadResult(key: string, text: string): boolean {
+    const prev = this.readOnly.get(key);
+    const same = prev !== undefined && prev.changes === this.changes && prev.text === text;
+    this.readOnly.set(key, { text, changes: this.changes });
+    return same;
+  }
+  previousWrite(key: string): { step: number; error: string | null } | undefined {
+    return this.writes.get(key);
+  }
+  /** error: the first line of its error, null when it succeeded. */
+  rememberWrite(key: string, step: number, error: string | null): void {
+    this.writes.set(key, { step, error });
+  }
+}
+
+export interface CallEnv {
+  tools: ToolRegistry;
+  hints: HintBudget;
+  memory: CallMemory;
+  askFirst: boolean;
+  approve: (request: ApprovalRequest) => Promise<boolean>;
+  emit: (event: AgentEvent) => void;
+  signal?: AbortSignal;
+}
+
+export interface CallRun { record: CallRecord; stall: StepCall; page?: PageReport }
+
+const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
+
+/** Canonical key of a call: name + arguments with sorted keys. */
+export function callKey(call: ParsedCall): string {
+  const sorted = Object.keys(call.arguments).sort().map((k) => [k, call.arguments[k]]);
+  return `${call.name} ${JSON.stringify(sorted)}`;
+}
+
+export async function runCall(call: ParsedCall, step: number, id: number, env: CallEnv): Promise<CallRun> {
+  const key = callKey(call);
+  const label = describeCall(call);
+  const tool = env.tools.get(call.name);
+  const finish = (outcome: ToolOutcome, stalled: boolean, extra: { hint?: HintKind | null; skipped?: 'repeat'; why?: string } = {}): CallRun => {
+    const body = outcome.ok ? outcome.text : `Error: ${outcome.error}${outcome.text ? '\n' + outcome.text : ''}`;
+    const hint = extra.hint ? env.hints.take(extra.hint) : null;
+    const content = frameToolResult(hint ? `${body}\n${hint}` : body);
+    const changed = outcome.ok && outcome.changed === true;
+    if (changed) env.memory.changes++;
+    const record: CallRecord = { name: call.name, arguments: call.arguments, ok: outcome.ok, changed, content };
+    if (outcome.page) record.port = outcome.page.port;
+    const event: AgentEvent = { type: 'result', step, call: id, name: call.name, ok: outcome.ok, text: content, changed };
+    if (extra.skipped) event.skipped = extra.skipped;
+    env.emit(event);
+    const error = extra.why ?? (outcome.ok ? 'the same result again' : outcome.error.split('\n')[0]!);
+    const run: CallRun = { record, stall: { key, label, stalled, error } };
+    if (outcome.page) run.page = outcome.page;
+    return run;
+  };
+
+  if (!tool) {
+    const names = env.tools.schemas().map((s) => s.name).join(', ');
+    return finish({ ok: false, error: `unknown tool ${JSON.stringify(call.name)}; the tools are: ${names}` }, true, { hint: 'call-format' });
+  }
+  const previous = WRITE_TOOLS.has(call.name) ? env.memory.previousWrite(key) : undefined;
+  if (previous) {
+    const text = `not run again: this exact ${call.name} already ran at step ${previous.step}` +
+      `${previous.error === null ? '' : ` and failed: ${previous.error}`}. Serve the app to check it, fix something else, or finish.`;
+    return finish({ ok: true, changed: false, text }, true, { skipped: 'repeat', why: previous.error ?? `it already ran at step ${previous.step}` });
+  }
+  if (env.askFirst && WRITE_TOOLS.has(call.name)) {
+    env.emit({ type: 'approval', step, call: id, state: 'waiting' });
+    const approved = await env.approve({ step, call: id, name: call.name, arguments: call.arguments });
+    env.emit({ type: 'approval', step, call: id, state: approved ? 'approved' : 'rejected' });
+    if (!approved) {
+      return finish({ ok: false, error: `the user rejected this ${call.name}; the file was not changed. Ask or try another way.` }, false);
+    }
+  }
+
+  let outcome: ToolOutcome;
+  try {
+    outcome = await tool.run(call.arguments, env.signal ? { signal: env.signal } : {});
+  } catch (e) {
+    outcome = { ok: false, error: `${call.name} failed: ${(e as Error)?.message ?? String(e)}` };
+  }
+  if (WRITE_TOOLS.has(call.name)) env.memory.rememberWrite(key, step, outcome.ok ? null : outcome.error.split('\n')[0]!);
+  if (call.name === 'serve' && outcome.ok && !outcome.page) outcome = { ...outcome, page: pageFromText(outcome.text) };
+  if (!outcome.ok) return finish(outcome, true, { hint: hintFor(call.name, outcome.error) });
+  const repeat = tool.readOnly && env.memory.sameReadResult(key, outcome.text);
+  const pageErrors = outcome.page?.errors.length ?? 0;
+  return finish(outcome, repeat, { hint: pageErrors > 1 ? 'one-error' : null });
+}
+
+/** For a serve tool that does not fill `page`: the port named in its text and its error lines. */
+export function pageFromText(text: string): PageReport {
+  const port = Number(/:(\d{2,5})\b/.exec(text)?.[1] ?? 5173);
+  const errors = text.split('\n').map((l) => l.trim()).filter((l) => /\b(error|exception|uncaught|failed|404)\b/i.test(l));
+  return { port, errors };
+}

@@ -1,0 +1,115 @@
+// Fitting the conversation into its budget (seed 002, "Context and compaction"). Past the budget it is
+// shortened to 60% of it, cheapest first:
+//   1. tool results older than the last 2 steps and over 200 characters become one-line stubs;
+//   2. earlier finished requests fold into one line each ([earlier: wrote …; edited …; served :5173])
+//      plus their answer;
+//   3. the oldest earlier requests are dropped;
+//   4. if it still does not fit the budget, the request ends with reason `context`.
+// The current request is only ever stubbed. The opening (system prompt + tools) is never touched, so
+// the pinned checkpoint after it stays valid and only the tokens after it are computed again.
+import type { CallRecord, Conversation, Segment } from './conversation.ts';
+
+export const STUB_MIN_CHARS = 200;
+export const KEEP_RECENT_STEPS = 2;
+
+export type CompactionStage = 'stubs' | 'fold' | 'drop';
+
+export interface CompactionReport {
+  before: number;              // prompt tokens before
+  after: number;               // prompt tokens after
+  stages: CompactionStage[];   // the stages that changed something
+  fits: boolean;               // after <= budget
+}
+
+/** The timeline note for a compaction. */
+export function compactionNote(report: CompactionReport): string {
+  return `older steps shortened to fit the context (${report.before} → ${report.after} tokens)`;
+}
+
+/** "[earlier: wrote index.html, game.js; edited game.js; served :5173]" from a request's calls. */
+export function foldLine(calls: CallRecord[]): string {
+  const wrote = new Set<string>();
+  const edited = new Set<string>();
+  const served = new Set<string>();
+  for (const c of calls) {
+    if (!c.ok) continue;
+    const path = typeof c.arguments.path === 'string' ? c.arguments.path : '';
+    if (c.name === 'write_file' && c.changed) wrote.add(path);
+    else if (c.name === 'edit_file' && c.changed) edited.add(path);
+    else if (c.name === 'serve') served.add(`:${c.port ?? 5173}`);
+  }
+  const parts: string[] = [];
+  if (wrote.size) parts.push(`wrote ${[...wrote].join(', ')}`);
+  if (edited.size) parts.push(`edited ${[...edited].join(', ')}`);
+  if (served.size) parts.push(`served ${[...served].join(', ')}`);
+  return `[earlier: ${parts.length ? parts.join('; ') : 'no files changed'}]`;
+}
+
+const REQUEST_CHARS = 200;
+
+/** Shortens `conv` in place when its prompt is over budget. Returns null when nothing was needed. */
+export function compact(conv: Conversation, currentRequest: number, budget: number, target: number): CompactionReport | null {
+  const before = conv.promptLength();
+  if (before <= budget) return null;
+  const stages: CompactionStage[] = [];
+  const done = () => conv.promptLength() <= target;
+
+  // 1. Stubs: all results segments but the last KEEP_RECENT_STEPS, oldest first.
+  const resultIdx = conv.segments.flatMap((s, i) => (s.kind === 'results' ? [i] : []));
+  for (const i of resultIdx.slice(0, Math.max(0, resultIdx.length - KEEP_RECENT_STEPS))) {
+    if (done()) break;
+    const seg = conv.segments[i] as Extract<Segment, { kind: 'results' }>;
+    let changed = false;
+    for (const call of seg.calls) {
+      if (!call.stubbed && call.content.length > STUB_MIN_CHARS) {
+        call.stubbed = true;
+        changed = true;
+      }
+    }
+    if (changed) {
+      conv.rerenderResults(i);
+      if (!stages.includes('stubs')) stages.push('stubs');
+    }
+  }
+
+  // 2. Fold earlier requests, oldest first.
+  for (const request of earlierRequests(conv, currentRequest)) {
+    if (done()) break;
+    const [from, to] = requestRange(conv, request);
+    const range = conv.segments.slice(from, to);
+    if (range.some((s) => s.kind === 'fold')) continue;
+    const calls = range.flatMap((s) => (s.kind === 'results' ? s.calls : []));
+    const user = range.find((s) => s.kind === 'user');
+    const answer = [...range].reverse().find((s) => s.kind === 'assistant' && s.final);
+    const ask = user?.kind === 'user' ? clipLine(user.content) : '';
+    conv.fold(request, from, to, ask ? `${ask}\n${foldLine(calls)}` : foldLine(calls), answer);
+    if (!stages.includes('fold')) stages.push('fold');
+  }
+
+  // 3. Drop the oldest earlier requests.
+  for (const request of earlierRequests(conv, currentRequest)) {
+    if (done()) break;
+    const [from, to] = requestRange(conv, request);
+    conv.removeRange(from, to);
+    if (!stages.includes('drop')) stages.push('drop');
+  }
+
+  const after = conv.promptLength();
+  return { before, after, stages, fits: after <= budget };
+}
+
+function earlierRequests(conv: Conversation, current: number): number[] {
+  return [...new Set(conv.segments.map((s) => s.request))].filter((r) => r < current).sort((a, b) => a - b);
+}
+
+function requestRange(conv: Conversation, request: number): [number, number] {
+  const from = conv.segments.findIndex((s) => s.request === request);
+  let to = from;
+  while (to < conv.segments.length && conv.segments[to]!.request === request) to++;
+  return [from, to];
+}
+
+function clipLine(text: string): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > REQUEST_CHARS ? one.slice(0, REQUEST_CHARS - 1) + '…' : one;
+}

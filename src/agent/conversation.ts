@@ -1,0 +1,121 @@
+// The agent's conversation as exact token segments. The prompt for a step is
+//   opening ++ segment tokens ... ++ generation prompt
+// Assistant segments hold the tokens the model sampled (never re-encoded), so each step's prompt starts
+// with the previous prompt plus the previous answer: the engine's KV cache covers all of it.
+import type { Backend } from './backend.ts';
+import type { ResultForTurn, TurnRenderer } from './turns.ts';
+
+/** One tool call as the conversation remembers it (for stubs, folds and the session). */
+export interface CallRecord {
+  name: string;
+  arguments: Record<string, unknown>;
+  ok: boolean;
+  changed: boolean;
+  /** The result text the model saw (already framed and clipped). */
+  content: string;
+  /** Replaced by a one-line stub by compaction. */
+  stubbed?: boolean;
+  port?: number;               // serve: the preview port
+}
+
+export type Segment =
+  | { kind: 'user'; request: number; text: string; tokens: number[]; content: string }
+  | { kind: 'assistant'; request: number; step: number; text: string; tokens: number[]; content: string; final: boolean }
+  | { kind: 'results'; request: number; step: number; text: string; tokens: number[]; calls: CallRecord[] }
+  | { kind: 'note'; request: number; text: string; tokens: number[]; content: string }
+  | { kind: 'fold'; request: number; text: string; tokens: number[]; content: string };
+
+/** The stub that replaces an old tool result: "(output of read_file game.js dropped; run it again if needed)". */
+export function stubFor(call: CallRecord): string {
+  return `(output of ${describeCall(call)} dropped; run it again if needed)`;
+}
+
+/** "read_file game.js", "search \"score\" src", "list_dir" — a call in a few words. */
+export function describeCall(call: { name: string; arguments: Record<string, unknown> }): string {
+  const a = call.arguments;
+  const parts: string[] = [call.name];
+  if (typeof a.pattern === 'string') parts.push(JSON.stringify(a.pattern.length > 40 ? a.pattern.slice(0, 40) + '…' : a.pattern));
+  if (typeof a.path === 'string' && a.path !== '') parts.push(a.path);
+  if (typeof a.code === 'string') parts.push(`(${a.code.length} chars of code)`);
+  return parts.join(' ');
+}
+
+export class Conversation {
+  readonly segments: Segment[] = [];
+  readonly openingTokens: number[];
+  readonly generationTokens: number[];
+  private readonly closeTokens: number[];
+
+  constructor(private readonly backend: Backend, readonly turns: TurnRenderer, restored?: Segment[]) {
+    this.openingTokens = backend.encode(turns.opening);
+    this.generationTokens = backend.encode(turns.generationPrompt);
+    this.closeTokens = backend.encode(turns.assistantClose);
+    if (restored) this.segments.push(...restored);
+  }
+
+  /** Where the pinned checkpoint sits: right after the system prompt + tools. */
+  get pinAt(): number {
+    return this.openingTokens.length;
+  }
+
+  /** The whole prompt for the next answer. */
+  prompt(): number[] {
+    const out = [...this.openingTokens];
+    for (const s of this.segments) for (const t of s.tokens) out.push(t);
+    for (const t of this.generationTokens) out.push(t);
+    return out;
+  }
+
+  promptLength(): number {
+    return this.openingTokens.length + this.segments.reduce((n, s) => n + s.tokens.length, 0) + this.generationTokens.length;
+  }
+
+  promptText(): string {
+    return this.turns.opening + this.segments.map((s) => s.text).join('') + this.turns.generationPrompt;
+  }
+
+  addUser(request: number, content: string): void {
+    const text = this.turns.userTurn(content);
+    this.segments.push({ kind: 'user', request, text, tokens: this.backend.encode(text), content });
+  }
+
+  addNote(request: number, content: string): void {
+    const text = this.turns.userTurn(content);
+    this.segments.push({ kind: 'note', request, text, tokens: this.backend.encode(text), content });
+  }
+
+  /** The model's answer with the exact tokens it sampled. */
+  addAnswer(request: number, step: number, sampled: number[], content: string, final: boolean): void {
+    const tokens = [...this.generationTokens, ...sampled, ...this.closeTokens];
+    this.segments.push({ kind: 'assistant', request, step, tokens, text: this.backend.decode(tokens), content, final });
+  }
+
+  addResults(request: number, step: number, calls: CallRecord[]): void {
+    const text = this.turns.resultsTurn(calls.map(resultForTurn));
+    this.segments.push({ kind: 'results', request, step, calls, text, tokens: this.backend.encode(text) });
+  }
+
+  /** Re-renders a results segment after some of its calls were stubbed. */
+  rerenderResults(index: number): void {
+    const s = this.segments[index];
+    if (s?.kind !== 'results') return;
+    s.text = this.turns.resultsTurn(s.calls.map(resultForTurn));
+    s.tokens = this.backend.encode(s.text);
+  }
+
+  /** Replaces segments [from, to) with one folded user turn + (optionally) the request's exact answer. */
+  fold(request: number, from: number, to: number, line: string, answer: Segment | undefined): void {
+    const text = this.turns.userTurn(line);
+    const folded: Segment[] = [{ kind: 'fold', request, text, tokens: this.backend.encode(text), content: line }];
+    if (answer) folded.push(answer);
+    this.segments.splice(from, to - from, ...folded);
+  }
+
+  removeRange(from: number, to: number): void {
+    this.segments.splice(from, to - from);
+  }
+}
+
+function resultForTurn(call: CallRecord): ResultForTurn {
+  return { name: call.name, content: call.stubbed ? stubFor(call) : call.content };
+}

@@ -1,0 +1,274 @@
+// The agent loop (seed 002, "How a request runs"): the model answers, its tool calls run, the results go
+// back, repeat — until an answer has no call. Every limit and end rule is checked here, in one place:
+// done / stopped / limit (30 steps) / stuck / context / error. The conversation is exact token segments
+// (conversation.ts) behind a byte-stable opening, so the pinned checkpoint after it is always valid.
+import type { Backend, GenerateResult } from './backend.ts';
+import type { ToolFormat } from '../model/tool-format.ts';
+import type { AgentEvent, AgentListener, NoteKind } from './events.ts';
+import type { ToolRegistry } from './tools/registry.ts';
+import type { ProjectFiles } from './files/types.ts';
+import type { CallCodec } from './call-codec.ts';
+import { Conversation, type CallRecord, type Segment } from './conversation.ts';
+import { TurnRenderer } from './turns.ts';
+import { SYSTEM_PROMPT } from './system-prompt.ts';
+import { ANSWER_CAP, answerCapFor, compactionTarget, conversationBudget } from './budget.ts';
+import { compact, compactionNote } from './compaction.ts';
+import { CallMemory, runCall, type ApprovalRequest, type CallRun } from './call-runner.ts';
+import { HintBudget } from './hints.ts';
+import { CallStreaks, PageErrorStreak, type StuckVerdict } from './stuck.ts';
+import { endNote, summaryLine, type EndReason, type RequestStats } from './summary.ts';
+import { AnswerStream } from './stream.ts';
+import { Timeline, type TimelineItem } from './timeline.ts';
+import { neutralizeControlTokens } from './tools/clip.ts';
+
+export const MAX_STEPS = 30;
+export const NUDGE = 'Your answer was empty: call a tool or say you are done.';
+
+export interface AgentOptions {
+  backend: Backend;
+  tools: ToolRegistry;
+  format: ToolFormat;
+  codec: CallCodec;
+  /** When given, hand edits to these files count as changes (for the repeat rules). */
+  files?: ProjectFiles;
+  systemPrompt?: string;
+  maxSteps?: number;
+  answerCap?: number;
+  /** "Ask first": write_file / edit_file wait for approve() or decide(). */
+  askFirst?: boolean;
+  approve?: (request: ApprovalRequest) => Promise<boolean>;
+  /** A saved session (session-store.ts) to continue. */
+  restore?: RestoredState;
+}
+
+export interface RestoredState { segments: Segment[]; timeline: TimelineItem[]; requests: number; servedPorts: ServedPort[] }
+export interface ServedPort { port: number; path: string }
+
+export interface RequestOutcome {
+  reason: EndReason;
+  summary: string;
+  answer: string;
+  stats: RequestStats;
+  note: string | null;
+}
+
+export class Agent {
+  readonly conversation: Conversation;
+  readonly timeline: Timeline;
+  readonly servedPorts: ServedPort[];
+  private requestCount: number;
+  private nextCallId = 1;
+  private listeners = new Set<AgentListener>();
+  private pendingApprovals = new Map<number, (approved: boolean) => void>();
+  private readonly system: string;
+  private running = false;
+
+  constructor(private readonly opts: AgentOptions) {
+    this.system = opts.systemPrompt ?? SYSTEM_PROMPT;
+    const turns = new TurnRenderer(opts.backend, this.system, opts.tools.schemas());
+    this.conversation = new Conversation(opts.backend, turns, opts.restore?.segments);
+    this.timeline = new Timeline(opts.restore?.timeline);
+    this.requestCount = opts.restore?.requests ?? 0;
+    this.servedPorts = [...(opts.restore?.servedPorts ?? [])];
+  }
+
+  get requests(): number {
+    return this.requestCount;
+  }
+
+  subscribe(listener: AgentListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Answers a waiting "ask first" approval (when no approve callback was given). */
+  decide(call: number, approved: boolean): void {
+    this.pendingApprovals.get(call)?.(approved);
+    this.pendingApprovals.delete(call);
+  }
+
+  /** New task: forget the conversation (the files are kept). */
+  newTask(): void {
+    this.conversation.segments.splice(0);
+  }
+
+  private emit(event: AgentEvent): void {
+    this.timeline.apply(event);
+    for (const listener of [...this.listeners]) listener(event);
+  }
+
+  private note(step: number, kind: NoteKind, text: string): void {
+    this.emit({ type: 'note', step, kind, text });
+  }
+
+  private approve(request: ApprovalRequest, signal?: AbortSignal): Promise<boolean> {
+    if (this.opts.approve) return this.opts.approve(request);
+    return new Promise((resolve) => {
+      this.pendingApprovals.set(request.call, resolve);
+      signal?.addEventListener('abort', () => this.decide(request.call, false), { once: true });
+    });
+  }
+
+  async run(requestText: string, options: { signal?: AbortSignal } = {}): Promise<RequestOutcome> {
+    if (this.running) throw new Error('the agent is already running a request: stop it first');
+    this.running = true;
+    const memory = new CallMemory();
+    const offFiles = this.opts.files?.onChange(() => memory.changes++);
+    try {
+      return await this.runRequest(requestText, memory, options.signal);
+    } finally {
+      offFiles?.();
+      this.running = false;
+    }
+  }
+
+  private async runRequest(requestText: string, memory: CallMemory, signal?: AbortSignal): Promise<RequestOutcome> {
+    const { backend, tools, codec } = this.opts;
+    const request = this.requestCount++;
+    const started = performance.now();
+    const maxSteps = this.opts.maxSteps ?? MAX_STEPS;
+    const cap = this.opts.answerCap ?? ANSWER_CAP;
+    const budget = conversationBudget(backend.contextSize, cap);
+    const target = compactionTarget(backend.contextSize, cap);
+    const stats: RequestStats = { steps: 0, toolCalls: 0, generated: 0, generateSeconds: 0, devices: backend.devices, seconds: 0 };
+    const hints = new HintBudget(this.opts.format);
+    const streaks = new CallStreaks();
+    const pageErrors = new PageErrorStreak();
+    let nudged = false;
+    let cleanServeAt = -1;
+    let answer = '';
+
+    const end = (reason: EndReason, detail: { error?: string; stuck?: string } = {}): RequestOutcome => {
+      stats.seconds = (performance.now() - started) / 1000;
+      const note = endNote(reason, { ...detail, steps: stats.steps, devices: backend.devices });
+      if (note) this.note(stats.steps, 'end', note);
+      const line = summaryLine(stats, reason);
+      this.emit({ type: 'summary', request, reason, line, stats: { ...stats }, answer });
+      return { reason, summary: line, answer, stats: { ...stats }, note };
+    };
+
+    this.conversation.addUser(request, neutralizeControlTokens(requestText));
+    this.emit({ type: 'request', request, text: requestText });
+
+    for (let step = 1; step <= maxSteps; step++) {
+      if (signal?.aborted) return end('stopped');
+      const report = compact(this.conversation, request, budget, target);
+      if (report) {
+        this.note(step, 'compaction', compactionNote(report));
+        if (!report.fits) return end('context');
+      }
+      const prompt = this.conversation.prompt();
+      this.emit({ type: 'step', request, step, promptTokens: prompt.length, contextSize: backend.contextSize });
+      stats.steps = step;
+      const stream = new AnswerStream(step, this.nextCallId, (e) => this.emit(e));
+      const result: GenerateResult = await backend.generate({
+        prompt,
+        maxNewTokens: answerCapFor(prompt.length, backend.contextSize, cap),
+        stopTokens: this.stopTokens(),
+        pinAt: this.conversation.pinAt,
+        mask: codec.mask ? (soFar) => codec.mask!(soFar) : undefined,
+        signal,
+        onToken: (_id, textSoFar) => stream.update(textSoFar),
+      });
+      stats.generated += result.usage.generated;
+      stats.generateSeconds += result.seconds;
+
+      if (result.finish === 'stopped') {
+        answer = result.text;
+        this.conversation.addAnswer(request, step, result.tokens, result.text, true);
+        return end('stopped');
+      }
+      if (result.finish === 'error') return end('error', { error: result.error ?? 'the model reported an error' });
+      if (result.finish === 'cap' || result.finish === 'context') {
+        this.nextCallId += stream.startedCalls;
+        const text = cutOffNote(result, hints);
+        this.conversation.addNote(request, text);
+        this.note(step, 'cut-off', text);
+        continue;
+      }
+
+      const parsed = codec.parse(result.text);
+      answer = parsed.text;
+      this.conversation.addAnswer(request, step, result.tokens, result.text, parsed.calls.length === 0);
+      if (parsed.calls.length === 0) {
+        if (parsed.unreadable) {
+          const text = `Your tool call could not be read, so it did not run.${hintSuffix(hints.take('call-format'))}`;
+          const verdict = streaks.record(step, [{ key: '(unreadable call)', label: 'an unreadable tool call', stalled: true, error: 'could not be read' }]);
+          this.conversation.addNote(request, text);
+          this.note(step, 'format', text);
+          if (verdict.kind === 'stuck') return end('stuck', { stuck: verdict.note });
+          continue;
+        }
+        if (result.text.trim() === '') {
+          if (nudged) return end('error', { error: 'it gave two empty answers' });
+          nudged = true;
+          this.conversation.addNote(request, NUDGE);
+          this.note(step, 'nudge', NUDGE);
+          continue;
+        }
+        return end('done');
+      }
+
+      const runs: CallRun[] = [];
+      let stopped = false;
+      for (const call of parsed.calls) {
+        const id = this.nextCallId++;
+        if (signal?.aborted) { stopped = true; continue; }
+        this.emit({ type: 'call', step, call: id, name: call.name, arguments: call.arguments });
+        stats.toolCalls++;
+        const run = await runCall(call, step, id, {
+          tools, hints, memory, askFirst: this.opts.askFirst ?? false,
+          approve: (req) => this.approve(req, signal), emit: (e) => this.emit(e), signal,
+        });
+        runs.push(run);
+        if (run.record.changed) pageErrors.noteChange();
+        if (run.page) this.rememberServe(run.record, run.page.path ?? '');
+      }
+      this.conversation.addResults(request, step, runs.map((r) => r.record));
+      if (stopped || signal?.aborted) return end('stopped');
+
+      const verdicts: StuckVerdict[] = [streaks.record(step, runs.map((r) => r.stall))];
+      const changed = runs.some((r) => r.record.changed);
+      const afterCleanServe = cleanServeAt === step - 1 && !changed;
+      cleanServeAt = -1;
+      for (const r of runs) {
+        if (!r.page) continue;
+        verdicts.push(pageErrors.check(r.page.errors[0] ?? null));
+        if (r.page.errors.length === 0 && r.record.ok) cleanServeAt = step;
+      }
+      const stuck = verdicts.find((v) => v.kind === 'stuck');
+      if (stuck) return end('stuck', { stuck: stuck.note });
+      const warnings = verdicts.flatMap((v) => (v.kind === 'warn' ? [v.note] : []));
+      if (warnings.length > 0) {
+        const text = warnings.join('\n');
+        this.conversation.addNote(request, text);
+        this.note(step, 'stuck-warning', text);
+      }
+      if (afterCleanServe) return end('done');
+    }
+    return end('limit');
+  }
+
+  private stopTokens(): number[] {
+    const ids = ['<|im_end|>', '<|endoftext|>'].map((t) => this.opts.backend.encode(t)).filter((ids) => ids.length === 1);
+    return ids.map((ids) => ids[0]!);
+  }
+
+  private rememberServe(record: CallRecord, path: string): void {
+    if (record.port === undefined || !record.ok) return;
+    const existing = this.servedPorts.find((p) => p.port === record.port);
+    if (existing) existing.path = path;
+    else this.servedPorts.push({ port: record.port, path });
+  }
+}
+
+function hintSuffix(hint: string | null): string {
+  return hint ? `\n${hint}` : '';
+}
+
+/** Seed 001: a cut-off answer is not an answer; say so and ask for smaller steps. */
+function cutOffNote(result: GenerateResult, hints: HintBudget): string {
+  const where = result.finish === 'cap' ? `the answer cap of ${result.usage.generated} tokens` : 'the end of the context';
+  return `Your last answer was cut off at ${where} before it finished, so it was dropped and none of its calls ran. ` +
+    'Work in smaller steps: change files with edit_file instead of rewriting them whole.' + hintSuffix(hints.take('long-files'));
+}

@@ -1,0 +1,51 @@
+// The one-line summary that closes a request:
+//   6 steps · 11 tool calls · 2143 tok · 41.2 tok/s · 2 devices · 58.3 s
+// with the reason appended when it is not done (" · stuck").
+export type EndReason = 'done' | 'stopped' | 'limit' | 'stuck' | 'context' | 'error';
+
+export interface RequestStats {
+  steps: number;
+  toolCalls: number;
+  generated: number;           // tokens the model sampled in this request
+  generateSeconds: number;     // time spent generating them (for tok/s)
+  devices: number;
+  seconds: number;             // wall time of the request
+}
+
+const count = (n: number, one: string) => `${n} ${n === 1 ? one : one + 's'}`;
+
+export function summaryLine(stats: RequestStats, reason: EndReason): string {
+  const rate = stats.generateSeconds > 0 ? stats.generated / stats.generateSeconds : 0;
+  const parts = [
+    count(stats.steps, 'step'),
+    count(stats.toolCalls, 'tool call'),
+    `${stats.generated} tok`,
+    `${rate.toFixed(1)} tok/s`,
+    count(stats.devices, 'device'),
+    `${stats.seconds.toFixed(1)} s`,
+  ];
+  if (reason !== 'done') parts.push(reason);
+  return parts.join(' · ');
+}
+
+/** The note each end reason leaves in the timeline (seed 002's table). */
+export function endNote(reason: EndReason, detail: { steps?: number; error?: string; stuck?: string; devices?: number }): string | null {
+  switch (reason) {
+    case 'done':
+      return null;
+    case 'stopped':
+      return 'stopped: the partial answer is kept and none of its calls ran';
+    case 'limit':
+      return `stopped after ${detail.steps ?? 30} steps: send "continue", or split the task`;
+    case 'context':
+      return 'context full: start a new task (the files are kept)';
+    case 'error':
+      return `the model failed: ${detail.error ?? 'unknown error'}`;
+    case 'stuck': {
+      const split = (detail.devices ?? 1) > 1
+        ? ` The model is split over ${detail.devices} devices and may be producing bad output: try the request with the model on one device, or re-deal the layers.`
+        : ' Rephrase, fix the file by hand, or try a bigger model.';
+      return `${detail.stuck ?? 'stuck'}.${split}`;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// Turn texts in the model's own chat template, found by rendering small conversations and taking the
+// differences, so the agent never hard-codes a template. The conversation is kept as exact token
+// segments (conversation.ts): the opening (system prompt + tools), user turns, tool-result turns, and
+// assistant turns holding the very tokens the model sampled. Rendering each new turn on its own keeps the
+// prompt append-only, so the engine reuses its KV cache: step N+1 computes only the new turn.
+import type { Backend, ChatMessage } from './backend.ts';
+import type { ToolSchema } from './tool-types.ts';
+
+const IM_START = '<|im_start|>';
+const MARK = '\u2063A\u2063';
+
+/** The template did not render in the shape the agent relies on (a prefix-stable list of turns). */
+export class TemplateShapeError extends Error {
+  override name = 'TemplateShapeError';
+  constructor(detail: string) {
+    super(`the chat template does not render turns the agent can split: ${detail}`);
+  }
+}
+
+export interface ResultForTurn { name: string; content: string }
+
+export class TurnRenderer {
+  /** "<|im_start|>assistant\n<think>\n\n</think>\n\n" for Qwen3 with thinking off. */
+  readonly generationPrompt: string;
+  /** System prompt + tools, up to the first user turn. */
+  readonly opening: string;
+  /** What closes an assistant turn after its content: "<|im_end|>\n". */
+  readonly assistantClose: string;
+
+  constructor(private readonly backend: Backend, private readonly system: string, private readonly tools: ToolSchema[]) {
+    const base = this.render([{ role: 'user', content: 'a' }]);
+    const gen = base.lastIndexOf(`${IM_START}assistant`);
+    if (gen < 0) throw new TemplateShapeError('no assistant generation prompt at the end');
+    this.generationPrompt = base.slice(gen);
+    const user = base.lastIndexOf(IM_START, gen - 1);
+    if (user <= 0) throw new TemplateShapeError('no user turn after the system prompt');
+    this.opening = base.slice(0, user);
+    const withAnswer = this.render([{ role: 'user', content: 'a' }, { role: 'assistant', content: MARK }, { role: 'user', content: 'b' }]);
+    const at = withAnswer.indexOf(MARK);
+    const next = withAnswer.indexOf(IM_START, at);
+    if (at < 0 || next < 0) throw new TemplateShapeError('an assistant turn is not followed by the next turn');
+    this.assistantClose = withAnswer.slice(at + MARK.length, next);
+  }
+
+  private render(messages: ChatMessage[]): string {
+    return this.backend.render([{ role: 'system', content: this.system }, ...messages], this.tools);
+  }
+
+  /** The text of one user turn, e.g. "<|im_start|>user\nMake a game<|im_end|>\n". */
+  userTurn(content: string): string {
+    const r = this.render([{ role: 'user', content }]);
+    if (!r.startsWith(this.opening) || !r.endsWith(this.generationPrompt)) throw new TemplateShapeError('a user turn changes the opening');
+    return r.slice(this.opening.length, r.length - this.generationPrompt.length);
+  }
+
+  /** The turn(s) carrying tool results (Qwen: one user turn of <tool_response> blocks). */
+  resultsTurn(results: ResultForTurn[]): string {
+    const calls = results.map((r) => ({ name: r.name, arguments: {} }));
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: '', tool_calls: calls },
+      ...results.map((r): ChatMessage => ({ role: 'tool', name: r.name, content: r.content })),
+    ];
+    const r = this.render(messages);
+    if (!r.endsWith(this.generationPrompt)) throw new TemplateShapeError('tool results do not end at the generation prompt');
+    const body = r.slice(0, r.length - this.generationPrompt.length);
+    const assistant = body.lastIndexOf(`${IM_START}assistant`);
+    const start = body.indexOf(IM_START, assistant + 1);
+    if (assistant < 0 || start < 0) throw new TemplateShapeError('tool results do not follow the assistant turn');
+    return body.slice(start);
+  }
+
+  /** The full text of an assistant turn with the given content (for turns the agent writes itself). */
+  assistantTurn(content: string): string {
+    return this.generationPrompt + content + this.assistantClose;
+  }
+}

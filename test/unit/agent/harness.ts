@@ -1,0 +1,74 @@
+// Test harness for the agent loop: the real Qwen3 tokenizer and chat templates, the replay backend
+// (scripted replies sampled through the real grammar mask), file tools over memory, a scripted serve.
+import { readFileSync } from 'node:fs';
+import type { ToolFormat } from '../../../src/model/tool-format.ts';
+import { ChatTemplate } from '../../../src/model/chat-template.ts';
+import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.ts';
+import { ReplayBackend } from '../../../src/agent/replay-backend.ts';
+import { MemoryFiles } from '../../../src/agent/files/memory.ts';
+import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
+import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
+import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
+import { SERVE } from '../../../src/agent/tools/schemas.ts';
+import { Agent, type AgentOptions } from '../../../src/agent/loop.ts';
+import { createCallCodec } from '../../../src/agent/codec.ts';
+import type { AgentEvent } from '../../../src/agent/events.ts';
+import type { Tool, ToolOutcome } from '../../../src/agent/tool-types.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/chat-templates/${name}.jinja`, import.meta.url), 'utf8');
+
+export interface HarnessOptions extends Partial<Omit<AgentOptions, 'backend' | 'tools' | 'codec' | 'format' | 'files'>> {
+  replies: string[];
+  project?: Record<string, string>;
+  format?: ToolFormat;
+  contextSize?: number;
+  devices?: number;
+  tokenDelayMs?: number;
+  /** Scripted serve results, one per serve call: the page's first errors ([] = clean). */
+  serve?: string[][];
+}
+
+export async function harness(o: HarnessOptions) {
+  const tokenizer = await loadBundledQwen3Tokenizer();
+  const format = o.format ?? 'json';
+  const template = new ChatTemplate(fixture(format === 'json' ? 'qwen3' : 'qwen3-coder'));
+  const backend = new ReplayBackend({
+    tokenizer, template, replies: o.replies, contextSize: o.contextSize ?? 8192, devices: o.devices ?? 1, tokenDelayMs: o.tokenDelayMs ?? 0,
+  });
+  const files = new MemoryFiles(o.project ?? {});
+  const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
+  const serveResults = [...(o.serve ?? [])];
+  if (o.serve) tools.register(scriptedServe(serveResults));
+  const codec = createCallCodec({ tokenizer, format, tools: tools.schemas() });
+  const { replies: _r, project: _f, format: _fm, contextSize: _c, devices: _d, tokenDelayMs: _t, serve: _s, ...rest } = o;
+  const agent = new Agent({ backend, tools, codec, format, files, ...rest });
+  const events: AgentEvent[] = [];
+  agent.subscribe((e) => events.push(e));
+  return { agent, backend, files, tools, tokenizer, events, template, codec };
+}
+
+function scriptedServe(results: string[][]): Tool {
+  return {
+    schema: SERVE,
+    readOnly: true,
+    run: async (): Promise<ToolOutcome> => {
+      const errors = results.shift() ?? [];
+      const text = errors.length ? `served :5173 with errors:\n${errors.join('\n')}` : 'served :5173, the page loaded with no errors';
+      return { ok: true, text, page: { port: 5173, path: '', errors } };
+    },
+  };
+}
+
+/** A scripted answer calling one tool, in the JSON format the Qwen3 template teaches. */
+export function call(name: string, args: Record<string, unknown>, before = ''): string {
+  return `${before}<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+}
+
+/** The same in the XML format (Qwen3-Coder). */
+export function xmlCall(name: string, args: Record<string, string>): string {
+  const params = Object.entries(args).map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('');
+  return `<tool_call>\n<function=${name}>\n${params}</function>\n</tool_call>`;
+}
+
+export const notes = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'note' ? [`${e.kind}: ${e.text}`] : []));
+export const results = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'result' ? [e.text] : []));
