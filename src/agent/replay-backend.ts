@@ -10,6 +10,9 @@ import type { Tokenizer } from '../model/tokenizer.ts';
 import type { Backend, ChatMessage, FinishReason, GenerateRequest, GenerateResult, TokenMaskSource } from './backend.ts';
 import type { ToolSchema } from './tool-types.ts';
 
+/** How far ahead in the script a forced token may be matched (bytes skipped). */
+const SKIP_AHEAD_BYTES = 24;
+
 export interface ReplayOptions {
   tokenizer: Tokenizer;
   template: ChatTemplate;
@@ -165,32 +168,38 @@ export class ReplayBackend implements Backend {
   }
 
   /**
-   * The wanted token when allowed; else the allowed token whose bytes are the longest prefix of the
-   * script's remaining bytes; else the lowest allowed id (a constrained model's forced pick).
+   * The wanted token when allowed. Else, like a model pushed off its path: the allowed token that is the
+   * longest prefix of the script's remaining bytes; else one that matches a little further on (the
+   * script skips ahead to it, e.g. `file_path` -> `path`); else the lowest allowed id.
    */
   private choose(wanted: number, constraint: TokenConstraint | null, script: ScriptCursor): number | null {
     const bits = constraint?.bits;
     if (!bits || isAllowed(bits, wanted)) return wanted;
     const rest = script.remainingBytes();
     const all = this.tokenizer.allTokenBytes();
-    let best = -1;
-    let bestLen = 0;
-    let first = -1;
+    const allowed: number[] = [];
     for (let w = 0; w < bits.length; w++) {
       let word = bits[w];
       while (word !== 0) {
         const bit = 31 - Math.clz32(word & -word);
         word &= word - 1;
         const id = w * 32 + bit;
-        if (first < 0) first = id;
-        const b = all[id];
-        if (b && b.length > bestLen && b.length <= rest.length && isPrefix(b, rest) && !this.tokenizer.addedTokens.has(id)) {
-          best = id;
-          bestLen = b.length;
-        }
+        if (!this.tokenizer.addedTokens.has(id)) allowed.push(id);
       }
     }
-    return best >= 0 ? best : first >= 0 ? first : null;
+    for (let skip = 0; skip <= SKIP_AHEAD_BYTES && skip < rest.length; skip++) {
+      let best = -1;
+      for (const id of allowed) {
+        const b = all[id];
+        if (b.length > 0 && skip + b.length <= rest.length && (best < 0 || b.length > all[best].length) && isPrefixAt(b, rest, skip)) best = id;
+      }
+      if (best >= 0) {
+        script.skip(skip);
+        return best;
+      }
+    }
+    if (allowed.length > 0) return allowed[0];
+    return firstSet(bits);
   }
 
   private byteTokens(): Int32Array {
@@ -222,6 +231,13 @@ class ScriptCursor {
     return this.rest;
   }
 
+  /** Drop bytes the model skipped over. */
+  skip(n: number): void {
+    if (n === 0) return;
+    this.rest = this.rest.subarray(n);
+    this.pending = this.tokenize(this.rest);
+  }
+
   consumeWanted(): void {
     const id = this.pending.shift();
     if (id !== undefined) this.rest = this.rest.subarray(this.tokenizer.tokenBytes(id).length);
@@ -249,8 +265,17 @@ function isAllowed(bits: Uint32Array, id: number): boolean {
 }
 
 function isPrefix(a: Uint8Array, b: Uint8Array): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return isPrefixAt(a, b, 0);
+}
+
+function isPrefixAt(a: Uint8Array, b: Uint8Array, at: number): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[at + i]) return false;
   return true;
+}
+
+function firstSet(bits: Uint32Array): number | null {
+  for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) return w * 32 + 31 - Math.clz32(bits[w] & -bits[w]);
+  return null;
 }
 
 function commonPrefix(a: number[], b: number[]): number {

@@ -30,19 +30,15 @@ type Json = Record<string, unknown>;
 const TOKENIZER_FILE = 'tokenizer.json';
 const CONFIG_FILE = 'tokenizer_config.json';
 
-/** GPT-2 byte-level alphabet: printable bytes map to themselves, the rest to U+0100 onwards. */
-function byteLevelDecodeTable(): Map<number, number> {
-  const printable: number[] = [];
-  for (let b = 33; b <= 126; b++) printable.push(b);
-  for (let b = 161; b <= 172; b++) printable.push(b);
-  for (let b = 174; b <= 255; b++) printable.push(b);
-  const charToByte = new Map<number, number>();
-  for (const b of printable) charToByte.set(b, b);
+/** GPT-2 byte-level alphabet: printable bytes map to themselves, the rest to U+0100 onwards. Index = char code. */
+function byteLevelDecodeTable(): Int16Array {
+  const table = new Int16Array(512).fill(-1);
   let next = 0;
   for (let b = 0; b < 256; b++) {
-    if (!printable.includes(b)) charToByte.set(256 + next++, b);
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    table[printable ? b : 256 + next++] = b;
   }
-  return charToByte;
+  return table;
 }
 
 export class Tokenizer {
@@ -167,11 +163,12 @@ export class Tokenizer {
   }
 }
 
-function byteLevelBytes(entry: string, table: Map<number, number>, utf8: TextEncoder): Uint8Array {
+function byteLevelBytes(entry: string, table: Int16Array, utf8: TextEncoder): Uint8Array {
   const bytes = new Uint8Array(entry.length);
   for (let i = 0; i < entry.length; i++) {
-    const b = table.get(entry.charCodeAt(i));
-    if (b === undefined) return utf8.encode(entry); // not byte-level text (should not happen): keep as is
+    const c = entry.charCodeAt(i);
+    const b = c < table.length ? table[c] : -1;
+    if (b < 0) return utf8.encode(entry); // not byte-level text (should not happen): keep as is
     bytes[i] = b;
   }
   return bytes;

@@ -1,0 +1,89 @@
+// Grammar-constrained tool calls for one model and one set of tools. Outside a call the model samples
+// freely (next() -> null). Once it emits the <tool_call> token, every token must keep the call valid in
+// the model's format (xml-grammar.ts / json-grammar.ts) until </tool_call>; then it is free again, and a
+// second call in the same reply is held to the grammar the same way.
+import type { TokenConstraint } from '../../model/engine-types.ts';
+import type { Tokenizer } from '../../model/tokenizer.ts';
+import type { ToolFormat } from '../../model/tool-format.ts';
+import type { TokenMaskSource } from '../backend.ts';
+import type { ToolSchema } from '../tool-types.ts';
+import { LazyDfa } from './dfa.ts';
+import { jsonGrammar } from './json-grammar.ts';
+import { vocabIndexFor, type VocabIndex } from './vocab-trie.ts';
+import { xmlGrammar } from './xml-grammar.ts';
+
+export interface ToolCallGrammarOptions {
+  tokenizer: Tokenizer;
+  format: ToolFormat;
+  tools: readonly ToolSchema[];
+}
+
+/** One per (model, tools): holds the vocabulary trie and the cached masks, shared by every request. */
+export class ToolCallGrammar {
+  readonly format: ToolFormat;
+  readonly vocab: VocabIndex;
+  readonly dfa: LazyDfa<unknown>;
+  private readonly tokenizer: Tokenizer;
+  private readonly openId: number | undefined;
+
+  constructor(opts: ToolCallGrammarOptions) {
+    this.tokenizer = opts.tokenizer;
+    this.format = opts.format;
+    this.vocab = vocabIndexFor(opts.tokenizer);
+    this.openId = opts.tools.length > 0 ? opts.tokenizer.special.toolCall : undefined;
+    const close = opts.tokenizer.special.toolCallEnd === undefined ? 'text' : 'symbol';
+    const spec = opts.format === 'xml' ? xmlGrammar(opts.tools, close) : jsonGrammar(opts.tools, close);
+    this.dfa = new LazyDfa(spec as never, this.vocab);
+  }
+
+  /** For GenerateRequest.mask: a source that follows the reply from the tokens already generated. */
+  readonly factory = (generatedSoFar: number[]): TokenMaskSource => this.source(generatedSoFar);
+
+  source(generatedSoFar: readonly number[] = []): ToolCallMaskSource {
+    const src = new ToolCallMaskSource(this.dfa, this.tokenizer, this.openId, this.format === 'json');
+    for (const id of generatedSoFar) src.accept(id);
+    return src;
+  }
+}
+
+export class ToolCallMaskSource implements TokenMaskSource {
+  private state = -1;            // DFA state inside a call; -1 = outside
+  /** A token the grammar did not allow was accepted (the sampler ignored the mask): constraints stop. */
+  broken = false;
+  /** Calls closed so far in this reply. */
+  callsClosed = 0;
+
+  constructor(
+    private readonly dfa: LazyDfa<unknown>,
+    private readonly tokenizer: Tokenizer,
+    private readonly openId: number | undefined,
+    private readonly greedy: boolean,
+  ) {}
+
+  get inCall(): boolean {
+    return this.state >= 0;
+  }
+
+  next(): TokenConstraint | null {
+    if (this.state < 0) return null;
+    return this.greedy ? { bits: this.dfa.mask(this.state), greedy: true } : { bits: this.dfa.mask(this.state) };
+  }
+
+  accept(tokenId: number): void {
+    if (this.broken) return;
+    if (this.state < 0) {
+      if (tokenId === this.openId) this.state = this.dfa.start;
+      return;
+    }
+    const next = this.dfa.stepToken(this.state, tokenId, this.tokenizer.tokenBytes(tokenId));
+    if (next < 0) {
+      this.broken = true;
+      this.state = -1;
+    } else if (this.dfa.isDone(next)) {
+      this.state = -1;
+      this.callsClosed++;
+    } else {
+      this.state = next;
+    }
+  }
+}

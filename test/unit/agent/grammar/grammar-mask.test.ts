@@ -1,0 +1,207 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEAD, LazyDfa } from '../../../../src/agent/grammar/dfa.ts';
+import { jsonGrammar } from '../../../../src/agent/grammar/json-grammar.ts';
+import { ToolCallGrammar } from '../../../../src/agent/grammar/tool-call-mask.ts';
+import { BYTE_CLASS, buildVocabIndex, vocabIndexFor } from '../../../../src/agent/grammar/vocab-trie.ts';
+import { xmlGrammar } from '../../../../src/agent/grammar/xml-grammar.ts';
+import { BUILTIN_TOOL_SCHEMAS, READ_FILE, WRITE_FILE } from '../../../../src/agent/tools/schemas.ts';
+import { loadBundledQwen3Tokenizer } from '../../../../src/model/bundled-tokenizer.ts';
+import { renderToolCall, type ToolFormat } from '../../../../src/model/tool-format.ts';
+import type { Tokenizer } from '../../../../src/model/tokenizer.ts';
+
+let tok: Tokenizer;
+beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); });
+
+const enc = new TextEncoder();
+const allowed = (bits: Uint32Array, id: number) => ((bits[id >>> 5] >>> (id & 31)) & 1) === 1;
+
+/** Feeds text bytes to a DFA state. */
+function walk(dfa: LazyDfa<unknown>, state: number, text: string): number {
+  let s = state;
+  for (const b of enc.encode(text)) { if (s < 0) break; s = dfa.step(s, b); }
+  return s;
+}
+
+/** The mask by brute force: walk every token of the vocabulary from `state`. */
+function bruteMask(dfa: LazyDfa<unknown>, state: number, bytes: readonly Uint8Array[]): Uint32Array {
+  const bits = new Uint32Array(Math.ceil(bytes.length / 32));
+  for (let id = 0; id < bytes.length; id++) {
+    if (bytes[id].length === 0) continue;
+    if (dfa.stepToken(state, id, bytes[id]) >= 0) bits[id >>> 5] |= 1 << (id & 31);
+  }
+  return bits;
+}
+
+const CALLS = [
+  { name: 'write_file', arguments: { path: 'game.js', content: 'const a = "x";\nif (a < 2) { go(); }\n</div>\n\n  // done' } },
+  { name: 'read_file', arguments: { path: 'index.html', start_line: 3 } },
+];
+
+describe('vocabulary trie', () => {
+  it('lists every non-added token once, and each node covers exactly the tokens under its prefix', () => {
+    const v = vocabIndexFor(tok);
+    const bytes = tok.allTokenBytes();
+    expect(v.sortedIds.length).toBe(tok.vocabSize - tok.addedTokens.size);
+    expect(new Set(v.sortedIds).size).toBe(v.sortedIds.length);
+    const latin = (b: Uint8Array) => String.fromCharCode(...b);
+    const path: number[] = [];
+    for (let i = 0; i < v.nodeCount; i++) {
+      path.length = v.depth[i] - 1;
+      path.push(v.byte[i]);
+      if (i % 4999 !== 0) continue;
+      const prefix = String.fromCharCode(...path);
+      let classes = 0;
+      for (let p = v.tokStart[i]; p < v.tokEnd[i]; p++) {
+        const t = latin(bytes[v.sortedIds[p]]);
+        expect(t.startsWith(prefix)).toBe(true);
+        expect(t === prefix).toBe(p < v.tokStart[i] + v.tokHere[i]);
+        for (let k = prefix.length; k < t.length; k++) classes |= BYTE_CLASS[t.charCodeAt(k)];
+      }
+      expect(v.below[i]).toBe(classes);
+      if (v.tokStart[i] > 0) expect(latin(bytes[v.sortedIds[v.tokStart[i] - 1]]).startsWith(prefix)).toBe(false);
+      if (v.tokEnd[i] < v.sortedIds.length) expect(latin(bytes[v.sortedIds[v.tokEnd[i]]]).startsWith(prefix)).toBe(false);
+    }
+  });
+});
+
+describe.each(['xml', 'json'] as ToolFormat[])('%s tool-call grammar on the real vocabulary', (format) => {
+  it('every mask equals the brute-force walk of all 151,669 tokens', () => {
+    const grammar = new ToolCallGrammar({ tokenizer: tok, format, tools: BUILTIN_TOOL_SCHEMAS });
+    const ids = tok.encode(CALLS.map((c) => renderToolCall(format, c)).join('\n'));
+    const bytes = tok.allTokenBytes();
+    const src = grammar.source();
+    const checked = new Set<string>();
+    for (const id of ids) {
+      const c = src.next();
+      if (c?.bits) {
+        expect(c.greedy === true).toBe(format === 'json');
+        const key = String((src as unknown as { state: number }).state);
+        if (!checked.has(key) && checked.size < 14) {
+          checked.add(key);
+          expect(c.bits).toEqual(bruteMask(grammar.dfa, Number(key), bytes));
+        }
+        expect(allowed(c.bits, id)).toBe(true);
+      }
+      src.accept(id);
+    }
+    expect(checked.size).toBeGreaterThan(8);
+    expect(src.broken).toBe(false);
+    expect(src.callsClosed).toBe(2);
+    expect(src.next()).toBeNull(); // free again after </tool_call>
+  });
+
+  it('forbids an undeclared tool name and special tokens inside the call', () => {
+    const grammar = new ToolCallGrammar({ tokenizer: tok, format, tools: BUILTIN_TOOL_SCHEMAS });
+    const open = grammar.dfa.start;
+    const lead = format === 'xml' ? '\n<function=' : '\n{"name": "';
+    expect(walk(grammar.dfa, open, `${lead}read_file`)).toBeGreaterThanOrEqual(0);
+    expect(walk(grammar.dfa, open, `${lead}delete_file`)).toBe(DEAD);
+    const inName = walk(grammar.dfa, open, `${lead}read`);
+    const bits = grammar.dfa.mask(inName);
+    expect(allowed(bits, tok.special.imEnd)).toBe(false);
+    expect(allowed(bits, tok.special.toolCallEnd!)).toBe(false);
+    expect(allowed(bits, tok.encode('_file')[0])).toBe(true);
+  });
+});
+
+describe('XML grammar rules', () => {
+  const dfa = () => new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: [READ_FILE, WRITE_FILE] }).dfa;
+
+  it('allows </function> only once the required parameters are present, and no parameter twice', () => {
+    const d = dfa();
+    const afterPath = walk(d, d.start, '\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n');
+    expect(afterPath).toBeGreaterThanOrEqual(0);
+    expect(walk(d, afterPath, '</function>')).toBe(DEAD);
+    expect(walk(d, afterPath, '<parameter=path>')).toBe(DEAD);
+    expect(walk(d, afterPath, '<parameter=colour>')).toBe(DEAD);
+    const bits = d.mask(afterPath);
+    expect(allowed(bits, tok.tokenToId('</')!)).toBe(false);
+    expect(allowed(bits, tok.tokenToId('<')!)).toBe(true);
+    const afterContent = walk(d, afterPath, '<parameter=content>\nhi\n</parameter>\n');
+    expect(allowed(d.mask(afterContent), tok.tokenToId('</')!)).toBe(true);
+    const close = walk(d, afterContent, '</function>\n');
+    expect(d.mask(close).reduce((n, w) => n + popcount(w), 0)).toBe(1); // only the </tool_call> token
+    expect(allowed(d.mask(close), tok.special.toolCallEnd!)).toBe(true);
+    expect(d.isDone(d.stepToken(close, tok.special.toolCallEnd!, new Uint8Array()))).toBe(true);
+  });
+
+  it('lets a value hold any text, "</parameter" without its newline, and tags of other kinds', () => {
+    const d = dfa();
+    const value = walk(d, d.start, '\n<function=write_file>\n<parameter=content>\n');
+    const inside = walk(d, value, '<div>\n</div>\n</parameter \n</param>\n</function>\n<|im_end|> ☃');
+    expect(inside).toBeGreaterThanOrEqual(0);
+    expect(allowed(d.mask(inside), tok.special.imEnd)).toBe(false);
+    expect(allowed(d.mask(inside), tok.tokenToId('Ċ</')!)).toBe(true);
+  });
+});
+
+describe('tokens that span grammar boundaries', () => {
+  it('a synthetic vocabulary: ">\\n<parameter=" and "path>\\nindex" in one token each', () => {
+    const words = ['\n', '<', '>', '>\n', '>\n<parameter=', 'path', 'path>\nindex', 'content', '.html', '\n</parameter>\n</function>\n', '\n</parameter>\n<', 'x', '<function=', 'read_file', 'write_file>\n<parameter=path'];
+    const bytes = words.map((w) => enc.encode(w));
+    const closeId = bytes.length;
+    bytes.push(enc.encode('</tool_call>'));
+    const v = buildVocabIndex(bytes, [{ id: closeId, content: '</tool_call>' }]);
+    const d = new LazyDfa(xmlGrammar([READ_FILE, WRITE_FILE], 'symbol') as never, v) as LazyDfa<unknown>;
+    const ids = (bits: Uint32Array) => words.map((_, i) => i).filter((i) => allowed(bits, i)).map((i) => words[i]);
+    const afterName = walk(d, d.start, '\n<function=write_file');
+    expect(ids(d.mask(afterName))).toEqual(['>', '>\n', '>\n<parameter=']);
+    const readOpen = walk(d, d.start, '\n<function=read_file>\n<parameter=');
+    expect(ids(d.mask(readOpen))).toEqual(['path', 'path>\nindex']);
+    const inValue = walk(d, readOpen, 'path>\nindex');
+    expect(ids(d.mask(inValue))).toEqual(['\n', '<', '>', '>\n', '>\n<parameter=', 'path', 'path>\nindex', 'content', '.html', '\n</parameter>\n</function>\n', '\n</parameter>\n<', 'x', '<function=', 'read_file', 'write_file>\n<parameter=path']);
+    expect(allowed(d.mask(inValue), closeId)).toBe(false);
+    const start = walk(d, d.start, '\n<function=');
+    expect(ids(d.mask(start))).toEqual(['read_file', 'write_file>\n<parameter=path']); // name, '>', '\n', tag in one
+  });
+
+  it('the real tokenizer\'s encoding of a call (with ">\\n" and "\\n</" tokens) passes the grammar', () => {
+    const ids = tok.encode(renderToolCall('xml', { name: 'read_file', arguments: { path: 'index.html' } }));
+    const texts = ids.map((id) => tok.decode([id]));
+    expect(texts.some((t) => t.length > 1 && t.startsWith('>') && t.includes('\n'))).toBe(true);
+    const src = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: BUILTIN_TOOL_SCHEMAS }).source();
+    for (const id of ids) {
+      const c = src.next();
+      if (c?.bits) expect(allowed(c.bits, id)).toBe(true);
+      src.accept(id);
+    }
+    expect(src.callsClosed).toBe(1);
+  });
+});
+
+describe('JSON grammar rules', () => {
+  it('holds only the name; arguments must be a well-nested object of valid strings', () => {
+    const g = jsonGrammar([READ_FILE], 'symbol');
+    const d = new LazyDfa(g as never, vocabIndexFor(tok)) as LazyDfa<unknown>;
+    const head = walk(d, d.start, '\n{"name": "read_file", "arguments": ');
+    expect(head).toBeGreaterThanOrEqual(0);
+    const full = walk(d, head, '{"anything": [1, {"y": "a\\"b\\\\"}], "n": null}}\n');
+    expect(full).toBeGreaterThanOrEqual(0);
+    expect(d.isDone(d.stepToken(full, tok.special.toolCallEnd!, new Uint8Array()))).toBe(true);
+    expect(walk(d, head, '[1]')).toBe(DEAD);
+    expect(walk(d, head, '{"a": "line\nbreak"}')).toBe(DEAD);
+    expect(walk(d, head, '{"a": "\\q"}')).toBe(DEAD);
+    expect(walk(d, head, '{"a": [1}')).toBe(DEAD);
+    expect(walk(d, d.start, '\n{"name": "write_file"')).toBe(DEAD);
+  });
+});
+
+describe('mask source', () => {
+  it('is free outside calls, follows tokens already generated, and stops constraining when the sampler ignored it', () => {
+    const g = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: BUILTIN_TOOL_SCHEMAS });
+    const src = g.factory(tok.encode('Let me look.\n<tool_call>'));
+    expect(src.next()?.bits).toBeInstanceOf(Uint32Array);
+    expect(g.factory(tok.encode('Just text')).next()).toBeNull();
+    const s2 = g.source(tok.encode('<tool_call>\n<function=nope'));
+    expect(s2.broken).toBe(true);
+    expect(s2.next()).toBeNull();
+    const noTools = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: [] });
+    expect(noTools.source(tok.encode('<tool_call>')).next()).toBeNull();
+  });
+});
+
+function popcount(w: number): number {
+  let n = 0;
+  while (w) { w &= w - 1; n++; }
+  return n;
+}
