@@ -78,6 +78,7 @@ export function compact(conv: Conversation, currentRequest: number, budget: numb
     const [from, to] = requestRange(conv, request);
     const range = conv.segments.slice(from, to);
     if (range.some((s) => s.kind === 'fold')) continue;
+    if (!range.some((s) => s.kind === 'results')) continue; // no steps to fold: already one turn + answer
     const calls = range.flatMap((s) => (s.kind === 'results' ? s.calls : []));
     const user = range.find((s) => s.kind === 'user');
     const answer = [...range].reverse().find((s) => s.kind === 'assistant' && s.final);
