@@ -103,6 +103,7 @@ export class Agent {
 
   private approve(request: ApprovalRequest, signal?: AbortSignal): Promise<boolean> {
     if (this.opts.approve) return this.opts.approve(request);
+    if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       this.pendingApprovals.set(request.call, resolve);
       signal?.addEventListener('abort', () => this.decide(request.call, false), { once: true });
