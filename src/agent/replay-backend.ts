@@ -139,7 +139,7 @@ export class ReplayBackend implements Backend {
       if (chosen === null) return finish('error', tokens.slice(0, -1), computed, reused, 'the grammar allows no token at this point');
       source?.accept(chosen);
       if (chosen === wanted) script.consumeWanted();
-      else script.consumeSubstitute(this.tokenizer.tokenBytes(chosen));
+      else if (!this.tokenizer.addedTokens.has(wanted)) script.consumeSubstitute(this.tokenizer.tokenBytes(chosen));
       if (req.stopTokens.includes(chosen)) return finish('stop', tokens, computed, reused);
       tokens.push(chosen);
       req.onToken?.(chosen, this.tokenizer.decode(tokens));
@@ -169,8 +169,8 @@ export class ReplayBackend implements Backend {
 
   /**
    * The wanted token when allowed. Else, like a model pushed off its path: the allowed token that is the
-   * longest prefix of the script's remaining bytes; else one that matches a little further on (the
-   * script skips ahead to it, e.g. `file_path` -> `path`); else the lowest allowed id.
+   * longest prefix of the script's remaining bytes; else one that matches a little further on inside the
+   * same name (the script skips ahead to it, e.g. `file_path` -> `path`); else the lowest allowed id.
    */
   private choose(wanted: number, constraint: TokenConstraint | null, script: ScriptCursor): number | null {
     const bits = constraint?.bits;
@@ -184,14 +184,18 @@ export class ReplayBackend implements Backend {
         const bit = 31 - Math.clz32(word & -word);
         word &= word - 1;
         const id = w * 32 + bit;
-        if (!this.tokenizer.addedTokens.has(id)) allowed.push(id);
+        if (id < all.length && !this.tokenizer.addedTokens.has(id)) allowed.push(id);
       }
     }
-    for (let skip = 0; skip <= SKIP_AHEAD_BYTES && skip < rest.length; skip++) {
+    // A wanted added token (</tool_call>, <|im_end|>) is one symbol: its text is not there to be spelt.
+    const spell = !this.tokenizer.addedTokens.has(wanted);
+    for (let skip = 0; spell && skip <= SKIP_AHEAD_BYTES && skip < rest.length; skip++) {
+      if (skip > 0 && !isWordByte(rest[skip - 1])) break;  // skip ahead only within a misspelt name
+      const minLength = skip === 0 ? 1 : 2;
       let best = -1;
       for (const id of allowed) {
         const b = all[id];
-        if (b.length > 0 && skip + b.length <= rest.length && (best < 0 || b.length > all[best].length) && isPrefixAt(b, rest, skip)) best = id;
+        if (b.length >= minLength && skip + b.length <= rest.length && (best < 0 || b.length > all[best].length) && isPrefixAt(b, rest, skip)) best = id;
       }
       if (best >= 0) {
         script.skip(skip);
@@ -271,6 +275,11 @@ function isPrefix(a: Uint8Array, b: Uint8Array): boolean {
 function isPrefixAt(a: Uint8Array, b: Uint8Array, at: number): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[at + i]) return false;
   return true;
+}
+
+/** Letters, digits, '_' and '-': the bytes of a tool or parameter name. */
+function isWordByte(b: number): boolean {
+  return (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x5f || b === 0x2d;
 }
 
 function firstSet(bits: Uint32Array): number | null {
