@@ -132,19 +132,26 @@ export class Generator {
       return finish('error', { error: e as Error });              // bad arguments: the cache is untouched
     }
     this.busy = true;
+    let inEngines = false;                          // true while engines may be changing their caches
+    const engines = async <T>(work: () => Promise<T>): Promise<T> => {
+      inEngines = true;
+      const result = await work();
+      inEngines = false;
+      return result;
+    };
     try {
       if (prompt.length >= this.ctx) return finish('context');
       const stopTokens = new Set(opts.stopTokens ?? []);
 
       // 1. Reuse: truncate to the best reusable prefix, then compute the rest in chunks.
-      const reuse = await this.restorePrefix(prompt);
+      const reuse = await engines(() => this.restorePrefix(prompt));
       stats.promptReused = reuse;
       if (opts.pinAt !== undefined && this.ckpt > 0 && opts.pinAt <= reuse) this.pinned = opts.pinAt;
       let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
       for (let at = reuse; at < prompt.length;) {
         if (opts.signal?.aborted) return finish('stopped');
         const end = this.chunkEnd(at, prompt.length, opts.pinAt);
-        hidden = await this.forward(prompt.slice(at, end), at);
+        hidden = await engines(() => this.forward(prompt.slice(at, end), at));
         stats.promptComputed += end - at;
         if (opts.pinAt === end && this.ckpt > 0) this.pinned = end;
         at = end;
@@ -167,12 +174,13 @@ export class Generator {
         if (ids.length >= opts.maxNewTokens) return finish('cap');
         if (prompt.length + ids.length >= this.ctx) return finish('context');
         if (opts.signal?.aborted) return finish('stopped');
-        hidden = await this.forward([id], position);
+        hidden = await engines(() => this.forward([id], position));
         decodeSteps++;
       }
     } catch (e) {
-      // An engine failed part-way: which K/V it holds is unknown, so start from an empty cache.
-      await this.resetAfterFailure();
+      // An engine failed part-way: which K/V it holds is unknown, so start from an empty cache. Failures
+      // between engine calls (sampling, the caller's callbacks) leave the cache consistent and kept.
+      if (inEngines) await this.resetAfterFailure();
       return finish('error', { error: e instanceof Error ? e : new Error(String(e)) });
     } finally {
       this.busy = false;

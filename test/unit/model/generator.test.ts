@@ -228,6 +228,17 @@ describe('Generator: finish reasons', () => {
     expect((await g.generate(prompt, greedy(3))).ids).toEqual(await handLoop(prompt, 3));
   });
 
+  it('a failure outside the engines (a constraint allowing nothing) keeps the cache for the next prompt', async () => {
+    const g = fresh();
+    const r = await g.generate(prompt, greedy(5, { constraint: (so) => (so.length === 2 ? { bits: new Uint32Array(4) } : null) }));
+    expect(r.finish).toBe('error');
+    expect(r.error?.name).toBe('SamplingError');
+    expect(r.ids.length).toBe(2);
+    expect(g.cachedTokens).toEqual([...prompt, ...r.ids]);
+    const next = await g.generate([...prompt, ...r.ids, 4], greedy(2));
+    expect(next.stats.promptReused).toBe(prompt.length + 2);
+  });
+
   it('bad arguments are an error result naming the problem; the cache is untouched', async () => {
     const g = fresh();
     await g.generate(prompt, greedy(2));
