@@ -25,7 +25,7 @@ export interface GuestOptions {
   store: ByteStore;
   /** Model URL from an assign → ModelSource (resolveModelSource in the app). */
   resolveSource: (model: string) => Promise<ModelSource>;
-  /** No frame from the host for this long = host lost (default 4 s). */
+  /** No frame from the host for this long: a `host-silent` event (default 4 s). */
   hostTimeoutMs?: number;
 }
 
@@ -37,6 +37,7 @@ export type GuestEvent =
   | { type: 'frame-error'; error: Error }
   | { type: 'error'; error: Error }
   | { type: 'removed'; reason: string }
+  | { type: 'host-silent'; ms: number }
   | { type: 'host-lost'; why: string };
 
 export class RoomGuest {
@@ -74,9 +75,18 @@ export class RoomGuest {
     this.lastHeard = performance.now();
     const timeout = this.opts.hostTimeoutMs ?? 4000;
     clearInterval(this.watchdog);
+    const every = Math.min(1000, timeout / 2);
+    let lastTick = performance.now();
+    let silent = false;
     this.watchdog = setInterval(() => {
-      if (this.channel === ch && performance.now() - this.lastHeard > timeout) this.hostGone(`no frame from the host for ${timeout} ms`);
-    }, Math.min(1000, timeout / 2));
+      const now = performance.now();
+      if (now - lastTick > 2 * every) this.lastHeard = Math.max(this.lastHeard, now - every); // we were blocked, not the host
+      lastTick = now;
+      // Silence is reported, not acted on: a host busy loading its share (or a blocked tab) comes back,
+      // and a host that is really gone closes the channel (or the signaling server drops it).
+      if (this.channel === ch && !silent && now - this.lastHeard > timeout) { silent = true; this.emit({ type: 'host-silent', ms: now - this.lastHeard }); }
+      if (now - this.lastHeard <= timeout) silent = false;
+    }, every);
     const { roomId, deviceId, name, caps } = this.opts;
     ch.trySend({ kind: 'hello', protocol: PROTOCOL_VERSION, roomId, deviceId, name, caps });
     this.emit({ type: 'connected' });

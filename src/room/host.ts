@@ -72,6 +72,7 @@ export class RoomHost {
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly listeners = new Set<(e: HostEvent) => void>();
   private closed = false;
+  private lastTick = performance.now();
 
   constructor(readonly opts: HostOptions) {
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
@@ -167,9 +168,17 @@ export class RoomHost {
   private heartbeat(): void {
     const now = performance.now();
     const timeout = this.opts.lossTimeoutMs ?? 1500;
+    const interval = this.opts.heartbeatMs ?? 500;
+    const stalled = now - this.lastTick > 2 * interval;
+    this.lastTick = now;
     for (const d of this.devices.values()) {
       if (!d.channel) continue;
-      if (now - d.lastSeen > timeout) { this.lose(d, `no answer for ${Math.round(now - d.lastSeen)} ms`); continue; }
+      // This page itself was blocked (a long synchronous load or CPU forward): answers may be queued
+      // behind us, so silence proves nothing. Give every device a fresh window instead of blaming it.
+      if (stalled) d.lastSeen = Math.max(d.lastSeen, now - interval);
+      // Only a device that should be answering is judged by silence: one still loading may be busy
+      // decoding its weights (a closed tab is still caught by its goodbye, channel state and the server).
+      if (d.status === 'ready' && now - d.lastSeen > timeout) { this.lose(d, `no answer for ${Math.round(now - d.lastSeen)} ms`); continue; }
       d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt: now });
     }
   }
@@ -265,7 +274,8 @@ export class RoomHost {
       if (epoch !== this.epoch) return;
       const stages: LayerEngine[] = [];
       for (const e of entries.filter((x) => x.range[1] > x.range[0])) {
-        const d = this.devices.get(e.deviceId)!;
+        const d = this.devices.get(e.deviceId);
+        if (!d) throw new DeviceLeftError(e.deviceId, e.deviceId, 'left during the deal');
         if (d.id === HOST_ID) { stages.push(this.hostEngine!); continue; }
         d.remote = new RemoteLayerEngine(e.range, { id: d.id, name: d.name }, epoch, config.hiddenSize, (f) => d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone')));
         stages.push(d.remote);

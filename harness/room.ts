@@ -1,0 +1,131 @@
+// Room harness: one page per device. The e2e tests and bench/room.bench.ts drive it through window.__room
+// (page.evaluate on strings). Roles: host, guest, fuzz (see room.html).
+import { Peer, type DataConnection } from 'peerjs';
+import { Generator } from '../src/model/generator.ts';
+import { loadWeights } from '../src/model/load-weights.ts';
+import { resolveModelSource } from '../src/model/sources/resolve.ts';
+import { createHostRoom, engineFactory, joinRoom, type EngineKind } from '../src/room/api.ts';
+import type { DealEntry } from '../src/room/deal.ts';
+import { fuzzMessages, sampleFrames } from '../src/room/fuzz.ts';
+import { defaultSignaling, hostPeerId, peerPrefix } from '../src/room/signaling.ts';
+import { encodeFrame, decodeFrame } from '../src/room/protocol.ts';
+import { chunkFrame, Reassembler } from '../src/room/wire.ts';
+
+const params = new URLSearchParams(location.search);
+const engine = (params.get('engine') ?? 'reference') as EngineKind;
+const speed = params.has('speed') ? Number(params.get('speed')) : undefined;
+const logEl = document.getElementById('log')!;
+const events: Record<string, unknown>[] = [];
+function log(type: string, data: Record<string, unknown> = {}): void {
+  const e = { type, t: performance.now(), ...data };
+  events.push(e);
+  logEl.textContent += `${(e.t / 1000).toFixed(2)}s ${type} ${JSON.stringify(data)}\n`;
+}
+const w = window as unknown as { __room: Record<string, unknown> };
+
+async function host(): Promise<void> {
+  document.getElementById('role')!.textContent = 'host';
+  const model = params.get('model')!;
+  const ctx = Number(params.get('ctx') ?? 256);
+  const room = await createHostRoom({
+    model, engine, ctx, speed, name: 'Host',
+    host: { microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0' },
+  });
+  room.host.on((e) => {
+    if (e.type === 'devices') return;
+    if (e.type === 'left') log('left', { id: e.device.id, name: e.device.name, why: e.why, detectedAt: e.detectedAt });
+    else if (e.type === 'joined') log('joined', { id: e.device.id, name: e.device.name });
+    else if (e.type === 'ready') log('ready', { epoch: e.epoch, deal: e.deal });
+    else log(e.type, { message: 'error' in e ? e.error.message : '', deviceId: 'deviceId' in e ? e.deviceId : null });
+  });
+  let single: Generator | null = null;
+  w.__room = {
+    roomId: room.roomId, link: room.link, events,
+    devices: () => room.host.deviceList(),
+    deal: (entries: DealEntry[] | null) => room.host.setManualDeal(entries),
+    redeal: () => room.host.redeal(),
+    whenReady: () => room.host.whenReady(),
+    remove: (id: string) => room.host.remove(id),
+    setMicroChunk: (m: number) => { room.host.engine!.microChunk = m; },
+    async generate(prompt: number[], n: number) {
+      const t0 = performance.now();
+      const r = await room.host.generate(prompt, { maxNewTokens: n });
+      return { ids: r.ids, finish: r.finish, note: r.note ?? null, error: r.error?.message ?? null, stats: r.stats, endedAt: performance.now(), ms: performance.now() - t0 };
+    },
+    /** The same model on this device alone (same engine kind): the tokens every split must equal. */
+    async single(prompt: number[], n: number) {
+      if (!single) {
+        const source = await resolveModelSource(new URL(model, location.href).href);
+        const weights = await loadWeights(source, { layers: [0, room.config.numLayers], embedding: true, head: true });
+        single = new Generator([await engineFactory(engine)(weights, { ctx, range: [0, room.config.numLayers] })], { ctx });
+      }
+      const r = await single.generate(prompt, { maxNewTokens: n });
+      return { ids: r.ids, finish: r.finish, error: r.error?.message ?? null, stats: r.stats };
+    },
+  };
+  log('hosting', { roomId: room.roomId, link: room.link });
+}
+
+async function guest(): Promise<void> {
+  document.getElementById('role')!.textContent = 'guest';
+  const g = await joinRoom(location.href, { engine, speed, name: params.get('name') ?? undefined });
+  g.guest.on((e) => {
+    if (e.type === 'progress') return;
+    log(e.type, { ...('range' in e ? { range: e.range } : {}), ...('error' in e ? { message: e.error.message } : {}), ...('why' in e ? { why: e.why } : {}), ...('networkBytes' in e ? { networkBytes: e.networkBytes, cacheBytes: e.cacheBytes } : {}) });
+  });
+  w.__room = {
+    deviceId: g.deviceId, events,
+    state: () => ({ epoch: g.guest.currentEpoch, range: g.guest.assignedRange, stats: { ...g.guest.stats } }),
+    /** Feed hostile wire messages into this guest exactly where the host's messages arrive. */
+    async inject(seed: number, count: number) {
+      const ch = g.guest.frameChannel!;
+      const before = g.guest.stats.badFrames;
+      // Not `bye`: a valid goodbye from the host means "you were removed", which a guest must obey.
+      const msgs = fuzzMessages(seed, count, sampleFrames().filter((f) => f.kind !== 'bye'));
+      for (let i = 0; i < msgs.length; i++) {
+        ch.receive(msgs[i]!);
+        if (i % 50 === 49) await new Promise((r) => setTimeout(r, 0)); // as messages arrive: heartbeats interleave
+      }
+      return { bad: g.guest.stats.badFrames - before };
+    },
+    leave: () => g.leave(),
+  };
+  log('joined', { deviceId: g.deviceId });
+}
+
+/** A raw peer in the room that sends hostile frames to the host and collects what the host answers. */
+async function fuzz(): Promise<void> {
+  document.getElementById('role')!.textContent = 'fuzz';
+  const roomId = params.get('room')!;
+  const sig = defaultSignaling();
+  const peer = new Peer(`${peerPrefix(roomId)}fuzz${Math.floor(Math.random() * 1e9)}`, { host: sig.host, port: sig.port, path: sig.path, secure: sig.secure, config: { iceServers: [] } });
+  await new Promise((r) => peer.once('open', r));
+  const conn: DataConnection = peer.connect(hostPeerId(roomId), { reliable: true, serialization: 'raw' });
+  await new Promise((r) => conn.on('open', () => r(undefined)));
+  const answers: string[] = [];
+  const reasm = new Reassembler();
+  conn.on('data', (d) => {
+    try { const b = reasm.push(new Uint8Array(d as ArrayBuffer)); if (b) { const f = decodeFrame(b); answers.push(f.kind === 'error' ? `error:${f.code}:${f.message}` : f.kind); } } catch (e) { answers.push(`undecodable:${(e as Error).message}`); }
+  });
+  w.__room = {
+    answers,
+    async fuzz(seed: number, count: number) {
+      const msgs = fuzzMessages(seed, count);
+      for (let i = 0; i < msgs.length; i++) {
+        conn.dataChannel.send(msgs[i]! as Uint8Array<ArrayBuffer>);
+        if (i % 100 === 99) await new Promise((r) => setTimeout(r, 10)); // let the host breathe; no busy loop
+      }
+      // A valid frame after the storm: the host must still answer (a heartbeat reply).
+      conn.dataChannel.send(chunkFrame(encodeFrame({ kind: 'heartbeat', reply: false, sentAt: 1 }), 0)[0]! as Uint8Array<ArrayBuffer>);
+      return msgs.length;
+    },
+    open: () => conn.open,
+  };
+  log('fuzzer connected');
+}
+
+const role = params.get('role') ?? (params.has('room') ? 'guest' : 'host');
+(role === 'host' ? host() : role === 'fuzz' ? fuzz() : guest()).then(
+  () => log('started', { role }),
+  (e: Error) => { log('failed', { name: e.name, message: e.message }); (w.__room ??= {}).failed = `${e.name}: ${e.message}`; },
+);
