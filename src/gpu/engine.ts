@@ -8,7 +8,7 @@ import type { ModelConfig } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';
 import type { GpuLinear } from './gpu-weights.ts';
 import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
-import { encodeOps, type Op } from './ops.ts';
+import { destroyOps, encodeOps, type Op } from './ops.ts';
 import type { PipelineCache } from './pipelines.ts';
 import type { HeadState } from './head.ts';
 
@@ -209,6 +209,7 @@ export class WebGPUEngine implements LayerEngine {
       for (const b of this.stagings.values()) b.destroy();
       this.p.head?.destroy();
       this.p.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
+      destroyOps(this.p.embedOps);
       const a = this.p.act;
       [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.act, a.rope, this.p.ids].forEach((b) => b.destroy());
       a.gu?.destroy();

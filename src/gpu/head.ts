@@ -3,7 +3,7 @@
 import type { ModelConfig, TensorData } from '../model/types.ts';
 import { createBufferFrom, destroyLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
 import type { Activations } from './layers.ts';
-import { matvecOps, rmsnormOp, type Op } from './ops.ts';
+import { destroyOps, matvecOps, rmsnormOp, type Op } from './ops.ts';
 import type { PipelineCache } from './pipelines.ts';
 
 const TOPK_WG = 128;
@@ -61,6 +61,7 @@ export function createHead(
     vocab: V, logits, mask, maskWords, params, best, blocks, logitOps, argmaxOp: topkOp(1), topkOp,
     destroy() {
       [norm, logits, mask, params, best].forEach((b) => b.destroy());
+      destroyOps(logitOps);
       if (ownsHead) destroyLinear(head);
     },
   };

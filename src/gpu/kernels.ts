@@ -21,11 +21,11 @@ export interface KernelSpec {
 }
 
 export const KERNELS = {
-  embed_dense: { source: embedDense, bindings: ['uniform', 'read', 'read', 'rw'] },
-  embed_q4: { source: embedQ4, bindings: ['uniform', 'read', 'read', 'read', 'rw'] },
+  embed_dense: { source: embedDense, bindings: ['uniform', 'read', 'read', 'rw', 'uniform'] },
+  embed_q4: { source: embedQ4, bindings: ['uniform', 'read', 'read', 'read', 'rw', 'uniform'] },
   rmsnorm: { source: rmsnorm, bindings: ['uniform', 'read', 'read', 'rw'] },
-  matvec_dense: { source: matvecDense, bindings: ['uniform', 'read', 'read', 'rw'] },
-  matvec_q4: { source: matvecQ4, bindings: ['uniform', 'read', 'read', 'read', 'rw'] },
+  matvec_dense: { source: matvecDense, bindings: ['uniform', 'read', 'read', 'rw', 'uniform'] },
+  matvec_q4: { source: matvecQ4, bindings: ['uniform', 'read', 'read', 'read', 'rw', 'uniform'] },
   qk_norm_rope: { source: qkNormRope, bindings: ['uniform', 'read', 'read', 'read', 'read', 'rw', 'rw', 'rw'] },
   attention: { source: attention, bindings: ['uniform', 'read', 'read', 'read', 'rw'] },
   silu_mul: { source: siluMul, bindings: ['uniform', 'read', 'rw'] },

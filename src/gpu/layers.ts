@@ -12,7 +12,7 @@ import { ropeInvFreq } from '../model/reference/ops.ts';
 import type { LayerWeights, ModelConfig } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';
 import { destroyLinear, uploadLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
-import { matvecOps, rmsnormOp, type Op } from './ops.ts';
+import { destroyOps, matvecOps, rmsnormOp, type Op } from './ops.ts';
 import type { PipelineCache } from './pipelines.ts';
 
 /** Activation buffers shared by all layers of an engine, sized for `maxTokens` tokens per step. */
@@ -93,6 +93,7 @@ export function destroyLayer(l: GpuLayer): void {
   l.norms.forEach((b) => b.destroy());
   l.kcache.destroy();
   l.vcache.destroy();
+  destroyOps(l.ops);
 }
 
 /**

@@ -12,6 +12,20 @@ export interface Op {
   tiled: boolean;
   bindGroup: GPUBindGroup;
   grid(n: number, tile: number): [number, number, number];
+  /** Small buffers made for this op (per-chunk uniforms), destroyed with the engine. */
+  owned?: GPUBuffer[];
+}
+
+/** A small uniform of u32 words (a chunk's shape), made once at load. */
+function chunkUniform(device: GPUDevice, words: number[]): GPUBuffer {
+  const buffer = device.createBuffer({ label: 'chunk', size: 32, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+  new Uint32Array(buffer.getMappedRange()).set(words);
+  buffer.unmap();
+  return buffer;
+}
+
+export function destroyOps(ops: readonly Op[]): void {
+  for (const op of ops) op.owned?.forEach((b) => b.destroy());
 }
 
 /** Tunables of the linear kernels: decode (one token) and prefill (many). */
@@ -45,11 +59,13 @@ export function matvecOps(cache: PipelineCache, w: GpuLinear, t: MatvecTarget): 
   if (t.epilogue === 2 && w.chunks.length !== 1) throw new Error(`${w.name}: the fused silu epilogue needs one chunk`);
   return w.chunks.map((chunk) => {
     const outRows = t.epilogue === 2 ? chunk.rows / 2 : chunk.rows;
-    const consts: Consts = { K: w.cols, OUT_ROWS: outRows, OUT_STRIDE: t.outStride, ROW_OFFSET: chunk.rowStart, EPILOGUE: t.epilogue };
-    if (w.kind === 'dense') consts.WDTYPE = w.wdtype;
+    const consts: Consts = w.kind === 'dense' ? { WDTYPE: w.wdtype } : {};
     const kernel: KernelName = w.kind === 'dense' ? 'matvec_dense' : 'matvec_q4';
-    const buffers = [t.step, ...chunk.buffers, t.x, t.y];
+    // Chunk { k, out_stride, row_offset, out_rows, epilogue }
+    const uniform = chunkUniform(cache.device, [w.cols, t.outStride, chunk.rowStart, outRows, t.epilogue]);
+    const buffers = [t.step, ...chunk.buffers, t.x, t.y, uniform];
     return {
+      owned: [uniform],
       label: `${w.name}[${chunk.rowStart}:${chunk.rowStart + chunk.rows}]`,
       kernel, consts, tiled: true,
       bindGroup: cache.bind(kernel, buffers, w.name),
@@ -69,12 +85,13 @@ export function embedOps(cache: PipelineCache, e: GpuLinear, step: GPUBuffer, id
   return e.chunks.map((chunk) => {
     const dense = e.kind === 'dense';
     const kernel: KernelName = dense ? 'embed_dense' : 'embed_q4';
-    const consts: Consts = { H, ROW_START: chunk.rowStart, CHUNK_ROWS: chunk.rows, WG };
+    const consts: Consts = { H, WG };
     if (dense) consts.WDTYPE = e.wdtype;
     const perRow = dense ? Math.ceil(H / 2) : H / 8;
+    const uniform = chunkUniform(cache.device, [chunk.rowStart, chunk.rows]);
     return {
-      label: `${e.name} gather`, kernel, consts, tiled: false,
-      bindGroup: cache.bind(kernel, [step, ...chunk.buffers, ids, out]),
+      label: `${e.name} gather`, kernel, consts, tiled: false, owned: [uniform],
+      bindGroup: cache.bind(kernel, [step, ...chunk.buffers, ids, out, uniform]),
       grid: (n: number) => [Math.ceil(perRow / WG), n, 1],
     };
   });

@@ -1,0 +1,201 @@
+// Every kernel against the reference ops (src/model/reference/ops.ts) on seeded random shapes, odd
+// sizes included, on both paths: f32 (no shader-f16, as on SwiftShader and many phones) and f16.
+// Tolerances (relative to the largest reference magnitude, at least 1):
+//   gathers, copies, silu·mul inputs, top-k: exact (bit-equal);
+//   linear (F32 / F16 / BF16 / q4f16_1 weights): 2e-6 — weights decode exactly, only the f32 summation
+//     order differs from the reference's double sums;
+//   rmsnorm, q/k norm + RoPE: 2e-6; attention (online softmax over f16 K/V): 5e-6;
+//   K/V cache entries: the f16 rounding of the reference value, or its f16 neighbour when the f32
+//     value sits within an ulp of a rounding tie (counted, must be rare).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
+import { ropeTable } from '../../src/gpu/layers.ts';
+import { embedOps, matvecOps, rmsnormOp, type Op } from '../../src/gpu/ops.ts';
+import {
+  attention, embedRows, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul,
+} from '../../src/model/reference/ops.ts';
+import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } from '../../src/model/tensor-utils.ts';
+import type { Linear } from '../../src/model/types.ts';
+import { KernelHarness } from './kernel-harness.ts';
+import { randomF32, relErr, testDevice } from './helpers.ts';
+
+function denseLinear(name: string, rows: number, cols: number, dtype: 'F32' | 'F16' | 'BF16', seed: number): Linear {
+  return { kind: 'dense', rows, cols, weight: fromFloat32(name, randomF32(rows * cols, seed, 0.5), [rows, cols], dtype) };
+}
+
+function q4Linear(name: string, rows: number, cols: number, seed: number): Linear {
+  return quantizeQ4f16(name, randomF32(rows * cols, seed, 0.5), rows, cols);
+}
+
+describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
+  let device: GPUDevice;
+  let h: KernelHarness;
+  beforeAll(async () => {
+    device = await testDevice(useF16);
+    expect(device.features.has('shader-f16')).toBe(useF16);   // lavapipe has it: both paths really run
+    h = new KernelHarness(device, useF16);
+  });
+  afterAll(() => { h?.destroy(); device?.destroy(); });
+
+  const linears: [string, (seed: number) => Linear][] = [
+    ['F32 37×19', (s) => denseLinear('w', 37, 19, 'F32', s)],
+    ['F16 37×19', (s) => denseLinear('w', 37, 19, 'F16', s)],
+    ['BF16 70×33', (s) => denseLinear('w', 70, 33, 'BF16', s)],
+    ['BF16 64×128', (s) => denseLinear('w', 64, 128, 'BF16', s)],
+    ['q4f16_1 29×96', (s) => q4Linear('w', 29, 96, s)],
+    ['q4f16_1 130×64', (s) => q4Linear('w', 130, 64, s)],
+  ];
+
+  describe.each(linears)('linear %s', (_label, make) => {
+    it.each([1, 5, 11])('y = x·Wᵀ for n = %i tokens (decode tile and prefill tiles), whole and split', async (n) => {
+      const w = make(n);
+      const x = randomF32(n * w.cols, 100 + n);
+      const ref = matmul(w, x, n);
+      for (const maxBinding of [1 << 30, 256]) {
+        const g = uploadLinear(device, w, maxBinding);
+        if (maxBinding === 256) expect(g.chunks.length).toBeGreaterThan(1);
+        const xb = h.buffer(x);
+        const yb = h.buffer(n * w.rows * 4);
+        await h.run(matvecOps(h.cache, g, { step: h.step, x: xb, y: yb, outStride: w.rows, epilogue: 0 }), n);
+        expect(relErr(await h.readF32(yb, n * w.rows), ref)).toBeLessThan(2e-6);
+      }
+    });
+
+    it('residual epilogue: y += x·Wᵀ', async () => {
+      const w = make(7);
+      const n = 3;
+      const x = randomF32(n * w.cols, 7);
+      const y0 = randomF32(n * w.rows, 8);
+      const ref = matmul(w, x, n).map((v, i) => v + y0[i]!);
+      const g = uploadLinear(device, w, 1 << 30);
+      const yb = h.buffer(y0);
+      await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: 1 }), n);
+      expect(relErr(await h.readF32(yb, n * w.rows), Float32Array.from(ref))).toBeLessThan(2e-6);
+    });
+  });
+
+  it.each([['BF16', 'dense'], ['q4', 'q4']])('silu(gate)·up epilogue (%s) and the unfused silu_mul kernel agree with siluMul', async (_d, kind) => {
+    const I = 64;
+    const K = 96;
+    const n = 9;
+    const w = kind === 'q4' ? q4Linear('gu', 2 * I, K, 3) : denseLinear('gu', 2 * I, K, 'BF16', 3);
+    const x = randomF32(n * K, 4);
+    const gu = matmul(w, x, n);
+    const ref = siluMul(gu, I);
+    const g = uploadLinear(device, w, 1 << 30);
+    const out = h.buffer(n * I * 4);
+    await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: out, outStride: I, epilogue: 2 }), n);
+    expect(relErr(await h.readF32(out, n * I), ref)).toBeLessThan(2e-6);
+    // silu_mul alone on the reference gate|up values
+    const out2 = h.buffer(n * I * 4);
+    const op: Op = {
+      label: 'silu_mul', kernel: 'silu_mul', tiled: false, consts: { I, WG: 64 },
+      bindGroup: h.cache.bind('silu_mul', [h.step, h.buffer(gu), out2]), grid: (m) => [Math.ceil(I / 64), m, 1],
+    };
+    await h.run([op], n);
+    expect(relErr(await h.readF32(out2, n * I), ref)).toBeLessThan(2e-6);
+  });
+
+  it.each([['BF16', 70, 66], ['F16', 33, 9], ['F32', 22, 5], ['q4f16_1', 75, 64]] as const)(
+    'embedding gather %s [%i, %i] is exact, also split into chunks', async (dtype, V, H) => {
+      const w = dtype === 'q4f16_1' ? q4Linear('embed', V, H, 9) : denseLinear('embed', V, H, dtype, 9);
+      const ids = [0, V - 1, 5, 5, 17, V - 2, 1];
+      const ref = embedRows(w, ids);
+      for (const maxBinding of [1 << 30, 300]) {
+        const g = uploadLinear(device, w, maxBinding);
+        if (maxBinding === 300) expect(g.chunks.length).toBeGreaterThan(1);
+        const out = h.buffer(ids.length * H * 4);
+        await h.run(embedOps(h.cache, g, h.step, h.buffer(new Uint32Array(ids)), out), ids.length);
+        expect(await h.readF32(out, ids.length * H)).toEqual(ref);
+      }
+    });
+
+  it.each([[1, 64], [5, 2048], [3, 37]])('rmsnorm of %i rows of %i', async (n, H) => {
+    const x = randomF32(n * H, H, 3);
+    const wt = randomF32(H, H + 1);
+    const eps = 1e-6;
+    const out = h.buffer(n * H * 4);
+    await h.run([rmsnormOp(h.cache, h.step, h.buffer(x), h.buffer(wt), out, H, eps, 'norm')], n);
+    expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
+  });
+
+  // Prepares q/k/v at positions pos0.. and runs qk_norm_rope; returns GPU q, K/V cache and the reference.
+  async function normRope(Hq: number, Hkv: number, D: number, n: number, pos0: number, ctx: number) {
+    const eps = 1e-6;
+    const theta = 1e6;
+    const width = (Hq + 2 * Hkv) * D;
+    const qkv = randomF32(n * width, 11 + n, 2);
+    const qn = randomF32(D, 12).map((v) => 1 + 0.2 * v);
+    const kn = randomF32(D, 13).map((v) => 1 + 0.2 * v);
+    const positions = Array.from({ length: n }, (_, i) => pos0 + i);
+    const cols = (a: number, b: number): Float32Array => {
+      const out = new Float32Array(n * (b - a));
+      for (let t = 0; t < n; t++) out.set(qkv.subarray(t * width + a, t * width + b), t * (b - a));
+      return out;
+    };
+    const qRef = headRmsNorm(cols(0, Hq * D), qn, eps);
+    ropeNeox(qRef, positions, Hq, D, theta);
+    const kRef = headRmsNorm(cols(Hq * D, (Hq + Hkv) * D), kn, eps);
+    ropeNeox(kRef, positions, Hkv, D, theta);
+    const vRef = cols((Hq + Hkv) * D, width);
+    const q = h.buffer(n * Hq * D * 4);
+    const kc = h.buffer(ctx * Hkv * D * 2);
+    const vc = h.buffer(ctx * Hkv * D * 2);
+    const op: Op = {
+      label: 'qk_norm_rope', kernel: 'qk_norm_rope', tiled: false, consts: { HQ: Hq, HKV: Hkv, D, EPS: eps, WG: 64 },
+      bindGroup: h.cache.bind('qk_norm_rope', [h.step, h.buffer(qkv), h.buffer(qn), h.buffer(kn), h.buffer(ropeTable(ctx, D, theta)), q, kc, vc]),
+      grid: (m) => [Hq + 2 * Hkv, m, 1],
+    };
+    await h.run([op], n, pos0);
+    return { q, kc, vc, qRef, kRef, vRef };
+  }
+
+  function f16Cache(words: Uint32Array): Float32Array {
+    const out = new Float32Array(words.length * 2);
+    words.forEach((w, i) => { out[2 * i] = f16BitsToF32(w & 0xffff); out[2 * i + 1] = f16BitsToF32(w >>> 16); });
+    return out;
+  }
+
+  it.each([[4, 2, 16, 5, 0], [16, 8, 128, 3, 1000], [6, 3, 10, 1, 7]])(
+    'q/k RMSNorm + RoPE neox + f16 K/V write: Hq %i, Hkv %i, D %i, %i tokens at %i', async (Hq, Hkv, D, n, pos0) => {
+      const ctx = pos0 + n + 3;
+      const r = await normRope(Hq, Hkv, D, n, pos0, ctx);
+      expect(relErr(await h.readF32(r.q, n * Hq * D), r.qRef)).toBeLessThan(2e-6);
+      const kvw = Hkv * D;
+      const k = f16Cache(new Uint32Array(await h.read(r.kc, ctx * kvw * 2))).subarray(pos0 * kvw, (pos0 + n) * kvw);
+      const v = f16Cache(new Uint32Array(await h.read(r.vc, ctx * kvw * 2))).subarray(pos0 * kvw, (pos0 + n) * kvw);
+      expect(v).toEqual(r.vRef.map(roundToF16));                  // a copy: rounding must be identical
+      let offByOne = 0;
+      r.kRef.forEach((ref, i) => {
+        const want = f32ToF16Bits(ref);
+        const got = f32ToF16Bits(k[i]!);
+        if (got !== want) { expect(Math.abs(got - want)).toBe(1); offByOne++; }
+      });
+      expect(offByOne).toBeLessThanOrEqual(Math.ceil(r.kRef.length / 200));
+    });
+
+  it.each([[4, 2, 16, 1, 0], [4, 2, 16, 70, 0], [16, 8, 128, 1, 300], [16, 8, 128, 9, 60]])(
+    'causal GQA attention over the f16 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached', async (Hq, Hkv, D, n, pos0) => {
+      const ctx = pos0 + n;
+      const kvw = Hkv * D;
+      const keys = randomF32(ctx * kvw, 21, 2).map(roundToF16);
+      const values = randomF32(ctx * kvw, 22).map(roundToF16);
+      const pack = (a: Float32Array): Uint32Array => {
+        const w = new Uint32Array(a.length / 2);
+        for (let i = 0; i < w.length; i++) w[i] = (f32ToF16Bits(a[2 * i]!) | (f32ToF16Bits(a[2 * i + 1]!) << 16)) >>> 0;
+        return w;
+      };
+      const q = randomF32(n * Hq * D, 23, 3);
+      const positions = Array.from({ length: n }, (_, i) => pos0 + i);
+      const ref = attention(q, { keys, values }, positions, Hq, Hkv, D);
+      const out = h.buffer(n * Hq * D * 4);
+      const op: Op = {
+        label: 'attention', kernel: 'attention', tiled: false,
+        consts: { HQ: Hq, HKV: Hkv, D, SCALE: Math.fround(1 / Math.sqrt(D)), WG: 64 },
+        bindGroup: h.cache.bind('attention', [h.step, h.buffer(q), h.buffer(pack(keys)), h.buffer(pack(values)), out]),
+        grid: (m) => [Hq, m, 1],
+      };
+      await h.run([op], n, pos0);
+      expect(relErr(await h.readF32(out, n * Hq * D), ref)).toBeLessThan(5e-6);
+    });
+});
