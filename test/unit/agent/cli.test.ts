@@ -1,0 +1,49 @@
+// `npm run agent` (src/agent/cli.ts, run in-process): a replay script on a folder, events, summary, --json.
+import { afterAll, expect, test } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseAgentArgs, runAgentCli, AgentCliError } from '../../../src/agent/cli.ts';
+import { call, xmlCall } from './harness.ts';
+
+const dirs: string[] = [];
+afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }); });
+
+async function script(replies: string[]): Promise<{ dir: string; file: string }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'pooled-cli-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'script.jsonl');
+  await writeFile(file, replies.map((text) => JSON.stringify({ text })).join('\n') + '\n');
+  return { dir, file };
+}
+
+test('runs a replay on a folder, prints the events and the summary; --json ends with the outcome', async () => {
+  const { dir, file } = await script([call('write_file', { path: 'index.html', content: '<!doctype html>\n<h1>Hi</h1>' }), 'Done: it says Hi.']);
+  const lines: string[] = [];
+  const code = await runAgentCli(['--project', path.join(dir, 'proj'), '--replay', file, '--json', '--request', 'Make a page'], { out: (l) => lines.push(l) });
+  expect(code).toBe(0);
+  expect(await readFile(path.join(dir, 'proj', 'index.html'), 'utf8')).toBe('<!doctype html>\n<h1>Hi</h1>');
+  expect(lines[0]).toBe('> Make a page');
+  expect(lines).toContain('← created index.html (2 lines)');
+  expect(lines).toContain('  Done: it says Hi.');
+  const last = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+  expect(last).toMatchObject({ reason: 'done', steps: 2, toolCalls: 1 });
+  expect(last.summary).toBe(lines.at(-2));
+  expect(lines.at(-2)).toMatch(/^2 steps · 1 tool call · \d+ tok · [\d.]+ tok\/s · 1 device · [\d.]+ s$/);
+});
+
+test('--format xml with --ctx; a script that runs out ends with error', async () => {
+  const { dir, file } = await script([xmlCall('list_dir', {})]);
+  const lines: string[] = [];
+  await runAgentCli(['--project', dir, '--replay', file, '--format', 'xml', '--ctx', '4096', '--json'], { out: (l) => lines.push(l) });
+  expect(lines[1]).toMatch(/^· step 1 \(prompt \d+ of 4096 tokens\)$/);
+  expect(JSON.parse(lines.at(-1)!)).toMatchObject({ reason: 'error', steps: 2, toolCalls: 1 });
+});
+
+test('bad arguments are named errors with the usage', () => {
+  expect(() => parseAgentArgs(['--replay', 'x'])).toThrow(AgentCliError);
+  expect(() => parseAgentArgs(['--project', 'p'])).toThrow(/--replay FILE.jsonl is required/);
+  expect(() => parseAgentArgs(['--project', 'p', '--replay', 'r', '--format', 'yaml'])).toThrow(/--format must be xml or json/);
+  expect(() => parseAgentArgs(['--project', 'p', '--replay', 'r', '--ctx', 'big'])).toThrow(/--ctx must be a whole number/);
+  expect(parseAgentArgs(['--project', 'p', '--replay', 'r', 'Make', 'it'])).toMatchObject({ request: 'Make it', format: 'json', ctx: 8192, json: false });
+});
