@@ -72,6 +72,7 @@ export class Generator {
   /** Last prompt row's hidden state [H] at each answer checkpoint: lets the same prompt run again. */
   private answerHidden = new Map<number, Float32Array>();
   private pinned: number | undefined;
+  private pinRequest: number | undefined;  // the pin position asked for (by pin() or the last pinAt)
   private busy = false;
 
   constructor(pipeline: readonly LayerEngine[], opts: GeneratorOptions) {
@@ -95,6 +96,16 @@ export class Generator {
   /** Kept checkpoint positions: the pinned one (if any) and the answer checkpoints, ascending. */
   get checkpoints(): { pinned?: number; answers: readonly number[] } {
     return this.pinned === undefined ? { answers: this.answerCheckpoints } : { pinned: this.pinned, answers: this.answerCheckpoints };
+  }
+
+  /**
+   * Mark the pinned checkpoint (the end of the system prompt + tools). Kept for later prompts, as a
+   * `pinAt` passed to generate is; it takes effect once the cache holds that position. No effect at ckpt = 0.
+   */
+  pin(position: number): void {
+    if (!(Number.isInteger(position) && position >= 0)) throw new EngineUsageError(`pin: ${position} is not a position`);
+    this.pinRequest = position;
+    if (this.ckpt > 0 && position <= this.tokens.length) this.pinned = position;
   }
 
   /** Forget everything cached (truncates every engine to 0). */
@@ -146,14 +157,16 @@ export class Generator {
       // 1. Reuse: truncate to the best reusable prefix, then compute the rest in chunks.
       const reuse = await engines(() => this.restorePrefix(prompt));
       stats.promptReused = reuse;
-      if (opts.pinAt !== undefined && this.ckpt > 0 && opts.pinAt <= reuse) this.pinned = opts.pinAt;
+      if (opts.pinAt !== undefined) this.pinRequest = opts.pinAt;
+      const pinAt = this.pinRequest;
+      if (pinAt !== undefined && this.ckpt > 0 && pinAt <= reuse) this.pinned = pinAt;
       let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
       for (let at = reuse; at < prompt.length;) {
         if (opts.signal?.aborted) return finish('stopped');
-        const end = this.chunkEnd(at, prompt.length, opts.pinAt);
+        const end = this.chunkEnd(at, prompt.length, pinAt);
         hidden = await engines(() => this.forward(prompt.slice(at, end), at));
         stats.promptComputed += end - at;
-        if (opts.pinAt === end && this.ckpt > 0) this.pinned = end;
+        if (pinAt === end && this.ckpt > 0) this.pinned = end;
         at = end;
       }
       if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');

@@ -86,6 +86,18 @@ describe('Generator: prefix reuse and checkpoints', () => {
     expect(again.ids).toEqual((await fresh().generate(prompt, greedy(8))).ids);
   });
 
+  it('pin(position) marks the pinned checkpoint for this and later prompts, like pinAt', async () => {
+    const g = fresh();
+    await g.generate([...sys, ...user1], greedy(3));
+    expect(g.checkpoints.pinned).toBeUndefined();
+    g.pin(sys.length);
+    expect(g.checkpoints.pinned).toBe(sys.length);
+    await g.generate([...sys, ...user2], greedy(3));
+    const r = await g.generate([...sys, ...user1], greedy(3));
+    expect(r.stats.promptReused).toBe(sys.length);
+    expect(() => g.pin(-1)).toThrow(/not a position/);
+  });
+
   it('a prompt that extends the cache reuses everything cached (the live end)', async () => {
     const g = fresh();
     const p1 = [...sys, ...user1];
