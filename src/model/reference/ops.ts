@@ -170,7 +170,7 @@ export function attention(
   if (!Number.isInteger(group)) throw new RangeError(`attention: ${numHeads} heads is not a multiple of ${numKvHeads} KV heads`);
   const scale = 1 / Math.sqrt(D);
   const out = new Float32Array(positions.length * qWidth);
-  const maxPos = Math.max(...positions);
+  const maxPos = positions.reduce((m, p) => Math.max(m, p), 0);
   const scores = new Float64Array(maxPos + 1);
   const acc = new Float64Array(D);
   positions.forEach((pos, t) => {
