@@ -115,7 +115,7 @@ describe('HttpModelSource', () => {
 });
 
 function fakeFile(path: string, bytes: Uint8Array): File {
-  const f = new File([bytes], path.split('/').pop()!);
+  const f = new File([bytes as Uint8Array<ArrayBuffer>], path.split('/').pop()!);
   Object.defineProperty(f, 'webkitRelativePath', { value: path });
   return f;
 }
@@ -139,7 +139,7 @@ describe('browser folder sources', () => {
       async getFileHandle(n: string) {
         const e = entries[n];
         if (!(e instanceof Uint8Array)) throw notFound();
-        return { getFile: async () => new File([e], n) };
+        return { getFile: async () => new File([e as Uint8Array<ArrayBuffer>], n) };
       },
     }) as unknown as FileSystemDirectoryHandle;
     const root = handle('models', { 'config.json': new TextEncoder().encode('{"a":1}'), shards: handle('shards', { 'x.bin': DATA }) });
