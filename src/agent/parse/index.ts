@@ -1,0 +1,104 @@
+// Extracts tool calls from a raw model reply: the model's own format first, then the near misses open
+// models write (seed 002 "Tool call formats"). Inside <tool_call> blocks any name is kept (the loop
+// reports unknown tools); outside them only declared tools count, so prose is not mistaken for a call.
+import type { ToolFormat } from '../../model/tool-format.ts';
+import type { ToolSchema } from '../tool-types.ts';
+import { balancedEnd, callFromJson, callsFromJsonText, parseLooseJson } from './json-calls.ts';
+import { positionalCalls } from './positional.ts';
+import type { ParsedCall, ParseResult } from './types.ts';
+import { xmlCalls } from './xml-calls.ts';
+
+export type { ParsedCall, ParseResult } from './types.ts';
+
+export interface ParseOptions {
+  format: ToolFormat;
+  tools: readonly ToolSchema[];
+}
+
+interface Span { start: number; end: number; calls: ParsedCall[] }
+
+const OPEN_TAG = '<tool_call>';
+const CLOSE_TAG = '</tool_call>';
+
+export function parseToolCalls(reply: string, opts: ParseOptions): ParseResult {
+  const spans: Span[] = [...toolCallBlocks(reply, opts)];
+  let rest = blank(reply, spans);
+  const known = (c: ParsedCall) => opts.tools.some((t) => t.name === c.name);
+
+  // <function=...> / <invoke ...> without the <tool_call> wrapper.
+  for (const s of xmlSpans(rest)) if (s.calls.every(known)) spans.push(s);
+  rest = blank(reply, spans);
+  // ```tool fences (and ```json fences that hold a call of a declared tool).
+  for (const m of rest.matchAll(/```(tool_call|tool_code|tool|function|json)?[ \t]*\n([\s\S]*?)```/g)) {
+    const calls = callsFromJsonText(m[2], 'fence');
+    const usable = calls.length > 0 && (m[1] === 'tool' || m[1] === 'tool_call' || m[1] === 'tool_code' || m[1] === 'function' ? true : calls.every(known));
+    const positional = calls.length === 0 ? positionalCalls(m[2], opts.tools, true).map((p) => p.call) : [];
+    if (usable) spans.push({ start: m.index!, end: m.index! + m[0].length, calls });
+    else if (positional.length > 0) spans.push({ start: m.index!, end: m.index! + m[0].length, calls: positional });
+  }
+  rest = blank(reply, spans);
+  // Bare JSON {"name": ..., "arguments": ...} ending the reply.
+  const tail = bareJsonAtEnd(rest);
+  if (tail && known(tail.calls[0])) spans.push(tail);
+  rest = blank(reply, spans);
+  // search("foo", "src") on a line of its own.
+  for (const p of positionalCalls(rest, opts.tools, true)) spans.push({ start: p.start, end: p.end, calls: [p.call] });
+
+  spans.sort((a, b) => a.start - b.start);
+  return {
+    calls: spans.flatMap((s) => s.calls),
+    text: blank(reply, spans).replace(/\u0000+/g, '').replace(/\n{3,}/g, '\n\n').trim(),
+  };
+}
+
+/** Each <tool_call> block (closed or not) and the calls inside it, in any spelling. */
+function* toolCallBlocks(reply: string, opts: ParseOptions): Generator<Span> {
+  let at = reply.indexOf(OPEN_TAG);
+  while (at >= 0) {
+    const bodyStart = at + OPEN_TAG.length;
+    const close = reply.indexOf(CLOSE_TAG, bodyStart);
+    const nextOpen = reply.indexOf(OPEN_TAG, bodyStart);
+    let bodyEnd = close >= 0 ? close : reply.length;
+    if (nextOpen >= 0 && nextOpen < bodyEnd) bodyEnd = nextOpen;
+    const end = bodyEnd === close ? close + CLOSE_TAG.length : bodyEnd;
+    const body = reply.slice(bodyStart, bodyEnd);
+    yield { start: at, end, calls: callsInBlock(body, opts) };
+    at = nextOpen >= 0 && nextOpen >= bodyEnd ? nextOpen : -1;
+  }
+}
+
+function callsInBlock(body: string, opts: ParseOptions): ParsedCall[] {
+  const xml = () => xmlCalls(body);
+  const json = () => callsFromJsonText(body, 'json');
+  const [first, second] = opts.format === 'xml' ? [xml, json] : [json, xml];
+  const a = first();
+  if (a.length > 0) return a;
+  const b = second();
+  if (b.length > 0) return b;
+  return positionalCalls(body, opts.tools, false).map((p) => p.call);
+}
+
+function xmlSpans(text: string): Span[] {
+  return xmlCalls(text).map((call) => {
+    const start = text.indexOf(call.raw);
+    return { start, end: start + call.raw.length, calls: [call] };
+  });
+}
+
+function bareJsonAtEnd(text: string): Span | null {
+  const end = text.replace(/[\s\u0000]+$/, '').length;
+  if (end === 0 || text[end - 1] !== '}') return null;
+  for (let i = text.indexOf('{'); i >= 0 && i < end; i = text.indexOf('{', i + 1)) {
+    if (balancedEnd(text, i) !== end) continue;
+    const call = callFromJson(parseLooseJson(text.slice(i, end)), 'bare-json', text.slice(i, end));
+    if (call) return { start: i, end, calls: [call] };
+  }
+  return null;
+}
+
+/** The reply with the spans' characters replaced by NULs (keeps offsets stable between passes). */
+function blank(reply: string, spans: Span[]): string {
+  let out = reply;
+  for (const s of spans) out = out.slice(0, s.start) + '\u0000'.repeat(s.end - s.start) + out.slice(s.end);
+  return out;
+}

@@ -1,0 +1,55 @@
+// Repairs for small models (seed 002): before a call runs, fill in what its intent makes clear. A repair
+// only fills a parameter the call left out, or converts a value to the type the schema declares; it
+// never replaces a value the call gave.
+import type { ParsedCall } from './parse/types.ts';
+import type { ToolSchema } from './tool-types.ts';
+
+export interface RepairedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  /** One line per repair made, e.g. "path from file_path" (empty when none). */
+  repairs: string[];
+}
+
+const ALIASES: Record<string, string[]> = {
+  path: ['file', 'filename', 'file_path'],
+  content: ['contents', 'text', 'code'],
+};
+
+export function repairCall(call: Pick<ParsedCall, 'name' | 'arguments'>, tools: readonly ToolSchema[]): RepairedCall {
+  const args: Record<string, unknown> = { ...call.arguments };
+  const repairs: string[] = [];
+  const tool = tools.find((t) => t.name === call.name);
+  if (!tool) return { name: call.name, arguments: args, repairs };
+  const props = tool.parameters.properties;
+
+  // A missing parameter taken from a name small models use for it (only when that name is not a parameter itself).
+  for (const [param, aliases] of Object.entries(ALIASES)) {
+    if (!(param in props) || param in args) continue;
+    const alias = aliases.find((a) => a in args && !(a in props));
+    if (alias === undefined) continue;
+    args[param] = args[alias];
+    delete args[alias];
+    repairs.push(`${param} from ${alias}`);
+  }
+
+  for (const [param, schema] of Object.entries(props)) {
+    const value = args[param];
+    if (value === undefined) continue;
+    if (schema.type === 'boolean' && typeof value === 'string' && /^(true|false)$/i.test(value.trim())) {
+      args[param] = value.trim().toLowerCase() === 'true';
+      repairs.push(`${param} "${value}" as a boolean`);
+    } else if ((schema.type === 'integer' || schema.type === 'number') && typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim())) {
+      args[param] = Number(value.trim());
+      repairs.push(`${param} "${value}" as a number`);
+    } else if (schema.type === 'string' && Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+      args[param] = value.join('\n');
+      repairs.push(`${param} array joined`);
+    }
+    if (param === 'path' && typeof args.path === 'string' && /^(\.\/)+/.test(args.path)) {
+      args.path = args.path.replace(/^(\.\/)+/, '');
+      repairs.push(`path "${value}" without ./`);
+    }
+  }
+  return { name: call.name, arguments: args, repairs };
+}
