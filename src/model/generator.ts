@@ -217,7 +217,9 @@ export class Generator {
    * last prompt token is computed (its hidden state gives the first logits). Returns the tokens reused.
    */
   private async restorePrefix(prompt: readonly number[]): Promise<number> {
-    const live = Math.min(...this.pipeline.map((e) => e.kvLength()));
+    // Engines holding no layers (a host with only embedding and head) hold no K/V: they do not count.
+    const holders = this.pipeline.filter((e) => e.range[1] > e.range[0]);
+    const live = holders.length === 0 ? this.tokens.length : Math.min(...holders.map((e) => e.kvLength()));
     if (live < this.tokens.length) this.forget(live);                   // an engine lost entries: trust it
     let common = 0;
     while (common < this.tokens.length && common < prompt.length && this.tokens[common] === prompt[common]) common++;
@@ -230,7 +232,7 @@ export class Generator {
       reuse = Math.max(0, ...kept.filter((c) => c <= Math.min(common, limit)));
     }
     this.forget(reuse);
-    await Promise.all(this.pipeline.map((e) => (e.kvLength() === reuse ? undefined : e.truncate(reuse))));
+    await Promise.all(holders.map((e) => (e.kvLength() === reuse ? undefined : e.truncate(reuse))));
     return reuse;
   }
 

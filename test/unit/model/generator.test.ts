@@ -50,6 +50,19 @@ describe('Generator: one engine and pipelines', () => {
     expect(split.ids).toEqual((await fresh().generate(prompt, greedy(8))).ids);
   });
 
+  it('a host holding only embedding and head (no layers) around a device holding all layers', async () => {
+    const host = new ReferenceEngine(weightsSubset(weights, 0, 0, { embedding: true, head: true }), { ctx });
+    const device = new ReferenceEngine(weightsSubset(weights, 0, 3, {}), { ctx });
+    const hostTail = new ReferenceEngine(weightsSubset(weights, 3, 3, { head: true }), { range: [3, 3], ctx });
+    expect(host.range).toEqual([0, 0]);
+    const g = new Generator([host, device, hostTail], { ctx });
+    const p1 = [...sys, ...user1];
+    const a1 = await g.generate(p1, greedy(5));
+    expect(a1.ids).toEqual(await handLoop(p1, 5));
+    const r = await g.generate([...p1, ...a1.ids, ...user2], greedy(3));
+    expect(r.stats.promptReused).toBe(p1.length + 4);
+  });
+
   it('prefill in chunks gives the same tokens, and chunks break at the pinned position', async () => {
     const engine = new ReferenceEngine(weights, { ctx });
     const calls: number[][] = [];
