@@ -12,6 +12,11 @@ export interface ResolveOptions {
   /** Hugging Face endpoint (a mirror, or a local server in tests). */
   hfEndpoint?: string;
   fetch?: typeof fetch;
+  /**
+   * Base URL for relative paths ("/models/tiny", "./m"). In a browser it defaults to location.href, so a
+   * path names a folder on the page's own server; in Node paths are local folders unless this is set.
+   */
+  base?: string;
 }
 
 /** "Qwen/Qwen3-1.7B" or "Qwen/Qwen3-1.7B@<revision>" */
@@ -49,8 +54,9 @@ async function nodeFolder(): Promise<typeof import('./node-folder.ts')> {
 
 /**
  * Resolve a user's model spec to a ModelSource.
- * Strings: "http(s)://…" is a base URL; a path ("/…", "./…", or any existing folder in Node) is a
- * local folder; "owner/name[@rev]" is a Hugging Face model id.
+ * Strings: "http(s)://…" is a base URL; in a browser a path ("/…", "./…") is a URL on the page's
+ * server; in Node a path (or any existing folder) is a local folder; "owner/name[@rev]" is a Hugging
+ * Face model id.
  */
 export async function resolveModelSource(spec: ModelSourceSpec, opts: ResolveOptions = {}): Promise<ModelSource> {
   if (typeof spec !== 'string') {
@@ -63,6 +69,11 @@ export async function resolveModelSource(spec: ModelSourceSpec, opts: ResolveOpt
   const s = spec.trim();
   if (/^https?:\/\//i.test(s)) {
     return new HttpModelSource(s, opts.fetch ? { fetch: opts.fetch } : {});
+  }
+  const base = opts.base ?? (isNode() ? undefined : (globalThis as { location?: { href: string } }).location?.href);
+  if (base !== undefined && /^(\/|\.{1,2}\/)/.test(s)) {
+    const url = new URL(s, base).href;
+    return new HttpModelSource(url, opts.fetch ? { fetch: opts.fetch } : {});
   }
   if (isNode()) {
     const { NodeFolderSource, isFolder } = await nodeFolder();

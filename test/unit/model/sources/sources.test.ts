@@ -43,6 +43,8 @@ describe('resolveModelSource', () => {
     expect((hf as HttpModelSource).urlFor('config.json')).toBe('https://huggingface.co/Qwen/Qwen3-1.7B/resolve/refs%2Fpr%2F1/config.json');
     const url = await resolveModelSource('https://example.org/models/tiny/');
     expect((url as HttpModelSource).urlFor('config.json')).toBe('https://example.org/models/tiny/config.json');
+    const relative = await resolveModelSource('/models/tiny', { base: 'http://127.0.0.1:5173/app/index.html' });
+    expect((relative as HttpModelSource).urlFor('config.json')).toBe('http://127.0.0.1:5173/models/tiny/config.json');
     const local = await resolveModelSource(dir);
     expect(local).toBeInstanceOf(NodeFolderSource);
     await expect(resolveModelSource('/no/such/folder')).rejects.toThrow(ModelSourceError);
