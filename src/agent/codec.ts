@@ -5,6 +5,8 @@ import type { ToolFormat } from '../model/tool-format.ts';
 import type { ToolSchema } from './tool-types.ts';
 import type { CallCodec, ParsedAnswer } from './call-codec.ts';
 import { ToolCallGrammar } from './grammar/tool-call-mask.ts';
+import { parseToolCalls } from './parse/index.ts';
+import { repairCall } from './repairs.ts';
 
 export interface CodecOptions { tokenizer: Tokenizer; format: ToolFormat; tools: readonly ToolSchema[] }
 
@@ -16,25 +18,11 @@ export function createCallCodec(opts: CodecOptions): CallCodec {
   };
 }
 
-// TEMPORARY until src/agent/parse lands: the two canonical formats only.
 function parseAnswer(answer: string, opts: CodecOptions): ParsedAnswer {
-  const calls: ParsedAnswer['calls'] = [];
-  const blocks = [...answer.matchAll(/<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g)];
-  for (const [, body] of blocks) {
-    const text = body!.trim();
-    if (opts.format === 'json') {
-      try {
-        const v = JSON.parse(text) as { name: string; arguments: Record<string, unknown> };
-        calls.push({ name: v.name, arguments: v.arguments ?? {} });
-      } catch { /* unreadable */ }
-    } else {
-      const fn = /<function=([^>\n]+)>([\s\S]*?)<\/function>/.exec(text);
-      if (!fn) continue;
-      const args: Record<string, unknown> = {};
-      for (const p of fn[2]!.matchAll(/<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g)) args[p[1]!] = p[2];
-      calls.push({ name: fn[1]!, arguments: args });
-    }
-  }
-  const first = answer.indexOf('<tool_call>');
-  return { calls, text: (first >= 0 ? answer.slice(0, first) : answer).trim(), unreadable: blocks.length > 0 && calls.length === 0 };
+  const parsed = parseToolCalls(answer, { format: opts.format, tools: opts.tools });
+  const calls = parsed.calls.map((c) => {
+    const repaired = repairCall(c, opts.tools);
+    return { name: repaired.name, arguments: repaired.arguments };
+  });
+  return { calls, text: parsed.text, unreadable: calls.length === 0 && answer.includes('<tool_call>') };
 }
