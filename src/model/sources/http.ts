@@ -12,6 +12,9 @@ export interface HttpSourceOptions {
   fetch?: typeof fetch;
   /** Build the URL of a file; defaults to base + "/" + path. */
   urlFor?: (path: string) => string;
+  /** Retries after a network error, 5xx or 429 (default 2), waiting retryDelayMs × attempt (default 500). */
+  retries?: number;
+  retryDelayMs?: number;
 }
 
 export class HttpModelSource implements ModelSource {
@@ -19,6 +22,8 @@ export class HttpModelSource implements ModelSource {
   readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
   private readonly urlForPath: (path: string) => string;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
   /** Files whose server ignored Range: their whole bytes, fetched once. */
   private readonly wholeFiles = new Map<string, Promise<Uint8Array>>();
 
@@ -27,6 +32,8 @@ export class HttpModelSource implements ModelSource {
     this.label = opts.label ?? this.baseUrl;
     this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.urlForPath = opts.urlFor ?? ((path) => `${this.baseUrl}/${path.split('/').map(encodeURIComponent).join('/')}`);
+    this.retries = Math.max(0, opts.retries ?? 2);
+    this.retryDelayMs = Math.max(0, opts.retryDelayMs ?? 500);
   }
 
   urlFor(path: string): string {
@@ -90,11 +97,23 @@ export class HttpModelSource implements ModelSource {
     throw this.statusError(path, url, res);
   }
 
+  /** One request, retried on transient failures (network error, 5xx, 429); other statuses return as they are. */
   private async request(path: string, url: string, headers?: Record<string, string>, method = 'GET'): Promise<Response> {
-    try {
-      return await this.fetchImpl(url, { method, ...(headers ? { headers } : {}) });
-    } catch (e) {
-      throw new ModelSourceError(`${method} ${url} failed: ${(e as Error).message}`, { file: path, url, cause: e });
+    for (let attempt = 0; ; attempt++) {
+      let res: Response | undefined;
+      let failure: unknown;
+      try {
+        res = await this.fetchImpl(url, { method, ...(headers ? { headers } : {}) });
+      } catch (e) {
+        failure = e;
+      }
+      const transient = res === undefined || res.status >= 500 || res.status === 429;
+      if (!transient || attempt >= this.retries) {
+        if (res) return res;
+        throw new ModelSourceError(`${method} ${url} failed: ${(failure as Error).message}`, { file: path, url, cause: failure });
+      }
+      void res?.body?.cancel().catch(() => undefined);
+      await new Promise((ok) => setTimeout(ok, this.retryDelayMs * (attempt + 1)));
     }
   }
 

@@ -93,11 +93,29 @@ describe('HttpModelSource', () => {
     expect(e404.message).toBe(`missing.json: not found: HTTP 404 Not Found for ${server.url}/missing.json`);
     const e403 = await src.readRange('secret.bin', 0, 8).catch((e: unknown) => e) as ModelSourceError;
     expect(e403.message).toBe(`secret.bin: access denied (gated or private?): HTTP 403 Forbidden for ${server.url}/secret.bin`);
-    await expect(src.exists('broken.bin')).rejects.toThrow(/HTTP 500 Internal Server Error for http:\/\/127\.0\.0\.1:\d+\/broken\.bin/);
+    const before = server.requests.length;
+    await expect(new HttpModelSource(server.url, { retryDelayMs: 1 }).exists('broken.bin'))
+      .rejects.toThrow(/HTTP 500 Internal Server Error for http:\/\/127\.0\.0\.1:\d+\/broken\.bin/);
+    expect(server.requests.slice(before).map((r) => r.status)).toEqual([500, 500, 500]);   // tried 1 + 2 retries
     expect(await src.exists('missing.json')).toBe(false);
     expect(await src.exists('config.json')).toBe(true);
-    const dead = new HttpModelSource('http://127.0.0.1:9');
+    const dead = new HttpModelSource('http://127.0.0.1:9', { retryDelayMs: 1 });
     await expect(dead.readFile('config.json')).rejects.toThrow(/^config\.json: GET http:\/\/127\.0\.0\.1:9\/config\.json failed: /);
+  });
+
+  it('retries transient failures (5xx, 429) and then reports the last status', async () => {
+    let calls = 0;
+    const flaky = await startRangeServer(dir, { failWith: (p) => (p === 'blob.bin' && ++calls <= 2 ? (calls === 1 ? 503 : 429) : undefined) });
+    try {
+      const src = new HttpModelSource(flaky.url, { retryDelayMs: 1 });
+      expect(Array.from(await src.readRange('blob.bin', 0, 4))).toEqual(Array.from(DATA.subarray(0, 4)));
+      expect(flaky.requests.map((r) => r.status)).toEqual([503, 429, 206]);
+      const noRetry = new HttpModelSource(flaky.url, { retries: 0 });
+      await expect(noRetry.readFile('broken.bin')).rejects.toThrow(/HTTP 404/);
+      expect(flaky.requests.filter((r) => r.path === 'broken.bin')).toHaveLength(1);
+    } finally {
+      await flaky.close();
+    }
   });
 
   it('reads a file once and slices it when the server ignores Range', async () => {
