@@ -1,41 +1,100 @@
-import { LitElement, css, html } from 'lit';
+import { LitElement, css, html, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
-import { adapterLabel, requestAdapter, summarizeAdapter, type AdapterInfoSummary } from '../gpu/adapter.ts';
+import { GuestSession } from '../app/guest-session.ts';
+import { HostSession } from '../app/host-session.ts';
+import { openReplayWorkspace } from '../app/replay-session.ts';
+import { parseAppParams, type AppParams } from '../app/url-params.ts';
+import type { Workspace } from '../app/workspace.ts';
+import { inviteLink } from '../room/signaling.ts';
+import type { HostRequest } from './start-screen.ts';
+import { theme } from './theme.ts';
+import './start-screen.ts';
+import './host-screen.ts';
+import './guest-screen.ts';
+import './agent-workspace.ts';
 
-/** Top-level shell. For now: says which WebGPU adapter this device offers the room. */
+type Screen =
+  | { kind: 'start' }
+  | { kind: 'host'; session: HostSession }
+  | { kind: 'guest'; session: GuestSession }
+  | { kind: 'replay'; workspace?: Workspace; error?: string }
+  | { kind: 'bad-url'; error: string };
+
+/** The app: start (host or join), the host's room + workspace, a guest's screen, or the replay workspace. */
 @customElement('pooled-app')
 export class PooledApp extends LitElement {
-  @state() private adapter?: AdapterInfoSummary;
-  @state() private error?: string;
+  @state() private screen: Screen = { kind: 'start' };
+  private params: AppParams = { ctx: 8192, ckpt: 4, delay: 15 };
 
-  static override styles = css`
-    :host { display: block; font: 15px/1.5 system-ui, sans-serif; color: #e8eef4; background: #0f1419; min-height: 100vh; }
-    main { max-width: 44rem; margin: 0 auto; padding: 2rem 1.25rem; }
-    h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
-    .tag { color: #9fb3c8; margin: 0 0 1.5rem; }
-    .card { border: 1px solid #2a3947; border-radius: 10px; padding: 1rem 1.25rem; background: #151d25; }
-    .ok { color: #66d9a8; } .bad { color: #ff8a80; }
-  `;
+  static override styles = [theme, css`
+    :host { display: block; min-height: 100vh; background: var(--bg); }
+    .replay { height: 100vh; }
+    .center { max-width: 40rem; margin: 2rem auto; padding: 0 1rem; display: grid; gap: .75rem; }
+  `];
 
   override connectedCallback(): void {
     super.connectedCallback();
-    requestAdapter()
-      .then((a) => (this.adapter = summarizeAdapter(a)))
-      .catch((e: Error) => (this.error = e.message));
+    try {
+      this.params = parseAppParams(location.search);
+    } catch (e) {
+      this.screen = { kind: 'bad-url', error: `${(e as Error).name}: ${(e as Error).message}` };
+      return;
+    }
+    if (this.params.room) this.joinRoom(this.params.room);
+    else if (this.params.agent === 'replay') this.openReplay();
+  }
+
+  private hostRoom(req: HostRequest): void {
+    const session = new HostSession({
+      choice: req.choice, ctx: req.ctx, ckpt: this.params.ckpt,
+      ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.name ? { name: this.params.name } : {}),
+      ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
+    });
+    this.screen = { kind: 'host', session };
+    void session.start();
+  }
+
+  private joinRoom(roomId: string): void {
+    const session = new GuestSession(roomId, {
+      ...(this.params.name ? { name: this.params.name } : {}), ...(this.params.engine ? { engine: this.params.engine } : {}),
+    });
+    if (!this.params.room) history.replaceState(null, '', new URL(inviteLink(roomId)).search);
+    this.screen = { kind: 'guest', session };
+    void session.join();
+  }
+
+  private openReplay(): void {
+    this.screen = { kind: 'replay' };
+    openReplayWorkspace(this.params)
+      .then((workspace) => (this.screen = { kind: 'replay', workspace }))
+      .catch((e: Error) => (this.screen = { kind: 'replay', error: `${e.name}: ${e.message}` }));
   }
 
   override render() {
-    return html`<main>
-      <h1>pooled</h1>
-      <p class="tag">One language model, pooled from the devices in a room.</p>
-      <section class="card" aria-live="polite">
-        <h2>This device</h2>
-        ${this.adapter
-          ? html`<p class="ok" data-testid="adapter">WebGPU adapter: ${adapterLabel(this.adapter)}</p>`
-          : this.error
-            ? html`<p class="bad" data-testid="adapter-error">${this.error}</p>`
-            : html`<p>Looking for a WebGPU adapter…</p>`}
-      </section>
-    </main>`;
+    const s = this.screen;
+    switch (s.kind) {
+      case 'start':
+        return html`<pooled-start-screen .model=${this.params.model ?? 'tiny'} .ctx=${this.params.ctx}
+          @host=${(e: CustomEvent<HostRequest>) => this.hostRoom(e.detail)}
+          @join=${(e: CustomEvent<string>) => this.joinRoom(e.detail)}></pooled-start-screen>`;
+      case 'host':
+        return html`<pooled-host-screen .session=${s.session}></pooled-host-screen>`;
+      case 'guest':
+        return html`<pooled-guest-screen .session=${s.session}></pooled-guest-screen>`;
+      case 'replay':
+        if (s.error) return html`<div class="center"><h1>Replay workspace</h1><div class="error" role="alert" data-testid="replay-error">${s.error}</div></div>`;
+        return s.workspace
+          ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading="Agent · scripted replay model"></pooled-agent-workspace>`
+          : html`<div class="center"><p class="muted">Opening the replay workspace…</p></div>`;
+      case 'bad-url':
+        return html`<div class="center"><h1>pooled</h1><div class="error" role="alert" data-testid="url-error">${s.error}</div>
+          <a class="button" href=${location.pathname}>Start over</a></div>`;
+      default:
+        return nothing;
+    }
   }
+}
+
+declare global {
+  interface HTMLElementTagNameMap { 'pooled-app': PooledApp }
 }

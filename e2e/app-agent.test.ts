@@ -1,0 +1,149 @@
+// The agent workspace in real Chromium on the replay backend (?agent=replay&script=…): a request that
+// writes files (one edit approved, one rejected through the UI), serves them and ends with the summary
+// line; Stop and Esc end running requests with reason `stopped`; a reload restores the timeline and the
+// files; New task clears the conversation and keeps the files.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { startServer, type RunningServer } from '../server/app.ts';
+import { tinyModelDir } from '../test/helpers/tiny-model.ts';
+import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+
+let server: RunningServer;
+let browser: Browser;
+
+const call = (name: string, args: Record<string, unknown>, before = '') =>
+  `${before}<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+const jsonl = (replies: string[]) => replies.map((text) => JSON.stringify({ text })).join('\n') + '\n';
+
+const PAGE = '<!doctype html>\n<html>\n<head><title>Hi</title></head>\n<body>\n<h1>Hello from the agent</h1>\n<script src="app.js"></script>\n</body>\n</html>\n';
+const SCRIPT = "console.log('app ready');\n";
+const LONG = 'This answer goes on and on while you decide to stop it. '.repeat(60);
+
+beforeAll(async () => {
+  const scripts = mkdtempSync(path.join(tmpdir(), 'pooled-e2e-scripts-'));
+  writeFileSync(path.join(scripts, 'build.jsonl'), jsonl([
+    call('write_file', { path: 'index.html', content: PAGE }, 'First the page.\n'),
+    call('write_file', { path: 'secret.txt', content: 'should never be written\n' }, 'And a file you will reject.\n'),
+    call('write_file', { path: 'app.js', content: SCRIPT }, 'Now the script.\n'),
+    call('serve', {}, 'Serving it to check for errors.\n'),
+    'Done: the page is served on :5173.',
+  ]));
+  writeFileSync(path.join(scripts, 'stop.jsonl'), jsonl([
+    call('write_file', { path: 'notes.txt', content: 'kept across New task\n' }, 'Writing notes.\n'),
+    'Notes written.',
+    LONG,
+    LONG,
+  ]));
+  server = await startServer({ port: 0, extraStatic: { '/models/tiny': await tinyModelDir(), '/e2e-scripts': scripts } });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function openReplay(page: Page, query: string): Promise<void> {
+  await page.goto(`${server.url}/?agent=replay&${query}`);
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByTestId('request-input').fill(text);
+  await page.getByTestId('send').click();
+}
+
+const summaries = (page: Page) => page.getByTestId('tl-summary');
+
+test('a request writes files (one edit approved, one rejected), serves them and ends with the summary line', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await openReplay(page, 'script=/e2e-scripts/build.jsonl&delay=1&ask=1');
+  expect(await page.getByTestId('ask-first').isChecked()).toBe(true);
+  await send(page, 'Make a hello page');
+
+  // 1st edit: the card shows the diff of the new file; approve it.
+  await page.getByTestId('approve').waitFor({ timeout: 30_000 });
+  expect(await page.getByTestId('diff').textContent()).toContain('+ <h1>Hello from the agent</h1>');
+  await page.getByTestId('approve').click();
+  // 2nd edit: reject it.
+  await expect.poll(async () => (await page.getByTestId('diff').textContent()) ?? '', { timeout: 30_000 }).toContain('+ should never be written');
+  await page.getByTestId('reject').click();
+  // 3rd edit: approve.
+  await expect.poll(async () => (await page.getByTestId('diff').textContent()) ?? '', { timeout: 30_000 }).toContain("+ console.log('app ready');");
+  await page.getByTestId('approve').click();
+
+  await summaries(page).first().waitFor({ timeout: 60_000 });
+  const line = (await summaries(page).first().textContent())!.trim();
+  expect(line).toMatch(/^\d+ steps · 4 tool calls · \d+ tok · \d+\.\d tok\/s · 1 device · \d+\.\d s$/);
+  expect(await summaries(page).first().getAttribute('data-reason')).toBe('done');
+
+  const states = await page.getByTestId('call-card').evaluateAll((cards) => cards.map((c) => `${c.getAttribute('data-name')}:${c.getAttribute('data-state')}`));
+  expect(states).toEqual(['write_file:done', 'write_file:rejected', 'write_file:done', 'serve:done']);
+  const files = await page.getByTestId('file-tree').locator('button[data-path]').evaluateAll((b) => b.map((x) => x.getAttribute('data-path')));
+  expect(files).toEqual(['app.js', 'index.html']);
+  // The answer streamed into the timeline, and the page is served in the preview with its console.
+  expect(await page.getByTestId('tl-text').last().textContent()).toContain('Done: the page is served on :5173.');
+  await expect.poll(async () => page.getByTestId('preview-address').textContent(), { timeout: 15_000 }).toBe(':5173/');
+  await expect.poll(async () => (await page.getByTestId('preview-console').textContent()) ?? '', { timeout: 15_000 }).toContain('app ready');
+  // The file viewer shows a file with line numbers.
+  await page.getByTestId('file-tree').locator('button[data-path="index.html"]').click();
+  await expect.poll(async () => (await page.getByTestId('file-viewer').textContent()) ?? '').toContain('Hello from the agent');
+  expect(await page.getByTestId('context-meter').textContent()).toMatch(/^[\d,]+ \/ 6,080 tok$/);
+
+  mkdirSync(artifactDir(), { recursive: true });
+  await page.screenshot({ path: path.join(artifactDir(), 'app-workspace.png') });
+  await context.close();
+});
+
+test('Stop and Esc end running requests as stopped; a reload restores the session; New task clears it and keeps the files', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await openReplay(page, 'script=/e2e-scripts/stop.jsonl&delay=25');
+  await send(page, 'Write some notes');
+  await expect.poll(async () => summaries(page).count(), { timeout: 60_000 }).toBe(1);
+  expect(await summaries(page).nth(0).getAttribute('data-reason')).toBe('done');
+
+  // Stop button while the answer streams.
+  await send(page, 'Tell me a long story');
+  await expect.poll(async () => ((await page.getByTestId('tl-text').last().textContent()) ?? '').length, { timeout: 30_000 }).toBeGreaterThan(40);
+  expect(await page.getByTestId('stop').isEnabled()).toBe(true);
+  await page.getByTestId('stop').click();
+  await expect.poll(async () => summaries(page).count(), { timeout: 30_000 }).toBe(2);
+  expect(await summaries(page).nth(1).getAttribute('data-reason')).toBe('stopped');
+  expect(await summaries(page).nth(1).textContent()).toMatch(/ · stopped$/);
+
+  // Esc while the next one streams.
+  await send(page, 'Another long story');
+  await expect.poll(async () => ((await page.getByTestId('tl-text').last().textContent()) ?? '').length, { timeout: 30_000 }).toBeGreaterThan(40);
+  await page.keyboard.press('Escape');
+  await expect.poll(async () => summaries(page).count(), { timeout: 30_000 }).toBe(3);
+  expect(await summaries(page).nth(2).getAttribute('data-reason')).toBe('stopped');
+  const partial = (await page.getByTestId('tl-text').last().textContent()) ?? '';
+  expect(partial.length).toBeLessThan(LONG.length);       // the partial answer is kept, cut where it stopped
+
+  // Reload: the timeline and the files come back.
+  const before = await page.getByTestId('timeline').textContent();
+  await page.reload();
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await expect.poll(async () => summaries(page).count(), { timeout: 30_000 }).toBe(3);
+  expect(await page.getByTestId('timeline').textContent()).toBe(before);
+  expect(await page.getByTestId('restored').count()).toBe(1);
+  const files = () => page.getByTestId('file-tree').locator('button[data-path]').evaluateAll((b) => b.map((x) => x.getAttribute('data-path')));
+  await expect.poll(files, { timeout: 15_000 }).toEqual(['notes.txt']);
+
+  // New task: the conversation is cleared (and stays cleared after a reload); the files are kept.
+  const meterBefore = await page.getByTestId('context-meter').textContent();
+  await page.getByTestId('new-task').click();
+  await expect.poll(async () => page.getByTestId('timeline').count()).toBe(0);
+  expect(await page.getByTestId('context-meter').textContent()).not.toBe(meterBefore);
+  expect(await files()).toEqual(['notes.txt']);
+  await page.reload();
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await expect.poll(files, { timeout: 15_000 }).toEqual(['notes.txt']);
+  expect(await page.getByTestId('timeline').count()).toBe(0);
+  await context.close();
+});

@@ -1,0 +1,135 @@
+// Joining a room from the app (src/room joinRoom): what this device does — its layers of the model,
+// memory, load progress, status — and a screen Wake Lock while it computes, so a phone keeps working.
+import { readModelConfig } from '../model/config.ts';
+import { loadWeights } from '../model/load-weights.ts';
+import type { LayerRange } from '../model/engine-types.ts';
+import { joinRoom, type GuestRoom } from '../room/api.ts';
+import type { DeviceCaps } from '../room/protocol.ts';
+import { Store } from './store.ts';
+
+export type GuestStatus = 'connecting' | 'waiting' | 'loading' | 'ready' | 'computing' | 'gone';
+
+export interface GuestState {
+  status: GuestStatus;
+  roomId: string;
+  name: string;
+  caps?: DeviceCaps;
+  range: LayerRange;
+  numLayers?: number;
+  bytesDone: number;
+  bytesTotal: number;
+  tokensPerSecond: number;     // forward passes per second while computing (one per decoded token)
+  wakeLock: 'off' | 'held' | 'unsupported';
+  why?: string;                // why the device is gone
+  error?: string;
+}
+
+interface WakeLockSentinelLike { release(): Promise<void>; released: boolean }
+
+const IDLE_MS = 2000;
+
+export class GuestSession {
+  readonly store: Store<GuestState>;
+  private room?: GuestRoom;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private lastForwards = 0;
+  private lastForwardAt = 0;
+  private lock: WakeLockSentinelLike | null = null;
+
+  constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: 'webgpu' | 'reference' } = {}) {
+    this.store = new Store<GuestState>({
+      status: 'connecting', roomId, name: opts.name ?? '', range: [0, 0], bytesDone: 0, bytesTotal: 0, tokensPerSecond: 0,
+      wakeLock: 'wakeLock' in navigator ? 'off' : 'unsupported',
+    });
+  }
+
+  get state(): GuestState {
+    return this.store.state;
+  }
+
+  async join(): Promise<void> {
+    try {
+      const room = await joinRoom(this.roomId, {
+        ...(this.opts.name ? { name: this.opts.name } : {}), ...(this.opts.engine ? { engine: this.opts.engine } : {}),
+        // Learn the model's layer count from the same (cached) source, for the layer bar.
+        loadWeights: async (source, request) => {
+          if (this.state.numLayers === undefined) {
+            const { config } = await readModelConfig(source);
+            this.store.set({ numLayers: config.numLayers });
+          }
+          return loadWeights(source, request);
+        },
+      });
+      this.room = room;
+      this.store.set({ status: 'waiting', name: room.guest.opts.name, caps: room.guest.opts.caps });
+      room.guest.on((e) => {
+        switch (e.type) {
+          case 'assigned': this.store.set({ status: 'loading', range: e.range, bytesDone: 0, bytesTotal: 0 }); break;
+          case 'progress': this.store.set({ bytesDone: e.bytesDone, bytesTotal: e.bytesTotal }); break;
+          case 'ready': this.store.set({ status: 'ready', range: e.range, bytesDone: Math.max(this.state.bytesTotal, this.state.bytesDone) }); break;
+          case 'removed': this.gone(`the host removed this device (${e.reason})`); break;
+          case 'host-lost': this.gone(`the host went away (${e.why})`); break;
+          case 'error': this.store.set({ error: e.error.message }); break;
+          default: break;
+        }
+      });
+      this.timer = setInterval(() => this.watchCompute(), 500);
+      document.addEventListener('visibilitychange', this.onVisible);
+    } catch (e) {
+      this.gone(`${(e as Error).name}: ${(e as Error).message}`);
+    }
+  }
+
+  /** "computing" while forward passes arrive; tok/s from their rate; Wake Lock held meanwhile. */
+  private watchCompute(): void {
+    const guest = this.room?.guest;
+    if (!guest || this.state.status === 'gone') return;
+    const now = performance.now();
+    const forwards = guest.stats.forwards;
+    const delta = forwards - this.lastForwards;
+    if (delta > 0) {
+      this.lastForwardAt = now;
+      this.store.set({ status: 'computing', tokensPerSecond: delta / 0.5 });
+      void this.holdWakeLock();
+    } else if (this.state.status === 'computing' && now - this.lastForwardAt > IDLE_MS) {
+      this.store.set({ status: 'ready' });
+      void this.releaseWakeLock();
+    }
+    this.lastForwards = forwards;
+  }
+
+  private readonly onVisible = (): void => {
+    // The browser drops a wake lock when the page is hidden; take it again when it comes back.
+    if (document.visibilityState === 'visible' && this.state.status === 'computing') void this.holdWakeLock();
+  };
+
+  private async holdWakeLock(): Promise<void> {
+    const wl = (navigator as { wakeLock?: { request(type: 'screen'): Promise<WakeLockSentinelLike> } }).wakeLock;
+    if (!wl || (this.lock && !this.lock.released)) return;
+    try {
+      this.lock = await wl.request('screen');
+      this.store.set({ wakeLock: 'held' });
+    } catch {
+      this.store.set({ wakeLock: 'off' });
+    }
+  }
+
+  private async releaseWakeLock(): Promise<void> {
+    const lock = this.lock;
+    this.lock = null;
+    if (lock && !lock.released) await lock.release().catch(() => undefined);
+    if (this.state.wakeLock === 'held') this.store.set({ wakeLock: 'off' });
+  }
+
+  private gone(why: string): void {
+    clearInterval(this.timer);
+    void this.releaseWakeLock();
+    this.store.set({ status: 'gone', why });
+  }
+
+  async leave(): Promise<void> {
+    document.removeEventListener('visibilitychange', this.onVisible);
+    await this.room?.leave();
+    this.gone('you left the room');
+  }
+}

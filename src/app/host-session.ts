@@ -1,0 +1,135 @@
+// Hosting a room from the app: open the room (src/room createHostRoom), load the model's tokenizer and
+// chat template, and put the agent workspace on the room's engine through EngineBackend. The state the
+// room screen shows (devices, deal, progress, tok/s, warnings) lives in one Store.
+import { EngineBackend, type TokenGenerator } from '../agent/engine-backend.ts';
+import { ChatTemplate } from '../model/chat-template.ts';
+import type { GenerateOptions } from '../model/generator.ts';
+import { resolveModelSource } from '../model/sources/resolve.ts';
+import { Tokenizer } from '../model/tokenizer.ts';
+import type { ModelConfig, ModelSource } from '../model/types.ts';
+import { createHostRoom, type HostRoom } from '../room/api.ts';
+import type { DeviceInfo } from '../room/host.ts';
+import { contextWarning } from './url-params.ts';
+import { Store } from './store.ts';
+import { Workspace } from './workspace.ts';
+
+export type ModelChoice =
+  | { kind: 'url'; url: string; name: string }
+  | { kind: 'folder'; folder: FileSystemDirectoryHandle | FileList | File[]; name: string };
+
+export interface HostStartOptions {
+  choice: ModelChoice;
+  ctx: number;
+  ckpt: number;
+  engine?: 'webgpu' | 'reference';
+  name?: string;
+  askFirst?: boolean;
+}
+
+export interface HostState {
+  phase: 'starting' | 'open' | 'failed';
+  step: string;                // what is happening now ("reading the model's tokenizer…")
+  modelName: string;
+  ctx: number;
+  ckpt: number;
+  roomId?: string;
+  link?: string;
+  config?: ModelConfig;
+  devices: DeviceInfo[];
+  generating: boolean;
+  tokensPerSecond: number;     // the room's last decode speed (every device computes every token)
+  warnings: string[];
+  events: string[];            // recent room events ("Phone joined", "Phone left: tab closed")
+  error?: string;
+}
+
+export class HostSession {
+  readonly store: Store<HostState>;
+  room?: HostRoom;
+  workspace?: Workspace;
+
+  constructor(private readonly opts: HostStartOptions) {
+    const warnings: string[] = [];
+    const small = contextWarning(opts.ctx);
+    if (small) warnings.push(small);
+    if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
+    this.store = new Store<HostState>({
+      phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx, ckpt: opts.ckpt,
+      devices: [], generating: false, tokensPerSecond: 0, warnings, events: [],
+    });
+  }
+
+  get state(): HostState {
+    return this.store.state;
+  }
+
+  async start(): Promise<void> {
+    const { choice } = this.opts;
+    try {
+      this.store.set({ step: 'finding the model…' });
+      const source: ModelSource = await resolveModelSource(choice.kind === 'url' ? choice.url : choice.folder);
+      this.store.set({ step: "reading the model's tokenizer and chat template…" });
+      const tokenizer = await Tokenizer.fromSource(source);
+      const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
+      this.store.set({ step: 'opening the room…' });
+      const room = await createHostRoom({
+        model: choice.kind === 'url' ? choice.url : source, ctx: this.opts.ctx,
+        ...(this.opts.engine ? { engine: this.opts.engine } : {}), name: this.opts.name ?? 'Host',
+      });
+      this.room = room;
+      room.host.on((e) => {
+        if (e.type === 'joined') this.log(`${e.device.name} joined`);
+        if (e.type === 'left') this.log(`${e.device.name} left: ${e.why}`);
+        if (e.type === 'deal-error') this.store.set({ error: `${e.error.name}: ${e.error.message}` });
+        this.store.set({ devices: room.host.deviceList() });
+      });
+      const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
+      const backend = new EngineBackend({
+        generator, tokenizer, template, contextSize: this.opts.ctx, name: choice.name,
+        devices: () => room.host.currentDeal.filter((d) => d.range[1] > d.range[0]).length || 1,
+      });
+      this.store.set({ step: 'opening the project…' });
+      const modelKey = choice.kind === 'url' ? choice.url : `folder:${choice.name}`;
+      this.workspace = await Workspace.open({
+        backend, tokenizer, format: template.format, projectId: 'default', modelKey,
+        ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
+      });
+      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList() });
+    } catch (e) {
+      this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
+    }
+  }
+
+  private async generate(prompt: readonly number[], o: GenerateOptions) {
+    const room = this.room!;
+    this.store.set({ generating: true });
+    try {
+      const result = await room.host.generate(prompt, o);
+      if (result.stats.decodeTokensPerSecond > 0) this.store.set({ tokensPerSecond: result.stats.decodeTokensPerSecond });
+      if (result.note) this.log(result.note);
+      return result;
+    } finally {
+      this.store.set({ generating: false, devices: room.host.deviceList() });
+    }
+  }
+
+  redeal(): void {
+    void this.room?.host.redeal().catch((e: Error) => this.store.set({ error: `${e.name}: ${e.message}` }));
+  }
+
+  remove(deviceId: string): void {
+    try {
+      this.room?.host.remove(deviceId);
+    } catch (e) {
+      this.store.set({ error: `${(e as Error).name}: ${(e as Error).message}` });
+    }
+  }
+
+  private log(line: string): void {
+    this.store.set({ events: [...this.state.events.slice(-19), line] });
+  }
+
+  async close(): Promise<void> {
+    await this.room?.close();
+  }
+}

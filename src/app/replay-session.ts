@@ -1,0 +1,26 @@
+// The workspace on a scripted model (?agent=replay&script=<url>): for trying the agent without a real
+// model, and for the browser tests. The tokenizer and chat template come from a model's files (the
+// built-in tiny model by default), the replies from a JSONL script: one {"text": "..."} per line.
+import { parseReplayJsonl, ReplayBackend, ReplayScriptError } from '../agent/replay-backend.ts';
+import { ChatTemplate } from '../model/chat-template.ts';
+import { resolveModelSource } from '../model/sources/resolve.ts';
+import { Tokenizer } from '../model/tokenizer.ts';
+import { modelUrlFor, TINY_MODEL_ID } from './models.ts';
+import type { AppParams } from './url-params.ts';
+import { Workspace } from './workspace.ts';
+
+export async function openReplayWorkspace(params: AppParams, origin = location.origin): Promise<Workspace> {
+  const script = params.script ?? '/replay/demo.jsonl';
+  const scriptUrl = new URL(script, origin).href;
+  const response = await fetch(scriptUrl);
+  if (!response.ok) throw new ReplayScriptError(`${script}: the replay script could not be fetched (HTTP ${response.status})`);
+  const replies = parseReplayJsonl(await response.text(), script);
+  const source = await resolveModelSource(modelUrlFor(params.model ?? TINY_MODEL_ID, origin));
+  const tokenizer = await Tokenizer.fromSource(source);
+  const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
+  const backend = new ReplayBackend({ tokenizer, template, replies, contextSize: params.ctx, name: 'replay', tokenDelayMs: params.delay });
+  return Workspace.open({
+    backend, tokenizer, format: template.format, projectId: 'replay', modelKey: `replay:${scriptUrl}`,
+    ...(params.ask === undefined ? {} : { askFirst: params.ask }),
+  });
+}

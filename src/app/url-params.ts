@@ -1,0 +1,84 @@
+// The app's URL parameters (seed spec "Pick a model"):
+//   ?model=<HF id | URL | tiny>   the model to host (skips the picker's default)
+//   ?ctx=<tokens>                 context size (default 8192; tools need about 8k)
+//   ?ckpt=<n>                     answer checkpoints kept (default 4; 0 = off, the pinned one too)
+//   ?room=<32 hex>                join this room as a guest (the invite link)
+//   ?engine=webgpu|reference      which engine runs this device's layers (default: WebGPU when present)
+//   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
+//   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
+//   ?name=<device name>
+
+export const DEFAULT_CTX = 8192;
+export const DEFAULT_CKPT = 4;
+export const SMALL_CONTEXT = 8192;
+
+export interface AppParams {
+  model?: string;
+  ctx: number;
+  ckpt: number;
+  room?: string;
+  engine?: 'webgpu' | 'reference';
+  agent?: 'replay';
+  script?: string;
+  delay: number;
+  name?: string;
+  /** Edits ask first (approval cards); also a toggle in the workspace. */
+  ask?: boolean;
+}
+
+/** A URL parameter has a value the app cannot use. Names the parameter and says what is allowed. */
+export class UrlParamError extends Error {
+  override name = 'UrlParamError';
+  readonly code = 'url-param';
+  constructor(readonly param: string, detail: string) {
+    super(`?${param}= ${detail}`);
+  }
+}
+
+function wholeNumber(q: URLSearchParams, name: string, fallback: number, min: number, max: number): number {
+  const raw = q.get(name);
+  if (raw === null || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new UrlParamError(name, `must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new UrlParamError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+export function parseAppParams(search: string): AppParams {
+  const q = new URLSearchParams(search);
+  const params: AppParams = {
+    ctx: wholeNumber(q, 'ctx', DEFAULT_CTX, 256, 262_144),
+    ckpt: wholeNumber(q, 'ckpt', DEFAULT_CKPT, 0, 64),
+    delay: wholeNumber(q, 'delay', 15, 0, 5000),
+  };
+  const model = q.get('model')?.trim();
+  if (model) params.model = model;
+  const room = q.get('room')?.trim();
+  if (room) {
+    if (!/^[0-9a-f]{32}$/.test(room)) throw new UrlParamError('room', `must be a room id of 32 hex digits (open the whole invite link), got "${room}"`);
+    params.room = room;
+  }
+  const engine = q.get('engine');
+  if (engine) {
+    if (engine !== 'webgpu' && engine !== 'reference') throw new UrlParamError('engine', `must be webgpu or reference, got "${engine}"`);
+    params.engine = engine;
+  }
+  const agent = q.get('agent');
+  if (agent) {
+    if (agent !== 'replay') throw new UrlParamError('agent', `must be replay (a scripted model for trying the workspace), got "${agent}"`);
+    params.agent = agent;
+    params.script = q.get('script') ?? '/replay/demo.jsonl';
+  }
+  const name = q.get('name')?.trim();
+  if (name) params.name = name.slice(0, 40);
+  const ask = q.get('ask');
+  if (ask !== null) params.ask = ask !== '0' && ask !== 'false';
+  return params;
+}
+
+/** Context warnings the room shows (seed 000: tools need about 8k to work well). */
+export function contextWarning(ctx: number): string | null {
+  return ctx < SMALL_CONTEXT
+    ? `Context is ${ctx.toLocaleString('en-US')} tokens: tools need about 8k to work well, and older results will be trimmed often. Raise ?ctx= if the room's memory allows.`
+    : null;
+}

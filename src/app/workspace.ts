@@ -1,0 +1,206 @@
+// The agent workspace's state: one Agent over a Backend (the room's engine, or a replay script), the
+// project's files in IndexedDB, the preview, approvals with diffs, the context meter, Stop / New task,
+// and the saved session (saved-session.ts) that a reload restores.
+import { Agent, type AgentOptions, type RestoredState } from '../agent/loop.ts';
+import type { Backend } from '../agent/backend.ts';
+import type { ApprovalRequest } from '../agent/call-runner.ts';
+import { createCallCodec } from '../agent/codec.ts';
+import { ANSWER_CAP, conversationBudget } from '../agent/budget.ts';
+import type { AgentEvent } from '../agent/events.ts';
+import { IdbFiles } from '../agent/files/idb.ts';
+import type { ProjectFiles } from '../agent/files/types.ts';
+import type { EndReason } from '../agent/summary.ts';
+import type { TimelineItem } from '../agent/timeline.ts';
+import { createFileTools } from '../agent/tools/file-tools.ts';
+import { ToolRegistry } from '../agent/tools/registry.ts';
+import type { Tokenizer } from '../model/tokenizer.ts';
+import type { ToolFormat } from '../model/tool-format.ts';
+import { esbuildTranspile } from '../preview/esbuild.ts';
+import { PreviewHost } from '../preview/host.ts';
+import { createPreviewTools } from '../preview/tools.ts';
+import { proposedEdit, type ProposedEdit } from './diff.ts';
+import { SavedSessions } from './saved-session.ts';
+import { Store } from './store.ts';
+
+export interface PendingApproval { call: number; name: string; edit: ProposedEdit }
+
+export interface WorkspaceState {
+  items: TimelineItem[];
+  running: boolean;
+  contextUsed: number;         // tokens of the conversation's prompt now
+  contextBudget: number;       // what the conversation may use (context less the answer's room)
+  contextSize: number;
+  files: string[];
+  selectedFile?: string;
+  selectedText?: string;
+  approvals: PendingApproval[];
+  askFirst: boolean;
+  lastReason?: EndReason;
+  error?: string;
+  restored: boolean;           // the timeline came back from a saved session
+}
+
+export interface WorkspaceOptions {
+  backend: Backend;
+  tokenizer: Tokenizer;
+  format: ToolFormat;
+  projectId: string;
+  modelKey: string;
+  askFirst?: boolean;
+}
+
+export class Workspace {
+  readonly store: Store<WorkspaceState>;
+  readonly preview: PreviewHost;
+  private readonly agent: Agent;
+  private readonly agentOptions: AgentOptions;
+  private controller: AbortController | null = null;
+  private readonly decisions = new Map<number, (approved: boolean) => void>();
+  private readonly sessions = new SavedSessions();
+  private saving: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly opts: WorkspaceOptions, readonly files: ProjectFiles, restored: RestoredState | undefined, askFirst: boolean) {
+    this.preview = new PreviewHost({ files, transpile: esbuildTranspile });
+    const tools = new ToolRegistry([...createFileTools(files), ...createPreviewTools(this.preview)]);
+    const codec = createCallCodec({ tokenizer: opts.tokenizer, format: opts.format, tools: tools.schemas() });
+    this.agentOptions = {
+      backend: opts.backend, tools, format: opts.format, codec, files, askFirst,
+      approve: (req) => this.askApproval(req),
+    };
+    if (restored) this.agentOptions.restore = restored;
+    this.agent = new Agent(this.agentOptions);
+    this.store = new Store<WorkspaceState>({
+      items: this.snapshot(), running: false, contextUsed: this.agent.conversation.promptLength(),
+      contextBudget: conversationBudget(opts.backend.contextSize, ANSWER_CAP), contextSize: opts.backend.contextSize,
+      files: [], approvals: [], askFirst, restored: Boolean(restored && restored.timeline.length > 0),
+    });
+    this.agent.subscribe((e) => this.onEvent(e));
+    files.onChange(() => void this.refreshFiles());
+  }
+
+  /** Opens the project's files and its saved session (if any), and restores the served pages. */
+  static async open(opts: WorkspaceOptions): Promise<Workspace> {
+    const files = await IdbFiles.open(opts.projectId);
+    const sessions = new SavedSessions();
+    const saved = await sessions.load(opts.projectId).catch(() => undefined);
+    let restored: RestoredState | undefined;
+    if (saved) {
+      // Tokens only mean something to the model that sampled them: another model starts a fresh conversation.
+      const sameModel = saved.modelKey === opts.modelKey;
+      restored = { segments: sameModel ? saved.segments : [], timeline: saved.timeline, requests: saved.requests, servedPorts: saved.servedPorts };
+    }
+    const ws = new Workspace(opts, files, restored, opts.askFirst ?? saved?.askFirst ?? false);
+    await ws.refreshFiles();
+    if (saved?.previewPorts.length) await ws.preview.restore(saved.previewPorts).catch(() => undefined);
+    return ws;
+  }
+
+  /** The timeline updates its items in place; the UI gets fresh copies so changed cards re-render. */
+  private snapshot(): TimelineItem[] {
+    return this.agent.timeline.items.map((item) => ({ ...item }));
+  }
+
+  get state(): WorkspaceState {
+    return this.store.state;
+  }
+
+  private onEvent(e: AgentEvent): void {
+    const patch: Partial<WorkspaceState> = { items: this.snapshot() };
+    if (e.type === 'step') patch.contextUsed = e.promptTokens;
+    if (e.type === 'summary') patch.lastReason = e.reason;
+    this.store.set(patch);
+  }
+
+  /** Runs one request to its end (done, stopped, limit, stuck, context, error). */
+  async send(text: string): Promise<EndReason | undefined> {
+    const request = text.trim();
+    if (request === '' || this.state.running) return undefined;
+    const controller = new AbortController();
+    this.controller = controller;
+    this.store.set({ running: true, error: undefined, restored: false });
+    try {
+      const outcome = await this.agent.run(request, { signal: controller.signal });
+      return outcome.reason;
+    } catch (e) {
+      this.store.set({ error: `${(e as Error).name}: ${(e as Error).message}` });
+      return 'error';
+    } finally {
+      this.controller = null;
+      this.rejectPending();
+      this.store.set({ running: false, items: this.snapshot(), contextUsed: this.agent.conversation.promptLength() });
+      await this.save();
+    }
+  }
+
+  /** Stop (the button, Esc): the model's partial answer is kept and none of its calls run. */
+  stop(): void {
+    this.controller?.abort();
+    this.rejectPending();
+  }
+
+  /** New task: the conversation and its timeline are cleared; the files stay. */
+  async newTask(): Promise<void> {
+    if (this.state.running) {
+      this.stop();
+      while (this.state.running) await new Promise((r) => setTimeout(r, 20));
+    }
+    this.agent.newTask();
+    this.agent.timeline.items.splice(0);
+    this.store.set({ items: [], contextUsed: this.agent.conversation.promptLength(), lastReason: undefined, restored: false });
+    await this.save();
+  }
+
+  setAskFirst(on: boolean): void {
+    this.agentOptions.askFirst = on;     // the loop reads it at each call
+    this.store.set({ askFirst: on });
+    void this.save();
+  }
+
+  decide(call: number, approved: boolean): void {
+    this.decisions.get(call)?.(approved);
+  }
+
+  async selectFile(path: string | undefined): Promise<void> {
+    const text = path === undefined ? undefined : (await this.files.readText(path)) ?? undefined;
+    this.store.set({ selectedFile: path, selectedText: text });
+  }
+
+  private async askApproval(req: ApprovalRequest): Promise<boolean> {
+    const path = String(req.arguments.path ?? '');
+    const current = path ? await this.files.readText(path).catch(() => null) : null;
+    const pending: PendingApproval = { call: req.call, name: req.name, edit: proposedEdit(req.name, req.arguments, current) };
+    this.store.set({ approvals: [...this.state.approvals, pending] });
+    const approved = await new Promise<boolean>((resolve) => this.decisions.set(req.call, resolve));
+    this.decisions.delete(req.call);
+    this.store.set({ approvals: this.state.approvals.filter((a) => a.call !== req.call) });
+    return approved;
+  }
+
+  private rejectPending(): void {
+    for (const resolve of [...this.decisions.values()]) resolve(false);
+  }
+
+  private async refreshFiles(): Promise<void> {
+    const files = await this.files.allFiles();
+    const selected = this.state.selectedFile;
+    const patch: Partial<WorkspaceState> = { files };
+    if (selected !== undefined) patch.selectedText = (await this.files.readText(selected)) ?? undefined;
+    this.store.set(patch);
+  }
+
+  private save(): Promise<void> {
+    this.saving = this.saving.then(async () => {
+      await this.sessions.save(this.opts.projectId, {
+        modelKey: this.opts.modelKey,
+        segments: this.agent.conversation.segments,
+        timeline: this.agent.timeline.items,
+        requests: this.agent.requests,
+        servedPorts: this.agent.servedPorts,
+        previewPorts: await this.preview.served(),
+        askFirst: this.state.askFirst,
+        savedAt: Date.now(),
+      });
+    }).catch((e: Error) => this.store.set({ error: e.message }));
+    return this.saving;
+  }
+}

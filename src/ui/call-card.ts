@@ -1,0 +1,77 @@
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import type { TimelineItem } from '../agent/timeline.ts';
+import type { PendingApproval } from '../app/workspace.ts';
+import { theme } from './theme.ts';
+import './diff-view.ts';
+
+type CallItem = Extract<TimelineItem, { kind: 'call' }>;
+
+const STATE_LABEL: Record<CallItem['state'], string> = {
+  writing: 'writing…', waiting: 'waiting for you', running: 'running…', done: 'done', failed: 'failed', rejected: 'rejected',
+};
+
+/** "write_file index.html", "search \"score\"" */
+function headline(item: CallItem): string {
+  const a = item.arguments;
+  const detail = typeof a.path === 'string' ? a.path : typeof a.pattern === 'string' ? JSON.stringify(a.pattern) : '';
+  return `${item.name || 'tool call'}${detail ? ` ${detail}` : ''}`;
+}
+
+/**
+ * One tool call in the timeline: fills in live while the model writes it (raw arguments), then shows its
+ * state and result. An "ask first" edit shows its diff with Approve / Reject (fires `decide`).
+ */
+@customElement('pooled-call-card')
+export class CallCard extends LitElement {
+  @property({ attribute: false }) item?: CallItem;
+  @property({ attribute: false }) approval?: PendingApproval;
+
+  static override styles = [theme, css`
+    :host { display: block; }
+    article { border: 1px solid var(--line); border-radius: 8px; background: var(--panel); overflow: hidden; }
+    header { display: flex; align-items: center; gap: .5rem; padding: .35rem .6rem; background: var(--panel-2); }
+    header .name { font-weight: 600; flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .state { font-size: 12px; }
+    .state.done { color: var(--accent-2); } .state.failed, .state.rejected { color: var(--bad); }
+    .state.waiting { color: var(--warn); } .state.running, .state.writing { color: var(--accent); }
+    .body { padding: .45rem .6rem; display: grid; gap: .4rem; }
+    pre { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 14rem; overflow: auto; background: var(--bg); border-radius: 6px; padding: .35rem .5rem; }
+    details summary { cursor: pointer; color: var(--muted); font-size: 12px; }
+    .actions { display: flex; gap: .5rem; }
+  `];
+
+  override render() {
+    const item = this.item;
+    if (!item) return nothing;
+    const result = item.result === undefined ? '' : item.result;
+    return html`<article data-testid="call-card" data-state=${item.state} data-name=${item.name} aria-label=${`Tool call ${headline(item)}`}>
+      <header>
+        <span class="name mono">${headline(item)}</span>
+        <span class="state ${item.state}" data-testid="call-state">${STATE_LABEL[item.state]}</span>
+      </header>
+      <div class="body">
+        ${item.state === 'writing' && item.raw ? html`<pre class="mono" aria-live="off">${item.raw}</pre>` : nothing}
+        ${this.approval ? html`
+          <pooled-diff-view .edit=${this.approval.edit}></pooled-diff-view>
+          <div class="actions" role="group" aria-label="Approve this edit?">
+            <button class="primary" data-testid="approve" @click=${() => this.decide(true)}>Approve</button>
+            <button class="danger" data-testid="reject" @click=${() => this.decide(false)}>Reject</button>
+          </div>` : nothing}
+        ${result ? html`<details ?open=${item.state === 'failed' || result.length < 400}>
+            <summary>Result (${result.length.toLocaleString('en-US')} chars)</summary>
+            <pre class="mono" data-testid="call-result">${result}</pre>
+          </details>` : nothing}
+      </div>
+    </article>`;
+  }
+
+  private decide(approved: boolean): void {
+    if (!this.approval) return;
+    this.dispatchEvent(new CustomEvent('decide', { detail: { call: this.approval.call, approved }, bubbles: true, composed: true }));
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap { 'pooled-call-card': CallCard }
+}

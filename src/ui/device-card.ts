@@ -1,0 +1,72 @@
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import type { DeviceInfo } from '../room/host.ts';
+import { formatBytes, theme } from './theme.ts';
+import './layer-bar.ts';
+
+export type ShownStatus = 'loading' | 'ready' | 'computing' | 'gone' | 'failed' | 'joining';
+
+/** What the room screen calls a device's state: the room's own, plus "computing" while a request runs. */
+export function shownStatus(d: DeviceInfo, generating: boolean): ShownStatus {
+  if (d.status === 'left') return 'gone';
+  if (d.status === 'ready' && generating && d.range[1] > d.range[0]) return 'computing';
+  return d.status;
+}
+
+/**
+ * One device of the room: name, adapter, memory, its dealt layers over the model's layers, load
+ * progress, status and tok/s; guests get a Remove button (fires `remove` with the device id).
+ */
+@customElement('pooled-device-card')
+export class DeviceCard extends LitElement {
+  @property({ attribute: false }) device?: DeviceInfo;
+  @property({ type: Number }) totalLayers = 0;
+  @property({ type: Boolean }) generating = false;
+  @property({ type: Number }) tokensPerSecond = 0;
+
+  static override styles = [theme, css`
+    :host { display: block; }
+    .card { display: grid; gap: .35rem; }
+    header { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; }
+    header h3 { flex: 1 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    dl { display: grid; grid-template-columns: auto 1fr; gap: .1rem .7rem; margin: 0; font-size: 13px; }
+    dt { color: var(--muted); } dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
+    .row { display: flex; align-items: center; gap: .5rem; font-size: 12px; color: var(--muted); }
+    .row progress { flex: 1; }
+  `];
+
+  override render() {
+    const d = this.device;
+    if (!d) return nothing;
+    const status = shownStatus(d, this.generating);
+    const pct = d.bytesTotal > 0 ? Math.round((d.bytesDone / d.bytesTotal) * 100) : d.status === 'ready' ? 100 : 0;
+    const memory = `${formatBytes(d.caps.memoryBudgetBytes)} offered${d.caps.deviceMemoryGiB > 0 ? ` of ${d.caps.deviceMemoryGiB} GB` : ''}`;
+    return html`<article class="card" data-testid="device" data-device-id=${d.id} data-status=${status} aria-label=${`Device ${d.name}`}>
+      <header>
+        <h3>${d.name}${d.isHost ? html` <span class="muted">(this device)</span>` : nothing}</h3>
+        <span class="badge ${status}" data-testid="device-status">${status}</span>
+        ${d.isHost ? nothing : html`<button class="danger" @click=${this.removeDevice} aria-label=${`Remove ${d.name} from the room`} ?disabled=${status === 'gone'}>Remove</button>`}
+      </header>
+      <dl>
+        <dt>Adapter</dt><dd>${d.caps.adapter}${d.caps.engine === 'reference' ? ' · CPU engine' : ''}</dd>
+        <dt>Memory</dt><dd>${memory}</dd>
+        ${d.isHost ? nothing : html`<dt>Link</dt><dd>${d.rttMs > 0 ? `${d.rttMs.toFixed(1)} ms round trip` : '—'}</dd>`}
+        <dt>Speed</dt><dd data-testid="device-toks">${status === 'computing' || this.tokensPerSecond > 0 ? `${this.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
+      </dl>
+      <pooled-layer-bar .range=${d.range} .total=${this.totalLayers}></pooled-layer-bar>
+      <div class="row">
+        <progress max="100" .value=${pct} aria-label=${`Load progress of ${d.name}`} data-testid="device-progress" data-pct=${pct}></progress>
+        <span>${d.bytesTotal > 0 ? `${formatBytes(d.bytesDone)} / ${formatBytes(d.bytesTotal)}` : `${pct}%`}</span>
+      </div>
+      ${d.error ? html`<div class="error" role="alert">${d.error}</div>` : nothing}
+    </article>`;
+  }
+
+  private removeDevice(): void {
+    if (this.device) this.dispatchEvent(new CustomEvent('remove', { detail: this.device.id, bubbles: true, composed: true }));
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap { 'pooled-device-card': DeviceCard }
+}

@@ -1,0 +1,85 @@
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import type { GuestSession, GuestState } from '../app/guest-session.ts';
+import { StoreController } from '../app/store.ts';
+import { describeRange, formatBytes, theme } from './theme.ts';
+import './layer-bar.ts';
+
+const STATUS_TEXT: Record<GuestState['status'], string> = {
+  connecting: 'Connecting to the host…',
+  waiting: 'Joined. Waiting for the host to deal layers…',
+  loading: 'Loading its layers of the model…',
+  ready: 'Ready: holding its layers, waiting for work.',
+  computing: 'Computing: running its layers for the room.',
+  gone: 'Not in the room.',
+};
+
+/** A guest device (phone-sized first): what it does for the room, and a Leave button. */
+@customElement('pooled-guest-screen')
+export class GuestScreen extends LitElement {
+  @property({ attribute: false }) session?: GuestSession;
+  private watch?: StoreController<GuestState>;
+
+  static override styles = [theme, css`
+    :host { display: block; }
+    main { max-width: 30rem; margin: 0 auto; padding: 1.25rem 1rem 2rem; display: grid; gap: .9rem; }
+    .status { display: flex; align-items: center; gap: .5rem; }
+    .big { font-size: 1.05rem; }
+    dl { display: grid; grid-template-columns: auto 1fr; gap: .3rem .8rem; margin: 0; }
+    dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
+    .row { display: flex; gap: .5rem; align-items: center; font-size: 12.5px; color: var(--muted); }
+    .row progress { flex: 1; }
+    button.danger { width: 100%; justify-content: center; padding: .6rem; }
+  `];
+
+  override willUpdate(changed: Map<string, unknown>): void {
+    if (changed.has('session') && this.session && !this.watch) this.watch = new StoreController(this, this.session.store);
+  }
+
+  override render() {
+    const s = this.session?.state;
+    if (!s) return nothing;
+    const pct = s.bytesTotal > 0 ? Math.round((s.bytesDone / s.bytesTotal) * 100) : s.status === 'ready' || s.status === 'computing' ? 100 : 0;
+    const holds = s.range[1] > s.range[0];
+    return html`<main>
+      <header>
+        <h1>pooled <span class="muted">· guest</span></h1>
+        <p class="muted">This device lends its GPU and memory to a room. Keep this tab open${s.wakeLock === 'unsupported' ? ' and the screen on' : ''}.</p>
+      </header>
+      <section class="card" aria-live="polite" aria-labelledby="what-title">
+        <div class="status">
+          <h2 id="what-title" style="flex:1">${s.name || 'This device'}</h2>
+          <span class="badge ${s.status}" data-testid="guest-status">${s.status}</span>
+        </div>
+        <p class="big">${STATUS_TEXT[s.status]}</p>
+        ${s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
+        ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
+      </section>
+      <section class="card" aria-labelledby="share-title">
+        <h2 id="share-title">Its share of the model</h2>
+        <p data-testid="guest-layers">${holds ? describeRange(s.range, s.numLayers) : s.status === 'waiting' || s.status === 'connecting' ? 'Not dealt yet.' : 'No layers for this device in this deal.'}</p>
+        <pooled-layer-bar .range=${s.range} .total=${s.numLayers ?? 0}></pooled-layer-bar>
+        <div class="row">
+          <progress max="100" .value=${pct} aria-label="Load progress" data-testid="guest-progress" data-pct=${pct}></progress>
+          <span>${s.bytesTotal > 0 ? `${formatBytes(s.bytesDone)} / ${formatBytes(s.bytesTotal)}` : `${pct}%`}</span>
+        </div>
+      </section>
+      <section class="card" aria-labelledby="dev-title">
+        <h2 id="dev-title">This device</h2>
+        <dl>
+          <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps?.engine === 'reference' ? ' · CPU engine' : ''}</dd>
+          <dt>Memory</dt><dd>${s.caps ? `${formatBytes(s.caps.memoryBudgetBytes)} offered${s.caps.deviceMemoryGiB > 0 ? ` of ${s.caps.deviceMemoryGiB} GB` : ''}` : '…'}</dd>
+          <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
+          <dt>Screen</dt><dd>${s.wakeLock === 'held' ? 'kept awake while computing' : s.wakeLock === 'unsupported' ? 'this browser cannot keep it awake' : 'kept awake while computing (idle now)'}</dd>
+        </dl>
+      </section>
+      ${s.status === 'gone'
+        ? html`<a class="button" href=${location.pathname}>Back to start</a>`
+        : html`<button class="danger" data-testid="leave" @click=${() => void this.session?.leave()}>Leave the room</button>`}
+    </main>`;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap { 'pooled-guest-screen': GuestScreen }
+}

@@ -1,0 +1,125 @@
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import { adapterLabel, requestAdapter, summarizeAdapter, type AdapterInfoSummary } from '../gpu/adapter.ts';
+import { parseInvite } from '../room/signaling.ts';
+import { contextWarning } from '../app/url-params.ts';
+import type { ModelChoice } from '../app/host-session.ts';
+import type { ModelPicker } from './model-picker.ts';
+import { theme } from './theme.ts';
+import './model-picker.ts';
+
+export interface HostRequest { choice: ModelChoice; ctx: number }
+
+/** First screen: host a room (model picker, context) or join one from a link; says what this device offers. */
+@customElement('pooled-start-screen')
+export class StartScreen extends LitElement {
+  @property() model = 'tiny';
+  @property({ type: Number }) ctx = 8192;
+  @state() private adapter?: AdapterInfoSummary;
+  @state() private adapterError?: string;
+  @state() private problem?: string;
+  @state() private joinProblem?: string;
+  @state() private link = '';
+  @query('pooled-model-picker') private picker?: ModelPicker;
+
+  static override styles = [theme, css`
+    :host { display: block; }
+    main { max-width: 62rem; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; display: grid; gap: 1rem; }
+    .hero h1 { font-size: 1.7rem; }
+    .hero p { color: var(--muted); max-width: 42rem; }
+    .cols { display: grid; grid-template-columns: 1.4fr 1fr; gap: 1rem; align-items: start; }
+    .stack { display: grid; gap: 1rem; }
+    form { display: grid; gap: .7rem; }
+    .ctx { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
+    .ctx input { width: 7rem; }
+    .ok { color: var(--accent-2); } .bad { color: var(--bad); }
+    @media (max-width: 760px) { .cols { grid-template-columns: 1fr; } }
+  `];
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    requestAdapter()
+      .then((a) => (this.adapter = summarizeAdapter(a)))
+      .catch((e: Error) => (this.adapterError = e.message));
+  }
+
+  override render() {
+    const warning = contextWarning(this.ctx);
+    return html`<main>
+      <section class="hero">
+        <h1>pooled</h1>
+        <p>One language model, pooled from the devices in a room. The host splits a Qwen3 model's layers across
+          laptops and phones; each runs its share on WebGPU, and a coding agent builds web apps on top.</p>
+      </section>
+      <div class="cols">
+        <section class="card" aria-labelledby="host-title">
+          <form @submit=${this.host}>
+            <h2 id="host-title">Host a room</h2>
+            <pooled-model-picker .initial=${this.model}></pooled-model-picker>
+            <div class="ctx">
+              <label for="ctx">Context (tokens)</label>
+              <input id="ctx" type="number" min="256" step="1024" .value=${String(this.ctx)} data-testid="ctx"
+                @input=${(e: Event) => (this.ctx = Number((e.target as HTMLInputElement).value) || 0)} />
+            </div>
+            ${warning ? html`<div class="warning" role="note">${warning}</div>` : nothing}
+            ${this.problem ? html`<div class="error" role="alert">${this.problem}</div>` : nothing}
+            <div><button class="primary" type="submit" data-testid="host-room">Host a room</button></div>
+          </form>
+        </section>
+        <div class="stack">
+          <section class="card" aria-labelledby="join-title">
+            <form @submit=${this.join}>
+              <h2 id="join-title">Join a room</h2>
+              <label for="link" class="muted">Paste the invite link (or scan the host's QR code with this device's camera).</label>
+              <input id="link" type="url" placeholder="http://…/?room=…" .value=${this.link} data-testid="join-link"
+                @input=${(e: Event) => (this.link = (e.target as HTMLInputElement).value)} />
+              ${this.joinProblem ? html`<div class="error" role="alert">${this.joinProblem}</div>` : nothing}
+              <div><button type="submit" data-testid="join-room">Join</button></div>
+            </form>
+          </section>
+          <section class="card" aria-labelledby="device-title" aria-live="polite">
+            <h2 id="device-title">This device</h2>
+            ${this.adapter
+              ? html`<p class="ok" data-testid="adapter">WebGPU adapter: ${adapterLabel(this.adapter)}</p>`
+              : this.adapterError
+                ? html`<p class="bad" data-testid="adapter-error">${this.adapterError}</p>
+                    <p class="muted">It can still join with the CPU engine, slowly.</p>`
+                : html`<p>Looking for a WebGPU adapter…</p>`}
+          </section>
+          <section class="card" aria-labelledby="try-title">
+            <h2 id="try-title">Just looking?</h2>
+            <p class="muted">Try the agent workspace on a scripted model: no download, no GPU.</p>
+            <a class="button" href="?agent=replay" data-testid="try-replay">Open the demo workspace</a>
+          </section>
+        </div>
+      </div>
+    </main>`;
+  }
+
+  private host(e: Event): void {
+    e.preventDefault();
+    this.problem = undefined;
+    if (!Number.isInteger(this.ctx) || this.ctx < 256) { this.problem = 'Context must be a whole number of at least 256 tokens.'; return; }
+    try {
+      const choice = this.picker!.choice();
+      this.dispatchEvent(new CustomEvent<HostRequest>('host', { detail: { choice, ctx: this.ctx }, bubbles: true, composed: true }));
+    } catch (err) {
+      this.problem = (err as Error).message;
+    }
+  }
+
+  private join(e: Event): void {
+    e.preventDefault();
+    try {
+      const roomId = parseInvite(this.link);
+      this.joinProblem = undefined;
+      this.dispatchEvent(new CustomEvent<string>('join', { detail: roomId, bubbles: true, composed: true }));
+    } catch (err) {
+      this.joinProblem = (err as Error).message;
+    }
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap { 'pooled-start-screen': StartScreen }
+}
