@@ -1,46 +1,77 @@
 // XML-style calls in every spelling open models write: <function=NAME>, <function name="NAME">,
 // <invoke name="NAME">; parameters as <parameter=P>, <parameter name="P">; or JSON arguments inside.
+// The body is read parameter by parameter (not up to the first </function>), so a value may contain
+// </function> or other tags; a value ends at its </parameter>, or where the next parameter opens.
 import { callsFromJsonText, parseLooseJson } from './json-calls.ts';
 import type { ParsedCall } from './types.ts';
 
 const OPEN = /<(function|invoke)(?:=\s*["']?([\w.-]+)["']?|\s+name\s*=\s*["']([\w.-]+)["'])\s*>/g;
-const PARAM = /<parameter(?:=\s*["']?([\w.-]+)["']?|\s+name\s*=\s*["']([\w.-]+)["'])\s*>([\s\S]*?)(?:<\/parameter>|(?=<parameter[\s=])|(?=<\/(?:function|invoke)>)|$)/g;
+const PARAM_OPEN = /<parameter(?:=\s*["']?([\w.-]+)["']?|\s+name\s*=\s*["']([\w.-]+)["'])\s*>/g;
+const PARAM_CLOSE = '</parameter>';
 
 /** A parameter value as written between its tags: one newline each side belongs to the format. */
 function valueText(raw: string): string {
   return raw.replace(/^\r?\n/, '').replace(/\r?\n$/, '');
 }
 
+function nextParamOpen(text: string, from: number): RegExpExecArray | null {
+  PARAM_OPEN.lastIndex = from;
+  return PARAM_OPEN.exec(text);
+}
+
 /** Every XML-style call in the text, in order. */
 export function xmlCalls(text: string): ParsedCall[] {
   const calls: ParsedCall[] = [];
-  const opens = [...text.matchAll(OPEN)];
-  opens.forEach((m, k) => {
+  let cursor = 0;
+  for (;;) {
+    OPEN.lastIndex = cursor;
+    const m = OPEN.exec(text);
+    if (!m) break;
     const tag = m[1];
+    const closeTag = `</${tag}>`;
     const name = m[2] ?? m[3];
-    const bodyStart = m.index! + m[0].length;
-    const closeAt = text.indexOf(`</${tag}>`, bodyStart);
-    const nextOpen = k + 1 < opens.length ? opens[k + 1].index! : text.length;
-    const bodyEnd = closeAt >= 0 && closeAt < nextOpen ? closeAt : nextOpen;
-    const body = text.slice(bodyStart, bodyEnd);
-    const raw = text.slice(m.index!, closeAt >= 0 && closeAt < nextOpen ? closeAt + tag.length + 3 : bodyEnd);
     const args: Record<string, unknown> = {};
-    let found = false;
-    for (const p of body.matchAll(PARAM)) {
-      const key = p[1] ?? p[2];
-      if (!(key in args)) args[key] = valueText(p[3]);
-      found = true;
-    }
-    if (!found && body.trim().length > 0) {
-      // JSON arguments inside <function=NAME> ... </function>
-      const trimmed = body.trim();
-      const value = parseLooseJson(trimmed.replace(/^```[\w-]*\s*\n?|\n?```$/g, ''));
-      if (value && typeof value === 'object' && !Array.isArray(value)) {
-        const inner = callsFromJsonText(trimmed, 'xml+json')[0];
-        Object.assign(args, inner && inner.name === name ? inner.arguments : value);
+    let pos = m.index + m[0].length;
+    for (;;) {
+      const ws = /^\s*/.exec(text.slice(pos))![0].length;
+      if (text.startsWith(closeTag, pos + ws)) { pos += ws + closeTag.length; break; }
+      const p = nextParamOpen(text, pos + ws);
+      if (p && p.index === pos + ws) {
+        const start = p.index + p[0].length;
+        const close = text.indexOf(PARAM_CLOSE, start);
+        const following = nextParamOpen(text, start);
+        let end: number;
+        let after: number;
+        if (close >= 0 && (!following || close < following.index)) {
+          end = close;
+          after = close + PARAM_CLOSE.length;
+        } else {
+          const fnClose = text.indexOf(closeTag, start);
+          end = Math.min(following ? following.index : text.length, fnClose >= 0 ? fnClose : text.length);
+          after = end;
+        }
+        const key = p[1] ?? p[2];
+        if (!(key in args)) args[key] = valueText(text.slice(start, end));
+        pos = after;
+        continue;
       }
+      // Not a parameter: JSON arguments (or junk) up to the closing tag.
+      const fnClose = text.indexOf(closeTag, pos);
+      const body = text.slice(pos, fnClose >= 0 ? fnClose : text.length).trim();
+      if (Object.keys(args).length === 0 && body.length > 0) Object.assign(args, jsonArguments(body, name));
+      pos = fnClose >= 0 ? fnClose + closeTag.length : text.length;
+      break;
     }
-    calls.push({ name, arguments: args, via: tag === 'invoke' ? 'invoke' : 'xml', raw });
-  });
+    calls.push({ name, arguments: args, via: tag === 'invoke' ? 'invoke' : 'xml', raw: text.slice(m.index, pos) });
+    cursor = pos;
+  }
   return calls;
+}
+
+/** JSON arguments inside <function=NAME>: a plain object, or a whole {"name", "arguments"} call. */
+function jsonArguments(body: string, name: string): Record<string, unknown> {
+  const value = parseLooseJson(body.replace(/^```[\w-]*\s*\n?|\n?```$/g, ''));
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  const inner = callsFromJsonText(body, 'xml+json')[0];
+  return inner && inner.name === name ? inner.arguments : (value as Record<string, unknown>);
 }

@@ -24,6 +24,13 @@ describe('parser: the proper formats', () => {
     expect(parse('Call read_file(path) to read, or use {"a": 1}.').calls).toEqual([]);
   });
 
+  it('XML values may hold </function>, other tags and a missing </parameter> before the next parameter', () => {
+    expect(calls('<tool_call>\n<function=write_file>\n<parameter=path>\na.xml\n</parameter>\n<parameter=content>\n<function=x></function>\n<b>hi</b>\n</parameter>\n</function>\n</tool_call>'))
+      .toEqual([{ name: 'write_file', arguments: { path: 'a.xml', content: '<function=x></function>\n<b>hi</b>' } }]);
+    expect(calls('<tool_call>\n<function=edit_file>\n<parameter=path>\na.js\n<parameter=old>\nx\n</parameter>\n<parameter=new>\ny\n</function>\n</tool_call>'))
+      .toEqual([{ name: 'edit_file', arguments: { path: 'a.js', old: 'x', new: 'y' } }]);
+  });
+
   it('keeps a name it does not know inside <tool_call> (the loop reports it)', () => {
     expect(calls('<tool_call>\n<function=delete_all>\n</function>\n</tool_call>')).toEqual([{ name: 'delete_all', arguments: {} }]);
   });
