@@ -9,6 +9,7 @@ import type { StepCall } from './stuck.ts';
 import type { PageReport, ToolOutcome } from './tool-types.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import { frameToolResult } from './tools/clip.ts';
+import { LIMITS } from './tools/limits.ts';
 
 export interface ParsedCall { name: string; arguments: Record<string, unknown> }
 
@@ -63,7 +64,8 @@ export async function runCall(call: ParsedCall, step: number, id: number, env: C
   const finish = (outcome: ToolOutcome, stalled: boolean, extra: { hint?: HintKind | null; skipped?: 'repeat'; why?: string } = {}): CallRun => {
     const body = outcome.ok ? outcome.text : `Error: ${outcome.error}${outcome.text ? '\n' + outcome.text : ''}`;
     const hint = extra.hint ? env.hints.take(extra.hint) : null;
-    const content = frameToolResult(hint ? `${body}\n${hint}` : body);
+    // The hint is ours and shows the real call tokens, so it is added after the result is framed as data.
+    const content = hint ? `${frameToolResult(body, LIMITS.resultChars - hint.length - 1)}\n${hint}` : frameToolResult(body);
     const changed = outcome.ok && outcome.changed === true;
     if (changed) env.memory.changes++;
     const record: CallRecord = { name: call.name, arguments: call.arguments, ok: outcome.ok, changed, content };
@@ -110,9 +112,14 @@ export async function runCall(call: ParsedCall, step: number, id: number, env: C
   return finish(outcome, repeat, { hint: pageErrors > 1 ? 'one-error' : null });
 }
 
-/** For a serve tool that does not fill `page`: the port named in its text and its error lines. */
+/**
+ * For a serve tool that does not fill `page`: the port named in its text, and its errors — none when
+ * the first line says "no errors", else the lines after the first (or the first, if it is an error).
+ */
 export function pageFromText(text: string): PageReport {
   const port = Number(/:(\d{2,5})\b/.exec(text)?.[1] ?? 5173);
-  const errors = text.split('\n').map((l) => l.trim()).filter((l) => /\b(error|exception|uncaught|failed|404)\b/i.test(l));
+  const [head = '', ...rest] = text.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  if (/\bno errors\b/i.test(head)) return { port, errors: [] };
+  const errors = rest.length > 0 ? rest : /error|exception|failed|404/i.test(head) ? [head] : [];
   return { port, errors };
 }

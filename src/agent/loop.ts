@@ -193,11 +193,15 @@ export class Agent {
       this.conversation.addAnswer(request, step, result.tokens, result.text, parsed.calls.length === 0);
       if (parsed.calls.length === 0) {
         if (parsed.unreadable) {
-          const text = `Your tool call could not be read, so it did not run.${hintSuffix(hints.take('call-format'))}`;
           const verdict = streaks.record(step, [{ key: '(unreadable call)', label: 'an unreadable tool call', stalled: true, error: 'could not be read' }]);
+          if (verdict.kind === 'stuck') return end('stuck', { stuck: verdict.note });
+          const text = `Your tool call could not be read, so it did not run.${hintSuffix(hints.take('call-format'))}`;
           this.conversation.addNote(request, text);
           this.note(step, 'format', text);
-          if (verdict.kind === 'stuck') return end('stuck', { stuck: verdict.note });
+          if (verdict.kind === 'warn') {
+            this.conversation.addNote(request, verdict.note);
+            this.note(step, 'stuck-warning', verdict.note);
+          }
           continue;
         }
         if (result.text.trim() === '') {

@@ -34,6 +34,6 @@ export function clipMiddle(text: string, max: number = LIMITS.resultChars): stri
 }
 
 /** What goes back to the model for any tool result: clipped, then neutralized. */
-export function frameToolResult(text: string): string {
-  return clipMiddle(neutralizeControlTokens(text));
+export function frameToolResult(text: string, max: number = LIMITS.resultChars): string {
+  return clipMiddle(neutralizeControlTokens(text), max);
 }

@@ -26,6 +26,8 @@ export interface HarnessOptions extends Partial<Omit<AgentOptions, 'backend' | '
   tokenDelayMs?: number;
   /** Scripted serve results, one per serve call: the page's first errors ([] = clean). */
   serve?: string[][];
+  /** Leave out the grammar mask (like an HTTP backend without constrained sampling). */
+  noMask?: boolean;
 }
 
 export async function harness(o: HarnessOptions) {
@@ -39,8 +41,9 @@ export async function harness(o: HarnessOptions) {
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
   const serveResults = [...(o.serve ?? [])];
   if (o.serve) tools.register(scriptedServe(serveResults));
-  const codec = createCallCodec({ tokenizer, format, tools: tools.schemas() });
-  const { replies: _r, project: _f, format: _fm, contextSize: _c, devices: _d, tokenDelayMs: _t, serve: _s, ...rest } = o;
+  const fullCodec = createCallCodec({ tokenizer, format, tools: tools.schemas() });
+  const codec = o.noMask ? { parse: fullCodec.parse } : fullCodec;
+  const { replies: _r, project: _f, format: _fm, contextSize: _c, devices: _d, tokenDelayMs: _t, serve: _s, noMask: _n, ...rest } = o;
   const agent = new Agent({ backend, tools, codec, format, files, ...rest });
   const events: AgentEvent[] = [];
   agent.subscribe((e) => events.push(e));

@@ -121,3 +121,19 @@ test('XML format (Qwen3-Coder template): calls are read and run the same way', a
   expect(out.reason).toBe('done');
   expect(await h.files.readText('index.html')).toBe('<!doctype html>\n<p>hi</p>');
 });
+
+test('an unknown tool (from a near-miss fence) gets an error listing the tools and the call-format hint', async () => {
+  const h = await harness({ replies: ['```tool\n{"name": "make_file", "arguments": {"path": "a.js"}}\n```', 'ok'] });
+  await h.agent.run('Make a.js');
+  expect(results(h.events)[0]).toMatch(/^Error: unknown tool "make_file"; the tools are: list_dir, read_file, search, write_file, edit_file\nHint: call a tool exactly like this:\n<tool_call>\n\{"name": "read_file"/);
+});
+
+test('without a grammar, an unreadable call is reported with the format hint, and 3 in a row is stuck', async () => {
+  const garbage = '<tool_call>\nplease write the file\n</tool_call>';
+  const h = await harness({ noMask: true, replies: [garbage, garbage, garbage, 'unused'] });
+  const out = await h.agent.run('Write');
+  expect(out.reason).toBe('stuck');
+  const n = notes(h.events);
+  expect(n[0]).toMatch(/^format: Your tool call could not be read, so it did not run\.\nHint: call a tool exactly like this/);
+  expect(n).toContain('stuck-warning: Note: you repeated an unreadable tool call 2 steps in a row and it made no progress (could not be read). Do something different now; one more time stops the request.');
+});
