@@ -1,0 +1,75 @@
+// One project's agent, wired the way the app (and any other host) uses it: file tools over the project's
+// files plus extra tools (the preview's serve / preview_logs / run_js), the model's call codec, and a
+// session that is restored on open and saved as the request goes (so a reload mid-request loses little).
+import type { Backend } from './backend.ts';
+import type { ProjectFiles } from './files/types.ts';
+import type { Tool } from './tool-types.ts';
+import type { Tokenizer } from '../model/tokenizer.ts';
+import type { ToolFormat } from '../model/tool-format.ts';
+import { ChatTemplate } from '../model/chat-template.ts';
+import { createCallCodec } from './codec.ts';
+import { createFileTools } from './tools/file-tools.ts';
+import type { RegexRunner } from './tools/regex-runner.ts';
+import { ToolRegistry } from './tools/registry.ts';
+import { Agent, type AgentOptions } from './loop.ts';
+import { restoreSession, snapshotSession, type SessionStore } from './session-store.ts';
+
+export interface WorkspaceOptions {
+  projectId: string;
+  backend: Backend;
+  tokenizer: Tokenizer;
+  files: ProjectFiles;
+  /** The call format; default: detected from the tokenizer_config's chat template. */
+  format?: ToolFormat;
+  extraTools?: Tool[];
+  sessions?: SessionStore;
+  askFirst?: boolean;
+  approve?: AgentOptions['approve'];
+  regexRunner?: RegexRunner;
+}
+
+export interface AgentWorkspace {
+  agent: Agent;
+  /** The saved session was made with another model, so its turns were encoded again. */
+  reencoded: boolean;
+  /** Saves now (also done after every call result, note and summary). Resolves when written. */
+  save(): Promise<void>;
+  /** New task: forgets the conversation (keeps the files and the timeline) and saves. */
+  newTask(): Promise<void>;
+}
+
+export async function openAgentWorkspace(o: WorkspaceOptions): Promise<AgentWorkspace> {
+  const format = o.format ?? ChatTemplate.fromTokenizerConfig(o.tokenizer.config).format;
+  const tools = new ToolRegistry(createFileTools(o.files, o.regexRunner ? { regexRunner: o.regexRunner } : {}));
+  for (const tool of o.extraTools ?? []) tools.register(tool);
+  const saved = o.sessions ? await o.sessions.load(o.projectId) : null;
+  const restored = saved ? restoreSession(o.projectId, saved, o.backend) : undefined;
+  const options: AgentOptions = {
+    backend: o.backend, tools, format, files: o.files,
+    codec: createCallCodec({ tokenizer: o.tokenizer, format, tools: tools.schemas() }),
+    askFirst: o.askFirst ?? false,
+  };
+  if (o.approve) options.approve = o.approve;
+  if (restored) options.restore = restored;
+  const agent = new Agent(options);
+
+  let chain: Promise<void> = Promise.resolve();
+  const save = (): Promise<void> => {
+    if (!o.sessions) return Promise.resolve();
+    const data = snapshotSession(agent, o.backend.name);
+    chain = chain.then(() => o.sessions!.save(o.projectId, data));
+    return chain;
+  };
+  agent.subscribe((e) => {
+    if (e.type === 'result' || e.type === 'note' || e.type === 'summary' || e.type === 'request') void save();
+  });
+  return {
+    agent,
+    reencoded: restored?.reencoded ?? false,
+    save,
+    newTask: () => {
+      agent.newTask();
+      return save();
+    },
+  };
+}
