@@ -1,26 +1,23 @@
 // matvec_dense: y = x · Wᵀ for a dense F32 / F16 / BF16 weight W (one row chunk), with a fused epilogue.
-// Decode (TILE_T = 1) is a matvec; prefill (TILE_T > 1) reuses every decoded weight word for TILE_T
-// tokens (a skinny matmul reading the weight once per TILE_T tokens).
+// LANES invocations share a row (WG / LANES rows per workgroup; the host picks LANES from K). Decode
+// (TILE_T = 1) is a matvec; prefill (TILE_T > 1) reuses every decoded weight word for TILE_T tokens.
 //
 // Bindings (group 0):
 //   0 step   uniform             Step { n, pos0 }: n = tokens (rows of x and y) in this step
-//   1 weight storage, read       array<u32> [N_ROWS, ROW_WORDS]: F32 one value a word; F16/BF16 two a word,
+//   1 weight storage, read       array<u32> [rows, row_words]: F32 one value a word; F16/BF16 two a word,
 //                                element 2i in the low half, rows padded to a whole word (zeros)
-//   2 x      storage, read       array<f32> [n, K]
-//   3 y      storage, read_write array<f32> [n, OUT_STRIDE]; this chunk writes columns row_offset + r
+//   2 x      storage, read       array<f32> [n, k]
+//   3 y      storage, read_write array<f32> [n, out_stride]; this chunk writes columns row_offset + r
 //   4 chunk  uniform             Chunk { k, out_stride, row_offset, out_rows, epilogue }
 // epilogue: 0 y = acc; 1 y += acc (residual); 2 y[r] = silu(acc[r])·acc[r + out_rows] (gate|up rows).
-// Dispatch: (gx, gy, ceil(n / TILE_T)) with gx·gy ≥ ceil(out_rows / ROWS_PER_WG) workgroups of WG.
+// Dispatch: (gx, gy, ceil(n / TILE_T)) with gx·gy ≥ ceil(out_rows / (WG / LANES)) workgroups of WG.
 
 override WDTYPE: u32;            // 0 F32, 1 F16, 2 BF16
-override TILE_T: u32 = 1u;       // ROWS_PER_WG · TILE_T · 2 ≤ 32
-override ROWS_PER_WG: u32 = 2u;
+override TILE_T: u32 = 1u;       // tokens per workgroup: 1 (decode, scalar) or 4 (prefill, vec4)
+override LANES: u32 = 64u;       // invocations per row: a power of two dividing WG
 override WG: u32 = 64u;
 
 struct Step { n: u32, pos0: u32 }
-// Shape of this op (a uniform, so one pipeline serves every matrix of a dtype):
-//   k = input features (q4: a multiple of 32); out_stride = width of a y row; row_offset = first y column
-//   this chunk writes; out_rows = outputs of this chunk (weight rows, or half of them for epilogue 2)
 struct Chunk { k: u32, out_stride: u32, row_offset: u32, out_rows: u32, epilogue: u32 }
 
 @group(0) @binding(0) var<uniform> step: Step;
@@ -29,12 +26,8 @@ struct Chunk { k: u32, out_stride: u32, row_offset: u32, out_rows: u32, epilogue
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(4) var<uniform> chunk: Chunk;
 
-const MAX_ACC: u32 = 32u;
+const MAX_ACC: u32 = 8u;         // (gate, up) × 4 tokens
 var<workgroup> partial: array<f32, WG * MAX_ACC>;
-
-fn silu(v: f32) -> f32 {
-  return v / (1.0 + exp(-v));
-}
 
 // Two consecutive elements of a word (the second is 0 for F32, whose word holds one element).
 fn decode_word(w: u32) -> vec2<f32> {
@@ -54,48 +47,52 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let per_word = select(2u, 1u, WDTYPE == 0u);
   let row_words = (kdim + per_word - 1u) / per_word;
   let fused = select(1u, 2u, epilogue == 2u);
-  let row0 = (wid.y * nwg.x + wid.x) * ROWS_PER_WG;
+  let lane = lid % LANES;
+  let out_row = (wid.y * nwg.x + wid.x) * (WG / LANES) + lid / LANES;
   let t0 = wid.z * TILE_T;
   let n = step.n;
 
-  var acc: array<f32, MAX_ACC>;
-  for (var i = 0u; i < MAX_ACC; i++) { acc[i] = 0.0; }
-
-  for (var s = 0u; s < ROWS_PER_WG * fused; s++) {
-    let out_row = row0 + (s % ROWS_PER_WG);
-    if (out_row >= out_rows) { continue; }
-    let w_row = out_row + (s / ROWS_PER_WG) * out_rows;   // up rows follow the gate rows
-    for (var w = lid; w < row_words; w += WG) {
-      let wv = decode_word(weight[w_row * row_words + w]);
-      let k0 = w * per_word;
-      let has_second = per_word == 2u && k0 + 1u < kdim;
-      for (var t = 0u; t < TILE_T; t++) {
-        let tok = t0 + t;
-        if (tok >= n) { break; }
-        var dot = wv.x * x[tok * kdim + k0];
-        if (has_second) { dot += wv.y * x[tok * kdim + k0 + 1u]; }
-        acc[s * TILE_T + t] += dot;
+  // acc[s] = sums for tokens t0 .. t0 + 3 (s = 0 gate / plain, 1 up); rows of x past n are clamped to
+  // the last token (read, then discarded), so the inner loop has no branches.
+  var acc = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
+  let last = n - 1u;
+  let xr = vec4<u32>(min(t0, last), min(t0 + 1u, last), min(t0 + 2u, last), min(t0 + 3u, last)) * kdim;
+  if (out_row < out_rows) {
+    for (var s = 0u; s < fused; s++) {
+      let w_row = out_row + s * out_rows;    // up rows follow the gate rows
+      for (var w = lane; w < row_words; w += LANES) {
+        let wv = decode_word(weight[w_row * row_words + w]);
+        let k0 = w * per_word;
+        let k1 = min(k0 + 1u, kdim - 1u);      // odd K: the padding weight is 0, x stays in its row
+        let w1 = select(0.0, wv.y, per_word == 2u && k0 + 1u < kdim);
+        if (TILE_T == 1u) {
+          acc[s].x += wv.x * x[xr.x + k0] + w1 * x[xr.x + k1];
+        } else {
+          acc[s] += wv.x * vec4<f32>(x[xr.x + k0], x[xr.y + k0], x[xr.z + k0], x[xr.w + k0])
+                  + w1 * vec4<f32>(x[xr.x + k1], x[xr.y + k1], x[xr.z + k1], x[xr.w + k1]);
+        }
       }
     }
   }
 
-  for (var i = 0u; i < ROWS_PER_WG * fused * TILE_T; i++) { partial[i * WG + lid] = acc[i]; }
+  for (var s = 0u; s < fused; s++) {
+    for (var t = 0u; t < TILE_T; t++) { partial[(s * 4u + t) * WG + lid] = acc[s][t]; }
+  }
   workgroupBarrier();
 
-  for (var o = lid; o < ROWS_PER_WG * TILE_T; o += WG) {
-    let r = o / TILE_T;
-    let t = o % TILE_T;
-    let out_row = row0 + r;
+  if (lane != 0u || out_row >= out_rows) { return; }
+  for (var t = 0u; t < TILE_T; t++) {
     let tok = t0 + t;
-    if (out_row >= out_rows || tok >= n) { continue; }
+    if (tok >= n) { break; }
     var sum = 0.0;
-    for (var l = 0u; l < WG; l++) { sum += partial[o * WG + l]; }
+    var up = 0.0;
+    for (var l = 0u; l < LANES; l++) {
+      sum += partial[t * WG + lid + l];
+      if (epilogue == 2u) { up += partial[(4u + t) * WG + lid + l]; }
+    }
     let at = tok * out_stride + row_offset + out_row;
     if (epilogue == 2u) {
-      var up = 0.0;
-      let o_up = (ROWS_PER_WG + r) * TILE_T + t;
-      for (var l = 0u; l < WG; l++) { up += partial[o_up * WG + l]; }
-      y[at] = silu(sum) * up;
+      y[at] = sum / (1.0 + exp(-sum)) * up;   // silu(gate) · up
     } else if (epilogue == 1u) {
       y[at] = y[at] + sum;
     } else {

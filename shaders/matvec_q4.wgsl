@@ -1,25 +1,23 @@
 // matvec_q4: y = x · Wᵀ for an MLC q4f16_1 weight W (one row chunk of it), with a fused epilogue.
-// Decode (TILE_T = 1) is a matvec; prefill (TILE_T > 1) reuses every decoded weight for TILE_T tokens,
-// a skinny matmul that reads the weight once per TILE_T tokens.
+// LANES invocations share a row (WG / LANES rows per workgroup; the host picks LANES from K so small and
+// large K both keep every invocation busy). Decode (TILE_T = 1) is a matvec; prefill (TILE_T > 1) reuses
+// every decoded weight for TILE_T tokens: a skinny matmul reading the weight once per TILE_T tokens.
 //
 // Bindings (group 0):
 //   0 step    uniform             Step { n, pos0 }: n = tokens (rows of x and y) in this step
-//   1 qweight storage, read       array<u32> [N_ROWS, K/8]; element k at bits (k%8)*4 of word k/8
-//   2 scales  storage, read       array<u32> f16 pairs of [N_ROWS, K/32]; w = (q − 7)·scale
-//   3 x       storage, read       array<f32> [n, K]
-//   4 y       storage, read_write array<f32> [n, OUT_STRIDE]; this chunk writes columns row_offset + r
-//   5 chunk  uniform             Chunk { k, out_stride, row_offset, out_rows, epilogue }
+//   1 qweight storage, read       array<u32> [rows, k/8]; element k at bits (k%8)*4 of word k/8
+//   2 scales  storage, read       array<u32> f16 pairs of [rows, k/32]; w = (q − 7)·scale
+//   3 x       storage, read       array<f32> [n, k]
+//   4 y       storage, read_write array<f32> [n, out_stride]; this chunk writes columns row_offset + r
+//   5 chunk   uniform             Chunk { k, out_stride, row_offset, out_rows, epilogue }
 // epilogue: 0 y = acc; 1 y += acc (residual); 2 y[r] = silu(acc[r])·acc[r + out_rows] (gate|up rows).
-// Dispatch: (gx, gy, ceil(n / TILE_T)) with gx·gy ≥ ceil(out_rows / ROWS_PER_WG) workgroups of WG.
+// Dispatch: (gx, gy, ceil(n / TILE_T)) with gx·gy ≥ ceil(out_rows / (WG / LANES)) workgroups of WG.
 
-override TILE_T: u32 = 1u;       // tokens per workgroup (ROWS_PER_WG · TILE_T · 2 ≤ 32)
-override ROWS_PER_WG: u32 = 2u;
+override TILE_T: u32 = 1u;       // tokens per workgroup: 1 (decode, scalar) or 4 (prefill, vec4)
+override LANES: u32 = 64u;       // invocations per row: a power of two dividing WG
 override WG: u32 = 64u;
 
 struct Step { n: u32, pos0: u32 }
-// Shape of this op (a uniform, so one pipeline serves every matrix of a dtype):
-//   k = input features (q4: a multiple of 32); out_stride = width of a y row; row_offset = first y column
-//   this chunk writes; out_rows = outputs of this chunk (weight rows, or half of them for epilogue 2)
 struct Chunk { k: u32, out_stride: u32, row_offset: u32, out_rows: u32, epilogue: u32 }
 
 @group(0) @binding(0) var<uniform> step: Step;
@@ -29,16 +27,12 @@ struct Chunk { k: u32, out_stride: u32, row_offset: u32, out_rows: u32, epilogue
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<uniform> chunk: Chunk;
 
-const MAX_ACC: u32 = 32u;
+const MAX_ACC: u32 = 8u;         // (gate, up) × 4 tokens
 var<workgroup> partial: array<f32, WG * MAX_ACC>;
 
 fn scale_at(i: u32) -> f32 {
   let pair = unpack_f16x2(scales[i >> 1u]);
   return select(pair.x, pair.y, (i & 1u) == 1u);
-}
-
-fn silu(v: f32) -> f32 {
-  return v / (1.0 + exp(-v));
 }
 
 @compute @workgroup_size(WG)
@@ -52,52 +46,57 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let words = kdim / 8u;
   let groups = kdim / 32u;
   let fused = select(1u, 2u, epilogue == 2u);
-  let row0 = (wid.y * nwg.x + wid.x) * ROWS_PER_WG;
+  let lane = lid % LANES;
+  let out_row = (wid.y * nwg.x + wid.x) * (WG / LANES) + lid / LANES;
   let t0 = wid.z * TILE_T;
   let n = step.n;
 
-  var acc: array<f32, MAX_ACC>;
-  for (var i = 0u; i < MAX_ACC; i++) { acc[i] = 0.0; }
-
-  for (var s = 0u; s < ROWS_PER_WG * fused; s++) {
-    let out_row = row0 + (s % ROWS_PER_WG);
-    if (out_row >= out_rows) { continue; }
-    let w_row = out_row + (s / ROWS_PER_WG) * out_rows;   // up rows follow the gate rows
-    for (var w = lid; w < words; w += WG) {
-      let q = qweight[w_row * words + w];
-      let sc = scale_at(w_row * groups + w / 4u);
-      var wv: array<f32, 8>;
-      for (var j = 0u; j < 8u; j++) {
-        wv[j] = (f32((q >> (4u * j)) & 0xfu) - 7.0) * sc;
-      }
-      for (var t = 0u; t < TILE_T; t++) {
-        let tok = t0 + t;
-        if (tok >= n) { break; }
-        let xb = tok * kdim + w * 8u;
-        var dot = 0.0;
-        for (var j = 0u; j < 8u; j++) { dot += wv[j] * x[xb + j]; }
-        acc[s * TILE_T + t] += dot;
+  // acc[s] = sums for tokens t0 .. t0 + 3 (s = 0 gate / plain, 1 up); rows of x past n are clamped to
+  // the last token (read, then discarded), so the inner loop has no branches.
+  var acc = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
+  let last = n - 1u;
+  let xr = vec4<u32>(min(t0, last), min(t0 + 1u, last), min(t0 + 2u, last), min(t0 + 3u, last)) * kdim;
+  if (out_row < out_rows) {
+    for (var s = 0u; s < fused; s++) {
+      let w_row = out_row + s * out_rows;    // up rows follow the gate rows
+      for (var w = lane; w < words; w += LANES) {
+        let q = qweight[w_row * words + w];
+        let sc = scale_at(w_row * groups + w / 4u);
+        var wv: array<f32, 8>;
+        for (var j = 0u; j < 8u; j++) { wv[j] = (f32((q >> (4u * j)) & 0xfu) - 7.0) * sc; }
+        let k0 = w * 8u;
+        if (TILE_T == 1u) {
+          var dot = 0.0;
+          for (var j = 0u; j < 8u; j++) { dot += wv[j] * x[xr.x + k0 + j]; }
+          acc[s].x += dot;
+        } else {
+          for (var j = 0u; j < 8u; j++) {
+            let kk = k0 + j;
+            acc[s] += wv[j] * vec4<f32>(x[xr.x + kk], x[xr.y + kk], x[xr.z + kk], x[xr.w + kk]);
+          }
+        }
       }
     }
   }
 
-  for (var i = 0u; i < ROWS_PER_WG * fused * TILE_T; i++) { partial[i * WG + lid] = acc[i]; }
+  for (var s = 0u; s < fused; s++) {
+    for (var t = 0u; t < TILE_T; t++) { partial[(s * 4u + t) * WG + lid] = acc[s][t]; }
+  }
   workgroupBarrier();
 
-  for (var o = lid; o < ROWS_PER_WG * TILE_T; o += WG) {
-    let r = o / TILE_T;
-    let t = o % TILE_T;
-    let out_row = row0 + r;
+  if (lane != 0u || out_row >= out_rows) { return; }
+  for (var t = 0u; t < TILE_T; t++) {
     let tok = t0 + t;
-    if (out_row >= out_rows || tok >= n) { continue; }
+    if (tok >= n) { break; }
     var sum = 0.0;
-    for (var l = 0u; l < WG; l++) { sum += partial[o * WG + l]; }
+    var up = 0.0;
+    for (var l = 0u; l < LANES; l++) {
+      sum += partial[t * WG + lid + l];
+      if (epilogue == 2u) { up += partial[(4u + t) * WG + lid + l]; }
+    }
     let at = tok * out_stride + row_offset + out_row;
     if (epilogue == 2u) {
-      var up = 0.0;
-      let o_up = (ROWS_PER_WG + r) * TILE_T + t;
-      for (var l = 0u; l < WG; l++) { up += partial[o_up * WG + l]; }
-      y[at] = silu(sum) * up;
+      y[at] = sum / (1.0 + exp(-sum)) * up;   // silu(gate) · up
     } else if (epilogue == 1u) {
       y[at] = y[at] + sum;
     } else {

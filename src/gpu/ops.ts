@@ -28,11 +28,22 @@ export function destroyOps(ops: readonly Op[]): void {
   for (const op of ops) op.owned?.forEach((b) => b.destroy());
 }
 
-/** Tunables of the linear kernels: decode (one token) and prefill (many). */
+/** Tunables of the linear kernels: tokens per workgroup for decode (one token) and prefill (many). */
 export const MATVEC_TUNING = {
-  decode: { TILE_T: 1, ROWS_PER_WG: 4, WG: 64 },
-  prefill: { TILE_T: 8, ROWS_PER_WG: 2, WG: 64 },
+  decode: { TILE_T: 1 },
+  prefill: { TILE_T: 4 },
+  WG: 128,
+  /** Aim for this many weight words per invocation when choosing invocations per row. */
+  WORDS_PER_LANE: 8,
+  MAX_LANES: 32,
 };
+
+/** Invocations per row: a power of two, so small K packs many rows into one workgroup. */
+export function lanesFor(rowWords: number): number {
+  let lanes = 1;
+  while (lanes * 2 <= MATVEC_TUNING.MAX_LANES && lanes * 2 * MATVEC_TUNING.WORDS_PER_LANE <= rowWords) lanes *= 2;
+  return lanes;
+}
 
 export function encodeOps(pass: GPUComputePassEncoder, cache: PipelineCache, ops: readonly Op[], n: number): number {
   const mode = n === 1 ? MATVEC_TUNING.decode : MATVEC_TUNING.prefill;
@@ -59,7 +70,10 @@ export function matvecOps(cache: PipelineCache, w: GpuLinear, t: MatvecTarget): 
   if (t.epilogue === 2 && w.chunks.length !== 1) throw new Error(`${w.name}: the fused silu epilogue needs one chunk`);
   return w.chunks.map((chunk) => {
     const outRows = t.epilogue === 2 ? chunk.rows / 2 : chunk.rows;
-    const consts: Consts = w.kind === 'dense' ? { WDTYPE: w.wdtype } : {};
+    const rowWords = w.kind === 'q4' ? w.cols / 8 : w.wdtype === 0 ? w.cols : Math.ceil(w.cols / 2);
+    const lanes = lanesFor(rowWords);
+    const consts: Consts = { LANES: lanes, WG: MATVEC_TUNING.WG };
+    if (w.kind === 'dense') consts.WDTYPE = w.wdtype;
     const kernel: KernelName = w.kind === 'dense' ? 'matvec_dense' : 'matvec_q4';
     // Chunk { k, out_stride, row_offset, out_rows, epilogue }
     const uniform = chunkUniform(cache.device, [w.cols, t.outStride, chunk.rowStart, outRows, t.epilogue]);
@@ -70,8 +84,7 @@ export function matvecOps(cache: PipelineCache, w: GpuLinear, t: MatvecTarget): 
       kernel, consts, tiled: true,
       bindGroup: cache.bind(kernel, buffers, w.name),
       grid(n: number, tile: number) {
-        const rowsPerWg = tile === 1 ? MATVEC_TUNING.decode.ROWS_PER_WG : MATVEC_TUNING.prefill.ROWS_PER_WG;
-        const [gx, gy] = grid2d(Math.ceil(outRows / rowsPerWg));
+        const [gx, gy] = grid2d(Math.ceil(outRows / (MATVEC_TUNING.WG / lanes)));
         return [gx, gy, Math.ceil(n / tile)];
       },
     };

@@ -1,0 +1,90 @@
+// Shared by the GPU benches: a Node device, wall-clock timing of submitted work, and random models in
+// canonical form (q4f16_1 codes and f16 scales drawn directly: quantizing 1.7B-sized f32 would take minutes).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { requestEngineDevice } from '../src/gpu/device.ts';
+import { nodeAdapter } from '../src/gpu/node-gpu.ts';
+import { f32ToF16Bits } from '../src/model/tensor-utils.ts';
+import type { LayerWeights, ModelConfig, ModelWeights, Q4Linear, TensorData } from '../src/model/types.ts';
+
+process.env.XDG_RUNTIME_DIR ??= mkdtempSync(path.join(tmpdir(), 'xdg-'));
+
+export async function benchDevice(): Promise<{ device: GPUDevice; adapter: GPUAdapter }> {
+  const adapter = await nodeAdapter();
+  return { adapter, device: await requestEngineDevice({ adapter }) };
+}
+
+/** Median seconds of `reps` runs of `encode` (each one submit, waited for). */
+export async function timeSubmits(device: GPUDevice, reps: number, encode: (pass: GPUComputePassEncoder) => void): Promise<number> {
+  const times: number[] = [];
+  for (let r = 0; r < reps + 1; r++) {
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    encode(pass);
+    pass.end();
+    const t = performance.now();
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    if (r > 0) times.push((performance.now() - t) / 1000);   // the first run compiles and warms up
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+let state = 0x12345678;
+function fillRandom(bytes: Uint8Array): void {
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
+  for (let i = 0; i < words.length; i++) {
+    state ^= state << 13; state ^= state >>> 17; state ^= state << 5;
+    words[i] = state >>> 0;
+  }
+}
+
+export function randomQ4(name: string, rows: number, cols: number): Q4Linear {
+  const q = new Uint8Array(rows * cols / 2);
+  fillRandom(q);
+  const scales = new Uint16Array(rows * cols / 32);
+  const bits = f32ToF16Bits(0.02);
+  scales.fill(bits);
+  return {
+    kind: 'q4f16_1', rows, cols,
+    qweight: { name: `${name}.q_weight`, dtype: 'U32', shape: [rows, cols / 8], bytes: q },
+    scales: { name: `${name}.q_scale`, dtype: 'F16', shape: [rows, cols / 32], bytes: new Uint8Array(scales.buffer) },
+  };
+}
+
+function ones(name: string, n: number): TensorData {
+  const h = new Uint16Array(n).fill(f32ToF16Bits(1));
+  return { name, dtype: 'F16', shape: [n], bytes: new Uint8Array(h.buffer) };
+}
+
+export const QWEN3_1_7B: ModelConfig = {
+  modelType: 'qwen3', hiddenSize: 2048, numLayers: 28, numHeads: 16, numKvHeads: 8, headDim: 128,
+  intermediateSize: 6144, vocabSize: 151936, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: true,
+  maxPositionEmbeddings: 40960, eosTokenIds: [151645, 151643],
+};
+
+/** A random q4f16_1 model of `cfg`'s shape holding layers [0, layers) plus embedding and tied head. */
+export function randomQ4Model(cfg: ModelConfig, layers: number): ModelWeights {
+  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
+  const map = new Map<number, LayerWeights>();
+  for (let i = 0; i < layers; i++) {
+    const p = `model.layers.${i}`;
+    map.set(i, {
+      index: i,
+      inputNorm: ones(`${p}.input_layernorm.weight`, H),
+      qkv: randomQ4(`${p}.self_attn.c_attn`, (Hq + 2 * Hkv) * D, H),
+      qNorm: ones(`${p}.self_attn.q_norm.weight`, D),
+      kNorm: ones(`${p}.self_attn.k_norm.weight`, D),
+      o: randomQ4(`${p}.self_attn.o_proj`, H, Hq * D),
+      postNorm: ones(`${p}.post_attention_layernorm.weight`, H),
+      gateUp: randomQ4(`${p}.mlp.gate_up_proj`, 2 * I, H),
+      down: randomQ4(`${p}.mlp.down_proj`, H, I),
+    });
+  }
+  return {
+    config: { ...cfg, numLayers: layers }, format: 'mlc', layers: map,
+    embedding: randomQ4('model.embed_tokens', cfg.vocabSize, H), finalNorm: ones('model.norm.weight', H),
+  };
+}

@@ -1,0 +1,77 @@
+// The page side of workers/engine.worker.ts: a LayerEngine whose work runs in the worker. kvLength() is
+// synchronous in the contract, so it is mirrored here after every call that changes the cache.
+import * as Comlink from 'comlink';
+import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import type { LoadProgress } from '../model/types.ts';
+import type { EngineWorkerApi, WorkerLoaded, WorkerLoadRequest } from '../../workers/engine.worker.ts';
+import type { EngineStats } from './engine.ts';
+import { installErrorTransfer } from './worker-errors.ts';
+
+export class WorkerEngine implements LayerEngine {
+  readonly range: LayerRange;
+  readonly hasEmbedding: boolean;
+  readonly hasHead: boolean;
+  private kv = 0;
+
+  private constructor(private readonly remote: Comlink.Remote<EngineWorkerApi>, private readonly worker: Worker, readonly info: WorkerLoaded) {
+    this.range = info.range;
+    this.hasEmbedding = info.hasEmbedding;
+    this.hasHead = info.hasHead;
+  }
+
+  /** Start a worker, load `req` into it and return the engine. */
+  static async start(req: WorkerLoadRequest, onProgress?: (p: LoadProgress & { phase: 'fetch' | 'upload' }) => void): Promise<WorkerEngine> {
+    installErrorTransfer();
+    const worker = new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module', name: 'pooled-engine' });
+    const remote = Comlink.wrap<EngineWorkerApi>(worker);
+    try {
+      const info = await remote.load(req, onProgress ? Comlink.proxy(onProgress) : undefined);
+      return new WorkerEngine(remote, worker, info);
+    } catch (e) {
+      worker.terminate();
+      throw e;
+    }
+  }
+
+  kvLength(): number {
+    return this.kv;
+  }
+
+  async truncate(length: number): Promise<void> {
+    await this.remote.truncate(length);
+    this.kv = await this.remote.kvLength();
+  }
+
+  embed(ids: number[]): Promise<Float32Array> {
+    return this.remote.embed(ids);
+  }
+
+  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+    try {
+      return await this.remote.runLayers(range, positions, hidden);
+    } finally {
+      this.kv = await this.remote.kvLength();
+    }
+  }
+
+  logits(hidden: Float32Array): Promise<Float32Array> {
+    return this.remote.logits(hidden);
+  }
+
+  sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    return this.remote.sample(hidden, opts, constraint);
+  }
+
+  stats(): Promise<EngineStats> {
+    return this.remote.stats();
+  }
+
+  async dispose(): Promise<void> {
+    try {
+      await this.remote.dispose();
+    } finally {
+      this.remote[Comlink.releaseProxy]();
+      this.worker.terminate();
+    }
+  }
+}

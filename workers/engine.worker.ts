@@ -1,0 +1,87 @@
+// The engine worker: owns the GPUDevice and one WebGPUEngine, exposed with comlink. The page talks to it
+// through src/gpu/worker-engine.ts (a LayerEngine). Weights are fetched here (ranged reads of only this
+// device's tensors), so they never cross the worker boundary.
+import * as Comlink from 'comlink';
+import { requestAdapter, summarizeAdapter, type AdapterInfoSummary } from '../src/gpu/adapter.ts';
+import { createWebGPUEngine } from '../src/gpu/create-engine.ts';
+import { requestEngineDevice } from '../src/gpu/device.ts';
+import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
+import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
+import type { LayerRange, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
+import { EngineUsageError } from '../src/model/reference/errors.ts';
+import { loadWeights } from '../src/model/load-weights.ts';
+import { resolveModelSource } from '../src/model/sources/resolve.ts';
+import type { LoadProgress } from '../src/model/types.ts';
+
+export interface WorkerLoadRequest {
+  model: string;               // URL of the model folder or an HF id
+  layers: LayerRange;
+  embedding?: boolean;
+  head?: boolean;
+  ctx?: number;
+  useF16?: boolean;
+  maxBindingBytes?: number;
+}
+
+export interface WorkerLoaded {
+  range: LayerRange;
+  hasEmbedding: boolean;
+  hasHead: boolean;
+  adapter: AdapterInfoSummary;
+  vocabSize: number;
+  hiddenSize: number;
+}
+
+let engine: WebGPUEngine | undefined;
+
+function need(): WebGPUEngine {
+  if (!engine) throw new EngineUsageError('the engine worker has no model loaded: call load first');
+  return engine;
+}
+
+const api = {
+  async load(req: WorkerLoadRequest, onProgress?: (p: LoadProgress & { phase: 'fetch' | 'upload' }) => void): Promise<WorkerLoaded> {
+    await engine?.dispose();
+    engine = undefined;
+    const adapter = await requestAdapter();
+    const device = await requestEngineDevice({ adapter, useF16: req.useF16 });
+    const source = await resolveModelSource(req.model);
+    const weights = await loadWeights(source, {
+      layers: req.layers, embedding: req.embedding, head: req.head,
+      onProgress: (p) => onProgress?.({ ...p, phase: 'fetch' }),
+    });
+    engine = await createWebGPUEngine(weights, {
+      device, ctx: req.ctx, useF16: req.useF16, maxBindingBytes: req.maxBindingBytes,
+      onProgress: (p) => onProgress?.({ ...p, phase: 'upload' }),
+    });
+    return {
+      range: engine.range, hasEmbedding: engine.hasEmbedding, hasHead: engine.hasHead,
+      adapter: summarizeAdapter(adapter), vocabSize: weights.config.vocabSize, hiddenSize: weights.config.hiddenSize,
+    };
+  },
+  kvLength: (): number => need().kvLength(),
+  truncate: (length: number): Promise<void> => need().truncate(length),
+  async embed(ids: number[]): Promise<Float32Array> {
+    const out = await need().embed(ids);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+    const out = await need().runLayers(range, positions, hidden);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  async logits(hidden: Float32Array): Promise<Float32Array> {
+    const out = await need().logits(hidden);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  sample: (hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> => need().sample(hidden, opts, constraint),
+  stats: (): EngineStats => need().stats(),
+  async dispose(): Promise<void> {
+    await engine?.dispose();
+    engine = undefined;
+  },
+};
+
+export type EngineWorkerApi = typeof api;
+
+installErrorTransfer();
+Comlink.expose(api);
