@@ -1,0 +1,30 @@
+// Messages a preview frame sends the host over its MessageChannel. Everything from a frame is untrusted
+// data: it is checked field by field here and only ever shown as text.
+import type { PreviewLogLine } from './types.ts';
+
+export type FrameMessage =
+  | { t: 'log'; level: PreviewLogLine['level']; source: PreviewLogLine['source']; text: string; run: number }
+  | { t: 'loaded' }
+  | { t: 'fetch'; id: number; path: string }
+  | { t: 'run-start'; run: number }
+  | { t: 'run-done'; run: number; ok: boolean; error?: string };
+
+const LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
+const SOURCES = new Set(['console', 'error', 'rejection', 'network']); // 'system' lines come from the host only
+const MAX_TEXT = 8_000;
+
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isText = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_TEXT;
+
+export function isFrameMessage(m: unknown): m is FrameMessage {
+  if (!m || typeof m !== 'object') return false;
+  const o = m as Record<string, unknown>;
+  switch (o.t) {
+    case 'log': return LEVELS.has(o.level as string) && SOURCES.has(o.source as string) && isText(o.text) && isInt(o.run);
+    case 'loaded': return true;
+    case 'fetch': return isInt(o.id) && isText(o.path);
+    case 'run-start': return isInt(o.run);
+    case 'run-done': return isInt(o.run) && typeof o.ok === 'boolean' && (o.error === undefined || isText(o.error));
+    default: return false;
+  }
+}

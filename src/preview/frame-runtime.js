@@ -1,0 +1,284 @@
+// Runs first inside every preview iframe (sandbox="allow-scripts": an opaque origin, its own process).
+// Imported as text (?raw) by host.ts and inlined into the frame's srcdoc after the JSON manifest, so it
+// runs synchronously while the frame's HTML is still being parsed. It:
+//  1. reads the manifest (every file of the served folder, specifiers already rewritten to virtual URLs
+//     http://pooled-preview.invalid:P/…) and makes a blob: URL per file; an import map sends each virtual
+//     module URL to its blob, so ES modules import each other (cycles included) without a server;
+//  2. patches console, error/unhandledrejection, fetch() and the src setters, and reports to the host
+//     over a MessageChannel it receives after a hello (the host checks the hello's source is this frame);
+//  3. rewrites the page's HTML (src/href, inline url()) to the blob URLs and document.write()s it in,
+//     which keeps this realm (patches and listeners stay) and lets classic scripts run in order;
+//  4. runs run_js modules on request, next to the page.
+// Plain JS on purpose: it is shipped as source text, never bundled. __POOLED_TOKEN__ is replaced by the host.
+(() => {
+  'use strict';
+  const TOKEN = '__POOLED_TOKEN__';
+  const manifestEl = document.getElementById('__pooled_manifest');
+  const M = JSON.parse(manifestEl.textContent);
+  manifestEl.remove();
+  const ORIGIN = M.origin;
+  const MAX_TEXT = 4000;
+
+  // ---- bridge to the host -------------------------------------------------------------------------
+  let port = null;
+  const queue = [];
+  const send = (msg) => (port ? port.postMessage(msg) : queue.push(msg));
+  const waiters = new Map();
+  let nextId = 1;
+  const request = (msg) => new Promise((resolve) => {
+    const id = nextId++;
+    waiters.set(id, resolve);
+    send({ ...msg, id });
+  });
+  addEventListener('message', function onPort(e) {
+    if (e.source !== parent || !e.data || e.data.t !== 'pv-port' || e.data.token !== TOKEN || !e.ports[0]) return;
+    removeEventListener('message', onPort);
+    port = e.ports[0];
+    port.onmessage = onHostMessage;
+    for (const m of queue.splice(0)) port.postMessage(m);
+  });
+  parent.postMessage({ t: 'pv-hello', token: TOKEN }, '*');
+
+  // ---- virtual URLs <-> files <-> blob URLs --------------------------------------------------------
+  const virtualUrl = (path) => ORIGIN + '/' + path.split('/').map(encodeURIComponent).join('/');
+  const pathOf = (url) => {
+    if (url.origin !== ORIGIN) return null;
+    let p = url.pathname;
+    try { p = decodeURIComponent(p); } catch { /* keep as is */ }
+    p = p.replace(/^\/+/, '');
+    return p === '' || p.endsWith('/') ? p + 'index.html' : p;
+  };
+  const dead = URL.createObjectURL(new Blob([]));
+  URL.revokeObjectURL(dead); // loading it fails at once, like a 404
+  const blobs = new Map(); // path -> blob URL
+  const blobToPath = new Map([[dead, '(missing file)']]);
+  const VIRTUAL_IN_TEXT = new RegExp(ORIGIN.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '/[^"\')\\s]*', 'g');
+  const bytesOf = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const blobFor = (path, seen = new Set()) => {
+    if (blobs.has(path)) return blobs.get(path);
+    const f = M.files[path];
+    if (!f || seen.has(path)) return null;
+    seen.add(path);
+    let body = f.base64 !== undefined ? bytesOf(f.base64) : f.text;
+    if (f.mime === 'text/css') {
+      body = body.replace(VIRTUAL_IN_TEXT, (u) => {
+        const p = pathOf(new URL(u));
+        return (p !== null && blobFor(p, seen)) || dead;
+      });
+    }
+    const url = URL.createObjectURL(new Blob([body], { type: f.mime }));
+    blobs.set(path, url);
+    blobToPath.set(url, path);
+    return url;
+  };
+  /** Blob URL for a reference resolved against `base`, or undefined when it is not one of ours. */
+  const mapRef = (value, base, what) => {
+    let abs;
+    try { abs = new URL(value, base); } catch { return undefined; }
+    const p = pathOf(abs);
+    if (p === null) return undefined;
+    const url = blobFor(p);
+    if (url) return url + abs.hash;
+    report404(p, what);
+    return dead;
+  };
+  const reported = new Set();
+  const report404 = (path, what) => {
+    if (reported.has(path + what)) return;
+    reported.add(path + what);
+    log('error', 'network', `404 Not Found: ${path}${what ? ` (${what})` : ''}`);
+  };
+
+  // ---- console and errors --------------------------------------------------------------------------
+  let currentRun = 0;
+  const withPaths = (text) => {
+    for (const [url, path] of blobToPath) if (text.includes(url)) text = text.split(url).join(path);
+    return text.split(ORIGIN + '/').join('');
+  };
+  const show = (v, depth = 0) => {
+    if (typeof v === 'string') return v;
+    if (v instanceof Error) return depth === 0 && v.stack ? v.stack : `${v.name}: ${v.message}`;
+    if (typeof v === 'function') return `[Function ${v.name || 'anonymous'}]`;
+    if (typeof v === 'symbol' || typeof v === 'bigint') return v.toString();
+    if (v === undefined || v === null || typeof v !== 'object') return String(v);
+    if (v instanceof Element) return `<${v.tagName.toLowerCase()}${v.id ? '#' + v.id : ''}>`;
+    try {
+      const seen = new WeakSet();
+      return JSON.stringify(v, (_k, x) => {
+        if (typeof x === 'bigint') return x.toString();
+        if (typeof x === 'object' && x !== null) { if (seen.has(x)) return '[Circular]'; seen.add(x); }
+        return x;
+      }) ?? String(v);
+    } catch { return Object.prototype.toString.call(v); }
+  };
+  const log = (level, source, text) => {
+    text = withPaths(String(text));
+    if (text.length > MAX_TEXT) text = text.slice(0, MAX_TEXT) + '…';
+    send({ t: 'log', level, source, text, run: currentRun });
+  };
+  for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+    const original = console[level];
+    console[level] = function (...args) {
+      try { log(level, 'console', args.map((a) => show(a)).join(' ')); } catch { /* never break the page */ }
+      return original.apply(this, args);
+    };
+  }
+  const originalAssert = console.assert;
+  console.assert = function (ok, ...args) {
+    if (!ok) log('error', 'console', 'Assertion failed' + (args.length ? ': ' + args.map((a) => show(a)).join(' ') : ''));
+    return originalAssert.call(this, ok, ...args);
+  };
+  const where = (file, line, col) => {
+    const path = blobToPath.get(file) ?? (file && file.startsWith(ORIGIN) ? pathOf(new URL(file)) : file === location.href || !file ? M.page : file);
+    return line ? `${path}:${line}:${col} ` : '';
+  };
+  addEventListener('error', (e) => {
+    if (e instanceof ErrorEvent) {
+      log('error', 'error', where(e.filename, e.lineno, e.colno) + e.message);
+      return;
+    }
+    const el = e.target;
+    if (!el || el === window || !el.tagName) return;
+    const url = el.currentSrc || el.src || el.href || '';
+    if (url === dead || url.startsWith(dead + '#')) return; // already reported as a 404
+    log('error', 'network', `failed to load <${el.tagName.toLowerCase()}> ${withPaths(url)}`);
+  }, true);
+  addEventListener('unhandledrejection', (e) => {
+    const r = e.reason;
+    log('error', 'rejection', 'Uncaught (in promise) ' + (r instanceof Error ? `${r.name}: ${r.message}` : show(r)));
+  });
+
+  // ---- fetch() and src setters see the project's files ---------------------------------------------
+  const realFetch = window.fetch.bind(window);
+  window.fetch = async function (input, init) {
+    const raw = input instanceof Request ? input.url : String(input);
+    let abs;
+    try { abs = new URL(raw, document.baseURI); } catch { return realFetch(input, init); }
+    const p = pathOf(abs);
+    if (p === null) return realFetch(input, init);
+    const method = ((init && init.method) || (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD') {
+      log('error', 'network', `${method} /${p} 405 (Method Not Allowed): the preview serves files only`);
+      return new Response('Method Not Allowed', { status: 405, statusText: 'Method Not Allowed' });
+    }
+    const res = await request({ t: 'fetch', path: p });
+    if (res.status === 404) {
+      log('error', 'network', `GET /${p} 404 (Not Found)`);
+      return new Response('Not Found', { status: 404, statusText: 'Not Found', headers: { 'content-type': 'text/plain' } });
+    }
+    return new Response(method === 'HEAD' ? null : res.bytes, { status: 200, statusText: 'OK', headers: { 'content-type': res.mime } });
+  };
+  const patchUrlSetter = (proto, prop, what) => {
+    const d = Object.getOwnPropertyDescriptor(proto, prop);
+    if (!d || !d.set) return;
+    Object.defineProperty(proto, prop, {
+      ...d,
+      set(value) {
+        const mapped = typeof value === 'string' ? mapRef(value, document.baseURI, what) : undefined;
+        d.set.call(this, mapped ?? value);
+      },
+    });
+  };
+  patchUrlSetter(HTMLImageElement.prototype, 'src', 'img');
+  patchUrlSetter(HTMLMediaElement.prototype, 'src', 'media');
+  patchUrlSetter(HTMLScriptElement.prototype, 'src', 'script');
+  patchUrlSetter(HTMLLinkElement.prototype, 'href', 'link');
+  patchUrlSetter(HTMLSourceElement.prototype, 'src', 'source');
+  const realSetAttribute = Element.prototype.setAttribute;
+  Element.prototype.setAttribute = function (name, value) {
+    const n = String(name).toLowerCase();
+    if ((n === 'src' || (n === 'href' && this instanceof HTMLLinkElement)) && !(this instanceof HTMLAnchorElement)) {
+      const mapped = mapRef(String(value), document.baseURI, this.tagName.toLowerCase());
+      if (mapped !== undefined) value = mapped;
+    }
+    return realSetAttribute.call(this, name, value);
+  };
+
+  // ---- run_js --------------------------------------------------------------------------------------
+  function onHostMessage(e) {
+    const m = e.data;
+    if (!m || typeof m !== 'object') return;
+    if (m.t === 'reply' && waiters.has(m.id)) {
+      const resolve = waiters.get(m.id);
+      waiters.delete(m.id);
+      resolve(m);
+    } else if (m.t === 'run' && typeof m.code === 'string') {
+      const url = URL.createObjectURL(new Blob([m.code], { type: 'text/javascript' }));
+      blobToPath.set(url, 'run_js');
+      currentRun = m.run;
+      send({ t: 'run-start', run: m.run });
+      import(url).then(
+        () => { currentRun = 0; send({ t: 'run-done', run: m.run, ok: true }); },
+        (err) => {
+          currentRun = 0;
+          const text = err instanceof Error ? `${err.name}: ${err.message}` : show(err);
+          send({ t: 'run-done', run: m.run, ok: false, error: withPaths(text) });
+        },
+      );
+    }
+  }
+
+  // ---- the page ------------------------------------------------------------------------------------
+  const imports = {};
+  for (const path of Object.keys(M.files)) {
+    if (/\.(m?js|cjs|jsx?|tsx?|mts)$/.test(path)) imports[virtualUrl(path)] = blobFor(path);
+  }
+  for (const url of M.missing) imports[url] = dead;
+  addEventListener('load', () => send({ t: 'loaded' }));
+
+  const pageUrl = virtualUrl(M.page);
+  const pageFile = M.files[M.page];
+  if (!pageFile || pageFile.text === undefined) {
+    report404(M.page, 'the page itself');
+    document.write(`<base href="${pageUrl}"><p style="font:16px system-ui;padding:1rem">404: /${M.page.replace(/[<&]/g, '')} is not in the served folder.</p>`);
+    return;
+  }
+  const doc = new DOMParser().parseFromString(pageFile.text, 'text/html');
+  const inPage = (tag) => `${tag} in ${M.page}`;
+  const walkModule = (path, from, seen) => {
+    if (seen.has(path)) return;
+    seen.add(path);
+    for (const imp of (M.files[path] && M.files[path].imports) || []) {
+      if (!imp.found) report404(imp.path, `imported by ${path}`);
+      else walkModule(imp.path, path, seen);
+    }
+  };
+  const rewriteCssText = (css, base) =>
+    css.replace(/url\(\s*(["']?)([^"')]+)\1\s*\)/g, (whole, _q, ref) => {
+      if (ref.startsWith('data:') || ref.startsWith('#')) return whole;
+      const mapped = mapRef(ref, base, `url() in ${M.page}`);
+      return mapped === undefined ? whole : `url("${mapped}")`;
+    });
+  const ATTRS = [
+    ['script[src]', 'src'], ['img[src]', 'src'], ['source[src]', 'src'], ['video[src]', 'src'], ['video[poster]', 'poster'],
+    ['audio[src]', 'src'], ['track[src]', 'src'], ['input[src]', 'src'], ['embed[src]', 'src'], ['object[data]', 'data'],
+    ['link[href]', 'href'],
+  ];
+  const moduleSeen = new Set();
+  for (const [selector, attr] of ATTRS) {
+    for (const el of doc.querySelectorAll(selector)) {
+      const tag = el.tagName.toLowerCase();
+      const before = el.getAttribute(attr);
+      let abs = null;
+      try { abs = new URL(before, pageUrl); } catch { /* leave it */ }
+      const mapped = mapRef(before, pageUrl, inPage(tag === 'link' ? `<link rel=${el.getAttribute('rel') || ''}>` : `<${tag}>`));
+      if (mapped === undefined) continue;
+      el.setAttribute(attr, mapped);
+      const p = abs && pathOf(abs);
+      if (tag === 'script' && el.getAttribute('type') === 'module' && p && M.files[p]) walkModule(p, M.page, moduleSeen);
+      if (tag === 'link' && p && M.files[p] && M.files[p].refs) {
+        for (const ref of M.files[p].refs) if (!ref.found) report404(ref.path, `url() in ${p}`);
+      }
+    }
+  }
+  for (const el of doc.querySelectorAll('style')) el.textContent = rewriteCssText(el.textContent, pageUrl);
+  for (const el of doc.querySelectorAll('[style]')) el.setAttribute('style', rewriteCssText(el.getAttribute('style'), pageUrl));
+  for (const a of doc.documentElement.attributes) document.documentElement.setAttribute(a.name, a.value);
+
+  const importMap = JSON.stringify({ imports }).replace(/</g, '\\u003c');
+  const bodyAttrs = [...doc.body.attributes].map((a) => ` ${a.name}="${a.value.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}"`).join('');
+  document.write(
+    `<script type="importmap">${importMap}</scr` + `ipt><base href="${pageUrl}">` + doc.head.innerHTML +
+    `<body${bodyAttrs}>` + doc.body.innerHTML + '</body>',
+  );
+})();

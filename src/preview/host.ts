@@ -1,0 +1,242 @@
+// The preview in the browser: one sandboxed iframe per served port, its console, run_js. See index.ts for
+// why it is built this way. Browser only (DOM, MessageChannel).
+import type { ProjectFiles } from '../agent/files/types.ts';
+import { LogBuffer } from './log-buffer.ts';
+import { buildManifest, type Transpile } from './manifest.ts';
+import { mimeType } from './mime.ts';
+import { isFrameMessage, type FrameMessage } from './frame-protocol.ts';
+import { frameSrcdoc } from './srcdoc.ts';
+import { rewriteSpecifiers } from './js-imports.ts';
+import { findScript } from './manifest.ts';
+import { splitServeTarget } from './serve-target.ts';
+import {
+  PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type PreviewLogLine, type RunJsResult,
+  type ServeResult, type ServedPort,
+} from './types.ts';
+import { isUrlLikeSpecifier, resolveReference, virtualUrl } from './urls.ts';
+
+export interface PreviewHostOptions {
+  files: ProjectFiles;
+  /** esbuild for .ts/.tsx/.jsx (see esbuild.ts); without it such files report an error */
+  transpile?: Transpile;
+  loadWaitMs?: number;
+  runJsMs?: number;
+}
+
+interface Page extends ServedPort {
+  iframe: HTMLIFrameElement;
+  token: string;
+  channel?: MessagePort;
+  connected: Promise<void>;
+  onConnected: () => void;
+  onLoaded: () => void;
+  /** resolves when the page fired load (never, for a page stuck while loading) */
+  loaded: Promise<void>;
+  runs: Map<number, (m: Extract<FrameMessage, { t: 'run-done' }>) => void>;
+}
+
+export class PreviewHost implements PreviewApi {
+  /** Holds the frames; the preview pane shows it. Frames reload when it moves in the DOM. */
+  readonly element: HTMLDivElement;
+  readonly log = new LogBuffer();
+  private pages = new Map<number, Page>();
+  private lastPort: number | undefined;
+  private nextRun = 1;
+  private listeners = new Set<() => void>();
+  private runOutput = new Map<number, string[]>();
+  private readonly onWindowMessage = (e: MessageEvent) => this.acceptHello(e);
+
+  constructor(private readonly opts: PreviewHostOptions) {
+    this.element = document.createElement('div');
+    this.element.className = 'pooled-preview-frames';
+    this.element.style.cssText = 'position:absolute;inset:0;';
+    window.addEventListener('message', this.onWindowMessage);
+  }
+
+  /** Called when ports or logs change (the pane re-renders). Returns an unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get selectedPort(): number | undefined {
+    return this.lastPort;
+  }
+
+  select(port: number): void {
+    if (!this.pages.has(port)) throw new PreviewError(`nothing is served on :${port}`);
+    this.lastPort = port;
+    for (const p of this.pages.values()) p.iframe.style.visibility = p.port === port ? 'visible' : 'hidden';
+    this.emit();
+  }
+
+  async serve(target = ''): Promise<ServeResult> {
+    const { folder, page } = await splitServeTarget(this.opts.files, target);
+    const existing = [...this.pages.values()].find((p) => p.folder === folder);
+    const port = existing?.port ?? this.freePort();
+    const cursor = this.log.cursor;
+    const started = performance.now();
+    const loaded = await this.open({ port, folder, page: existing && target === '' ? existing.page : page }, existing !== undefined);
+    const ms = Math.round(performance.now() - started);
+    const errors = this.log.since(cursor, port).filter((l) => l.level === 'error').map((l) => l.text);
+    return { port, folder, page: this.pages.get(port)!.page, loaded, ms, errors, reloaded: existing !== undefined };
+  }
+
+  async logs(cursor = 0): Promise<LogsResult> {
+    return this.log.read(cursor);
+  }
+
+  async served(): Promise<ServedPort[]> {
+    return [...this.pages.values()].map(({ port, folder, page }) => ({ port, folder, page })).sort((a, b) => a.port - b.port);
+  }
+
+  /** Serves the given ports again (after a reload of the app), without waiting for their pages. */
+  async restore(ports: ServedPort[]): Promise<void> {
+    for (const p of ports) await this.open(p, this.pages.has(p.port), 0);
+  }
+
+  async runJs(code: string, portIn?: number): Promise<RunJsResult> {
+    const port = portIn ?? this.lastPort;
+    if (port === undefined) throw new PreviewError('nothing is served yet: call serve first, then run_js next to that page');
+    const page = this.pages.get(port);
+    if (!page) throw new PreviewError(`nothing is served on :${port}; served: ${[...this.pages.keys()].map((p) => ':' + p).join(', ') || 'none'}`);
+    const limit = this.opts.runJsMs ?? PREVIEW_LIMITS.runJsMs;
+    const run = this.nextRun++;
+    const output: string[] = [];
+    this.runOutput.set(run, output);
+    const started = performance.now();
+    const rewritten = await this.rewriteRunCode(code, page);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const done = new Promise<Extract<FrameMessage, { t: 'run-done' }> | 'timeout'>((resolve) => {
+      page.runs.set(run, resolve);
+      timer = setTimeout(() => resolve('timeout'), limit);
+      // Next to a loaded page: wait for its load (a page that never loads gets 1.5 s), within the limit.
+      void page.connected
+        .then(() => Promise.race([page.loaded, sleep(Math.min(1_500, limit / 2))]))
+        .then(() => page.channel!.postMessage({ t: 'run', run, code: rewritten }));
+    });
+    const result = await done;
+    clearTimeout(timer);
+    page.runs.delete(run);
+    this.runOutput.delete(run);
+    const ms = Math.round(performance.now() - started);
+    if (result === 'timeout') {
+      this.push(port, 'warn', 'system', `run_js stopped after ${limit / 1000} s; the page was reloaded`);
+      await this.open(page, true, 0);
+      return { status: 'timeout', output, ms };
+    }
+    return result.ok ? { status: 'done', output, ms } : { status: 'error', output, error: result.error ?? 'failed', ms };
+  }
+
+  /** Removes every frame (their processes go with them) and stops listening. */
+  dispose(): void {
+    window.removeEventListener('message', this.onWindowMessage);
+    for (const p of this.pages.values()) p.iframe.remove();
+    this.pages.clear();
+  }
+
+  // ---- internals -----------------------------------------------------------------------------------
+
+  private freePort(): number {
+    let port: number = PREVIEW_LIMITS.defaultPort;
+    while (this.pages.has(port)) port++;
+    return port;
+  }
+
+  /** (Re)creates the frame of a port; resolves true once the page fired load, false after the wait. */
+  private async open(spec: ServedPort, reload: boolean, waitMs = this.opts.loadWaitMs ?? PREVIEW_LIMITS.loadWaitMs): Promise<boolean> {
+    const manifest = await buildManifest({ files: this.opts.files, folder: spec.folder, page: spec.page, port: spec.port, transpile: this.opts.transpile });
+    const old = this.pages.get(spec.port);
+    old?.iframe.remove(); // drops its process, even one stuck in a loop
+    if (reload) this.push(spec.port, 'info', 'system', `— reloaded :${spec.port}/ —`);
+    const token = crypto.randomUUID();
+    const iframe = document.createElement('iframe');
+    iframe.setAttribute('sandbox', 'allow-scripts');
+    iframe.setAttribute('title', `Preview of :${spec.port}/`);
+    iframe.style.cssText = 'position:absolute;inset:0;width:100%;height:100%;border:0;background:#fff;';
+    let onConnected!: () => void;
+    const connected = new Promise<void>((r) => (onConnected = r));
+    let onLoaded!: () => void;
+    const loaded = new Promise<void>((r) => (onLoaded = r));
+    const page: Page = { port: spec.port, folder: spec.folder, page: spec.page, iframe, token, connected, onConnected, loaded, onLoaded, runs: new Map() };
+    this.pages.set(spec.port, page);
+    iframe.srcdoc = frameSrcdoc(manifest, token);
+    this.element.append(iframe);
+    this.select(spec.port);
+    if (waitMs <= 0) return false;
+    const ok = await Promise.race([loaded.then(() => true), sleep(waitMs).then(() => false)]);
+    if (ok) await sleep(100); // let load handlers and first timers report
+    return ok;
+  }
+
+  /** Only the hello of one of our own frames (checked by source and token) gets a channel. */
+  private acceptHello(e: MessageEvent): void {
+    const data = e.data as { t?: unknown; token?: unknown } | null;
+    if (!data || data.t !== 'pv-hello') return;
+    const page = [...this.pages.values()].find((p) => p.iframe.contentWindow === e.source && p.token === data.token);
+    if (!page || page.channel) return;
+    const channel = new MessageChannel();
+    page.channel = channel.port1;
+    channel.port1.onmessage = (m) => this.onFrameMessage(page, m.data);
+    (e.source as Window).postMessage({ t: 'pv-port', token: page.token }, '*', [channel.port2]);
+    page.onConnected();
+  }
+
+  private onFrameMessage(page: Page, data: unknown): void {
+    if (this.pages.get(page.port) !== page || !isFrameMessage(data)) return; // a removed frame or junk
+    switch (data.t) {
+      case 'log':
+        this.push(page.port, data.level, data.source, data.text);
+        if (data.run) this.runOutput.get(data.run)?.push(data.level === 'log' ? data.text : `[${data.level}] ${data.text}`);
+        break;
+      case 'loaded':
+        page.onLoaded();
+        break;
+      case 'run-done':
+        page.runs.get(data.run)?.(data);
+        break;
+      case 'run-start':
+        break;
+      case 'fetch':
+        void this.answerFetch(page, data.id, data.path);
+        break;
+    }
+  }
+
+  private async answerFetch(page: Page, id: number, path: string): Promise<void> {
+    let bytes: Uint8Array | null = null;
+    try {
+      bytes = await this.opts.files.readBytes(page.folder === '' ? path : `${page.folder}/${path}`);
+    } catch {
+      bytes = null; // a path the project refuses is simply not there
+    }
+    const reply = bytes
+      ? { t: 'reply', id, status: 200, mime: mimeType(path), bytes: bytes.buffer }
+      : { t: 'reply', id, status: 404 };
+    page.channel?.postMessage(reply, bytes ? [bytes.buffer as ArrayBuffer] : []);
+  }
+
+  private async rewriteRunCode(code: string, page: Page): Promise<string> {
+    const prefix = page.folder === '' ? '' : page.folder + '/';
+    const present = new Set((await this.opts.files.allFiles()).filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length)));
+    return rewriteSpecifiers(code, (spec) => {
+      if (!isUrlLikeSpecifier(spec)) return null;
+      const target = resolveReference(spec, page.page, page.port);
+      if (target === null) return null;
+      return virtualUrl(page.port, findScript(target, (p) => present.has(p)) ?? target);
+    });
+  }
+
+  private push(port: number, level: PreviewLogLine['level'], source: PreviewLogLine['source'], text: string): void {
+    this.log.push({ port, level, source, text });
+    this.emit();
+  }
+
+  private emit(): void {
+    for (const l of this.listeners) l();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

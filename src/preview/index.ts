@@ -1,0 +1,24 @@
+// src/preview — the agent's preview: serve a project folder as a static site, read its console, run_js.
+//
+// DESIGN DECISION (how a sandboxed page sees the project's files, tested in Chromium 156):
+// * Each served port is an <iframe sandbox="allow-scripts" srcdoc=…>: an opaque origin, so the page can
+//   never read the app's IndexedDB, localStorage, cookies or DOM (e2e/preview.test.ts tries each).
+//   Chromium puts sandboxed frames in their own renderer process (IsolateSandboxedIframes), so an endless
+//   loop in the page does not freeze the host tab; removing the iframe drops it, and a new frame gets a
+//   fresh process about a second later (measured). run_js uses that: 3 s, then remove + recreate.
+// * A service worker cannot serve it: opaque-origin frames are never controlled by one, and the app has
+//   one origin. A second origin would need a second host name in every deployment.
+// * Instead the host reads the folder's CURRENT files when serve runs (manifest.ts), rewrites only the
+//   text of module specifiers and CSS url()s to virtual URLs http://pooled-preview.invalid:P/path (no
+//   line moves, so error positions match the agent's files), and inlines them as JSON into the srcdoc.
+//   frame-runtime.js, the srcdoc's first script, makes a blob: URL per file, an import map from each
+//   virtual module URL to its blob (imports between modules, cycles included, resolve to one instance),
+//   rewrites the page's HTML to the blobs and document.write()s it while the srcdoc is still parsing
+//   (same realm: its console/error hooks stay; classic scripts run in order; DOMContentLoaded fires).
+//   fetch() of project files goes live to the host over a MessageChannel (so it sees current files).
+//   TypeScript/JSX go through esbuild-wasm (esbuild.ts, loaded only when such a file is served).
+// * The bridge: the frame says hello with a per-frame token; the host answers only a hello whose source
+//   is that frame's own contentWindow, with a MessagePort; every later message is checked field by field.
+export { PreviewHost, type PreviewHostOptions } from './host.ts';
+export { createPreviewTools, formatLogs, formatRun, formatServe } from './tools.ts';
+export * from './types.ts';

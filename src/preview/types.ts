@@ -1,0 +1,69 @@
+// Shapes shared by the preview host (browser), the headless driver (Node) and the agent tools.
+
+/** One console line of a served page. seq is global across ports and only grows: it is the cursor. */
+export interface PreviewLogLine {
+  seq: number;
+  port: number;
+  level: 'log' | 'info' | 'warn' | 'error' | 'debug';
+  /** console = console.*; error = uncaught error; rejection = unhandled rejection; network = 404 / load failure; system = the preview itself */
+  source: 'console' | 'error' | 'rejection' | 'network' | 'system';
+  text: string;
+}
+
+/** A folder served on a virtual port. The agent session persists these and restores them. */
+export interface ServedPort {
+  port: number;
+  /** project-relative folder ('' = root) */
+  folder: string;
+  /** page opened inside the folder, usually 'index.html' */
+  page: string;
+}
+
+export interface ServeResult extends ServedPort {
+  /** true when the page fired load within the wait */
+  loaded: boolean;
+  /** milliseconds until load (or the wait when it did not load) */
+  ms: number;
+  /** every error line the page reported during the wait, oldest first */
+  errors: string[];
+  /** true when the same folder was already served and was reloaded */
+  reloaded: boolean;
+}
+
+export interface LogsResult {
+  lines: PreviewLogLine[];
+  /** lines after the cursor that did not fit the caps (the oldest ones) */
+  skipped: number;
+  next: number;
+}
+
+export type RunJsResult =
+  | { status: 'done'; output: string[]; ms: number }
+  | { status: 'error'; output: string[]; error: string; ms: number }
+  | { status: 'timeout'; output: string[]; ms: number };
+
+/** What the agent tools and the UI need from a preview, in the browser or driven headless from Node. */
+export interface PreviewApi {
+  serve(folder?: string): Promise<ServeResult>;
+  logs(cursor?: number): Promise<LogsResult>;
+  runJs(code: string, port?: number): Promise<RunJsResult>;
+  served(): Promise<ServedPort[]>;
+  restore(ports: ServedPort[]): Promise<void>;
+}
+
+/** Limits from the tool table (seed 002). */
+export const PREVIEW_LIMITS = {
+  defaultPort: 5173,
+  loadWaitMs: 2_000,
+  firstErrorLines: 8,
+  logLines: 40,
+  logChars: 3_000,
+  runJsMs: 3_000,
+  keptLogLines: 2_000,
+  maxServedBytes: 64 * 1024 * 1024,
+} as const;
+
+/** A request the preview refuses (bad folder, unknown port …): the message says what to do. */
+export class PreviewError extends Error {
+  override name = 'PreviewError';
+}
