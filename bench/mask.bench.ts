@@ -79,7 +79,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const tok = await loadBundledQwen3Tokenizer();
   const calibration = calibrationMs();
   const t0 = performance.now();
-  const bytes = tok.allTokenBytes();
+  const bytes = tok.tokenByteTable();
   const bytesMs = performance.now() - t0;
   const index = buildVocabIndex(bytes, [...tok.addedTokens.values()]);
   vocabIndexFor(tok); // the grammars below use the per-tokenizer index

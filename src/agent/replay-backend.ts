@@ -176,7 +176,7 @@ export class ReplayBackend implements Backend {
     const bits = constraint?.bits;
     if (!bits || isAllowed(bits, wanted)) return wanted;
     const rest = script.remainingBytes();
-    const all = this.tokenizer.allTokenBytes();
+    const vocab = this.tokenizer.vocabSize;
     const allowed: number[] = [];
     for (let w = 0; w < bits.length; w++) {
       let word = bits[w];
@@ -184,7 +184,7 @@ export class ReplayBackend implements Backend {
         const bit = 31 - Math.clz32(word & -word);
         word &= word - 1;
         const id = w * 32 + bit;
-        if (id < all.length && !this.tokenizer.addedTokens.has(id)) allowed.push(id);
+        if (id < vocab && !this.tokenizer.addedTokens.has(id)) allowed.push(id);
       }
     }
     // A wanted added token (</tool_call>, <|im_end|>) is one symbol: its text is not there to be spelt.
@@ -193,9 +193,13 @@ export class ReplayBackend implements Backend {
       if (skip > 0 && !isWordByte(rest[skip - 1])) break;  // skip ahead only within a misspelt name
       const minLength = skip === 0 ? 1 : 2;
       let best = -1;
+      let bestLength = 0;
       for (const id of allowed) {
-        const b = all[id];
-        if (b.length >= minLength && skip + b.length <= rest.length && (best < 0 || b.length > all[best].length) && isPrefixAt(b, rest, skip)) best = id;
+        const b = this.tokenizer.tokenBytes(id);
+        if (b.length >= minLength && skip + b.length <= rest.length && b.length > bestLength && isPrefixAt(b, rest, skip)) {
+          best = id;
+          bestLength = b.length;
+        }
       }
       if (best >= 0) {
         script.skip(skip);
@@ -209,9 +213,11 @@ export class ReplayBackend implements Backend {
   private byteTokens(): Int32Array {
     if (this.singleByteToken) return this.singleByteToken;
     const table = new Int32Array(256).fill(-1);
-    this.tokenizer.allTokenBytes().forEach((b, id) => {
-      if (b.length === 1 && table[b[0]] < 0 && !this.tokenizer.addedTokens.has(id)) table[b[0]] = id;
-    });
+    const { bytes, offsets } = this.tokenizer.tokenByteTable();
+    for (let id = 0; id < this.tokenizer.vocabSize; id++) {
+      const at = offsets[id];
+      if (offsets[id + 1] - at === 1 && table[bytes[at]] < 0 && !this.tokenizer.addedTokens.has(id)) table[bytes[at]] = id;
+    }
     this.singleByteToken = table;
     return table;
   }

@@ -19,6 +19,21 @@ export interface SpecialTokenIds {
   thinkEnd?: number;           // </think>       (151668)
 }
 
+/** The bytes of every id in one buffer: id's bytes are bytes[offsets[id], offsets[id + 1]). */
+export interface TokenByteTable {
+  bytes: Uint8Array;
+  offsets: Int32Array;         // [vocabSize + 1]
+}
+
+/** Packs per-id byte arrays into one table (tests and synthetic vocabularies). */
+export function tokenByteTableFrom(perId: readonly Uint8Array[]): TokenByteTable {
+  const offsets = new Int32Array(perId.length + 1);
+  for (let id = 0; id < perId.length; id++) offsets[id + 1] = offsets[id] + perId[id].length;
+  const bytes = new Uint8Array(offsets[perId.length]);
+  perId.forEach((b, id) => bytes.set(b, offsets[id]));
+  return { bytes, offsets };
+}
+
 export interface AddedTokenInfo {
   id: number;
   content: string;
@@ -52,6 +67,7 @@ export class Tokenizer {
 
   private readonly hf: HfTokenizer;
   private readonly byteLevel: boolean;
+  private byteTable: TokenByteTable | null = null;
   private bytesCache: Uint8Array[] | null = null;
 
   private constructor(tokenizerJson: Json, config: Json, label: string) {
@@ -129,28 +145,51 @@ export class Tokenizer {
   }
 
   /**
-   * The exact bytes each id stands for (index = id; empty for ids with no entry). Byte-level BPE maps
-   * its alphabet back to bytes; an added token is its UTF-8 text. Computed once, then shared.
+   * The exact bytes each id stands for, in one table (empty for ids with no entry). Byte-level BPE maps
+   * its alphabet back to bytes; an added token is its UTF-8 text. Built once (no per-token allocation).
    */
-  allTokenBytes(): readonly Uint8Array[] {
-    if (this.bytesCache) return this.bytesCache;
-    const out: Uint8Array[] = new Array(this.vocabSize);
-    const table = this.byteLevel ? byteLevelDecodeTable() : null;
+  tokenByteTable(): TokenByteTable {
+    if (this.byteTable) return this.byteTable;
     const utf8 = new TextEncoder();
+    const table = this.byteLevel ? byteLevelDecodeTable() : null;
+    const entries: (string | Uint8Array)[] = new Array(this.vocabSize);
+    const offsets = new Int32Array(this.vocabSize + 1);
     for (let id = 0; id < this.vocabSize; id++) {
       const added = this.addedTokens.get(id);
       const entry = this.hf.id_to_token(id);
-      if (added) out[id] = utf8.encode(added.content);
-      else if (entry === undefined) out[id] = new Uint8Array(0);
-      else if (table) out[id] = byteLevelBytes(entry, table, utf8);
-      else out[id] = utf8.encode(this.hf.decode([id]));
+      let e: string | Uint8Array;
+      if (added) e = utf8.encode(added.content);
+      else if (entry === undefined) e = '';
+      else if (table && isByteLevelText(entry, table)) e = entry;           // one byte per char
+      else e = utf8.encode(table ? entry : this.hf.decode([id]));
+      entries[id] = e;
+      offsets[id + 1] = offsets[id] + e.length;
     }
-    this.bytesCache = out;
-    return out;
+    const bytes = new Uint8Array(offsets[this.vocabSize]);
+    for (let id = 0; id < this.vocabSize; id++) {
+      const e = entries[id];
+      let at = offsets[id];
+      if (typeof e === 'string') for (let i = 0; i < e.length; i++) bytes[at++] = table![e.charCodeAt(i)];
+      else bytes.set(e, at);
+    }
+    this.byteTable = { bytes, offsets };
+    return this.byteTable;
   }
 
+  /** The exact bytes of one id (a view into tokenByteTable()). */
   tokenBytes(id: number): Uint8Array {
-    return this.allTokenBytes()[id] ?? new Uint8Array(0);
+    const { bytes, offsets } = this.tokenByteTable();
+    if (id < 0 || id >= this.vocabSize) return new Uint8Array(0);
+    return bytes.subarray(offsets[id], offsets[id + 1]);
+  }
+
+  /** The bytes of every id as separate views (index = id). */
+  allTokenBytes(): readonly Uint8Array[] {
+    if (!this.bytesCache) {
+      const { bytes, offsets } = this.tokenByteTable();
+      this.bytesCache = Array.from({ length: this.vocabSize }, (_, id) => bytes.subarray(offsets[id], offsets[id + 1]));
+    }
+    return this.bytesCache;
   }
 
   /**
@@ -163,15 +202,12 @@ export class Tokenizer {
   }
 }
 
-function byteLevelBytes(entry: string, table: Int16Array, utf8: TextEncoder): Uint8Array {
-  const bytes = new Uint8Array(entry.length);
+function isByteLevelText(entry: string, table: Int16Array): boolean {
   for (let i = 0; i < entry.length; i++) {
     const c = entry.charCodeAt(i);
-    const b = c < table.length ? table[c] : -1;
-    if (b < 0) return utf8.encode(entry); // not byte-level text (should not happen): keep as is
-    bytes[i] = b;
+    if (c >= table.length || table[c] < 0) return false;
   }
-  return bytes;
+  return true;
 }
 
 function isObject(x: unknown): x is Json {

@@ -4,7 +4,7 @@
 // "byte classes" occur below it, so a grammar state that loops on every byte outside some classes
 // (free text) can accept whole subtrees that contain none of them without walking them.
 // Added tokens (<tool_call>, <|im_end|>, ...) are not in the trie: grammars treat them as symbols.
-import type { Tokenizer } from '../../model/tokenizer.ts';
+import type { TokenByteTable, Tokenizer } from '../../model/tokenizer.ts';
 
 /** Byte classes (bit per class). Bytes in no class are plain text for every grammar here. */
 export const CLASS = {
@@ -75,7 +75,7 @@ const cache = new WeakMap<Tokenizer, VocabIndex>();
 export function vocabIndexFor(tokenizer: Tokenizer): VocabIndex {
   let index = cache.get(tokenizer);
   if (!index) {
-    index = buildVocabIndex(tokenizer.allTokenBytes(), [...tokenizer.addedTokens.values()]);
+    index = buildVocabIndex(tokenizer.tokenByteTable(), [...tokenizer.addedTokens.values()]);
     cache.set(tokenizer, index);
   }
   return index;
@@ -85,30 +85,22 @@ export function vocabIndexFor(tokenizer: Tokenizer): VocabIndex {
  * Builds the trie by MSD radix sort: a group of tokens sharing a prefix of d bytes is one node; its
  * children are the groups of the byte at d, in byte order, tokens that end first. Linear in total bytes.
  */
-export function buildVocabIndex(tokenBytes: readonly Uint8Array[], added: readonly AddedSymbol[]): VocabIndex {
+export function buildVocabIndex(table: TokenByteTable, added: readonly AddedSymbol[]): VocabIndex {
   const t0 = performance.now();
-  const vocabSize = tokenBytes.length;
+  const vocabSize = table.offsets.length - 1;
   const addedIds = new Set(added.map((a) => a.id));
+  const flat = table.bytes;
+  const off = table.offsets;                 // token id's bytes: flat[off[id], off[id] + len[id])
+  const len = new Int32Array(vocabSize);
   const list: number[] = [];
   let totalBytes = 0;
   for (let id = 0; id < vocabSize; id++) {
-    const b = tokenBytes[id];
-    if (addedIds.has(id) || !b || b.length === 0) continue;
+    len[id] = off[id + 1] - off[id];
+    if (addedIds.has(id) || len[id] === 0) continue;
     list.push(id);
-    totalBytes += b.length;
+    totalBytes += len[id];
   }
   const ids = Int32Array.from(list);
-  // All token bytes in one buffer: token id's bytes are flat[off[id], off[id] + len[id]).
-  const flat = new Uint8Array(totalBytes);
-  const off = new Int32Array(vocabSize);
-  const len = new Int32Array(vocabSize);
-  let at = 0;
-  for (const id of list) {
-    flat.set(tokenBytes[id], at);
-    off[id] = at;
-    len[id] = tokenBytes[id].length;
-    at += len[id];
-  }
   const cap = totalBytes + 1;
   const byte = new Uint8Array(cap);
   const depth = new Uint16Array(cap);

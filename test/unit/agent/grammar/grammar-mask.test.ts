@@ -7,7 +7,7 @@ import { xmlGrammar } from '../../../../src/agent/grammar/xml-grammar.ts';
 import { BUILTIN_TOOL_SCHEMAS, READ_FILE, WRITE_FILE } from '../../../../src/agent/tools/schemas.ts';
 import { loadBundledQwen3Tokenizer } from '../../../../src/model/bundled-tokenizer.ts';
 import { renderToolCall, type ToolFormat } from '../../../../src/model/tool-format.ts';
-import type { Tokenizer } from '../../../../src/model/tokenizer.ts';
+import { tokenByteTableFrom, type Tokenizer } from '../../../../src/model/tokenizer.ts';
 
 let tok: Tokenizer;
 beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); });
@@ -141,7 +141,7 @@ describe('tokens that span grammar boundaries', () => {
     const bytes = words.map((w) => enc.encode(w));
     const closeId = bytes.length;
     bytes.push(enc.encode('</tool_call>'));
-    const v = buildVocabIndex(bytes, [{ id: closeId, content: '</tool_call>' }]);
+    const v = buildVocabIndex(tokenByteTableFrom(bytes), [{ id: closeId, content: '</tool_call>' }]);
     const d = new LazyDfa(xmlGrammar([READ_FILE, WRITE_FILE], 'symbol') as never, v) as LazyDfa<unknown>;
     const ids = (bits: Uint32Array) => words.map((_, i) => i).filter((i) => allowed(bits, i)).map((i) => words[i]);
     const afterName = walk(d, d.start, '\n<function=write_file');
