@@ -47,7 +47,13 @@ export interface CallEnv {
   signal?: AbortSignal;
 }
 
-export interface CallRun { record: CallRecord; stall: StepCall; page?: PageReport }
+export interface CallRun {
+  record: CallRecord;
+  stall: StepCall;
+  page?: PageReport;
+  /** CallMemory.changes before this call ran (a page check compares it with the previous check's). */
+  changesBefore: number;
+}
 
 const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
 
@@ -59,6 +65,7 @@ export function callKey(call: ParsedCall): string {
 
 export async function runCall(call: ParsedCall, step: number, id: number, env: CallEnv): Promise<CallRun> {
   const key = callKey(call);
+  const changesBefore = env.memory.changes;
   const label = describeCall(call);
   const tool = env.tools.get(call.name);
   const finish = (outcome: ToolOutcome, stalled: boolean, extra: { hint?: HintKind | null; skipped?: 'repeat'; why?: string } = {}): CallRun => {
@@ -74,7 +81,7 @@ export async function runCall(call: ParsedCall, step: number, id: number, env: C
     if (extra.skipped) event.skipped = extra.skipped;
     env.emit(event);
     const error = extra.why ?? (outcome.ok ? 'the same result again' : outcome.error.split('\n')[0]!);
-    const run: CallRun = { record, stall: { key, label, stalled, error } };
+    const run: CallRun = { record, stall: { key, label, stalled, error }, changesBefore };
     if (outcome.page) run.page = outcome.page;
     return run;
   };

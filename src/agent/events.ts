@@ -11,7 +11,7 @@ export type AgentEvent =
   | { type: 'call-args'; step: number; call: number; raw: string }
   | { type: 'call'; step: number; call: number; name: string; arguments: Record<string, unknown> }
   | { type: 'approval'; step: number; call: number; state: 'waiting' | 'approved' | 'rejected' }
-  | { type: 'result'; step: number; call: number; name: string; ok: boolean; text: string; changed: boolean; skipped?: 'repeat' }
+  | { type: 'result'; step: number; call: number; name: string; ok: boolean; text: string; changed: boolean; skipped?: 'repeat' | 'cut-off' | 'stopped' }
   | { type: 'note'; step: number; kind: NoteKind; text: string }
   | { type: 'summary'; request: number; reason: EndReason; line: string; stats: RequestStats; answer: string };
 

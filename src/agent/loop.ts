@@ -175,13 +175,14 @@ export class Agent {
       stats.generateSeconds += result.seconds;
 
       if (result.finish === 'stopped') {
+        this.closeCards(step, stream.startedCalls, 'stopped');
         answer = result.text;
         this.conversation.addAnswer(request, step, result.tokens, result.text, true);
         return end('stopped');
       }
       if (result.finish === 'error') return end('error', { error: result.error ?? 'the model reported an error' });
       if (result.finish === 'cap' || result.finish === 'context') {
-        this.nextCallId += stream.startedCalls;
+        this.closeCards(step, stream.startedCalls, 'cut-off');
         const text = cutOffNote(result, hints);
         this.conversation.addNote(request, text);
         this.note(step, 'cut-off', text);
@@ -226,7 +227,6 @@ export class Agent {
           approve: (req) => this.approve(req, signal), emit: (e) => this.emit(e), signal,
         });
         runs.push(run);
-        if (run.record.changed) pageErrors.noteChange();
         if (run.page) this.rememberServe(run.record, run.page.path ?? '');
       }
       this.conversation.addResults(request, step, runs.map((r) => r.record));
@@ -238,7 +238,7 @@ export class Agent {
       cleanServeAt = -1;
       for (const r of runs) {
         if (!r.page) continue;
-        verdicts.push(pageErrors.check(r.page.errors[0] ?? null));
+        verdicts.push(pageErrors.check(r.page.errors[0] ?? null, r.changesBefore));
         if (r.page.errors.length === 0 && r.record.ok) cleanServeAt = step;
       }
       const stuck = verdicts.find((v) => v.kind === 'stuck');
@@ -252,6 +252,14 @@ export class Agent {
       if (afterCleanServe) return end('done');
     }
     return end('limit');
+  }
+
+  /** Call cards shown while streaming an answer whose calls will never run. */
+  private closeCards(step: number, started: number, why: 'cut-off' | 'stopped'): void {
+    for (let i = 0; i < started; i++) {
+      const text = why === 'cut-off' ? 'not run: the answer was cut off' : 'not run: stopped';
+      this.emit({ type: 'result', step, call: this.nextCallId++, name: '', ok: false, text, changed: false, skipped: why });
+    }
   }
 
   private stopTokens(): number[] {

@@ -52,17 +52,15 @@ export class CallStreaks {
 export class PageErrorStreak {
   private error: string | null = null;
   private count = 0;
-  private changedSinceCheck = false;
+  private changesAtCheck = -1;
 
-  /** Call whenever the project's files change. */
-  noteChange(): void {
-    this.changedSinceCheck = true;
-  }
-
-  /** A page check (serve): its first error, or null when it loaded clean. */
-  check(firstError: string | null): StuckVerdict {
-    const changed = this.changedSinceCheck;
-    this.changedSinceCheck = false;
+  /**
+   * A page check (serve): its first error, or null when it loaded clean. changes: a counter of changes
+   * to the project's files (by the agent or by hand), so a check can tell whether anything changed since.
+   */
+  check(firstError: string | null, changes: number): StuckVerdict {
+    const changed = changes !== this.changesAtCheck;
+    this.changesAtCheck = changes;
     if (firstError === null) {
       this.error = null;
       this.count = 0;

@@ -46,3 +46,21 @@ test('page reports from serve text when the tool gives none', () => {
   expect(pageFromText('Served / on :5174 — loaded in 240 ms, no errors.')).toEqual({ port: 5174, errors: [] });
   expect(pageFromText('Served / on :5173 — loaded in 240 ms, 2 errors:\nUncaught ReferenceError: x\n404 style.css')).toEqual({ port: 5173, errors: ['Uncaught ReferenceError: x', '404 style.css'] });
 });
+
+test('page error streak: counts a repeat only after a change; note at the 3rd, stuck at the 5th; a new error restarts', async () => {
+  const { PageErrorStreak } = await import('../../../src/agent/stuck.ts');
+  const p = new PageErrorStreak();
+  const e = 'TypeError: x is null';
+  expect(p.check(e, 0).kind).toBe('ok');         // 1st
+  expect(p.check(e, 0).kind).toBe('ok');         // no change: not counted
+  expect(p.check(e, 1).kind).toBe('ok');         // 2nd
+  expect(p.check(e, 2).kind).toBe('warn');       // 3rd: note
+  expect(p.check('Other error', 3).kind).toBe('ok'); // a different first error restarts the count
+  expect(p.check(e, 4).kind).toBe('ok');
+  expect(p.check(e, 5).kind).toBe('ok');
+  expect(p.check(e, 6).kind).toBe('warn');
+  expect(p.check(e, 7).kind).toBe('ok');
+  expect(p.check(e, 8)).toEqual({ kind: 'stuck', note: `stuck: the page reported the same first error 5 times after changes: ${e}` });
+  expect(p.check(null, 9).kind).toBe('ok');      // a clean load clears it
+  expect(p.check(e, 10).kind).toBe('ok');
+});
