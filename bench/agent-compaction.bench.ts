@@ -1,0 +1,50 @@
+// The agent's prompt reuse on a scripted session (replay backend, real Qwen3 tokenizer and template):
+// tokens computed per step vs the prompt size, and after each compaction how many tokens the pinned
+// checkpoint (system prompt + tools) saved. Exact counts, not estimates.
+import { readFileSync } from 'node:fs';
+import { ChatTemplate } from '../src/model/chat-template.ts';
+import { loadBundledQwen3Tokenizer } from '../src/model/bundled-tokenizer.ts';
+import { ReplayBackend } from '../src/agent/replay-backend.ts';
+import { MemoryFiles } from '../src/agent/files/memory.ts';
+import { createFileTools } from '../src/agent/tools/file-tools.ts';
+import { NodeRegexRunner } from '../src/agent/tools/regex-runner.ts';
+import { ToolRegistry } from '../src/agent/tools/registry.ts';
+import { createCallCodec } from '../src/agent/codec.ts';
+import { Agent } from '../src/agent/loop.ts';
+
+export const title = 'Agent: tokens computed per step and after compaction (pinned checkpoint), 4,096-token context';
+
+const lines = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag} line ${i}: the quick brown fox number ${(i * 7) % 13} jumps`).join('\n') + '\n';
+const call = (name: string, args: Record<string, unknown>) => `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+
+export async function run(): Promise<Record<string, number | string>> {
+  const tokenizer = await loadBundledQwen3Tokenizer();
+  const template = new ChatTemplate(readFileSync(new URL('../test/fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'));
+  const names = 'abcdefghij'.split('');
+  const files = new MemoryFiles(Object.fromEntries(names.map((n) => [`${n}.txt`, lines(n, 25)])));
+  const replies = [...names.map((n) => call('read_file', { path: `${n}.txt` })), 'Read them all.'];
+  const backend = new ReplayBackend({ tokenizer, template, replies, contextSize: 4096 });
+  const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
+  const agent = new Agent({ backend, tools, format: 'json', codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
+  let compactions = 0;
+  agent.subscribe((e) => { if (e.type === 'note' && e.kind === 'compaction') compactions++; });
+  const started = performance.now();
+  const out = await agent.run('Read the ten files');
+  const ms = performance.now() - started;
+  const pin = agent.conversation.pinAt;
+  const prompts = backend.requests.map((r) => r.prompt.length);
+  const computed = backend.results.map((r) => r.usage.promptComputed);
+  const afterCompaction = backend.results.filter((r) => r.usage.promptReused === pin).map((r) => r.usage.promptComputed);
+  return {
+    'end reason': out.reason,
+    steps: out.stats.steps,
+    compactions,
+    'opening tokens (pinned checkpoint)': pin,
+    'prompt tokens, all steps': prompts.reduce((a, b) => a + b, 0),
+    'prompt tokens computed, all steps': computed.reduce((a, b) => a + b, 0),
+    'computed / prompt tokens': computed.reduce((a, b) => a + b, 0) / prompts.reduce((a, b) => a + b, 0),
+    'tokens computed right after compactions': afterCompaction.join(' '),
+    'opening tokens not recomputed thanks to the pin': afterCompaction.length * pin,
+    'agent overhead ms per step (replay, tools, rendering)': ms / out.stats.steps,
+  };
+}
