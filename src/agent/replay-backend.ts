@@ -127,6 +127,8 @@ export class ReplayBackend implements Backend {
     const script = new ScriptCursor(new TextEncoder().encode(this.replies[this.nextReply++]), this.tokenizer, this.byteTokens());
     const endToken = req.stopTokens[0] ?? this.tokenizer.special.imEnd;
     let source: TokenMaskSource | null = req.mask ? req.mask([]) : null;
+    const stream = new TextDecoder('utf-8', { fatal: false }); // text so far without re-decoding every token
+    let streamed = '';
 
     for (;;) {
       if (req.signal?.aborted) return finish('stopped', tokens.slice(0, -1), computed, reused);
@@ -142,7 +144,10 @@ export class ReplayBackend implements Backend {
       else if (!this.tokenizer.addedTokens.has(wanted)) script.consumeSubstitute(this.tokenizer.tokenBytes(chosen));
       if (req.stopTokens.includes(chosen)) return finish('stop', tokens, computed, reused);
       tokens.push(chosen);
-      req.onToken?.(chosen, this.tokenizer.decode(tokens));
+      if (req.onToken) {
+        streamed += stream.decode(this.tokenizer.tokenBytes(chosen), { stream: true });
+        req.onToken(chosen, streamed);
+      }
       if (this.tokenDelayMs > 0) await sleep(this.tokenDelayMs);
       else if (tokens.length % 32 === 0) await sleep(0); // let timers (Stop buttons, aborts) run
     }

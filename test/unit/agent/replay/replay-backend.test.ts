@@ -45,6 +45,15 @@ describe('ReplayBackend', () => {
     expect(b.requests[0].prompt).toBe(prompt);
   });
 
+  it('streams the text so far, whole characters even when a token splits one', async () => {
+    const b = backend(['a 龘 b']);
+    const texts: string[] = [];
+    const r = await b.generate(request([1], { onToken: (_id, soFar) => texts.push(soFar) }));
+    expect(texts.at(-1)).toBe('a 龘 b');
+    expect(texts.every((t) => !t.includes('\uFFFD'))).toBe(true);
+    expect(r.text).toBe('a 龘 b');
+  });
+
   it('reuses the live cache when the next prompt extends it, else the pinned checkpoint, else nothing', async () => {
     const b = backend(['one', 'two', 'three', 'four']);
     const opening = tok.encode('<|im_start|>system\nsys<|im_end|>\n');
