@@ -22,6 +22,14 @@ import { Timeline, type TimelineItem } from './timeline.ts';
 import { neutralizeControlTokens } from './tools/clip.ts';
 
 export const MAX_STEPS = 30;
+
+/** run() was called while a request is still running (one request at a time per agent). */
+export class AgentBusyError extends Error {
+  override name = 'AgentBusyError';
+  constructor() {
+    super('the agent is already running a request: stop it first');
+  }
+}
 export const NUDGE = 'Your answer was empty: call a tool or say you are done.';
 
 export interface AgentOptions {
@@ -111,7 +119,7 @@ export class Agent {
   }
 
   async run(requestText: string, options: { signal?: AbortSignal } = {}): Promise<RequestOutcome> {
-    if (this.running) throw new Error('the agent is already running a request: stop it first');
+    if (this.running) throw new AgentBusyError();
     this.running = true;
     const memory = new CallMemory();
     const offFiles = this.opts.files?.onChange(() => memory.changes++);

@@ -1,6 +1,6 @@
 // ProjectFiles in the browser's IndexedDB (idb): one database per project, "pooled-project:<id>", with a
 // single object store "files" keyed by project path, values { bytes: Uint8Array, mtime: number }.
-import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { deleteDB, openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { FileEntry, ProjectFiles } from './types.ts';
 import { ChangeListeners, checkWritable, listFromPaths, toBytes, toText } from './listing.ts';
 import { normalizeFilePath, normalizeProjectPath, ProjectFileError } from './paths.ts';
@@ -28,7 +28,6 @@ export class IdbFiles implements ProjectFiles {
 
   /** Deletes a project's whole store (the "delete project" action). */
   static async deleteProject(projectId: string): Promise<void> {
-    const { deleteDB } = await import('idb');
     await deleteDB(projectDatabaseName(projectId));
   }
 

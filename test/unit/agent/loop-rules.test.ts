@@ -139,3 +139,11 @@ test('without a grammar, an unreadable call is reported with the format hint, an
   expect(n[0]).toMatch(/^format: Your tool call could not be read, so it did not run\.\nHint: call a tool exactly like this/);
   expect(n).toContain('stuck-warning: Note: you repeated an unreadable tool call 2 steps in a row and it made no progress (could not be read). Do something different now; one more time stops the request.');
 });
+
+test('one request at a time: a second run() while one is running is a named error', async () => {
+  const { AgentBusyError } = await import('../../../src/agent/loop.ts');
+  const h = await harness({ replies: ['a slow answer '.repeat(20)], tokenDelayMs: 2 });
+  const first = h.agent.run('One');
+  await expect(h.agent.run('Two')).rejects.toThrow(AgentBusyError);
+  expect((await first).reason).toBe('done');
+});

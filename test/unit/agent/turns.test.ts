@@ -1,0 +1,29 @@
+// Turn texts found from the model's own chat template (no template hard-coded), for the three real
+// Qwen templates: the pieces put together give exactly what the template renders for the conversation.
+import { expect, test } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { ChatTemplate } from '../../../src/model/chat-template.ts';
+import { TurnRenderer } from '../../../src/agent/turns.ts';
+import { BUILTIN_TOOL_SCHEMAS } from '../../../src/agent/tools/schemas.ts';
+import { SYSTEM_PROMPT } from '../../../src/agent/system-prompt.ts';
+import type { Backend, ChatMessage } from '../../../src/agent/backend.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/chat-templates/${name}.jinja`, import.meta.url), 'utf8');
+
+test.each(['qwen3', 'qwen3-coder', 'qwen3.5'])('%s: opening + turns = the rendered conversation', (name) => {
+  const template = new ChatTemplate(fixture(name));
+  const tools = [...BUILTIN_TOOL_SCHEMAS];
+  const render = (m: ChatMessage[]) => template.render(m, tools, { enableThinking: false, addGenerationPrompt: true });
+  const backend = { render, encode: () => [], decode: () => '' } as unknown as Backend;
+  const turns = new TurnRenderer(backend, SYSTEM_PROMPT, tools);
+  const sys: ChatMessage = { role: 'system', content: SYSTEM_PROMPT };
+  expect(render([sys, { role: 'user', content: 'Make a game' }])).toBe(turns.opening + turns.userTurn('Make a game') + turns.generationPrompt);
+  expect(turns.opening).toContain(SYSTEM_PROMPT);
+  expect(turns.opening).toContain('write_file');
+  const results = [{ name: 'read_file', content: '1| hello' }, { name: 'list_dir', content: 'a.txt (3 B)' }];
+  const withResults = render([sys, { role: 'user', content: 'x' }, { role: 'assistant', content: '', tool_calls: results.map((r) => ({ name: r.name, arguments: {} })) },
+    ...results.map((r): ChatMessage => ({ role: 'tool', content: r.content }))]);
+  expect(withResults.endsWith(turns.resultsTurn(results) + turns.generationPrompt)).toBe(true);
+  expect(turns.resultsTurn(results)).toContain('1| hello');
+  expect(turns.assistantClose).toBe('<|im_end|>\n');
+});
