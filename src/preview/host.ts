@@ -10,7 +10,7 @@ import { rewriteSpecifiers } from './js-imports.ts';
 import { findScript } from './manifest.ts';
 import { splitServeTarget } from './serve-target.ts';
 import {
-  PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type PreviewLogLine, type RunJsResult,
+  PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type PreviewLogLine, type RestorablePort, type RunJsResult,
   type ServeResult, type ServedPort,
 } from './types.ts';
 import { isUrlLikeSpecifier, resolveReference, virtualUrl } from './urls.ts';
@@ -90,9 +90,16 @@ export class PreviewHost implements PreviewApi {
     return [...this.pages.values()].map(({ port, folder, page }) => ({ port, folder, page })).sort((a, b) => a.port - b.port);
   }
 
-  /** Serves the given ports again (after a reload of the app), without waiting for their pages. */
-  async restore(ports: ServedPort[]): Promise<void> {
-    for (const p of ports) await this.open(p, this.pages.has(p.port), 0);
+  /** Serves the given ports again (after a reload of the app) on the same numbers, without waiting for their pages. */
+  async restore(ports: RestorablePort[]): Promise<void> {
+    for (const p of ports) {
+      try {
+        const spec = 'folder' in p ? p : { port: p.port, ...(await splitServeTarget(this.opts.files, p.path)) };
+        await this.open(spec, this.pages.has(p.port), 0);
+      } catch (e) {
+        this.push(p.port, 'warn', 'system', `could not serve :${p.port} again: ${(e as Error).message}`);
+      }
+    }
   }
 
   async runJs(code: string, portIn?: number): Promise<RunJsResult> {

@@ -189,7 +189,7 @@ export function rewriteSpecifiers(src: string, map: (spec: string, kind: Specifi
   for (const s of sites) {
     const to = map(s.value, s.kind);
     if (to === null) continue;
-    out += src.slice(at, s.start) + to.replace(/["'\\\n]/g, (ch) => encodeURIComponent(ch));
+    out += src.slice(at, s.start) + to.replace(/["'\\\n]/g, (ch) => '%' + ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
     at = s.end;
   }
   return out + src.slice(at);

@@ -2,7 +2,7 @@
 import { PREVIEW_LOGS, RUN_JS, SERVE } from '../agent/tools/schemas.ts';
 import type { Tool, ToolOutcome } from '../agent/tool-types.ts';
 import { formatLogLine } from './log-buffer.ts';
-import { PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type RunJsResult, type ServeResult } from './types.ts';
+import { PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type RunJsResult, type ServeResult, type ServedPort } from './types.ts';
 
 const MAX_ERROR_LINE = 300;
 
@@ -16,7 +16,8 @@ export function createPreviewTools(preview: PreviewApi): Tool[] {
 
 async function serveTool(preview: PreviewApi, args: Record<string, unknown>): Promise<ToolOutcome> {
   const path = args.path === undefined || args.path === null ? '' : String(args.path);
-  return { ok: true, text: formatServe(await preview.serve(path)) };
+  const r = await preview.serve(path);
+  return { ok: true, text: formatServe(r), page: { port: r.port, path: serveTargetOf(r), errors: r.errors } };
 }
 
 async function logsTool(preview: PreviewApi, args: Record<string, unknown>): Promise<ToolOutcome> {
@@ -32,6 +33,11 @@ async function runJsTool(preview: PreviewApi, args: Record<string, unknown>): Pr
   const result = await preview.runJs(args.code, port);
   const text = formatRun(result);
   return result.status === 'done' ? { ok: true, text } : { ok: false, error: text.split('\n')[0]!, text };
+}
+
+/** The serve path that gives this page again: the folder, or folder/page.html when it is not index.html. */
+export function serveTargetOf(p: ServedPort): string {
+  return p.page === 'index.html' ? p.folder : p.folder === '' ? p.page : `${p.folder}/${p.page}`;
 }
 
 /** "Served / on :5173 — loaded in 240 ms, no errors." or the first errors, at most 8 lines. */

@@ -19,6 +19,9 @@ export interface ServedPort {
   page: string;
 }
 
+/** ServedPort, or the agent session's record of a serve call: { port, path } with path as given to serve. */
+export type RestorablePort = ServedPort | { port: number; path: string };
+
 export interface ServeResult extends ServedPort {
   /** true when the page fired load within the wait */
   loaded: boolean;
@@ -48,7 +51,8 @@ export interface PreviewApi {
   logs(cursor?: number): Promise<LogsResult>;
   runJs(code: string, port?: number): Promise<RunJsResult>;
   served(): Promise<ServedPort[]>;
-  restore(ports: ServedPort[]): Promise<void>;
+  /** Serves these ports again (a reopened session). Accepts the agent session's { port, path } too. */
+  restore(ports: RestorablePort[]): Promise<void>;
 }
 
 /** Limits from the tool table (seed 002). */
