@@ -73,5 +73,9 @@ describe('Tokenizer (real Qwen3 files)', () => {
     await expect(Tokenizer.fromSource(memorySource({ 'tokenizer.json': files['tokenizer.json'] })))
       .rejects.toThrow(/mem:\/\/tiny\/tokenizer_config\.json: not found/);
     expect(() => Tokenizer.fromObjects([], {}, 'x/tokenizer.json')).toThrow(/x\/tokenizer\.json: tokenizer\.json is not a JSON object/);
+    expect(() => Tokenizer.fromObjects({ model: { type: 'Nope' } }, {}, 'x/tokenizer.json')).toThrow(/^x\/tokenizer\.json: not a tokenizer this app can read/);
+    const noChatMl = { model: { type: 'BPE', vocab: { a: 0, b: 1 }, merges: [] }, added_tokens: [], decoder: null, pre_tokenizer: null, normalizer: null, post_processor: null };
+    expect(() => Tokenizer.fromObjects(noChatMl, {}, 'llama/tokenizer.json')).toThrow(HeaderError);
+    expect(() => Tokenizer.fromObjects(noChatMl, {}, 'llama/tokenizer.json')).toThrow(/^llama\/tokenizer\.json: no <\|im_start\|>\/<\|im_end\|> tokens/);
   });
 });

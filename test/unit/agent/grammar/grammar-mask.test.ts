@@ -169,6 +169,18 @@ describe('tokens that span grammar boundaries', () => {
   });
 });
 
+describe('a vocabulary without a </tool_call> token', () => {
+  it.each(['xml', 'json'] as const)('%s: the close tag is read as text', (format) => {
+    const g = format === 'xml' ? xmlGrammar([READ_FILE], 'text') : jsonGrammar([READ_FILE], 'text');
+    const d = new LazyDfa(g as never, vocabIndexFor(tok)) as LazyDfa<unknown>;
+    const call = format === 'xml' ? '\n<function=read_file>\n<parameter=path>\na\n</parameter>\n</function>\n' : '\n{"name": "read_file", "arguments": {"path": "a"}}\n';
+    const before = walk(d, d.start, call);
+    expect(before).toBeGreaterThanOrEqual(0);
+    expect(allowed(d.mask(before), tok.special.toolCallEnd!)).toBe(false);
+    expect(d.isDone(walk(d, before, '</tool_call>'))).toBe(true);
+  });
+});
+
 describe('JSON grammar rules', () => {
   it('holds only the name; arguments must be a well-nested object of valid strings', () => {
     const g = jsonGrammar([READ_FILE], 'symbol');
