@@ -38,11 +38,11 @@ export class LazyDfa<S> {
   private doneFlags = new Uint8Array(0);
   private readonly addedTrans: Int32Array[] = [];
   private readonly addedIndex = new Map<number, number>();   // token id -> index in vocab.added
-  private readonly masks = new Map<number, Uint32Array>();
+  private readonly masks = new Map<number, Uint32Array>();   // ≈19 KB each for Qwen3: at most maxCachedMasks kept
   /** How many masks were computed (not served from the cache). */
   computedMasks = 0;
 
-  constructor(private readonly spec: GrammarSpec<S>, private readonly vocab: VocabIndex, private readonly maxCachedMasks = 4096) {
+  constructor(private readonly spec: GrammarSpec<S>, private readonly vocab: VocabIndex, private readonly maxCachedMasks = 512) {
     vocab.added.forEach((a, i) => this.addedIndex.set(a.id, i));
     this.start = this.intern(spec.start);
   }
