@@ -1,10 +1,13 @@
 // `npm run agent` (src/agent/cli.ts, run in-process): a replay script on a folder, events, summary, --json.
-import { afterAll, expect, test } from 'vitest';
+import { afterAll, expect, test, vi } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAgentArgs, runAgentCli, AgentCliError } from '../../../src/agent/cli.ts';
 import { call, xmlCall } from './harness.ts';
+
+// The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
+vi.setConfig({ testTimeout: 120_000 });
 
 const dirs: string[] = [];
 afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }); });

@@ -1,12 +1,15 @@
 // Context budget and compaction with exact token counts from the real Qwen3 tokenizer, and the
 // stable-prefix check: the opening (system prompt + tools) is the same tokens at every step, and after a
 // compaction only the tokens after the pinned checkpoint are computed (the replay backend's counts).
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { answerCapFor, compactionTarget, conversationBudget } from '../../../src/agent/budget.ts';
 import { foldLine } from '../../../src/agent/compaction.ts';
 import type { Tokenizer } from '../../../src/model/tokenizer.ts';
 import type { ReplayBackend } from '../../../src/agent/replay-backend.ts';
 import { call, harness, notes, results } from './harness.ts';
+
+// The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
+vi.setConfig({ testTimeout: 120_000 });
 
 test('the budget table (seed 002): 8,192 -> about 6,080; 16,384 -> 12,220; 32,768 -> 24,510', () => {
   expect(conversationBudget(8192)).toBe(6080);

@@ -1,6 +1,9 @@
 // One scripted scenario per end reason: done, stopped, limit, stuck (call / page error), context, error.
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { call, harness, notes, results } from './harness.ts';
+
+// The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
+vi.setConfig({ testTimeout: 120_000 });
 
 const SUMMARY = /^\d+ steps? · \d+ tool calls? · \d+ tok · \d+\.\d tok\/s · \d devices? · \d+\.\d s/;
 

@@ -1,6 +1,9 @@
 // The loop's rules between the end reasons: cut-off answers, repeats, approvals, hints, framing.
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { call, harness, notes, results, xmlCall } from './harness.ts';
+
+// The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
+vi.setConfig({ testTimeout: 120_000 });
 
 test('a cut-off answer is dropped, none of its calls run, and the model is told to work in smaller steps', async () => {
   const h = await harness({

@@ -1,6 +1,6 @@
 // Sessions: the conversation with the exact sampled tokens, the timeline (last 200) and served ports
 // persist per project; reopening continues without re-encoding unless the model changed.
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,9 @@ import { NodeSessionStore } from '../../../src/agent/node-session-store.ts';
 import { Timeline, TIMELINE_LIMIT } from '../../../src/agent/timeline.ts';
 import type { Backend } from '../../../src/agent/backend.ts';
 import { call, harness } from './harness.ts';
+
+// The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
+vi.setConfig({ testTimeout: 120_000 });
 
 test('a reopened session carries on with the exact tokens (no re-encoding) and keeps timeline and served ports', async () => {
   const first = await harness({ serve: [[]], replies: [call('write_file', { path: 'a.js', content: 'x' }), call('serve', {}), 'Served.'] });

@@ -1,5 +1,5 @@
 // openAgentWorkspace: tools + extra tools + codec + a session saved as the request goes and restored.
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { openAgentWorkspace } from '../../../src/agent/workspace.ts';
 import { MemorySessionStore } from '../../../src/agent/session-store.ts';
@@ -11,6 +11,9 @@ import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.
 import { SERVE } from '../../../src/agent/tools/schemas.ts';
 import type { Tool } from '../../../src/agent/tool-types.ts';
 import { call } from './harness.ts';
+
+// The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
+vi.setConfig({ testTimeout: 120_000 });
 
 test('a workspace saves its session while it runs and a reopened one continues it', async () => {
   const tokenizer = await loadBundledQwen3Tokenizer();
