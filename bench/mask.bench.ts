@@ -85,10 +85,10 @@ export async function run(): Promise<Record<string, number | string>> {
   vocabIndexFor(tok); // the grammars below use the per-tokenizer index
   return {
     'calibration loop 1e7 (ms; ≈10 idle)': calibration,
-    'vocabulary size': tok.vocabSize,
+    'vocabulary size': String(tok.vocabSize),
     'token bytes, all ids (ms, once per model)': bytesMs,
     'vocabulary trie build (ms, once per model)': index.buildMs,
-    'trie nodes': index.nodeCount,
+    'trie nodes': String(index.nodeCount),
     ...figures(tok, 'xml'),
     ...figures(tok, 'json'),
   };
