@@ -37,5 +37,16 @@ async function tool(name: string, args: Record<string, unknown> = {}) {
   return t.run(args, {});
 }
 
-Object.assign(window, { pv: { files, host, tools, tool, pane } });
+/** PreviewApi methods for the headless driver: errors come back by name instead of as thrown strings. */
+async function call(method: 'serve' | 'logs' | 'runJs' | 'served' | 'restore', args: unknown[]) {
+  try {
+    const fn = host[method] as (...a: unknown[]) => Promise<unknown>;
+    return { ok: true, value: (await fn.apply(host, args)) ?? null };
+  } catch (e) {
+    const err = e as Error;
+    return { ok: false, name: err?.name ?? 'Error', message: err?.message ?? String(e) };
+  }
+}
+
+Object.assign(window, { pv: { files, host, tools, tool, call, pane, PreviewHost } });
 document.body.dataset.ready = 'true';

@@ -1,0 +1,46 @@
+// The agent CLI's preview: the same three tools from Node, driving headless Chromium over a real folder.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { NodeFolderFiles } from '../src/agent/files/node-folder.ts';
+import { HeadlessPreview } from '../src/preview/headless.ts';
+import { createPreviewTools } from '../src/preview/tools.ts';
+import type { Tool } from '../src/agent/tool-types.ts';
+import { artifactDir } from './helpers/browser.ts';
+
+let preview: HeadlessPreview;
+let tools: Record<string, Tool>;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'pooled-headless-'));
+  mkdirSync(path.join(dir, 'web'));
+  writeFileSync(path.join(dir, 'web/index.html'), '<!doctype html><title>Folder app</title><h1 id="h">…</h1><script type="module" src="app.ts"></script>');
+  writeFileSync(path.join(dir, 'web/app.ts'), `import { label } from './label';\nconst h = document.getElementById('h') as HTMLElement;\nh.textContent = label(3);\nconsole.log('typed', h.textContent);`);
+  writeFileSync(path.join(dir, 'web/label.ts'), `export function label(n: number): string { return \`\${n} items\`; }`);
+  preview = await HeadlessPreview.start({ files: await NodeFolderFiles.open(dir) });
+  tools = Object.fromEntries(createPreviewTools(preview).map((t) => [t.schema.name, t]));
+});
+afterAll(async () => {
+  await preview?.close();
+});
+
+test('serve, preview_logs and run_js work from Node on a folder on disk (TypeScript bundled)', async () => {
+  const served = await tools.serve!.run({ path: 'web' }, {});
+  expect(served).toMatchObject({ ok: true, page: { port: 5173, path: 'web', errors: [] } });
+  expect((served as { text: string }).text).toMatch(/^Served web\/ on :5173\/ — loaded in \d+ ms, no errors\.$/);
+  expect(await tools.preview_logs!.run({}, {})).toEqual({ ok: true, text: '[log] typed 3 items\nnext cursor: 2' });
+  expect(await tools.run_js!.run({ code: 'import { label } from "./label.ts";\nconsole.log(document.title, label(7))' }, {})).toEqual({ ok: true, text: 'Folder app 7 items' });
+  // Edits on disk are what the next serve shows.
+  writeFileSync(path.join(dir, 'web/label.ts'), `export function label(n: number): string { return n + ' things'; }`);
+  expect((await tools.serve!.run({ path: 'web' }, {})).ok).toBe(true);
+  expect(await tools.run_js!.run({ code: 'console.log(document.getElementById("h").textContent)' }, {})).toEqual({ ok: true, text: '3 things' });
+  expect(await preview.served()).toEqual([{ port: 5173, folder: 'web', page: 'index.html' }]);
+  mkdirSync(artifactDir(), { recursive: true });
+  await preview.screenshot(path.join(artifactDir(), 'preview-headless.png'));
+});
+
+test('a folder that is not there is a clear tool error', async () => {
+  expect(await tools.serve!.run({ path: 'nope' }, {})).toEqual({ ok: false, error: 'cannot serve "nope": there is no such folder in the project' });
+});

@@ -1,0 +1,91 @@
+// Preview behaviour beyond issue 5's five acceptance lines: TypeScript/JSX, restore after a reload,
+// live fetch of edited files, the pane's address and console.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { startServer, type RunningServer } from '../server/app.ts';
+import { launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { callTool, openPreviewHarness, textOf, writeProject } from './helpers/preview-page.ts';
+
+let server: RunningServer;
+let browser: Browser;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  server = await startServer({ port: 0 });
+  browser = await launchChromium();
+  context = await newDeviceContext(browser, { width: 900, height: 700 });
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test('TypeScript and JSX are bundled when imported; a type-syntax error names file:line:col', async () => {
+  const page = await openPreviewHarness(context, server.url);
+  await writeProject(page, {
+    'index.html': '<div id="root"></div><script type="module" src="main.tsx"></script>',
+    'main.tsx': `import { h } from './h';\nimport { total } from './math';\nconst el: HTMLElement = <p id="p" title="t">{'sum ' + total([1, 2, 3])}</p>;\ndocument.getElementById('root')!.append(el);\nconsole.log('rendered', el.outerHTML);`,
+    'h.ts': `/** tiny JSX factory */\nexport function h(tag: string, props: Record<string, string> | null, ...kids: string[]): HTMLElement {\n  const el = document.createElement(tag);\n  for (const [k, v] of Object.entries(props ?? {})) el.setAttribute(k, v);\n  el.append(...kids);\n  return el;\n}`,
+    'math.ts': 'export const total = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);',
+    'bad/index.html': '<script type="module" src="oops.ts"></script>',
+    'bad/oops.ts': 'const ok: number = 1;\nconst broken: = 2;\n',
+  });
+  await page.evaluate(`document.body.dataset.jsx = 'h'`);
+  // esbuild's default factory is React.createElement; a file can name its own with a pragma.
+  await writeProject(page, { 'main.tsx': `/** @jsx h */\n` + (await page.evaluate(`window.pv.files.readText('main.tsx')`) as string) });
+  const served = textOf(await callTool(page, 'serve'));
+  expect(served).toMatch(/loaded in \d+ ms, no errors\./);
+  expect(textOf(await callTool(page, 'preview_logs'))).toContain('[log] rendered <p id="p" title="t">sum 6</p>');
+  const bad = textOf(await callTool(page, 'serve', { path: 'bad' }));
+  expect(bad).toMatch(/bad\/oops\.ts:2:15 /);
+  await page.close();
+});
+
+test('fetch() sees the current files; served ports come back on a new host (session restore)', async () => {
+  const page = await openPreviewHarness(context, server.url);
+  await writeProject(page, {
+    'index.html': '<p>root</p>',
+    'notes.txt': 'v1',
+    'docs/index.html': '<h1 id="d">docs</h1>',
+    'docs/about.html': '<h1 id="a">about</h1>',
+  });
+  await callTool(page, 'serve');
+  expect(textOf(await callTool(page, 'run_js', { code: 'console.log(await (await fetch("notes.txt")).text())' }))).toBe('v1');
+  await writeProject(page, { 'notes.txt': 'v2' });
+  expect(textOf(await callTool(page, 'run_js', { code: 'console.log(await (await fetch("/notes.txt")).text())' }))).toBe('v2');
+  expect(textOf(await callTool(page, 'serve', { path: 'docs/about.html' }))).toMatch(/^Served docs\/about\.html on :5174\//);
+  expect(await page.getByTestId('preview-address').textContent()).toBe(':5174/');
+
+  // A new host (the app after a reload) restores the session's records on the same ports.
+  const restored = await page.evaluate(`(async () => {
+    const h = new window.pv.PreviewHost({ files: window.pv.files });
+    document.body.append(h.element);
+    await h.restore([{ port: 5173, path: '' }, { port: 5174, path: 'docs/about.html' }, { port: 5175, path: 'gone' }]);
+    const a = await h.runJs('console.log(document.body.textContent)', 5173);
+    const b = await h.runJs('console.log(document.getElementById("a").textContent)', 5174);
+    return { served: await h.served(), a: a.output, b: b.output, warn: h.log.since(0).filter((l) => l.level === 'warn').map((l) => l.text) };
+  })()`);
+  expect(restored).toEqual({
+    served: [{ port: 5173, folder: '', page: 'index.html' }, { port: 5174, folder: 'docs', page: 'about.html' }],
+    a: ['root'], b: ['about'],
+    warn: ['could not serve :5175 again: cannot serve "gone": there is no such folder in the project'],
+  });
+  await page.close();
+});
+
+test('the pane shows the address, switches ports, and lists console lines accessibly', async () => {
+  const page = await openPreviewHarness(context, server.url);
+  await writeProject(page, { 'index.html': '<script>console.warn("careful")</script>', 'b/index.html': '<script>console.error("bad")</script>' });
+  await callTool(page, 'serve');
+  await callTool(page, 'serve', { path: 'b' });
+  await expect.poll(() => page.getByTestId('preview-console').textContent()).toContain(':5174 bad');
+  expect(await page.getByRole('log').count()).toBe(1);
+  await page.getByRole('button', { name: ':5173' }).click();
+  expect(await page.getByTestId('preview-address').textContent()).toBe(':5173/');
+  expect(await page.getByRole('button', { name: ':5173' }).getAttribute('aria-pressed')).toBe('true');
+  await page.getByRole('button', { name: 'Clear the console' }).click();
+  await expect.poll(() => page.getByTestId('preview-console').locator('li').count()).toBe(0);
+  await callTool(page, 'run_js', { code: 'console.log("after clear")', port: 5173 });
+  await expect.poll(() => page.getByTestId('preview-console').locator('li').allTextContents()).toEqual([':5173 after clear']);
+  await page.close();
+});
