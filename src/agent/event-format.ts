@@ -7,6 +7,15 @@ const firstLine = (text: string, max = 160): string => {
   return (line.length > max ? line.slice(0, max - 1) + '…' : line) + more;
 };
 
+/** A result's first lines (errors usually show there), then how many more. */
+function resultLines(mark: string, text: string, shown = 3): string[] {
+  const lines = text.split('\n');
+  const cut = (l: string) => (l.length > 160 ? l.slice(0, 159) + '…' : l);
+  const out = [`${mark} ${cut(lines[0] ?? '')}`, ...lines.slice(1, shown).map((l) => `    ${cut(l)}`)];
+  if (lines.length > shown) out.push(`    (+${lines.length - shown} lines)`);
+  return out;
+}
+
 /** Formats events as lines; text deltas are gathered into one line per step. Returns the finished lines. */
 export class EventPrinter {
   private text = '';
@@ -32,7 +41,7 @@ export class EventPrinter {
         out.push(`? ${event.state} (call ${event.call})`);
         break;
       case 'result':
-        out.push(`${event.ok ? '←' : '✗'} ${firstLine(event.text)}`);
+        out.push(...resultLines(event.ok ? '←' : '✗', event.text));
         break;
       case 'note':
         out.push(`! ${firstLine(event.text, 400)}`);
