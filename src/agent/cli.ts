@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../model/bundled-tokenizer.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
+import type { Tokenizer } from '../model/tokenizer.ts';
 import { ReplayBackend } from './replay-backend.ts';
 import { NodeFolderFiles } from './files/node-folder.ts';
 import { createFileTools } from './tools/file-tools.ts';
@@ -16,7 +17,7 @@ import { createCallCodec } from './codec.ts';
 import { Agent } from './loop.ts';
 import { EventPrinter } from './event-format.ts';
 
-export const AGENT_USAGE = 'usage: npm run agent -- --project DIR --replay FILE.jsonl [--format xml|json] [--ctx N] [--json] [--request TEXT] [--template FILE.jinja]';
+export const AGENT_USAGE = 'usage: npm run agent -- --project DIR --replay FILE.jsonl [--format xml|json] [--ctx N] [--json] [--request TEXT] [--template FILE.jinja] [--preview]';
 
 /** Bad command-line arguments; the message says which and shows the usage. */
 export class AgentCliError extends Error {
@@ -32,6 +33,8 @@ export interface CliOptions {
   ctx: number;
   json: boolean;
   request: string;
+  /** Register serve / preview_logs / run_js on headless Chromium (needs `npm run build` and Chromium). */
+  preview: boolean;
   template?: string;
 }
 
@@ -43,7 +46,7 @@ export function parseAgentArgs(argv: string[]): CliOptions {
       args: argv, allowPositionals: true,
       options: {
         project: { type: 'string' }, replay: { type: 'string' }, format: { type: 'string' }, ctx: { type: 'string' },
-        json: { type: 'boolean' }, request: { type: 'string' }, template: { type: 'string' },
+        json: { type: 'boolean' }, request: { type: 'string' }, template: { type: 'string' }, preview: { type: 'boolean' },
       },
     }));
   } catch (e) {
@@ -56,7 +59,7 @@ export function parseAgentArgs(argv: string[]): CliOptions {
   const ctx = values.ctx === undefined ? 8192 : Number(values.ctx);
   if (!Number.isInteger(ctx) || ctx < 256) throw new AgentCliError(`--ctx must be a whole number of tokens (at least 256), not ${JSON.stringify(values.ctx)}`);
   const request = (values.request as string | undefined) ?? (positionals.join(' ') || 'Follow the replay script.');
-  const opts: CliOptions = { project: values.project, replay: values.replay, format, ctx, json: values.json === true, request };
+  const opts: CliOptions = { project: values.project, replay: values.replay, format, ctx, json: values.json === true, request, preview: values.preview === true };
   if (typeof values.template === 'string') opts.template = values.template;
   return opts;
 }
@@ -86,6 +89,27 @@ export async function runAgentCli(argv: string[], io: CliIo = { out: (l) => cons
   const backend = ReplayBackend.fromJsonl(script, { tokenizer, template, contextSize: opts.ctx }, opts.replay);
   const files = await NodeFolderFiles.open(opts.project, { create: true });
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
+  let preview: { close(): Promise<void> } | undefined;
+  if (opts.preview) {
+    // Loaded only when asked for: it starts the app server and headless Chromium.
+    const { HeadlessPreview } = await import('../preview/headless.ts');
+    const { createPreviewTools } = await import('../preview/tools.ts');
+    const headless = await HeadlessPreview.start({ files });
+    preview = headless;
+    for (const tool of createPreviewTools(headless)) tools.register(tool);
+  }
+  try {
+    return await runLoop(opts, io, { backend, tools, tokenizer, template, files });
+  } finally {
+    await preview?.close();
+  }
+}
+
+async function runLoop(
+  opts: CliOptions, io: CliIo,
+  parts: { backend: ReplayBackend; tools: ToolRegistry; tokenizer: Tokenizer; template: ChatTemplate; files: NodeFolderFiles },
+): Promise<number> {
+  const { backend, tools, tokenizer, template, files } = parts;
   const agent = new Agent({ backend, tools, format: template.format, codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }), files });
   const printer = new EventPrinter();
   agent.subscribe((e) => printer.push(e).forEach((line) => io.out(line)));
