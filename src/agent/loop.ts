@@ -244,11 +244,12 @@ export class Agent {
       const changed = runs.some((r) => r.record.changed);
       const afterCleanServe = cleanServeAt === step - 1 && !changed;
       cleanServeAt = -1;
-      for (const r of runs) {
-        if (!r.page) continue;
+      runs.forEach((r, i) => {
+        if (!r.page) return;
         verdicts.push(pageErrors.check(r.page.errors[0] ?? null, r.changesBefore));
-        if (r.page.errors.length === 0 && r.record.ok) cleanServeAt = step;
-      }
+        const changedAfter = runs.slice(i + 1).some((later) => later.record.changed);
+        if (r.page.errors.length === 0 && r.record.ok && !changedAfter) cleanServeAt = step;
+      });
       const stuck = verdicts.find((v) => v.kind === 'stuck');
       if (stuck) return end('stuck', { stuck: stuck.note });
       const warnings = verdicts.flatMap((v) => (v.kind === 'warn' ? [v.note] : []));

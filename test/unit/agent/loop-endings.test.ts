@@ -38,6 +38,15 @@ test('done: a serve that loaded clean followed by a step that changed nothing', 
   expect(h.backend.repliesLeft).toBe(1);
 });
 
+test('a clean serve followed by a change in the same step does not end the request', async () => {
+  const both = `${call('serve', {})}\n${call('write_file', { path: 'b.js', content: 'y' })}`;
+  const h = await harness({ replies: [both, call('read_file', { path: 'b.js' }), 'Finished.'], serve: [[]] });
+  const out = await h.agent.run('Make it');
+  expect(out.reason).toBe('done');
+  expect(out.stats.steps).toBe(3);
+  expect(out.answer).toBe('Finished.');
+});
+
 test('stopped: Stop mid-answer keeps the partial answer and runs none of its calls', async () => {
   const h = await harness({ replies: [`Let me write it. ${call('write_file', { path: 'a.js', content: 'x'.repeat(400) })}`], tokenDelayMs: 5 });
   const stop = new AbortController();
