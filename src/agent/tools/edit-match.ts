@@ -37,7 +37,24 @@ function occurrences(haystack: string, needle: string): number[] {
   return at;
 }
 
+/** "12| code" lines copied from read_file output: the text without the numbers, or null if not all numbered. */
+export function withoutLineNumbers(text: string): string | null {
+  const lines = text.split('\n');
+  const numbered = /^\s*\d+\| ?/;
+  if (!lines.some((l) => l.trim() !== '') || !lines.every((l) => l.trim() === '' || numbered.test(l))) return null;
+  return lines.map((l) => l.replace(numbered, '')).join('\n');
+}
+
 export function findEdit(file: string, old: string, replacement: string): MatchResult {
+  const first = findEditAsGiven(file, old, replacement);
+  if (!('none' in first)) return first;
+  // Last: old (and new) copied with read_file's line numbers.
+  const bare = withoutLineNumbers(old);
+  if (bare === null) return first;
+  return findEditAsGiven(file, bare, withoutLineNumbers(replacement) ?? replacement);
+}
+
+function findEditAsGiven(file: string, old: string, replacement: string): MatchResult {
   const exact = occurrences(file, old);
   if (exact.length === 1) return { found: { kind: 'exact', start: exact[0]!, end: exact[0]! + old.length, replacement } };
   if (exact.length > 1) return { many: exact.length, kind: 'exact' };

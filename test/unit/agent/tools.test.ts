@@ -144,6 +144,12 @@ describe('edit_file guards', () => {
     expect(text(out)).toBe('edited a.js: replaced lines 2–3 (2 lines → 2 lines) (matched ignoring indentation)');
     expect(await files.readText('a.js')).toBe('function greet() {\n    const msg = "x";\n    console.info(msg);\n}\n');
   });
+  test('old copied with read_file\'s line numbers still matches (numbers dropped from old and new)', async () => {
+    const { call, files } = setup({ 'a.js': src });
+    const out = await call('edit_file', { path: 'a.js', old: '3|     console.log(msg);\n4| }', new: '3|     alert(msg);\n4| }' });
+    expect(text(out)).toBe('edited a.js: replaced lines 3–4 (2 lines → 2 lines)');
+    expect(await files.readText('a.js')).toBe(src.replace('console.log(msg);', 'alert(msg);'));
+  });
   test('no match: the error shows the closest lines; many matches: asks for more context', async () => {
     const { call, files } = setup({ 'a.js': src });
     const miss = await call('edit_file', { path: 'a.js', old: 'console.log(message);', new: 'x' });
