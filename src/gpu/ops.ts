@@ -3,6 +3,7 @@
 import type { GpuLinear } from './gpu-weights.ts';
 import type { KernelName } from './kernels.ts';
 import { grid2d, type Consts, type PipelineCache } from './pipelines.ts';
+import { lanesFor, TILES } from './tuning.ts';
 
 export interface Op {
   label: string;
@@ -28,25 +29,8 @@ export function destroyOps(ops: readonly Op[]): void {
   for (const op of ops) op.owned?.forEach((b) => b.destroy());
 }
 
-/** Tunables of the linear kernels: tokens per workgroup for decode (one token) and prefill (many). */
-export const MATVEC_TUNING = {
-  decode: { TILE_T: 1 },
-  prefill: { TILE_T: 4 },
-  WG: 128,
-  /** Aim for this many weight words per invocation when choosing invocations per row. */
-  WORDS_PER_LANE: 8,
-  MAX_LANES: 32,
-};
-
-/** Invocations per row: a power of two, so small K packs many rows into one workgroup. */
-export function lanesFor(rowWords: number): number {
-  let lanes = 1;
-  while (lanes * 2 <= MATVEC_TUNING.MAX_LANES && lanes * 2 * MATVEC_TUNING.WORDS_PER_LANE <= rowWords) lanes *= 2;
-  return lanes;
-}
-
 export function encodeOps(pass: GPUComputePassEncoder, cache: PipelineCache, ops: readonly Op[], n: number): number {
-  const mode = n === 1 ? MATVEC_TUNING.decode : MATVEC_TUNING.prefill;
+  const mode = n === 1 ? TILES.decode : TILES.prefill;
   for (const op of ops) {
     const consts = op.tiled ? { ...op.consts, ...mode } : op.consts;
     pass.setPipeline(cache.get(op.kernel, consts));
@@ -71,8 +55,9 @@ export function matvecOps(cache: PipelineCache, w: GpuLinear, t: MatvecTarget): 
   return w.chunks.map((chunk) => {
     const outRows = t.epilogue === 2 ? chunk.rows / 2 : chunk.rows;
     const rowWords = w.kind === 'q4' ? w.cols / 8 : w.wdtype === 0 ? w.cols : Math.ceil(w.cols / 2);
-    const lanes = lanesFor(rowWords);
-    const consts: Consts = { LANES: lanes, WG: MATVEC_TUNING.WG };
+    const lanes = lanesFor(rowWords, cache.tuning);
+    const wg = cache.tuning.WG;
+    const consts: Consts = { LANES: lanes, WG: wg };
     if (w.kind === 'dense') consts.WDTYPE = w.wdtype;
     const kernel: KernelName = w.kind === 'dense' ? 'matvec_dense' : 'matvec_q4';
     // Chunk { k, out_stride, row_offset, out_rows, epilogue }
@@ -84,7 +69,7 @@ export function matvecOps(cache: PipelineCache, w: GpuLinear, t: MatvecTarget): 
       kernel, consts, tiled: true,
       bindGroup: cache.bind(kernel, buffers, w.name),
       grid(n: number, tile: number) {
-        const [gx, gy] = grid2d(Math.ceil(outRows / (MATVEC_TUNING.WG / lanes)));
+        const [gx, gy] = grid2d(Math.ceil(outRows / (wg / lanes)));
         return [gx, gy, Math.ceil(n / tile)];
       },
     };

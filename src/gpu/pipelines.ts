@@ -2,6 +2,7 @@
 // constants sorted by name). Bind group layouts are explicit per kernel, so one bind group serves every
 // variant (decode or prefill tile) of a kernel.
 import { KERNELS, kernelModuleSource, type KernelName } from './kernels.ts';
+import { defaultTuning, type MatvecTuning } from './tuning.ts';
 
 export type Consts = Record<string, number>;
 
@@ -11,7 +12,11 @@ export class PipelineCache {
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   compiled = 0;
 
-  constructor(readonly device: GPUDevice, readonly useF16: boolean) {}
+  readonly tuning: MatvecTuning;
+
+  constructor(readonly device: GPUDevice, readonly useF16: boolean, tuning?: MatvecTuning) {
+    this.tuning = tuning ?? defaultTuning(device);
+  }
 
   static key(kernel: KernelName, useF16: boolean, consts: Consts): string {
     const wg = consts.WG ?? 'default';

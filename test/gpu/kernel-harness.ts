@@ -1,14 +1,15 @@
 // Runs single kernels through the engine's own pipeline cache and op builders, for the kernel tests.
 import { encodeOps, type Op } from '../../src/gpu/ops.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import type { MatvecTuning } from '../../src/gpu/tuning.ts';
 
 export class KernelHarness {
   readonly cache: PipelineCache;
   readonly step: GPUBuffer;
   private readonly owned: GPUBuffer[] = [];
 
-  constructor(readonly device: GPUDevice, useF16: boolean) {
-    this.cache = new PipelineCache(device, useF16);
+  constructor(readonly device: GPUDevice, useF16: boolean, tuning?: MatvecTuning) {
+    this.cache = new PipelineCache(device, useF16, tuning);
     this.step = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     this.owned.push(this.step);
   }

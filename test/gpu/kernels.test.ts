@@ -16,6 +16,7 @@ import {
 } from '../../src/model/reference/ops.ts';
 import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } from '../../src/model/tensor-utils.ts';
 import type { Linear } from '../../src/model/types.ts';
+import { CPU_TUNING, GPU_TUNING, type MatvecTuning } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
@@ -198,4 +199,43 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       await h.run([op], n, pos0);
       expect(relErr(await h.readF32(out, n * Hq * D), ref)).toBeLessThan(5e-6);
     });
+});
+
+// The engine picks a matvec layout per adapter (src/gpu/tuning.ts): one invocation per row on CPU
+// rasterizers, up to 32 invocations sharing a row on GPUs. lavapipe runs the CPU layout by default, so
+// the GPU layout (with its cross-invocation reduction) is checked here explicitly, and vice versa.
+describe.each([['GPU layout', GPU_TUNING], ['CPU layout', CPU_TUNING]] as [string, MatvecTuning][])('linear kernels, %s', (_l, tuning) => {
+  let device: GPUDevice;
+  let h: KernelHarness;
+  beforeAll(async () => {
+    device = await testDevice(false);
+    h = new KernelHarness(device, false, tuning);
+  });
+  afterAll(() => { h?.destroy(); device?.destroy(); });
+
+  it.each([
+    ['BF16 300×512', (): Linear => denseLinear('w', 300, 512, 'BF16', 1)],
+    ['F16 45×77', (): Linear => denseLinear('w', 45, 77, 'F16', 2)],
+    ['q4f16_1 200×1024', (): Linear => q4Linear('w', 200, 1024, 3)],
+  ] as [string, () => Linear][])('%s: plain, residual and gate|up epilogues for 1 and 6 tokens', async (_label, make) => {
+    const w = make();
+    for (const n of [1, 6]) {
+      const x = randomF32(n * w.cols, 40 + n);
+      const ref = matmul(w, x, n);
+      const g = uploadLinear(device, w, 1 << 30);
+      const yb = h.buffer(n * w.rows * 4);
+      await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: 0 }), n);
+      expect(relErr(await h.readF32(yb, n * w.rows), ref)).toBeLessThan(2e-6);
+      const y0 = randomF32(n * w.rows, 50 + n);
+      const yr = h.buffer(y0);
+      await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yr, outStride: w.rows, epilogue: 1 }), n);
+      expect(relErr(await h.readF32(yr, n * w.rows), ref.map((v, i) => v + y0[i]!))).toBeLessThan(2e-6);
+      if (w.rows % 2 === 0) {
+        const I = w.rows / 2;
+        const ys = h.buffer(n * I * 4);
+        await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: ys, outStride: I, epilogue: 2 }), n);
+        expect(relErr(await h.readF32(ys, n * I), siluMul(ref, I))).toBeLessThan(2e-6);
+      }
+    }
+  });
 });
