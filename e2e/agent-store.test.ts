@@ -57,7 +57,7 @@ test('search runs its regex in a Web Worker: a runaway pattern is refused after 
   expect(runaway.ok).toBe(false);
   expect(runaway.text).toMatch(/ran over 2 s and was refused/);
   expect(runaway.ms).toBeGreaterThanOrEqual(1900);
-  expect(runaway.ms).toBeLessThan(5000);
+  expect(runaway.ms).toBeLessThan(8000);
   expect(runaway.ticks).toBeGreaterThanOrEqual(20); // ~40 ticks of 50 ms while the worker spun
   const ok = await call<{ ok: boolean; text: string }>(page, `search('s', 'score')`);
   expect(ok).toMatchObject({ ok: true, text: 'evil.txt:2: score = 1' });

@@ -85,8 +85,8 @@ describe('search', () => {
     const out = text(await call('search', { pattern: '^(a+)+$' }));
     clearInterval(timer);
     expect(out).toMatch(/ran over 2 s and was refused/);
-    expect(Date.now() - started).toBeLessThan(4000);
-    expect(ticks).toBeGreaterThanOrEqual(15); // the event loop kept running while the regex spun
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect(ticks).toBeGreaterThanOrEqual(10); // the event loop kept running while the regex spun (~20 ticks)
     expect(text(await call('search', { pattern: 'a!' }))).toMatch(/^evil.txt:1: a+!$/);
   });
 });
