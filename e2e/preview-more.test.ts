@@ -89,3 +89,22 @@ test('the pane shows the address, switches ports, and lists console lines access
   await expect.poll(() => page.getByTestId('preview-console').locator('li').allTextContents()).toEqual([':5173 after clear']);
   await page.close();
 });
+
+test('links between pages of the folder open in place; #fragments scroll instead of leaving', async () => {
+  const page = await openPreviewHarness(context, server.url);
+  await writeProject(page, {
+    'index.html': '<a id="go" href="about.html">About</a><div style="height:3000px"></div><h2 id="end">end</h2><a id="jump" href="#end">to end</a>',
+    'about.html': '<h1 id="t">About page</h1><a id="back" href="./">home</a><a id="lost" href="nowhere.html">lost</a>',
+  });
+  await callTool(page, 'serve');
+  const frame = () => page.frames().filter((f) => f !== page.mainFrame() && !f.isDetached()).at(-1)!;
+  await frame().evaluate(`document.getElementById('jump').click()`);
+  await expect.poll(() => frame().evaluate('window.scrollY')).toBeGreaterThan(1000);
+  // Clicks that navigate run after evaluate returns: the frame they are in goes away.
+  await frame().evaluate(`setTimeout(() => document.getElementById('go').click())`);
+  await expect.poll(() => frame().evaluate(`document.getElementById('t')?.textContent ?? ''`).catch(() => '')).toBe('About page');
+  expect(await page.evaluate('window.pv.host.served()')).toEqual([{ port: 5173, folder: '', page: 'about.html' }]);
+  await frame().evaluate(`setTimeout(() => document.getElementById('lost').click())`);
+  await expect.poll(async () => textOf(await callTool(page, 'preview_logs'))).toContain('[error] 404 Not Found: nowhere.html (the page itself)');
+  await page.close();
+});

@@ -194,6 +194,23 @@
     return realSetAttribute.call(this, name, value);
   };
 
+  // ---- links: a page of the folder is served in place; #fragments scroll (the document is about:srcdoc) ----
+  addEventListener('click', (e) => {
+    const a = e.target instanceof Element ? e.target.closest('a[href]') : null;
+    if (!a || e.defaultPrevented || (a.target && a.target !== '_self')) return;
+    let abs;
+    try { abs = new URL(a.getAttribute('href'), document.baseURI); } catch { return; }
+    const p = pathOf(abs);
+    if (p === null) return; // leaves the preview: let the browser refuse or open it
+    e.preventDefault();
+    if (p === M.page && abs.hash) {
+      const target = document.getElementById(decodeURIComponent(abs.hash.slice(1)));
+      if (target) target.scrollIntoView();
+      return;
+    }
+    send({ t: 'navigate', path: p });
+  });
+
   // ---- run_js --------------------------------------------------------------------------------------
   function onHostMessage(e) {
     const m = e.data;

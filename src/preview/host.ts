@@ -204,10 +204,19 @@ export class PreviewHost implements PreviewApi {
         break;
       case 'run-start':
         break;
+      case 'navigate':
+        void this.navigate(page, data.path);
+        break;
       case 'fetch':
         void this.answerFetch(page, data.id, data.path);
         break;
     }
+  }
+
+  /** A link to another page of the folder: that page on the same port (a missing one shows a 404 page). */
+  private async navigate(page: Page, path: string): Promise<void> {
+    this.push(page.port, 'info', 'system', `→ /${path}`);
+    await this.open({ port: page.port, folder: page.folder, page: path }, false, 0);
   }
 
   private async answerFetch(page: Page, id: number, path: string): Promise<void> {

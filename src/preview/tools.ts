@@ -45,7 +45,9 @@ export function formatServe(r: ServeResult): string {
   const where = `${r.folder === '' ? '/' : r.folder + '/'}${r.page === 'index.html' ? '' : r.page}`;
   const head = `${r.reloaded ? 'Reloaded' : 'Served'} ${where} on :${r.port}/ — ` +
     (r.loaded ? `loaded in ${r.ms} ms` : `still loading after ${(r.ms / 1000).toFixed(1)} s`);
-  if (r.errors.length === 0) return `${head}, no errors.`;
+  if (r.errors.length === 0) {
+    return r.loaded ? `${head}, no errors.` : `${head}, no errors yet (a long task or an endless loop while loading?); check preview_logs.`;
+  }
   const shown = r.errors.slice(0, PREVIEW_LIMITS.firstErrorLines).map((e) => cut(e.split('\n')[0]!, MAX_ERROR_LINE));
   const more = r.errors.length - shown.length;
   return `${head}, ${r.errors.length} error${r.errors.length === 1 ? '' : 's'}:\n${shown.join('\n')}` +
