@@ -19,7 +19,7 @@ export interface GuestState {
   bytesDone: number;
   bytesTotal: number;
   tokensPerSecond: number;     // forward passes per second while computing (one per decoded token)
-  wakeLock: 'off' | 'held' | 'unsupported';
+  wakeLock: 'off' | 'held' | 'refused' | 'unsupported';
   why?: string;                // why the device is gone
   error?: string;
 }
@@ -110,7 +110,7 @@ export class GuestSession {
       this.lock = await wl.request('screen');
       this.store.set({ wakeLock: 'held' });
     } catch {
-      this.store.set({ wakeLock: 'off' });
+      this.store.set({ wakeLock: 'refused' });   // e.g. a hidden tab, or battery saver
     }
   }
 

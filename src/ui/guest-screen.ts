@@ -14,6 +14,13 @@ const STATUS_TEXT: Record<GuestState['status'], string> = {
   gone: 'Not in the room.',
 };
 
+const WAKE_TEXT: Record<GuestState['wakeLock'], string> = {
+  held: 'kept awake while computing',
+  off: 'will be kept awake while computing',
+  refused: 'the browser refused to keep it awake: keep this tab in front',
+  unsupported: 'this browser cannot keep it awake: keep the screen on',
+};
+
 /** A guest device (phone-sized first): what it does for the room, and a Leave button. */
 @customElement('pooled-guest-screen')
 export class GuestScreen extends LitElement {
@@ -25,9 +32,10 @@ export class GuestScreen extends LitElement {
     main { max-width: 30rem; margin: 0 auto; padding: 1.25rem 1rem 2rem; display: grid; gap: .9rem; }
     .status { display: flex; align-items: center; gap: .5rem; }
     .big { font-size: 1.05rem; }
+    h2 + dl { margin-top: .5rem; }
     dl { display: grid; grid-template-columns: auto 1fr; gap: .3rem .8rem; margin: 0; }
     dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
-    .row { display: flex; gap: .5rem; align-items: center; font-size: 12.5px; color: var(--muted); }
+    .row { display: flex; gap: .5rem; align-items: center; font-size: 12.5px; color: var(--muted); margin-top: .45rem; }
     .row progress { flex: 1; }
     button.danger { width: 100%; justify-content: center; padding: .6rem; }
   `];
@@ -58,7 +66,7 @@ export class GuestScreen extends LitElement {
       <section class="card" aria-labelledby="share-title">
         <h2 id="share-title">Its share of the model</h2>
         <p data-testid="guest-layers">${holds ? describeRange(s.range, s.numLayers) : s.status === 'waiting' || s.status === 'connecting' ? 'Not dealt yet.' : 'No layers for this device in this deal.'}</p>
-        <pooled-layer-bar .range=${s.range} .total=${s.numLayers ?? 0}></pooled-layer-bar>
+        <pooled-layer-bar bare .range=${s.range} .total=${s.numLayers ?? 0}></pooled-layer-bar>
         <div class="row">
           <progress max="100" .value=${pct} aria-label="Load progress" data-testid="guest-progress" data-pct=${pct}></progress>
           <span>${s.bytesTotal > 0 ? `${formatBytes(s.bytesDone)} / ${formatBytes(s.bytesTotal)}` : `${pct}%`}</span>
@@ -70,7 +78,7 @@ export class GuestScreen extends LitElement {
           <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps?.engine === 'reference' ? ' · CPU engine' : ''}</dd>
           <dt>Memory</dt><dd>${s.caps ? `${formatBytes(s.caps.memoryBudgetBytes)} offered${s.caps.deviceMemoryGiB > 0 ? ` of ${s.caps.deviceMemoryGiB} GB` : ''}` : '…'}</dd>
           <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
-          <dt>Screen</dt><dd>${s.wakeLock === 'held' ? 'kept awake while computing' : s.wakeLock === 'unsupported' ? 'this browser cannot keep it awake' : 'kept awake while computing (idle now)'}</dd>
+          <dt>Screen</dt><dd data-testid="guest-wake">${WAKE_TEXT[s.wakeLock]}</dd>
         </dl>
       </section>
       ${s.status === 'gone'

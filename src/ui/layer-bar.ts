@@ -7,6 +7,8 @@ import { describeRange, theme } from './theme.ts';
 export class LayerBar extends LitElement {
   @property({ attribute: false }) range: [number, number] = [0, 0];
   @property({ type: Number }) total = 0;
+  /** Hide the text under the bar (when the page says it already). */
+  @property({ type: Boolean }) bare = false;
 
   static override styles = [theme, css`
     :host { display: block; }
@@ -29,7 +31,7 @@ export class LayerBar extends LitElement {
         <div class="seg" style="left:${left}%;width:${width}%"></div>
         ${total > 0 && total <= 64 ? html`<div class="ticks">${Array.from({ length: total }, () => html`<span></span>`)}</div>` : ''}
       </div>
-      <div class="label">${label}</div>`;
+      ${this.bare ? '' : html`<div class="label">${label}</div>`}`;
   }
 }
 

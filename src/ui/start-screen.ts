@@ -58,7 +58,7 @@ export class StartScreen extends LitElement {
             <pooled-model-picker .initial=${this.model}></pooled-model-picker>
             <div class="ctx">
               <label for="ctx">Context (tokens)</label>
-              <input id="ctx" type="number" min="256" step="1024" .value=${String(this.ctx)} data-testid="ctx"
+              <input id="ctx" type="number" min="256" step="256" .value=${String(this.ctx)} data-testid="ctx"
                 @input=${(e: Event) => (this.ctx = Number((e.target as HTMLInputElement).value) || 0)} />
             </div>
             ${warning ? html`<div class="warning" role="note">${warning}</div>` : nothing}

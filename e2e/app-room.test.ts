@@ -1,0 +1,112 @@
+// Acceptance 1 of the app: a host page and a phone-sized guest page (390×844) join one room on the
+// loopback signaling server; the built-in tiny model is dealt across both and loaded; the layer bars and
+// progress bars show it. Screenshots of the start, host and guest screens go to test-results/.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { startServer, type RunningServer } from '../server/app.ts';
+import { tinyModelDir } from '../test/helpers/tiny-model.ts';
+import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+
+let server: RunningServer;
+let browser: Browser;
+const ENGINE = process.env.POOLED_E2E_ENGINE ?? 'webgpu';
+
+beforeAll(async () => {
+  server = await startServer({ port: 0, extraStatic: { '/models/tiny': await tinyModelDir() } });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+interface DeviceView { id: string; status: string; start: number; end: number; total: number; pct: number }
+
+/** Every device card on the host page: status, dealt range over the total, load percentage. */
+function hostDevices(page: Page): Promise<DeviceView[]> {
+  return page.getByTestId('device').evaluateAll((cards) => cards.map((c) => {
+    const bar = c.querySelector('pooled-layer-bar')!.shadowRoot!.querySelector('[data-testid=layer-bar]')!;
+    const progress = c.querySelector('[data-testid=device-progress]')!;
+    return {
+      id: c.getAttribute('data-device-id')!, status: c.getAttribute('data-status')!,
+      start: Number(bar.getAttribute('data-start')), end: Number(bar.getAttribute('data-end')), total: Number(bar.getAttribute('data-total')),
+      pct: Number(progress.getAttribute('data-pct')),
+    };
+  }));
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(artifactDir(), name) });
+
+test('a host and a phone-sized guest join; the tiny model is dealt across both and loaded', async () => {
+  mkdirSync(artifactDir(), { recursive: true });
+  const hostContext = await newDeviceContext(browser);
+  const host = await hostContext.newPage();
+  await host.goto(`${server.url}/?engine=${ENGINE}&name=Laptop`);
+  await host.getByTestId('adapter').waitFor({ timeout: 60_000 });
+  expect(await host.getByTestId('model-tiny').isChecked()).toBe(true);
+  expect(await host.getByText('Random weights, for trying the room').count()).toBe(1);
+  await shot(host, 'app-start.png');
+
+  await host.getByTestId('host-room').click();
+  const invite = host.getByTestId('invite-link');
+  await invite.waitFor({ timeout: 120_000 });
+  const link = await invite.inputValue();
+  expect(link).toMatch(/\?room=[0-9a-f]{32}$/);
+  expect(await host.getByTestId('invite-qr').count()).toBe(1);
+
+  // The host alone holds all 4 layers once loaded.
+  await expect.poll(async () => (await hostDevices(host)).map((d) => `${d.status} ${d.start}-${d.end}/${d.total} ${d.pct}%`), { timeout: 120_000 })
+    .toEqual(['ready 0-4/4 100%']);
+
+  const guestContext = await newDeviceContext(browser, { width: 390, height: 844 });
+  const guest = await guestContext.newPage();
+  await guest.goto(`${link}&engine=${ENGINE}&name=Phone`);
+  await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 120_000 }).toBe('ready');
+
+  // Dealt across both: contiguous ranges from the host on, covering all 4 layers; both loaded.
+  await expect.poll(async () => {
+    const devices = await hostDevices(host);
+    return devices.length === 2 && devices.every((d) => d.status === 'ready' && d.pct === 100) ? devices : null;
+  }, { timeout: 120_000 }).not.toBeNull();
+  const [h, g] = await hostDevices(host);
+  expect(h!.start).toBe(0);
+  expect(g!.start).toBe(h!.end);
+  expect(g!.end).toBe(4);
+  expect(g!.end - g!.start).toBeGreaterThan(0);
+  expect(h!.total).toBe(4);
+
+  // The guest shows the same share: its layers over the model's 4, and a full progress bar.
+  const guestBar = guest.locator('pooled-layer-bar').getByTestId('layer-bar');
+  await expect.poll(async () => [await guestBar.getAttribute('data-start'), await guestBar.getAttribute('data-end'), await guestBar.getAttribute('data-total')], { timeout: 30_000 })
+    .toEqual([String(g!.start), String(g!.end), '4']);
+  expect(await guest.getByTestId('guest-progress').getAttribute('data-pct')).toBe('100');
+  expect(await guest.getByTestId('guest-layers').textContent()).toMatch(/of 4$/);
+  await shot(host, 'app-host-room.png');
+  await shot(guest, 'app-guest.png');
+
+  // A request runs through both devices: the phone computes, tokens stream in, Stop ends it `stopped`.
+  await host.getByTestId('request-input').fill('Say hello');
+  await host.getByTestId('send').click();
+  await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 120_000 }).toBe('computing');
+  expect((await hostDevices(host)).map((d) => d.status)).toEqual(['computing', 'computing']);
+  await expect.poll(async () => host.getByTestId('tl-text').count(), { timeout: 60_000 }).toBeGreaterThan(0);
+  await shot(guest, 'app-guest-computing.png');
+  if (await host.getByTestId('stop').isEnabled()) await host.getByTestId('stop').click();
+  const summary = host.getByTestId('tl-summary');
+  await summary.waitFor({ timeout: 60_000 });
+  expect(await summary.textContent()).toMatch(/ · 2 devices · /);
+  expect(['stopped', 'done']).toContain(await summary.getAttribute('data-reason'));
+  await expect.poll(async () => (await hostDevices(host)).map((d) => d.status), { timeout: 10_000 }).toEqual(['ready', 'ready']);
+  expect(await host.getByTestId('device').first().locator('[data-testid=device-toks]').textContent()).toMatch(/^\d+\.\d tok\/s$/);
+  await shot(host, 'app-host-after-request.png');
+
+  // Leave: the host's list drops the phone and the host takes every layer back.
+  await guest.getByTestId('leave').click();
+  await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 10_000 }).toBe('gone');
+  await expect.poll(async () => (await hostDevices(host)).map((d) => `${d.status} ${d.start}-${d.end}`), { timeout: 60_000 }).toEqual(['ready 0-4']);
+  await guestContext.close();
+  await hostContext.close();
+});
