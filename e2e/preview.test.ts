@@ -234,6 +234,8 @@ attempt('parent localStorage', () => parent.localStorage.getItem('secret'));
 attempt('cookie', () => document.cookie);
 attempt('parent DOM', () => parent.document.getElementById('host-secret').textContent);
 attempt('top DOM', () => top.document.body.innerHTML);
+attempt('top navigation', () => { top.location.href = 'https://example.invalid/'; return 'navigated'; });
+attempt('popup', () => { const w = window.open('https://example.invalid/'); if (!w) throw new TypeError('no window'); return 'opened'; });
 attempt('indexedDB', () => new Promise((resolve, reject) => {
   const req = indexedDB.open('host-db');
   req.onsuccess = () => resolve(req.result.objectStoreNames.length);
@@ -251,7 +253,7 @@ parent.postMessage({ t: 'run-done', run: 1, ok: true }, '*');`,
     const m = /^\[log\] isolation (.+?): (.*)$/.exec(l)!;
     return [m[1], m[2]];
   }));
-  expect(Object.keys(results).sort()).toEqual(['cookie', 'indexedDB', 'localStorage', 'parent DOM', 'parent localStorage', 'top DOM']);
+  expect(Object.keys(results).sort()).toEqual(['cookie', 'indexedDB', 'localStorage', 'parent DOM', 'parent localStorage', 'popup', 'top DOM', 'top navigation']);
   for (const [name, outcome] of Object.entries(results)) {
     expect(outcome, name).toMatch(/^blocked (SecurityError|TypeError)$/);
   }
@@ -259,6 +261,8 @@ parent.postMessage({ t: 'run-done', run: 1, ok: true }, '*');`,
   expect(logs).not.toContain('host-');
   // The host's data is intact and the host still owns exactly one channel to the frame, which works.
   expect(await page.evaluate(`localStorage.getItem('secret')`)).toBe('host-local');
+  expect(page.url()).toBe(`${server.url}/harness/preview.html`);
+  expect(context.pages()).toHaveLength(1);
   expect(await callTool(page, 'run_js', { code: 'console.log("still bridged")' })).toEqual({ ok: true, text: 'still bridged' });
   expect(await page.evaluate(`window.pv.host.log.since(0).some((l) => l.text.includes('FORGED'))`)).toBe(false);
   await page.close();

@@ -1,0 +1,27 @@
+import { expect, test } from 'vitest';
+import { isFrameMessage } from '../../../src/preview/frame-protocol.ts';
+
+test('well-formed frame messages pass', () => {
+  for (const m of [
+    { t: 'log', level: 'warn', source: 'console', text: 'hi', run: 0 },
+    { t: 'loaded' },
+    { t: 'fetch', id: 3, path: 'data.json' },
+    { t: 'navigate', path: 'about.html' },
+    { t: 'run-start', run: 1 },
+    { t: 'run-done', run: 1, ok: false, error: 'TypeError: x' },
+  ]) expect(isFrameMessage(m), JSON.stringify(m)).toBe(true);
+});
+
+test('junk and forgeries are refused: unknown kinds, host-only sources, wrong types, oversize text', () => {
+  for (const m of [
+    null, 'log', 42, [], {}, { t: 'eval', code: 'x' },
+    { t: 'log', level: 'fatal', source: 'console', text: 'x', run: 0 },
+    { t: 'log', level: 'log', source: 'system', text: 'pretend to be the host', run: 0 },
+    { t: 'log', level: 'log', source: 'console', text: { toString: 'x' }, run: 0 },
+    { t: 'log', level: 'log', source: 'console', text: 'x'.repeat(8_001), run: 0 },
+    { t: 'fetch', id: -1, path: 'a' },
+    { t: 'fetch', id: 1.5, path: 'a' },
+    { t: 'run-done', run: 1, ok: 'yes' },
+    { t: 'navigate', path: 7 },
+  ]) expect(isFrameMessage(m), JSON.stringify(m)).toBe(false);
+});
