@@ -29,8 +29,8 @@ export function diffLines(before: string, after: string): DiffLine[] {
   let i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && a[i] === b[j]) { out.push({ op: 'same', text: a[i]! }); i++; j++; }
-    else if (j < m && (i === n || lcs[i * w + j + 1]! >= lcs[(i + 1) * w + j]!)) { out.push({ op: 'add', text: b[j]! }); j++; }
-    else { out.push({ op: 'del', text: a[i]! }); i++; }
+    else if (i < n && (j === m || lcs[(i + 1) * w + j]! >= lcs[i * w + j + 1]!)) { out.push({ op: 'del', text: a[i]! }); i++; }
+    else { out.push({ op: 'add', text: b[j]! }); j++; }
   }
   return foldContext(out);
 }

@@ -1,30 +1,7 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
+import { buildTree, sortedChildren as sorted, type TreeNode } from '../app/file-tree.ts';
 import { theme } from './theme.ts';
-
-interface TreeNode { name: string; path: string; children: Map<string, TreeNode>; isFile: boolean }
-
-/** Paths → a folder tree (folders first, then by name). */
-export function buildTree(paths: readonly string[]): TreeNode {
-  const root: TreeNode = { name: '', path: '', children: new Map(), isFile: false };
-  for (const path of paths) {
-    let node = root;
-    const parts = path.split('/');
-    parts.forEach((part, i) => {
-      let child = node.children.get(part);
-      if (!child) {
-        child = { name: part, path: parts.slice(0, i + 1).join('/'), children: new Map(), isFile: i === parts.length - 1 };
-        node.children.set(part, child);
-      }
-      node = child;
-    });
-  }
-  return root;
-}
-
-function sorted(node: TreeNode): TreeNode[] {
-  return [...node.children.values()].sort((a, b) => Number(a.isFile) - Number(b.isFile) || a.name.localeCompare(b.name));
-}
 
 /** The project's files: a tree, and the selected file with line numbers. Fires `select` with a path. */
 @customElement('pooled-file-browser')

@@ -1,0 +1,105 @@
+// The app's plain-TS state modules: URL parameters, the model catalogue, edit diffs, the file tree, Store.
+import { describe, expect, test } from 'vitest';
+import { contextWarning, parseAppParams, UrlParamError } from '../../../src/app/url-params.ts';
+import { MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor } from '../../../src/app/models.ts';
+import { diffLines, proposedEdit } from '../../../src/app/diff.ts';
+import { buildTree, sortedChildren } from '../../../src/app/file-tree.ts';
+import { Store } from '../../../src/app/store.ts';
+
+describe('URL parameters', () => {
+  test('defaults: 8k context, 4 checkpoints, no room, no replay', () => {
+    expect(parseAppParams('')).toEqual({ ctx: 8192, ckpt: 4, delay: 15 });
+  });
+
+  test('?model= ?ctx= ?ckpt= ?room= ?engine= ?agent=replay ?name= ?ask=', () => {
+    const room = '0123456789abcdef0123456789abcdef';
+    expect(parseAppParams(`?model=Qwen/Qwen3-1.7B&ctx=16384&ckpt=0&room=${room}&engine=reference&agent=replay&script=/s.jsonl&delay=0&name=Phone&ask=1`)).toEqual({
+      model: 'Qwen/Qwen3-1.7B', ctx: 16384, ckpt: 0, room, engine: 'reference', agent: 'replay', script: '/s.jsonl', delay: 0, name: 'Phone', ask: true,
+    });
+    expect(parseAppParams('?agent=replay').script).toBe('/replay/demo.jsonl');
+    expect(parseAppParams('?ask=0').ask).toBe(false);
+  });
+
+  test('bad values get a named error that names the parameter', () => {
+    const bad = (q: string) => { try { parseAppParams(q); } catch (e) { return e; } return null; };
+    const ctx = bad('?ctx=8k') as UrlParamError;
+    expect(ctx).toBeInstanceOf(UrlParamError);
+    expect(ctx.message).toBe('?ctx= must be a whole number, got "8k"');
+    expect((bad('?ctx=100') as Error).message).toBe('?ctx= must be between 256 and 262144, got 100');
+    expect((bad('?ckpt=-1') as Error).message).toBe('?ckpt= must be a whole number, got "-1"');
+    expect((bad('?room=abc') as Error).message).toMatch(/^\?room= must be a room id of 32 hex digits/);
+    expect((bad('?engine=cuda') as Error).message).toBe('?engine= must be webgpu or reference, got "cuda"');
+    expect((bad('?agent=openai') as Error).message).toMatch(/^\?agent= must be replay/);
+  });
+
+  test('a context under 8k warns that tools need about 8k', () => {
+    expect(contextWarning(4096)).toMatch(/^Context is 4,096 tokens: tools need about 8k to work well/);
+    expect(contextWarning(8192)).toBeNull();
+  });
+});
+
+describe('model choices', () => {
+  test('presets: Qwen3 0.6B/1.7B/4B/8B in MLC q4f16_1 and BF16, and the tiny model first', () => {
+    const ids = MODEL_PRESETS.map((p) => p.id);
+    expect(ids[0]).toBe('tiny');
+    for (const size of ['0.6B', '1.7B', '4B', '8B']) {
+      expect(ids).toContain(`mlc-ai/Qwen3-${size}-q4f16_1-MLC`);
+      expect(ids).toContain(`Qwen/Qwen3-${size}`);
+    }
+    expect(MODEL_PRESETS[0]!.note).toMatch(/Random weights, for trying the room/);
+  });
+
+  test('a choice becomes the URL every device reads', () => {
+    expect(modelUrlFor('tiny', 'http://h:1')).toBe('http://h:1/models/tiny');
+    expect(modelUrlFor('Qwen/Qwen3-1.7B', 'http://h:1')).toBe('https://huggingface.co/Qwen/Qwen3-1.7B/resolve/main');
+    expect(modelUrlFor('Qwen/Qwen3-1.7B@abc123', 'http://h:1')).toBe('https://huggingface.co/Qwen/Qwen3-1.7B/resolve/abc123');
+    expect(modelUrlFor('https://cdn.example/m/', 'http://h:1')).toBe('https://cdn.example/m');
+    expect(modelUrlFor('/models/other', 'http://h:1')).toBe('http://h:1/models/other');
+    expect(() => modelUrlFor('not a model', 'http://h:1')).toThrow(ModelChoiceError);
+    expect(() => modelUrlFor('  ', 'http://h:1')).toThrow(/choose a model/);
+    expect(modelName('mlc-ai/Qwen3-1.7B-q4f16_1-MLC')).toBe('Qwen3 1.7B · q4f16_1 (MLC)');
+    expect(modelName('someone/My-Qwen@v2')).toBe('My-Qwen');
+  });
+});
+
+describe('edit diffs for approvals', () => {
+  test('changed lines with 3 lines of context, unchanged runs folded', () => {
+    const before = Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n') + '\n';
+    const after = before.replace('line 10\n', 'line ten\n');
+    expect(diffLines(before, after)).toEqual([
+      { op: 'skip', count: 7 },
+      { op: 'same', text: 'line 7' }, { op: 'same', text: 'line 8' }, { op: 'same', text: 'line 9' },
+      { op: 'del', text: 'line 10' }, { op: 'add', text: 'line ten' },
+      { op: 'same', text: 'line 11' }, { op: 'same', text: 'line 12' }, { op: 'same', text: 'line 13' },
+      { op: 'skip', count: 6 },
+    ]);
+    expect(diffLines('', 'a\nb\n')).toEqual([{ op: 'add', text: 'a' }, { op: 'add', text: 'b' }]);
+  });
+
+  test('write_file (new, replace, append) and edit_file (exact, or not found as written)', () => {
+    expect(proposedEdit('write_file', { path: 'a.txt', content: 'x\n' }, null)).toEqual({ path: 'a.txt', before: '', after: 'x\n', isNew: true });
+    expect(proposedEdit('write_file', { path: 'a.txt', content: 'y\n', append: true }, 'x\n')).toEqual({ path: 'a.txt', before: 'x\n', after: 'x\ny\n', isNew: false });
+    expect(proposedEdit('edit_file', { path: 'a.js', old: 'let n = 0;', new: 'let n = 1;' }, 'a();\nlet n = 0;\n').after).toBe('a();\nlet n = 1;\n');
+    const loose = proposedEdit('edit_file', { path: 'a.js', old: 'missing', new: 'x' }, 'a();\n');
+    expect(loose.before).toBe('missing');
+    expect(loose.note).toMatch(/not in the file exactly as written/);
+  });
+});
+
+test('file paths become a tree, folders first', () => {
+  const tree = buildTree(['index.html', 'src/game.js', 'src/lib/util.js', 'about.html']);
+  expect(sortedChildren(tree).map((n) => `${n.path}${n.isFile ? '' : '/'}`)).toEqual(['src/', 'about.html', 'index.html']);
+  const src = tree.children.get('src')!;
+  expect(sortedChildren(src).map((n) => n.path)).toEqual(['src/lib', 'src/game.js']);
+});
+
+test('Store batches changes into one notification per microtask', async () => {
+  const store = new Store({ a: 1, b: 'x' });
+  const seen: { a: number; b: string }[] = [];
+  store.subscribe((v) => seen.push(v));
+  store.set({ a: 2 });
+  store.set({ b: 'y' });
+  expect(seen).toEqual([]);
+  await Promise.resolve();
+  expect(seen).toEqual([{ a: 2, b: 'y' }]);
+});
