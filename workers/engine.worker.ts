@@ -74,6 +74,7 @@ const api = {
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
   sample: (hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> => need().sample(hidden, opts, constraint),
+  decodeToken: (id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> => need().decodeToken(id, opts, constraint),
   stats: (): EngineStats => need().stats(),
   async dispose(): Promise<void> {
     await engine?.dispose();

@@ -49,6 +49,14 @@ const src = (a: Float32Array | Uint32Array): GPUAllowSharedBufferSource => a as 
 /** Largest candidate list sampled on the device; larger top-k (or none) reads all logits back. */
 export const MAX_DEVICE_TOPK = 64;
 
+/** k for on-device candidates: 1 when greedy, topK when ≤ MAX_DEVICE_TOPK, 0 = needs all logits. */
+function deviceTopK(opts: SamplingOptions, constraint?: TokenConstraint): number {
+  if (Number.isNaN(opts.temperature)) throw new SamplingError('temperature is NaN');
+  if (constraint?.greedy || !(opts.temperature > 0)) return 1;
+  const k = opts.topK ?? 0;
+  return k > 0 && k <= MAX_DEVICE_TOPK ? k : 0;
+}
+
 export class WebGPUEngine implements LayerEngine {
   readonly range: LayerRange;
   readonly hasEmbedding: boolean;
@@ -169,36 +177,71 @@ export class WebGPUEngine implements LayerEngine {
   }
 
   async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    const greedy = Boolean(constraint?.greedy) || !(opts.temperature > 0);
-    const k = greedy ? 1 : opts.topK ?? 0;
-    if (!greedy && (k === 0 || k > MAX_DEVICE_TOPK)) {
+    const k = deviceTopK(opts, constraint);
+    if (k === 0) {
       // Full-distribution sampling needs every logit: read them back, sample exactly like the reference.
       return sampleLogits(await this.logits(hidden), opts, constraint);
     }
-    if (Number.isNaN(opts.temperature)) throw new SamplingError('temperature is NaN');
     return this.serial(async () => {
       const head = this.requireHead('sample', hidden);
       this.beginCall('sample', 1);
       this.writeStep(1, 0);
       this.p.device.queue.writeBuffer(this.p.act.x, 0, src(hidden), hidden.length - this.p.config.hiddenSize);
-      const bits = constraint?.bits;
-      const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
-      if (bits && maskWords > 0) this.p.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
-      this.p.device.queue.writeBuffer(head.params, 0, new Uint32Array([bits ? 1 : 0, maskWords, 0, 0]));
-      const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
-      const pairs = new Uint32Array(await this.submitAndRead([...head.logitOps, topk], 1, head.best, head.blocks * k * 8));
-      const cands: { id: number; value: number }[] = [];
-      const f = new Float32Array(pairs.buffer);
-      for (let i = 0; i < pairs.length; i += 2) {
-        if (pairs[i + 1] !== 0xffffffff) cands.push({ value: f[i]!, id: pairs[i + 1]! });
-      }
-      if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-      cands.sort((a, b) => b.value - a.value || a.id - b.id);
-      if (greedy) return cands[0]!.id;
-      const top = cands.slice(0, k);
-      const u = new Prng(opts.seed ?? 0).nextFloat();
-      return pickFromSorted(top.map((c) => c.id), top.map((c) => c.value), opts, u);
+      return this.pickOnDevice(head, [], k, opts, constraint);
     });
+  }
+
+  /**
+   * One whole decode token in one queue submit: gather `id` → every layer (its K/V at kvLength()) →
+   * final norm + head → candidates on the device. For an engine holding the embedding, all layers and
+   * the head (a room of one); gives the same token as embed + runLayers + sample. Sampling that needs
+   * all logits (temperature without a device-sized top-k) falls back to those three calls.
+   */
+  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    const k = deviceTopK(opts, constraint);
+    const { embedding, head, layers, config } = this.p;
+    if (!embedding || !head || this.range[0] !== 0 || this.range[1] !== config.numLayers) {
+      throw new EngineUsageError('decodeToken needs an engine holding the embedding, every layer and the head');
+    }
+    if (k === 0) {
+      const pos = this.kvLength();
+      const hidden = await this.runLayers(this.range, [pos], await this.embed([id]));
+      return this.sample(hidden, opts, constraint);
+    }
+    return this.serial(async () => {
+      if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) throw new EngineUsageError(`decodeToken: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
+      const pos0 = layers[0]?.kvLength ?? 0;
+      if (pos0 + 1 > this.p.ctx) throw new ContextFullError(`decodeToken: position ${pos0} is past the context of ${this.p.ctx}`);
+      this.beginCall('decodeToken', 1);
+      this.writeStep(1, pos0);
+      this.p.device.queue.writeBuffer(this.p.ids, 0, new Uint32Array([id]));
+      const ops = [...this.p.embedOps, ...layers.flatMap((l) => l.ops)];
+      const token = await this.pickOnDevice(head, ops, k, opts, constraint);
+      for (const l of layers) l.kvLength += 1;
+      this.counters.layerTokens += 1;
+      return token;
+    });
+  }
+
+  /** Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference. */
+  private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    const bits = constraint?.bits;
+    const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
+    if (bits && maskWords > 0) this.p.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
+    this.p.device.queue.writeBuffer(head.params, 0, new Uint32Array([bits ? 1 : 0, maskWords, 0, 0]));
+    const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
+    const pairs = new Uint32Array(await this.submitAndRead([...before, ...head.logitOps, topk], 1, head.best, head.blocks * k * 8));
+    const cands: { id: number; value: number }[] = [];
+    const f = new Float32Array(pairs.buffer);
+    for (let i = 0; i < pairs.length; i += 2) {
+      if (pairs[i + 1] !== 0xffffffff) cands.push({ value: f[i]!, id: pairs[i + 1]! });
+    }
+    if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
+    cands.sort((a, b) => b.value - a.value || a.id - b.id);
+    if (k === 1) return cands[0]!.id;
+    const top = cands.slice(0, k);
+    const u = new Prng(opts.seed ?? 0).nextFloat();
+    return pickFromSorted(top.map((c) => c.id), top.map((c) => c.value), opts, u);
   }
 
   async dispose(): Promise<void> {

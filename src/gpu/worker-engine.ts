@@ -62,6 +62,15 @@ export class WorkerEngine implements LayerEngine {
     return this.remote.sample(hidden, opts, constraint);
   }
 
+  /** One decode token in one submit in the worker (see WebGPUEngine.decodeToken). */
+  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    try {
+      return await this.remote.decodeToken(id, opts, constraint);
+    } finally {
+      this.kv = await this.remote.kvLength();
+    }
+  }
+
   stats(): Promise<EngineStats> {
     return this.remote.stats();
   }

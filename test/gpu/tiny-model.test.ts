@@ -42,6 +42,17 @@ describe.each([
       const s = engine.stats();
       expect(s.useF16).toBe(useF16);
       expect(s.decodeDispatchesPerLayer).toBeLessThanOrEqual(8);
+      // the fused path: one submit per decode token, same tokens
+      await engine.truncate(0);
+      const L = weights.config.numLayers;
+      const h = await engine.runLayers([0, L], prompt.map((_, i) => i), await engine.embed(prompt));
+      const ids = [await engine.sample(h, { temperature: 0 })];
+      while (ids.length < 32) {
+        ids.push(await engine.decodeToken(ids[ids.length - 1]!, { temperature: 0 }));
+        expect(engine.stats().last).toMatchObject({ op: 'decodeToken', submits: 1 });
+      }
+      expect(ids).toEqual(expected);
+      expect(engine.kvLength()).toBe(prompt.length + 31);
     } finally {
       await engine.dispose();
       device.destroy();
