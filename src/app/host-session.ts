@@ -14,7 +14,7 @@ import { Store } from './store.ts';
 import { Workspace } from './workspace.ts';
 
 export type ModelChoice =
-  | { kind: 'url'; url: string; name: string }
+  | { kind: 'url'; url: string; name: string; id: string }
   | { kind: 'folder'; folder: FileSystemDirectoryHandle | FileList | File[]; name: string };
 
 export interface HostStartOptions {
@@ -89,9 +89,8 @@ export class HostSession {
         devices: () => room.host.currentDeal.filter((d) => d.range[1] > d.range[0]).length || 1,
       });
       this.store.set({ step: 'opening the project…' });
-      const modelKey = choice.kind === 'url' ? choice.url : `folder:${choice.name}`;
       this.workspace = await Workspace.open({
-        backend, tokenizer, format: template.format, projectId: 'default', modelKey,
+        backend, tokenizer, format: template.format, projectId: 'default',
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
       });
       this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList() });

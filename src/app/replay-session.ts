@@ -18,9 +18,9 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const source = await resolveModelSource(modelUrlFor(params.model ?? TINY_MODEL_ID, origin));
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
-  const backend = new ReplayBackend({ tokenizer, template, replies, contextSize: params.ctx, name: 'replay', tokenDelayMs: params.delay });
+  const backend = new ReplayBackend({ tokenizer, template, replies, contextSize: params.ctx, name: `replay of ${script}`, tokenDelayMs: params.delay });
   return Workspace.open({
-    backend, tokenizer, format: template.format, projectId: 'replay', modelKey: `replay:${scriptUrl}`,
+    backend, tokenizer, format: template.format, projectId: 'replay',
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),
   });
 }

@@ -1,6 +1,6 @@
 // The agent workspace's state: one Agent over a Backend (the room's engine, or a replay script), the
 // project's files in IndexedDB, the preview, approvals with diffs, the context meter, Stop / New task,
-// and the saved session (saved-session.ts) that a reload restores.
+// and the agent's saved session (src/agent/session-store.ts, IndexedDB) that a reload restores.
 import { Agent, type AgentOptions, type RestoredState } from '../agent/loop.ts';
 import type { Backend } from '../agent/backend.ts';
 import type { ApprovalRequest } from '../agent/call-runner.ts';
@@ -19,7 +19,7 @@ import { esbuildTranspile } from '../preview/esbuild.ts';
 import { PreviewHost } from '../preview/host.ts';
 import { createPreviewTools } from '../preview/tools.ts';
 import { proposedEdit, type ProposedEdit } from './diff.ts';
-import { SavedSessions } from './saved-session.ts';
+import { IdbSessionStore, restoreSession, snapshotSession, type SessionStore } from '../agent/session-store.ts';
 import { Store } from './store.ts';
 
 export interface PendingApproval { call: number; name: string; edit: ProposedEdit }
@@ -45,7 +45,6 @@ export interface WorkspaceOptions {
   tokenizer: Tokenizer;
   format: ToolFormat;
   projectId: string;
-  modelKey: string;
   askFirst?: boolean;
 }
 
@@ -56,10 +55,10 @@ export class Workspace {
   private readonly agentOptions: AgentOptions;
   private controller: AbortController | null = null;
   private readonly decisions = new Map<number, (approved: boolean) => void>();
-  private readonly sessions = new SavedSessions();
   private saving: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly opts: WorkspaceOptions, readonly files: ProjectFiles, restored: RestoredState | undefined, askFirst: boolean) {
+  private constructor(private readonly opts: WorkspaceOptions, readonly files: ProjectFiles, private readonly sessions: SessionStore | null,
+    restored: RestoredState | undefined, askFirst: boolean) {
     this.preview = new PreviewHost({ files, transpile: esbuildTranspile });
     const tools = new ToolRegistry([...createFileTools(files), ...createPreviewTools(this.preview)]);
     const codec = createCallCodec({ tokenizer: opts.tokenizer, format: opts.format, tools: tools.schemas() });
@@ -81,17 +80,23 @@ export class Workspace {
   /** Opens the project's files and its saved session (if any), and restores the served pages. */
   static async open(opts: WorkspaceOptions): Promise<Workspace> {
     const files = await IdbFiles.open(opts.projectId);
-    const sessions = new SavedSessions();
-    const saved = await sessions.load(opts.projectId).catch(() => undefined);
+    let sessions: SessionStore | null = null;
     let restored: RestoredState | undefined;
-    if (saved) {
-      // Tokens only mean something to the model that sampled them: another model starts a fresh conversation.
-      const sameModel = saved.modelKey === opts.modelKey;
-      restored = { segments: sameModel ? saved.segments : [], timeline: saved.timeline, requests: saved.requests, servedPorts: saved.servedPorts };
+    let problem: string | undefined;
+    try {
+      sessions = await IdbSessionStore.open();
+      const saved = await sessions.load(opts.projectId);
+      // Same model: the exact tokens; another model: each turn encoded again from its text.
+      if (saved) restored = restoreSession(opts.projectId, saved, opts.backend);
+    } catch (e) {
+      problem = `${(e as Error).name}: ${(e as Error).message} (starting a new session; the files are kept)`;
     }
-    const ws = new Workspace(opts, files, restored, opts.askFirst ?? saved?.askFirst ?? false);
+    const askFirst = opts.askFirst ?? localStorage.getItem(askFirstKey(opts.projectId)) === '1';
+    const ws = new Workspace(opts, files, sessions, restored, askFirst);
+    if (problem) ws.store.set({ error: problem });
     await ws.refreshFiles();
-    if (saved?.previewPorts.length) await ws.preview.restore(saved.previewPorts).catch(() => undefined);
+    const ports = restored?.servedPorts ?? [];
+    if (ports.length > 0) await ws.preview.restore(ports.map((p) => ({ port: p.port, folder: p.path, page: 'index.html' }))).catch(() => undefined);
     return ws;
   }
 
@@ -153,7 +158,7 @@ export class Workspace {
   setAskFirst(on: boolean): void {
     this.agentOptions.askFirst = on;     // the loop reads it at each call
     this.store.set({ askFirst: on });
-    void this.save();
+    localStorage.setItem(askFirstKey(this.opts.projectId), on ? '1' : '0');
   }
 
   decide(call: number, approved: boolean): void {
@@ -189,18 +194,13 @@ export class Workspace {
   }
 
   private save(): Promise<void> {
-    this.saving = this.saving.then(async () => {
-      await this.sessions.save(this.opts.projectId, {
-        modelKey: this.opts.modelKey,
-        segments: this.agent.conversation.segments,
-        timeline: this.agent.timeline.items,
-        requests: this.agent.requests,
-        servedPorts: this.agent.servedPorts,
-        previewPorts: await this.preview.served(),
-        askFirst: this.state.askFirst,
-        savedAt: Date.now(),
-      });
-    }).catch((e: Error) => this.store.set({ error: e.message }));
+    const sessions = this.sessions;
+    if (!sessions) return Promise.resolve();
+    this.saving = this.saving
+      .then(() => sessions.save(this.opts.projectId, snapshotSession(this.agent, this.opts.backend.name)))
+      .catch((e: Error) => this.store.set({ error: `the session could not be saved: ${e.message}` }));
     return this.saving;
   }
 }
+
+const askFirstKey = (projectId: string) => `pooled.askFirst.${projectId}`;

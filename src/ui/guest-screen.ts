@@ -62,6 +62,7 @@ export class GuestScreen extends LitElement {
         <p class="big">${STATUS_TEXT[s.status]}</p>
         ${s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
         ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
+        ${s.caps?.engine === 'reference' ? html`<div class="warning" role="note">This browser has no WebGPU, so this device runs its layers on the CPU: slowly. A recent Chrome, Edge or Safari 26+ is much faster.</div>` : nothing}
       </section>
       <section class="card" aria-labelledby="share-title">
         <h2 id="share-title">Its share of the model</h2>

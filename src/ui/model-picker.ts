@@ -48,7 +48,7 @@ export class ModelPicker extends LitElement {
       return { kind: 'folder', folder: this.folder, name: this.folderName };
     }
     const id = this.kind === 'preset' ? this.preset : this.custom;
-    return { kind: 'url', url: modelUrlFor(id, origin), name: modelName(id) };
+    return { kind: 'url', url: modelUrlFor(id, origin), name: modelName(id), id: id.trim() };
   }
 
   override render() {

@@ -51,6 +51,13 @@ export class PooledApp extends LitElement {
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
     });
     this.screen = { kind: 'host', session };
+    if (req.choice.kind === 'url') {
+      // A reload comes back to the same choice (and, hosting again, to the saved session).
+      const q = new URLSearchParams(location.search);
+      q.set('model', req.choice.id);
+      q.set('ctx', String(req.ctx));
+      history.replaceState(null, '', `${location.pathname}?${q}`);
+    }
     void session.start();
   }
 

@@ -50,7 +50,7 @@ export class RoomPanel extends LitElement {
           <h2 id="devices-title">Devices <span class="muted">(${s.devices.length})</span></h2>
           <button @click=${() => this.session?.redeal()} data-testid="redeal" title="Deal the model's layers to the devices again">Re-deal</button>
         </div>
-        <p class="muted">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens</p>
+        <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>
           ${s.devices.map((d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}
               .tokensPerSecond=${d.range[1] > d.range[0] ? s.tokensPerSecond : 0}></pooled-device-card>`)}
