@@ -16,6 +16,8 @@ const ENGINE = process.env.ROOM_BENCH_ENGINE ?? 'reference';
 const quantile = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]!; };
 
 export async function run(): Promise<Record<string, number | string>> {
+  const t0 = Date.now();
+  const step = (what: string) => console.log(`  [room bench] ${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`);
   // Our own build folder: a shared dist/ may be rebuilt by another process while we run.
   const root = path.resolve('.cache/room-bench');
   await build({ logLevel: 'warn', build: { outDir: path.join(root, 'dist'), emptyOutDir: true } });
@@ -32,21 +34,25 @@ export async function run(): Promise<Record<string, number | string>> {
       return page;
     };
     const host = await open(`${server.url}/harness/room.html?role=host&model=/models/tiny&engine=${ENGINE}&ctx=1024&speed=1&auto=0`);
+    step('host up');
     const link = (await host.evaluate('window.__room.link')) as string;
     const guest = await open(`${link}&engine=${ENGINE}&speed=1&name=bench`);
     const guestId = (await guest.evaluate('window.__room.deviceId')) as string;
     await host.waitForFunction('window.__room.devices().length === 2', null, { timeout: 60_000 });
     await host.evaluate(`window.__room.deal([{deviceId: 'host', range: [0, 2]}, {deviceId: '${guestId}', range: [2, 4]}])`);
 
+    step('dealt');
     await host.evaluate(`window.__room.ping('${guestId}', 20)`); // warm-up
     const rtts = (await host.evaluate(`window.__room.ping('${guestId}', 200)`)) as number[];
 
+    step('pinged');
     const prompt = Array.from({ length: 24 }, (_, i) => 1000 + ((i * 7919) % 5000));
     type Gen = { ids: number[]; stats: { decodeTokensPerSecond: number; prefillTokensPerSecond: number; promptComputed: number } };
     const single = (await host.evaluate(`window.__room.single(${JSON.stringify(prompt)}, 32)`)) as Gen;
     const split = (await host.evaluate(`window.__room.generate(${JSON.stringify(prompt)}, 32)`)) as Gen;
     if (JSON.stringify(single.ids) !== JSON.stringify(split.ids)) throw new Error('split tokens differ from single-device tokens');
 
+    step('decoded');
     // Prefill: 256 fresh tokens (a new first token each run, so nothing is reused), 1 answer token.
     const long = (first: number) => [first, ...Array.from({ length: 255 }, (_, i) => 2000 + ((i * 104729) % 9000))];
     await host.evaluate('window.__room.setMicroChunk(16)');

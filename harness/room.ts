@@ -46,6 +46,7 @@ async function host(): Promise<void> {
     redeal: () => room.host.redeal(),
     whenReady: () => room.host.whenReady(),
     remove: (id: string) => room.host.remove(id),
+    ping: (id: string, n: number) => room.host.ping(id, n),
     setMicroChunk: (m: number) => { room.host.engine!.microChunk = m; },
     async generate(prompt: number[], n: number) {
       const t0 = performance.now();

@@ -73,6 +73,7 @@ export class RoomHost {
   private readonly listeners = new Set<(e: HostEvent) => void>();
   private closed = false;
   private lastTick = performance.now();
+  private readonly pings = new Map<number, (ms: number) => void>();
 
   constructor(readonly opts: HostOptions) {
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
@@ -137,7 +138,7 @@ export class RoomHost {
   private onFrame(d: HostDevice, f: Frame): void {
     switch (f.kind) {
       case 'heartbeat':
-        if (f.reply) d.rttMs = Math.max(0, performance.now() - f.sentAt);
+        if (f.reply) { d.rttMs = Math.max(0, performance.now() - f.sentAt); this.pings.get(f.sentAt)?.(d.rttMs); }
         else d.channel?.trySend({ kind: 'heartbeat', reply: true, sentAt: f.sentAt });
         return;
       case 'progress': case 'ready':
@@ -181,6 +182,23 @@ export class RoomHost {
       if (d.status === 'ready' && now - d.lastSeen > timeout) { this.lose(d, `no answer for ${Math.round(now - d.lastSeen)} ms`); continue; }
       d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt: now });
     }
+  }
+
+  /** Round trips of `count` heartbeat frames (26 bytes on the wire), one at a time, to a guest: ms each. */
+  async ping(deviceId: string, count: number): Promise<number[]> {
+    const d = this.devices.get(deviceId);
+    if (!d?.channel) throw new DealError(`no connected guest "${deviceId}" to ping`);
+    const out: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const sentAt = performance.now() + i * 1e-6; // unique key even within one clock tick
+      const ms = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => { this.pings.delete(sentAt); reject(new DeviceLeftError(d.name, d.id, 'no heartbeat reply in 5 s')); }, 5000);
+        this.pings.set(sentAt, (v) => { clearTimeout(timer); this.pings.delete(sentAt); resolve(v); });
+        d.channel!.trySend({ kind: 'heartbeat', reply: false, sentAt });
+      });
+      out.push(ms);
+    }
+    return out;
   }
 
   /** The signaling server saw this guest's connection drop (relayed by the server). */
