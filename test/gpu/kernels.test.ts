@@ -120,6 +120,49 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
   });
 
+  it('top-k candidates per block (TOPK = 1 is argmax): mask bits, ties to the lower id, −inf and NaN never win', async () => {
+    const V = 5000;                                        // 5 blocks of 1024, the last one partial
+    const logits = randomF32(V, 77, 4);
+    logits[4321] = 9; logits[1234] = 9;                    // a tie: 1234 wins
+    logits[10] = Infinity * -1; logits[11] = NaN;
+    const mask = new Uint32Array(Math.ceil(V / 32));
+    const allowed = [3, 10, 11, 700, 1234, 2048, 4321, 4999];
+    for (const id of allowed) mask[id >>> 5] |= 1 << (id & 31);
+    const best = h.buffer(5 * 8 * 8);
+    const params = h.uniform([0, 0]);
+    const paramsMasked = h.uniform([1, mask.length]);
+    const run = async (k: number, p: GPUBuffer): Promise<{ id: number; v: number }[]> => {
+      const op: Op = {
+        label: 'topk', kernel: 'topk_blocks', tiled: false, consts: { V, TOPK: k, ITEMS: 8, WG: 128 },
+        bindGroup: h.cache.bind('topk_blocks', [p, h.buffer(logits), h.buffer(mask), best]), grid: () => [5, 1, 1],
+      };
+      await h.run([op], 1);
+      const raw = new Uint32Array(await h.read(best, 5 * k * 8));
+      const f = new Float32Array(raw.buffer);
+      const out: { id: number; v: number }[] = [];
+      for (let i = 0; i < raw.length; i += 2) if (raw[i + 1] !== 0xffffffff) out.push({ id: raw[i + 1]!, v: f[i]! });
+      return out.sort((a, b) => b.v - a.v || a.id - b.id);
+    };
+    const sortedIds = (ids: number[]): number[] => ids.filter((i) => logits[i]! > -Infinity).sort((a, b) => logits[b]! - logits[a]! || a - b);
+    const all = Array.from({ length: V }, (_, i) => i);
+    expect((await run(1, params))[0]!.id).toBe(1234);
+    expect((await run(8, params)).slice(0, 8).map((c) => c.id)).toEqual(sortedIds(all).slice(0, 8));
+    const masked = await run(8, paramsMasked);
+    expect(masked.map((c) => c.id)).toEqual(sortedIds(allowed.filter((i) => i !== 11)));
+    expect((await run(1, paramsMasked))[0]!.id).toBe(1234);
+  });
+
+  it('copy moves every byte', async () => {
+    const data = new Uint32Array(4 * 1000).map((_, i) => (i * 2654435761) >>> 0);
+    const dst = h.buffer(data.byteLength);
+    const op: Op = {
+      label: 'copy', kernel: 'copy', tiled: false, consts: { COUNT: 1000, WG: 64 },
+      bindGroup: h.cache.bind('copy', [h.buffer(data), dst]), grid: () => [Math.ceil(1000 / 64), 1, 1],
+    };
+    await h.run([op], 1);
+    expect(new Uint32Array(await h.read(dst, data.byteLength))).toEqual(data);
+  });
+
   // Prepares q/k/v at positions pos0.. and runs qk_norm_rope; returns GPU q, K/V cache and the reference.
   async function normRope(Hq: number, Hkv: number, D: number, n: number, pos0: number, ctx: number) {
     const eps = 1e-6;
