@@ -68,6 +68,8 @@ test('a request writes files (one edit approved, one rejected), serves them and 
   // 1st edit: the card shows the diff of the new file; approve it.
   await page.getByTestId('approve').waitFor({ timeout: 30_000 });
   expect(await page.getByTestId('diff').textContent()).toContain('+ <h1>Hello from the agent</h1>');
+  mkdirSync(artifactDir(), { recursive: true });
+  await page.screenshot({ path: path.join(artifactDir(), 'app-approval.png') });
   await page.getByTestId('approve').click();
   // 2nd edit: reject it.
   await expect.poll(async () => (await page.getByTestId('diff').textContent()) ?? '', { timeout: 30_000 }).toContain('+ should never be written');
