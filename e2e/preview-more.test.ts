@@ -108,3 +108,25 @@ test('links between pages of the folder open in place; #fragments scroll instead
   await expect.poll(async () => textOf(await callTool(page, 'preview_logs'))).toContain('[error] 404 Not Found: nowhere.html (the page itself)');
   await page.close();
 });
+
+test('all frames share one sandbox process: a loop in one port is recovered for every port', async () => {
+  const page = await openPreviewHarness(context, server.url);
+  await writeProject(page, {
+    'a/index.html': '<p id="a">a</p>',
+    'b/index.html': '<p id="b">b</p>',
+    'hang/index.html': '<script>while (true) {}</script>',
+  });
+  await callTool(page, 'serve', { path: 'a' });
+  await callTool(page, 'serve', { path: 'b' });
+  // run_js looping on :5173 stalls :5174 too; the timeout restarts both.
+  expect(textOf(await callTool(page, 'run_js', { code: 'while (true) {}', port: 5173 }))).toContain('stopped after 3 s');
+  expect(await callTool(page, 'run_js', { code: 'console.log(document.body.textContent)', port: 5174 })).toEqual({ ok: true, text: 'b' });
+  // A page that loops while loading: its serve says so, and the next serve drops it and works.
+  expect(textOf(await callTool(page, 'serve', { path: 'hang' }))).toMatch(/^Served hang\/ on :5175\/ — still loading after 2\.\d s, no errors yet/);
+  const again = textOf(await callTool(page, 'serve', { path: 'a' }));
+  expect(again).toMatch(/^Reloaded a\/ on :5173\/ — loaded in \d+ ms/);
+  expect(await callTool(page, 'run_js', { code: 'console.log(document.body.textContent)', port: 5174 })).toEqual({ ok: true, text: 'b' });
+  expect((await page.evaluate('window.pv.host.served()') as { port: number }[]).map((p) => p.port)).toEqual([5173, 5174]);
+  expect(textOf(await callTool(page, 'preview_logs'))).toContain('[warn] stopped :5175/ — its page never finished loading');
+  await page.close();
+});

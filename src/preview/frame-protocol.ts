@@ -7,6 +7,7 @@ export type FrameMessage =
   | { t: 'loaded' }
   | { t: 'fetch'; id: number; path: string }
   | { t: 'navigate'; path: string }
+  | { t: 'pong'; id: number }
   | { t: 'run-start'; run: number }
   | { t: 'run-done'; run: number; ok: boolean; error?: string };
 
@@ -24,6 +25,7 @@ export function isFrameMessage(m: unknown): m is FrameMessage {
     case 'log': return LEVELS.has(o.level as string) && SOURCES.has(o.source as string) && isText(o.text) && isInt(o.run);
     case 'loaded': return true;
     case 'fetch': return isInt(o.id) && isText(o.path);
+    case 'pong': return isInt(o.id);
     case 'navigate': return isText(o.path) && o.path.length <= 1000;
     case 'run-start': return isInt(o.run);
     case 'run-done': return isInt(o.run) && typeof o.ok === 'boolean' && (o.error === undefined || isText(o.error));

@@ -219,6 +219,8 @@
       const resolve = waiters.get(m.id);
       waiters.delete(m.id);
       resolve(m);
+    } else if (m.t === 'ping') {
+      send({ t: 'pong', id: m.id });
     } else if (m.t === 'run' && typeof m.code === 'string') {
       const url = URL.createObjectURL(new Blob([m.code], { type: 'text/javascript' }));
       blobToPath.set(url, 'run_js');

@@ -33,7 +33,12 @@ interface Page extends ServedPort {
   /** resolves when the page fired load (never, for a page stuck while loading) */
   loaded: Promise<void>;
   runs: Map<number, (m: Extract<FrameMessage, { t: 'run-done' }>) => void>;
+  pongs: Map<number, () => void>;
+  didLoad: boolean;
 }
+
+/** How long a frame may take to answer a ping before the sandbox counts as stuck. */
+const PING_MS = 500;
 
 export class PreviewHost implements PreviewApi {
   /** Holds the frames; the preview pane shows it. Frames reload when it moves in the DOM. */
@@ -72,6 +77,7 @@ export class PreviewHost implements PreviewApi {
 
   async serve(target = ''): Promise<ServeResult> {
     const { folder, page } = await splitServeTarget(this.opts.files, target);
+    await this.recycleIfStuck();
     const existing = [...this.pages.values()].find((p) => p.folder === folder);
     const port = existing?.port ?? this.freePort();
     const cursor = this.log.cursor;
@@ -129,7 +135,7 @@ export class PreviewHost implements PreviewApi {
     const ms = Math.round(performance.now() - started);
     if (result === 'timeout') {
       this.push(port, 'warn', 'system', `run_js stopped after ${limit / 1000} s; the page was reloaded`);
-      await this.open(page, true, 0);
+      await this.recycle();
       return { status: 'timeout', output, ms };
     }
     return result.ok ? { status: 'done', output, ms } : { status: 'error', output, error: result.error ?? 'failed', ms };
@@ -143,6 +149,47 @@ export class PreviewHost implements PreviewApi {
   }
 
   // ---- internals -----------------------------------------------------------------------------------
+
+  /**
+   * Chromium runs all of our sandboxed frames in ONE process (they share the app's site), so a page stuck
+   * in a loop stalls every port, and its process only goes once no frame is left in it. Recycling removes
+   * every frame, then serves each port again in a fresh process.
+   */
+  private async recycle(dropUnloaded = false): Promise<void> {
+    const pages = [...this.pages.values()];
+    for (const p of pages) p.iframe.remove();
+    for (const p of pages) {
+      if (dropUnloaded && !p.didLoad) {
+        // Most likely the one looping: serving it again would stall the fresh process too.
+        this.pages.delete(p.port);
+        this.push(p.port, 'warn', 'system', `stopped :${p.port}/ — its page never finished loading (an endless loop?); serve it again once fixed`);
+        continue;
+      }
+      await this.open({ port: p.port, folder: p.folder, page: p.page }, true, 0);
+    }
+    if (this.lastPort !== undefined && !this.pages.has(this.lastPort)) this.lastPort = [...this.pages.keys()].at(-1);
+    this.emit();
+  }
+
+  /** Before a serve: if any page does not answer a ping, the shared sandbox process is stuck; recycle it. */
+  private async recycleIfStuck(): Promise<void> {
+    if (this.pages.size === 0) return;
+    const answers = await Promise.all([...this.pages.values()].map((p) => this.ping(p)));
+    if (answers.every(Boolean)) return;
+    for (const p of this.pages.values()) this.push(p.port, 'warn', 'system', 'the preview sandbox was stuck (an endless loop?); restarting it');
+    await this.recycle(true);
+  }
+
+  private ping(page: Page): Promise<boolean> {
+    const id = this.nextRun++;
+    return Promise.race([
+      page.connected.then(() => new Promise<boolean>((resolve) => {
+        page.pongs.set(id, () => resolve(true));
+        page.channel!.postMessage({ t: 'ping', id });
+      })),
+      sleep(PING_MS).then(() => false),
+    ]).finally(() => page.pongs.delete(id));
+  }
 
   private freePort(): number {
     let port: number = PREVIEW_LIMITS.defaultPort;
@@ -165,7 +212,7 @@ export class PreviewHost implements PreviewApi {
     const connected = new Promise<void>((r) => (onConnected = r));
     let onLoaded!: () => void;
     const loaded = new Promise<void>((r) => (onLoaded = r));
-    const page: Page = { port: spec.port, folder: spec.folder, page: spec.page, iframe, token, connected, onConnected, loaded, onLoaded, runs: new Map() };
+    const page: Page = { port: spec.port, folder: spec.folder, page: spec.page, iframe, token, connected, onConnected, loaded, onLoaded, runs: new Map(), pongs: new Map(), didLoad: false };
     this.pages.set(spec.port, page);
     iframe.srcdoc = frameSrcdoc(manifest, token);
     this.element.append(iframe);
@@ -197,12 +244,16 @@ export class PreviewHost implements PreviewApi {
         if (data.run) this.runOutput.get(data.run)?.push(data.level === 'log' ? data.text : `[${data.level}] ${data.text}`);
         break;
       case 'loaded':
+        page.didLoad = true;
         page.onLoaded();
         break;
       case 'run-done':
         page.runs.get(data.run)?.(data);
         break;
       case 'run-start':
+        break;
+      case 'pong':
+        page.pongs.get(data.id)?.();
         break;
       case 'navigate':
         void this.navigate(page, data.path);

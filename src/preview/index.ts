@@ -4,8 +4,11 @@
 // * Each served port is an <iframe sandbox="allow-scripts" srcdoc=…>: an opaque origin, so the page can
 //   never read the app's IndexedDB, localStorage, cookies or DOM (e2e/preview.test.ts tries each).
 //   Chromium puts sandboxed frames in their own renderer process (IsolateSandboxedIframes), so an endless
-//   loop in the page does not freeze the host tab; removing the iframe drops it, and a new frame gets a
-//   fresh process about a second later (measured). run_js uses that: 3 s, then remove + recreate.
+//   loop in the page does not freeze the host tab. That process is shared by ALL our sandboxed frames (one
+//   per site of the app), so a loop in one port stalls every port, and the process only goes when no frame
+//   is left in it. So run_js's 3 s timeout removes every frame and serves each port again (a fresh process
+//   answers within ~0.3-1 s, measured), and serve first pings the frames and restarts a stuck sandbox,
+//   dropping a page that never finished loading (the likely looper).
 // * A service worker cannot serve it: opaque-origin frames are never controlled by one, and the app has
 //   one origin. A second origin would need a second host name in every deployment.
 // * Instead the host reads the folder's CURRENT files when serve runs (manifest.ts), rewrites only the
