@@ -127,11 +127,14 @@ test('(2) a syntax error, a runtime error and a 404 show in serve\'s first error
 
   // A module importing a missing file, and fetch() of a missing file: both 404s the page sees.
   await writeProject(page, {
-    'mod/index.html': '<script type="module" src="main.js"></script>',
+    'mod/index.html': '<script type="module" src="main.js"></script><script type="module" src="boom.js"></script>',
+    'mod/boom.js': `import { helper } from './helper.js';\nhelper();`,
+    'mod/helper.js': `export function helper() {\n  return notDefinedHere + 1;\n}`,
     'mod/main.js': `const r = await fetch('nope.json');\nconsole.log('status', r.status);\nimport('./gone.js').catch((e) => console.log('import failed:', e.name));`,
   });
   const mod = textOf(await callTool(page, 'serve', { path: 'mod' }));
   expect(mod).toContain('GET /nope.json 404 (Not Found)');
+  expect(mod).toMatch(/helper\.js:2:3 Uncaught ReferenceError: notDefinedHere is not defined/);
   const modLogs = textOf(await callTool(page, 'preview_logs'));
   expect(modLogs).toContain('[log] status 404');
   expect(modLogs).toContain('[log] import failed: TypeError');
