@@ -53,6 +53,10 @@ test('fetch() sees the current files; served ports come back on a new host (sess
   expect(textOf(await callTool(page, 'run_js', { code: 'console.log(await (await fetch("notes.txt")).text())' }))).toBe('v1');
   await writeProject(page, { 'notes.txt': 'v2' });
   expect(textOf(await callTool(page, 'run_js', { code: 'console.log(await (await fetch("/notes.txt")).text())' }))).toBe('v2');
+  const xhr = `await new Promise((done) => { const x = new XMLHttpRequest(); x.open('GET', 'notes.txt');
+    x.onload = () => { console.log(x.status, x.responseText); done(); }; x.send(); });
+  await new Promise((done) => { const x = new XMLHttpRequest(); x.open('GET', 'nope.json'); x.onload = () => { console.log(x.status); done(); }; x.send(); });`;
+  expect(textOf(await callTool(page, 'run_js', { code: xhr }))).toBe('200 v2\n[error] GET /nope.json 404 (Not Found)\n404');
   expect(textOf(await callTool(page, 'serve', { path: 'docs/about.html' }))).toMatch(/^Served docs\/about\.html on :5174\//);
   expect(await page.getByTestId('preview-address').textContent()).toBe(':5174/');
 

@@ -168,6 +168,35 @@
     }
     return new Response(method === 'HEAD' ? null : res.bytes, { status: 200, statusText: 'OK', headers: { 'content-type': res.mime } });
   };
+  // XMLHttpRequest GETs of project files, answered like fetch() (async only: a sync XHR cannot wait for the host).
+  const xhrOpen = XMLHttpRequest.prototype.open;
+  const xhrSend = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.open = function (method, url, async = true, ...rest) {
+    let p = null;
+    try { p = pathOf(new URL(String(url), document.baseURI)); } catch { /* not ours */ }
+    this.__pooledPath = p !== null && String(method).toUpperCase() === 'GET' ? p : null;
+    if (this.__pooledPath !== null && async === false) {
+      log('error', 'network', `synchronous XMLHttpRequest of /${p} is not supported by the preview: use fetch()`);
+    }
+    return xhrOpen.call(this, method, url, async, ...rest);
+  };
+  XMLHttpRequest.prototype.send = function (body) {
+    const p = this.__pooledPath;
+    if (p === null || p === undefined) return xhrSend.call(this, body);
+    request({ t: 'fetch', path: p }).then((res) => {
+      const ok = res.status !== 404;
+      if (!ok) log('error', 'network', `GET /${p} 404 (Not Found)`);
+      const bytes = ok ? new Uint8Array(res.bytes) : new TextEncoder().encode('Not Found');
+      const text = new TextDecoder().decode(bytes);
+      const type = this.responseType;
+      const response = type === 'arraybuffer' ? bytes.buffer : type === 'blob' ? new Blob([bytes], { type: res.mime })
+        : type === 'json' ? (() => { try { return JSON.parse(text); } catch { return null; } })() : text;
+      const props = { readyState: 4, status: ok ? 200 : 404, statusText: ok ? 'OK' : 'Not Found', response, responseURL: virtualUrl(p) };
+      if (type === '' || type === 'text') props.responseText = text;
+      for (const [k, v] of Object.entries(props)) Object.defineProperty(this, k, { configurable: true, value: v });
+      for (const name of ['readystatechange', 'load', 'loadend']) this.dispatchEvent(new ProgressEvent(name));
+    });
+  };
   const patchUrlSetter = (proto, prop, what) => {
     const d = Object.getOwnPropertyDescriptor(proto, prop);
     if (!d || !d.set) return;
