@@ -4,6 +4,7 @@ import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/reference/errors.ts';
 import type { Linear, LoadProgress, ModelWeights } from '../model/types.ts';
 import { requestEngineDevice } from './device.ts';
+import { GpuResourceError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
 import { uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { createHead } from './head.ts';
@@ -67,6 +68,10 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createWebGPUEngine: ctx ${ctx} must be a positive integer`);
   if (cfg.headDim % 2 !== 0 || cfg.headDim > 512) throw new EngineUsageError(`createWebGPUEngine: head_dim ${cfg.headDim} must be even and ≤ 512`);
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);
+  const kvBytes = ctx * cfg.numKvHeads * cfg.headDim * 2;
+  if (weights.layers.size > 0 && kvBytes > maxBindingBytes) {
+    throw new GpuResourceError(`createWebGPUEngine: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per layer buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
+  }
   const hasHead = Boolean(weights.finalNorm && headWeight);
   const range = layerRange(weights, hasHead);
   const cache = new PipelineCache(device, useF16);
@@ -115,6 +120,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const engine = new WebGPUEngine({
     device, cache, config: cfg, range, layers, act, maxBatch, ctx, maxBindingBytes, weightBytes,
     embedding, embedOps: embedding ? embedOps(cache, embedding, act.step, ids, act.x) : [], ids, head,
+    ownsDevice: !opts.device,
   });
   await device.queue.onSubmittedWorkDone();
   return engine;

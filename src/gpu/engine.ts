@@ -41,6 +41,7 @@ export interface EngineParts {
   embedOps: Op[];
   ids: GPUBuffer;              // [maxBatch] u32
   head?: HeadState;
+  ownsDevice: boolean;         // made by createWebGPUEngine (destroyed with the engine)
 }
 
 /** Typed arrays from any caller (maybe over a SharedArrayBuffer view) as a writeBuffer source. */
@@ -138,8 +139,9 @@ export class WebGPUEngine implements LayerEngine {
       const H = this.p.config.hiddenSize;
       const n = positions.length;
       if (hidden.length !== n * H) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, expected ${n}×${H}`);
+      if (n === 0) return new Float32Array(0);
       const layers = this.p.layers.slice(start - this.range[0], end - this.range[0]);
-      const pos0 = positions[0] ?? 0;
+      const pos0 = positions[0]!;
       for (const l of layers) {
         if (l.kvLength !== pos0) throw new PositionError(`runLayers: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
       }
@@ -150,7 +152,7 @@ export class WebGPUEngine implements LayerEngine {
         throw new ContextFullError(`runLayers: ${pos0} + ${n} tokens exceed the context of ${this.p.ctx}`);
       }
       this.beginCall('runLayers', n);
-      if (layers.length === 0 || n === 0) return hidden.slice();
+      if (layers.length === 0) return hidden.slice();
       const out = new Float32Array(n * H);
       const ops = layers.flatMap((l) => l.ops);
       for (let c = 0; c < n; c += this.p.maxBatch) {
@@ -256,6 +258,7 @@ export class WebGPUEngine implements LayerEngine {
       const a = this.p.act;
       [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.act, a.rope, this.p.ids].forEach((b) => b.destroy());
       a.gu?.destroy();
+      if (this.p.ownsDevice) this.p.device.destroy();
     }).catch(() => undefined);
   }
 

@@ -1,0 +1,56 @@
+// The engine's contract at its edges: a layer-range engine (what a guest holds), and bad input answered
+// with the shared named errors (class, code, message naming the problem) without disturbing the cache.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
+import { GpuResourceError } from '../../src/gpu/errors.ts';
+import { EngineUsageError, PositionError, SamplingError } from '../../src/model/reference/errors.ts';
+import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
+import { allowOnly } from '../../src/model/sampler.ts';
+import { syntheticWeights, weightsSubset } from '../unit/model/reference/synthetic-model.ts';
+import { relErr, testDevice } from './helpers.ts';
+
+let device: GPUDevice;
+beforeAll(async () => { device = await testDevice(false); });
+afterAll(() => device?.destroy());
+
+const weights = syntheticWeights({ layers: 3, seed: 4, dtype: 'q4f16_1' });
+
+it('a guest engine holding layers [1, 3) only runs those layers like the reference', async () => {
+  const part = weightsSubset(weights, 1, 3, { embedding: false, head: false });
+  const gpu = await createWebGPUEngine(part, { device, ctx: 32 });
+  const ref = new ReferenceEngine(part, { ctx: 32 });
+  expect([gpu.range, gpu.hasEmbedding, gpu.hasHead]).toEqual([[1, 3], false, false]);
+  const H = weights.config.hiddenSize;
+  const hidden = Float32Array.from({ length: 3 * H }, (_, i) => Math.sin(i) * 0.1);
+  expect(relErr(await gpu.runLayers([1, 3], [0, 1, 2], hidden), await ref.runLayers([1, 3], [0, 1, 2], hidden))).toBeLessThan(1e-5);
+  await expect(gpu.embed([1])).rejects.toBeInstanceOf(EngineUsageError);
+  await expect(gpu.logits(hidden)).rejects.toThrow(/no final norm and head/);
+  await expect(gpu.runLayers([0, 3], [3], hidden.subarray(0, H))).rejects.toBeInstanceOf(PositionError);
+  await gpu.dispose();
+});
+
+it('bad input gets a named error and leaves the cache as it was', async () => {
+  const e = await createWebGPUEngine(weights, { device, ctx: 8 });
+  const H = weights.config.hiddenSize;
+  const V = weights.config.vocabSize;
+  await expect(e.embed([V])).rejects.toThrow(new RegExp(`token id ${V} outside the vocabulary`));
+  const x = await e.embed([1, 2, 3]);
+  await e.runLayers([0, 3], [0, 1, 2], x);
+  await expect(e.runLayers([0, 3], [5], x.subarray(0, H))).rejects.toMatchObject({ name: 'PositionError', code: 'bad-position' });
+  await expect(e.runLayers([0, 3], [3, 5], x.subarray(0, 2 * H))).rejects.toBeInstanceOf(PositionError);
+  await expect(e.runLayers([0, 3], [3, 4, 5, 6, 7, 8], new Float32Array(6 * H))).rejects.toMatchObject({ name: 'ContextFullError', code: 'context-full' });
+  expect(e.kvLength()).toBe(3);
+  await expect(e.sample(x, { temperature: 0 }, allowOnly([], V))).rejects.toBeInstanceOf(SamplingError);
+  await expect(e.runLayers([0, 3], [3], x.subarray(0, 2))).rejects.toBeInstanceOf(EngineUsageError);
+  expect(e.kvLength()).toBe(3);
+  await e.dispose();
+  await expect(e.embed([1])).rejects.toThrow(/disposed/);
+});
+
+it('a context whose KV cache cannot fit one binding is refused up front, naming ctx', async () => {
+  await expect(createWebGPUEngine(weights, { device, ctx: 4096, maxBindingBytes: 4096 }))
+    .rejects.toSatisfy((err: unknown) => err instanceof GpuResourceError && /choose a smaller ctx/.test((err as Error).message));
+  const small = await createWebGPUEngine(weights, { device, ctx: 4, maxBindingBytes: 4096 });
+  expect(small.stats().ctx).toBe(4);
+  await small.dispose();
+});
