@@ -28,7 +28,7 @@ export async function run(): Promise<Record<string, number | string>> {
     const open = async (url: string) => {
       const page = await (await newDeviceContext(browser)).newPage();
       await page.goto(url);
-      await page.waitForFunction('window.__room && (window.__room.failed || window.__room.events)', null, { timeout: 120_000 });
+      await page.waitForFunction('window.__room && (window.__room.failed || window.__room.events)', null, { timeout: 120_000, polling: 200 });
       const failed = await page.evaluate('window.__room.failed');
       if (failed) throw new Error(String(failed));
       return page;
@@ -38,7 +38,9 @@ export async function run(): Promise<Record<string, number | string>> {
     const link = (await host.evaluate('window.__room.link')) as string;
     const guest = await open(`${link}&engine=${ENGINE}&speed=1&name=bench`);
     const guestId = (await guest.evaluate('window.__room.deviceId')) as string;
-    await host.waitForFunction('window.__room.devices().length === 2', null, { timeout: 60_000 });
+    step('guest up');
+    await host.waitForFunction('window.__room.devices().length === 2', null, { timeout: 60_000, polling: 200 });
+    step('guest joined');
     await host.evaluate(`window.__room.deal([{deviceId: 'host', range: [0, 2]}, {deviceId: '${guestId}', range: [2, 4]}])`);
 
     step('dealt');

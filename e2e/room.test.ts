@@ -30,7 +30,7 @@ async function openPage(context: BrowserContext, url: string): Promise<Page> {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
   await page.goto(url);
-  await page.waitForFunction('window.__room && (window.__room.failed || window.__room.events || window.__room.answers)', null, { timeout: 60_000 });
+  await page.waitForFunction('window.__room && (window.__room.failed || window.__room.events || window.__room.answers)', null, { timeout: 60_000, polling: 200 });
   const failed = await ev<string | undefined>(page, 'window.__room.failed');
   if (failed) throw new Error(`${url}: ${failed}`);
   return page;

@@ -54,6 +54,12 @@ export class HostDevice {
     return p;
   }
 
+  /** A newer deal was asked for: stop waiting on this one (its loads may still finish; they are ignored). */
+  supersede(): void {
+    this.settle?.reject(new Error('superseded by a new deal'));
+    this.settle = null;
+  }
+
   onLoadFrame(f: FrameOf<'progress'> | FrameOf<'ready'>): void {
     if (f.epoch !== this.epoch) return;
     this.networkBytes = f.networkBytes;

@@ -1,6 +1,6 @@
 // The host of a room: accepts guests (hello), keeps the device list, deals layers (auto or manual),
 // loads its own share plus embedding/head, serves model bytes to guests when it has a local folder,
-// watches every guest (heartbeats every 500 ms, silence > 1.5 s = gone; also channel close, a goodbye,
+// watches every guest (heartbeats every 250 ms, silence > 1.25 s = gone; also channel close, a goodbye,
 // and the signaling server's disconnect relay), and runs generation through ONE RoomEngine so the
 // Generator and the agent see one engine. A device lost mid-request ends it `stopped` with a note naming
 // the device; the room re-deals and the next request recomputes what was lost.
@@ -34,8 +34,8 @@ export interface HostOptions {
   loadWeights: LoadWeightsFn;
   createEngine: EngineFactory;
   store: ByteStore;
-  heartbeatMs?: number;          // default 500
-  lossTimeoutMs?: number;        // default 1500
+  heartbeatMs?: number;          // default 250
+  lossTimeoutMs?: number;        // default 1250 (silence + one beat < 2 s)
   microChunk?: number;           // prefill micro-chunk for pipelining (default 16; 0 = off)
   prefillChunk?: number;         // Generator prefill chunk (default 512)
   autoRedeal?: boolean;          // re-deal on join/leave (default true)
@@ -79,7 +79,7 @@ export class RoomHost {
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
     this.host.status = 'loading';
     this.devices.set(HOST_ID, this.host);
-    const hb = opts.heartbeatMs ?? 500;
+    const hb = opts.heartbeatMs ?? 250;
     this.timer = setInterval(() => this.heartbeat(), hb);
   }
 
@@ -168,8 +168,8 @@ export class RoomHost {
 
   private heartbeat(): void {
     const now = performance.now();
-    const timeout = this.opts.lossTimeoutMs ?? 1500;
-    const interval = this.opts.heartbeatMs ?? 500;
+    const timeout = this.opts.lossTimeoutMs ?? 1250;
+    const interval = this.opts.heartbeatMs ?? 250;
     const stalled = now - this.lastTick > 2 * interval;
     this.lastTick = now;
     for (const d of this.devices.values()) {
@@ -249,7 +249,13 @@ export class RoomHost {
       });
     }
     const epoch = ++this.epoch;
-    const run = this.dealing.catch(() => undefined).then(() => (epoch === this.epoch ? this.dealNow(epoch) : undefined));
+    // A deal still waiting for its devices is superseded now (it would otherwise wait forever: a
+    // device's answer for an old deal is ignored), so this one can start.
+    for (const d of this.devices.values()) d.supersede();
+    const run = this.dealing.catch(() => undefined).then(() => {
+      if (epoch !== this.epoch) throw new DealError(`deal ${epoch} was superseded by deal ${this.epoch}`);
+      return this.dealNow(epoch);
+    });
     this.dealing = run;
     return run;
   }

@@ -138,3 +138,17 @@ describe('loading', () => {
     expect((await room.host.generate(PROMPT, { maxNewTokens: 32 })).ids).toEqual(expected);
   });
 });
+
+describe('re-dealing', () => {
+  test('a deal asked for while another is still loading supersedes it instead of waiting forever', async () => {
+    room = await makeRoom(files);
+    room.addGuest('ga1111');
+    await until(() => room!.host.deviceList().length === 2, 'hello');
+    const first = room.host.setManualDeal([{ deviceId: 'host', range: [0, 1] }, { deviceId: 'ga1111', range: [1, 4] }]);
+    const second = room.host.setManualDeal([{ deviceId: 'host', range: [0, 3] }, { deviceId: 'ga1111', range: [3, 4] }]);
+    await expect(first).rejects.toThrow(/superseded/);
+    await second;
+    expect(room.host.currentDeal.map((e) => e.range)).toEqual([[0, 3], [3, 4]]);
+    expect((await room.host.generate(PROMPT, { maxNewTokens: 32 })).ids).toEqual(expected);
+  });
+});
