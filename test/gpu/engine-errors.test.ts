@@ -54,3 +54,15 @@ it('a context whose KV cache cannot fit one binding is refused up front, naming 
   expect(small.stats().ctx).toBe(4);
   await small.dispose();
 });
+
+it('reports upload progress: bytes rise to the total, one report per layer, embedding and head', async () => {
+  const seen: { bytesDone: number; bytesTotal: number; tensorsDone: number }[] = [];
+  const untied = syntheticWeights({ layers: 2, seed: 9, dtype: 'BF16', tied: false });
+  const e = await createWebGPUEngine(untied, { device, ctx: 8, onProgress: (p) => seen.push({ ...p }) });
+  expect(seen).toHaveLength(4);
+  expect(seen.map((p) => p.tensorsDone)).toEqual([1, 2, 3, 4]);
+  for (let i = 1; i < seen.length; i++) expect(seen[i]!.bytesDone).toBeGreaterThan(seen[i - 1]!.bytesDone);
+  expect(seen.at(-1)!.bytesDone).toBe(seen.at(-1)!.bytesTotal);
+  expect(e.stats().weightBytes).toBe(seen.at(-1)!.bytesTotal);
+  await e.dispose();
+});
