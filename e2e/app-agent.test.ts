@@ -3,7 +3,7 @@
 // line; Stop and Esc end running requests with reason `stopped`; a reload restores the timeline and the
 // files; New task clears the conversation and keeps the files.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -13,6 +13,14 @@ import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser
 
 let server: RunningServer;
 let browser: Browser;
+
+/** This file's own copy of the built app: other test runs may rebuild dist/ while this one runs. */
+let snapshotRoot = '';
+function appSnapshot(): string {
+  const root = (snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-')));
+  cpSync(path.resolve('dist'), path.join(root, 'dist'), { recursive: true });
+  return root;
+}
 
 const call = (name: string, args: Record<string, unknown>, before = '') =>
   `${before}<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
@@ -37,13 +45,14 @@ beforeAll(async () => {
     LONG,
     LONG,
   ]));
-  server = await startServer({ port: 0, extraStatic: { '/models/tiny': await tinyModelDir(), '/e2e-scripts': scripts } });
+  server = await startServer({ port: 0, root: appSnapshot(), extraStatic: { '/models/tiny': await tinyModelDir(), '/e2e-scripts': scripts } });
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
 });
 
 async function openReplay(page: Page, query: string): Promise<void> {

@@ -2,7 +2,8 @@
 // loopback signaling server; the built-in tiny model is dealt across both and loaded; the layer bars and
 // progress bars show it. Screenshots of the start, host and guest screens go to test-results/.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../server/app.ts';
@@ -11,16 +12,25 @@ import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser
 
 let server: RunningServer;
 let browser: Browser;
+
+/** This file's own copy of the built app: other test runs may rebuild dist/ while this one runs. */
+let snapshotRoot = '';
+function appSnapshot(): string {
+  const root = (snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-')));
+  cpSync(path.resolve('dist'), path.join(root, 'dist'), { recursive: true });
+  return root;
+}
 const ENGINE = process.env.POOLED_E2E_ENGINE ?? 'webgpu';
 
 beforeAll(async () => {
-  server = await startServer({ port: 0, extraStatic: { '/models/tiny': await tinyModelDir() } });
+  server = await startServer({ port: 0, root: appSnapshot(), extraStatic: { '/models/tiny': await tinyModelDir() } });
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
 });
 
 interface DeviceView { id: string; status: string; start: number; end: number; total: number; pct: number }
@@ -63,8 +73,16 @@ test('a host and a phone-sized guest join; the tiny model is dealt across both a
 
   const guestContext = await newDeviceContext(browser, { width: 390, height: 844 });
   const guest = await guestContext.newPage();
+  const guestLog: string[] = [];
+  guest.on('console', (m) => guestLog.push(`${m.type()}: ${m.text()}`));
+  guest.on('pageerror', (e) => guestLog.push(`pageerror: ${e.message}`));
   await guest.goto(`${link}&engine=${ENGINE}&name=Phone`);
-  await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 120_000 }).toBe('ready');
+  try {
+    await expect.poll(async () => guest.getByTestId('guest-status').textContent({ timeout: 5_000 }).catch(() => null), { timeout: 120_000 }).toBe('ready');
+  } catch (e) {
+    await shot(guest, 'app-guest-failed.png');
+    throw new Error(`the guest did not get ready; its console:\n${guestLog.join('\n')}`, { cause: e });
+  }
 
   // Dealt across both: contiguous ranges from the host on, covering all 4 layers; both loaded.
   await expect.poll(async () => {

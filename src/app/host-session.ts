@@ -8,7 +8,7 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
-import type { DeviceInfo } from '../room/host.ts';
+import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import { contextWarning } from './url-params.ts';
 import { Store } from './store.ts';
 import { Workspace } from './workspace.ts';
@@ -86,7 +86,8 @@ export class HostSession {
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
       const backend = new EngineBackend({
         generator, tokenizer, template, contextSize: this.opts.ctx, name: choice.name,
-        devices: () => room.host.currentDeal.filter((d) => d.range[1] > d.range[0]).length || 1,
+        // Every device that works on each token: those holding layers, and the host (embedding, head, sampling).
+        devices: () => room.host.currentDeal.filter((d) => d.deviceId === HOST_ID || d.range[1] > d.range[0]).length || 1,
       });
       this.store.set({ step: 'opening the project…' });
       this.workspace = await Workspace.open({

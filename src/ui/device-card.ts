@@ -6,10 +6,15 @@ import './layer-bar.ts';
 
 export type ShownStatus = 'loading' | 'ready' | 'computing' | 'gone' | 'failed' | 'joining';
 
+/** Whether a device works on every token: it holds layers, or it is the host (embedding, head, sampling). */
+export function computesTokens(d: DeviceInfo): boolean {
+  return d.isHost || d.range[1] > d.range[0];
+}
+
 /** What the room screen calls a device's state: the room's own, plus "computing" while a request runs. */
 export function shownStatus(d: DeviceInfo, generating: boolean): ShownStatus {
   if (d.status === 'left') return 'gone';
-  if (d.status === 'ready' && generating && d.range[1] > d.range[0]) return 'computing';
+  if (d.status === 'ready' && generating && computesTokens(d)) return 'computing';
   return d.status;
 }
 

@@ -3,7 +3,7 @@ import { customElement, property, state } from 'lit/decorators.js';
 import type { HostSession } from '../app/host-session.ts';
 import { StoreController, Store } from '../app/store.ts';
 import type { HostState } from '../app/host-session.ts';
-import './device-card.ts';
+import { computesTokens } from './device-card.ts';
 import './qr-code.ts';
 import { theme } from './theme.ts';
 
@@ -53,7 +53,7 @@ export class RoomPanel extends LitElement {
         <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>
           ${s.devices.map((d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}
-              .tokensPerSecond=${d.range[1] > d.range[0] ? s.tokensPerSecond : 0}></pooled-device-card>`)}
+              .tokensPerSecond=${computesTokens(d) ? s.tokensPerSecond : 0}></pooled-device-card>`)}
         </div>
       </section>
       ${s.events.length ? html`<section aria-labelledby="events-title"><h3 id="events-title">Room events</h3>
