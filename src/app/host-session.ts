@@ -43,6 +43,9 @@ export interface HostState {
   error?: string;
 }
 
+/** Answer checkpoints the room's Generator keeps (its default; HostOptions has no ckpt yet). */
+export const ROOM_CKPT = 4;
+
 export class HostSession {
   readonly store: Store<HostState>;
   room?: HostRoom;
@@ -52,9 +55,11 @@ export class HostSession {
     const warnings: string[] = [];
     const small = contextWarning(opts.ctx);
     if (small) warnings.push(small);
+    // The room's Generator keeps its default checkpoints until src/room takes a ckpt option.
+    if (opts.ckpt !== ROOM_CKPT) warnings.push(`?ckpt=${opts.ckpt} is not supported by rooms yet: this room keeps ${ROOM_CKPT} answer checkpoints and the pinned one.`);
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
-      phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx, ckpt: opts.ckpt,
+      phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx, ckpt: ROOM_CKPT,
       devices: [], generating: false, tokensPerSecond: 0, warnings, events: [],
     });
   }
