@@ -41,4 +41,10 @@ export interface LayerEngine {
   /** Final norm + head + sampling without reading all logits back where possible. Needs hasHead. */
   sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number>;
   dispose(): Promise<void>;
+  /**
+   * Optional fast path for an engine holding the embedding, every layer and the head (a room of one):
+   * feed `id` at position kvLength() through the whole model and sample the next token, in one queue
+   * submit. Must give the same token as embed + runLayers + sample.
+   */
+  decodeToken?(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number>;
 }

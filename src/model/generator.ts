@@ -174,12 +174,24 @@ export class Generator {
       if (opts.maxNewTokens <= 0) return finish('cap');
 
       // 2. Decode: sample from the last hidden row, feed the token back, until a finish condition.
+      //    A single engine with decodeToken feeds the previous token and samples the next in one call
+      //    (one GPU submit per token); otherwise feed (forward) and sample are separate calls.
       const last = this.pipeline[this.pipeline.length - 1]!;
+      const fused = this.pipeline.length === 1 && typeof last.decodeToken === 'function';
       for (;;) {
         if (opts.signal?.aborted) return finish('stopped');
         const position = prompt.length + ids.length;   // where the sampled token will sit
         const constraint = opts.constraint?.(ids) ?? undefined;
-        const id = await last.sample(hidden, { ...sampling, seed: tokenSeed(seed, position) }, constraint);
+        const tokenOpts = { ...sampling, seed: tokenSeed(seed, position) };
+        let id: number;
+        if (fused && ids.length > 0) {
+          const previous = ids[ids.length - 1]!;
+          id = await engines(() => last.decodeToken!(previous, tokenOpts, constraint));
+          this.tokens.push(previous);
+          decodeSteps++;
+        } else {
+          id = await last.sample(hidden, tokenOpts, constraint);
+        }
         tFirst ??= performance.now();
         if (stopTokens.has(id)) return finish('stop', { stopToken: id });
         ids.push(id);
@@ -187,8 +199,10 @@ export class Generator {
         if (ids.length >= opts.maxNewTokens) return finish('cap');
         if (prompt.length + ids.length >= this.ctx) return finish('context');
         if (opts.signal?.aborted) return finish('stopped');
-        hidden = await engines(() => this.forward([id], position));
-        decodeSteps++;
+        if (!fused) {
+          hidden = await engines(() => this.forward([id], position));
+          decodeSteps++;
+        }
       }
     } catch (e) {
       // An engine failed part-way: which K/V it holds is unknown, so start from an empty cache. Failures

@@ -36,10 +36,15 @@ describe.each([
     const device = await testDevice(useF16);
     const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16 });
     try {
+      const before = engine.stats().submits;
       const r = await new Generator([engine], { ctx: CTX }).generate(prompt, { maxNewTokens: 32 });
       expect(r.finish).toBe('cap');
       expect(r.ids).toEqual(expected);
       const s = engine.stats();
+      // The Generator uses the fused path: prefill (one chunk: embed, layers, sample) then one submit
+      // for each of the 31 fed-back tokens.
+      expect(engine.stats().last).toMatchObject({ op: 'decodeToken', submits: 1 });
+      expect(s.submits - before).toBeLessThanOrEqual(3 + 31);
       expect(s.useF16).toBe(useF16);
       expect(s.decodeDispatchesPerLayer).toBeLessThanOrEqual(8);
       // the fused path: one submit per decode token, same tokens
