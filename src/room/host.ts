@@ -340,23 +340,47 @@ export class RoomHost {
     }
   }
 
-  /** Generate through the whole room. A device lost mid-request ends it `stopped` with a note. */
+  /**
+   * Generate through the whole room. A device holding layers that leaves mid-request ends it at once,
+   * `stopped` with a note naming the device (the Generator unwinds and truncates the others in the
+   * background; the next request or re-deal waits for that).
+   */
   async generate(prompt: readonly number[], opts: GenerateOptions): Promise<RoomGenerationResult> {
     await this.whenReady();
     const generator = this.generator!;
+    const holders = new Set(this.deal.filter((e) => e.range[1] > e.range[0]).map((e) => e.deviceId));
+    const t0 = performance.now();
+    const sofar: number[] = [];
+    let onLeft: (e: DeviceLeftError) => void = () => undefined;
+    const left = new Promise<DeviceLeftError>((resolve) => { onLeft = resolve; });
+    const off = this.on((e) => { if (e.type === 'left' && holders.has(e.device.id)) onLeft(new DeviceLeftError(e.device.name, e.device.id, e.why)); });
     this.running = true;
-    try {
-      const result: RoomGenerationResult = await generator.generate(prompt, opts);
-      const left = result.error instanceof DeviceLeftError ? result.error : null;
-      if (result.finish === 'error' && left) {
-        result.finish = 'stopped';
-        result.note = left.message;
-      }
-      return result;
-    } finally {
+    const run = generator.generate(prompt, {
+      ...opts,
+      onToken: (id, ids) => { sofar.length = 0; sofar.push(...ids); opts.onToken?.(id, ids); },
+    }).finally(() => {
+      off();
       this.running = false;
       if (this.redealAfterRun) { this.redealAfterRun = false; void this.redeal().catch(() => undefined); }
+    });
+    this.dealing = this.dealing.then(() => run.then(() => undefined, () => undefined)); // a re-deal waits for the unwinding
+    const first = await Promise.race([run.then((result) => ({ result })), left.then((gone) => ({ gone }))]);
+    if ('result' in first) {
+      const result: RoomGenerationResult = first.result;
+      if (result.finish === 'error' && result.error instanceof DeviceLeftError) {
+        result.finish = 'stopped';
+        result.note = result.error.message;
+      }
+      return result;
     }
+    const seconds = (performance.now() - t0) / 1000;
+    return {
+      ids: [...sofar], finish: 'stopped', note: first.gone.message, error: first.gone,
+      stats: {
+        promptTokens: prompt.length, promptComputed: 0, promptReused: 0, generated: sofar.length, prefillSeconds: 0,
+        decodeSeconds: 0, prefillTokensPerSecond: 0, decodeTokensPerSecond: 0, seconds, seed: opts.sampling?.seed ?? 0,
+      },
+    };
   }
 
   /** Close the room: goodbye to every guest, free engines. */
