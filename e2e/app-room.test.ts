@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
@@ -54,6 +54,18 @@ test('a host and a phone-sized guest join; the tiny model is dealt across both a
   mkdirSync(artifactDir(), { recursive: true });
   const hostContext = await newDeviceContext(browser);
   const host = await hostContext.newPage();
+  const hostLog: string[] = [];
+  host.on('console', (m) => hostLog.push(`${m.type()}: ${m.text()}`));
+  host.on('pageerror', (e) => hostLog.push(`pageerror: ${e.message}`));
+  try {
+    await hostAndGuest(host, hostContext);
+  } catch (e) {
+    await shot(host, 'app-host-failed.png').catch(() => undefined);
+    throw new Error(`${(e as Error).message}\nhost console:\n${hostLog.slice(-30).join('\n')}`, { cause: e });
+  }
+});
+
+async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<void> {
   await host.goto(`${server.url}/?engine=${ENGINE}&name=Laptop`);
   await host.getByTestId('adapter').waitFor({ timeout: 60_000 });
   expect(await host.getByTestId('model-tiny').isChecked()).toBe(true);
@@ -127,4 +139,4 @@ test('a host and a phone-sized guest join; the tiny model is dealt across both a
   await expect.poll(async () => (await hostDevices(host)).map((d) => `${d.status} ${d.start}-${d.end}`), { timeout: 60_000 }).toEqual(['ready 0-4']);
   await guestContext.close();
   await hostContext.close();
-});
+}
