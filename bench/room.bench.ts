@@ -1,6 +1,7 @@
 // Room figures on loopback WebRTC, driving real Chromium from Node (harness/room.html): a host tab and a
-// guest tab (separate contexts), both on the CPU reference engine (set ROOM_BENCH_ENGINE=webgpu for our
-// kernels on every device; slow on SwiftShader), the 4-layer tiny checkpoint.
+// guest tab (separate contexts), both on the CPU reference engine by default (ROOM_BENCH_ENGINE sets the
+// host's, ROOM_BENCH_GUEST_ENGINE the guest's: webgpu | reference; a 151,936-row head on SwiftShader is
+// slow), the 4-layer tiny checkpoint.
 //   - data-channel round trip of a heartbeat frame (median, p95)
 //   - decode tok/s of a 2-way split over single-device decode tok/s, same page, same run
 //   - prefill tok/s with pipelined micro-chunks vs the whole batch per device
@@ -12,7 +13,8 @@ import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 
 export const title = 'room: loopback WebRTC between two Chromium tabs (tiny model)';
 
-const ENGINE = process.env.ROOM_BENCH_ENGINE ?? 'reference';
+const ENGINE = process.env.ROOM_BENCH_ENGINE ?? 'reference';            // host (embedding, head, its layers)
+const GUEST_ENGINE = process.env.ROOM_BENCH_GUEST_ENGINE ?? ENGINE;     // guest layers
 const quantile = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]!; };
 
 export async function run(): Promise<Record<string, number | string>> {
@@ -36,7 +38,7 @@ export async function run(): Promise<Record<string, number | string>> {
     const host = await open(`${server.url}/harness/room.html?role=host&model=/models/tiny&engine=${ENGINE}&ctx=1024&speed=1&auto=0`);
     step('host up');
     const link = (await host.evaluate('window.__room.link')) as string;
-    const guest = await open(`${link}&engine=${ENGINE}&speed=1&name=bench`);
+    const guest = await open(`${link}&engine=${GUEST_ENGINE}&speed=1&name=bench`);
     const guestId = (await guest.evaluate('window.__room.deviceId')) as string;
     step('guest up');
     await host.waitForFunction('window.__room.devices().length === 2', null, { timeout: 60_000, polling: 200 });
@@ -67,7 +69,7 @@ export async function run(): Promise<Record<string, number | string>> {
     if (piped.stats.promptComputed !== 256 || whole.stats.promptComputed !== 256) throw new Error('prefill reused cached tokens');
 
     return {
-      engine: ENGINE,
+      engine: `host ${ENGINE}, guest ${GUEST_ENGINE}`,
       'heartbeat round trip median ms': quantile(rtts, 0.5),
       'heartbeat round trip p95 ms': quantile(rtts, 0.95),
       'single-device decode tok/s': single.stats.decodeTokensPerSecond,
