@@ -23,6 +23,7 @@ export interface HostStartOptions {
   ckpt: number;
   engine?: 'webgpu' | 'reference';
   name?: string;
+  speed?: number;
   askFirst?: boolean;
 }
 
@@ -79,7 +80,7 @@ export class HostSession {
       this.store.set({ step: 'opening the room…' });
       const room = await createHostRoom({
         model: choice.kind === 'url' ? choice.url : source, ctx: this.opts.ctx,
-        ...(this.opts.engine ? { engine: this.opts.engine } : {}), name: this.opts.name ?? 'Host',
+        ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}), name: this.opts.name ?? 'Host',
       });
       this.room = room;
       room.host.on((e) => {

@@ -7,6 +7,7 @@
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   ?name=<device name>
+//   ?speed=<n>                    this device's speed for dealing, instead of the quick measurement (tests, demos)
 
 export const DEFAULT_CTX = 8192;
 export const DEFAULT_CKPT = 4;
@@ -22,6 +23,7 @@ export interface AppParams {
   script?: string;
   delay: number;
   name?: string;
+  speed?: number;
   /** Edits ask first (approval cards); also a toggle in the workspace. */
   ask?: boolean;
 }
@@ -71,6 +73,12 @@ export function parseAppParams(search: string): AppParams {
   }
   const name = q.get('name')?.trim();
   if (name) params.name = name.slice(0, 40);
+  const speed = q.get('speed');
+  if (speed !== null && speed !== '') {
+    const n = Number(speed);
+    if (!(Number.isFinite(n) && n > 0)) throw new UrlParamError('speed', `must be a positive number, got "${speed}"`);
+    params.speed = n;
+  }
   const ask = q.get('ask');
   if (ask !== null) params.ask = ask !== '0' && ask !== 'false';
   return params;

@@ -48,6 +48,7 @@ export class PooledApp extends LitElement {
     const session = new HostSession({
       choice: req.choice, ctx: req.ctx, ckpt: this.params.ckpt,
       ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.name ? { name: this.params.name } : {}),
+      ...(this.params.speed ? { speed: this.params.speed } : {}),
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
     });
     this.screen = { kind: 'host', session };
@@ -64,6 +65,7 @@ export class PooledApp extends LitElement {
   private joinRoom(roomId: string): void {
     const session = new GuestSession(roomId, {
       ...(this.params.name ? { name: this.params.name } : {}), ...(this.params.engine ? { engine: this.params.engine } : {}),
+      ...(this.params.speed ? { speed: this.params.speed } : {}),
     });
     if (!this.params.room) history.replaceState(null, '', new URL(inviteLink(roomId)).search);
     this.screen = { kind: 'guest', session };

@@ -13,8 +13,8 @@ describe('URL parameters', () => {
 
   test('?model= ?ctx= ?ckpt= ?room= ?engine= ?agent=replay ?name= ?ask=', () => {
     const room = '0123456789abcdef0123456789abcdef';
-    expect(parseAppParams(`?model=Qwen/Qwen3-1.7B&ctx=16384&ckpt=0&room=${room}&engine=reference&agent=replay&script=/s.jsonl&delay=0&name=Phone&ask=1`)).toEqual({
-      model: 'Qwen/Qwen3-1.7B', ctx: 16384, ckpt: 0, room, engine: 'reference', agent: 'replay', script: '/s.jsonl', delay: 0, name: 'Phone', ask: true,
+    expect(parseAppParams(`?model=Qwen/Qwen3-1.7B&ctx=16384&ckpt=0&room=${room}&engine=reference&agent=replay&script=/s.jsonl&delay=0&name=Phone&ask=1&speed=2.5`)).toEqual({
+      model: 'Qwen/Qwen3-1.7B', ctx: 16384, ckpt: 0, room, engine: 'reference', agent: 'replay', script: '/s.jsonl', delay: 0, name: 'Phone', ask: true, speed: 2.5,
     });
     expect(parseAppParams('?agent=replay').script).toBe('/replay/demo.jsonl');
     expect(parseAppParams('?ask=0').ask).toBe(false);
@@ -29,6 +29,7 @@ describe('URL parameters', () => {
     expect((bad('?ckpt=-1') as Error).message).toBe('?ckpt= must be a whole number, got "-1"');
     expect((bad('?room=abc') as Error).message).toMatch(/^\?room= must be a room id of 32 hex digits/);
     expect((bad('?engine=cuda') as Error).message).toBe('?engine= must be webgpu or reference, got "cuda"');
+    expect((bad('?speed=fast') as Error).message).toBe('?speed= must be a positive number, got "fast"');
     expect((bad('?agent=openai') as Error).message).toMatch(/^\?agent= must be replay/);
   });
 
