@@ -44,9 +44,6 @@ export interface HostState {
   error?: string;
 }
 
-/** Answer checkpoints the room's Generator keeps (its default; HostOptions has no ckpt yet). */
-export const ROOM_CKPT = 4;
-
 export class HostSession {
   readonly store: Store<HostState>;
   room?: HostRoom;
@@ -56,11 +53,9 @@ export class HostSession {
     const warnings: string[] = [];
     const small = contextWarning(opts.ctx);
     if (small) warnings.push(small);
-    // The room's Generator keeps its default checkpoints until src/room takes a ckpt option.
-    if (opts.ckpt !== ROOM_CKPT) warnings.push(`?ckpt=${opts.ckpt} is not supported by rooms yet: this room keeps ${ROOM_CKPT} answer checkpoints and the pinned one.`);
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
-      phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx, ckpt: ROOM_CKPT,
+      phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx, ckpt: opts.ckpt,
       devices: [], generating: false, tokensPerSecond: 0, warnings, events: [],
     });
   }
@@ -79,7 +74,7 @@ export class HostSession {
       const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
       this.store.set({ step: 'opening the room…' });
       const room = await createHostRoom({
-        model: choice.kind === 'url' ? choice.url : source, ctx: this.opts.ctx,
+        model: choice.kind === 'url' ? choice.url : source, ctx: this.opts.ctx, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}), name: this.opts.name ?? 'Host',
       });
       this.room = room;

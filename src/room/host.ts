@@ -38,6 +38,7 @@ export interface HostOptions {
   lossTimeoutMs?: number;        // default 1250 (silence + one beat < 2 s)
   microChunk?: number;           // prefill micro-chunk for pipelining (default 16; 0 = off)
   prefillChunk?: number;         // Generator prefill chunk (default 512)
+  ckpt?: number;                 // answer checkpoints kept (default 4; 0 = none, the pinned one too)
   autoRedeal?: boolean;          // re-deal on join/leave (default true)
 }
 
@@ -305,7 +306,7 @@ export class RoomHost {
         stages.push(d.remote);
       }
       this.roomEngine = new RoomEngine(this.hostEngine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
-      this.generator = new Generator([this.roomEngine], { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512 });
+      this.generator = new Generator([this.roomEngine], { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
       this.emitDevices();
       this.emit({ type: 'ready', epoch, deal: this.currentDeal });
     } catch (e) {

@@ -42,6 +42,21 @@ describe('split generation equals the single device', () => {
     expect([r2.stats.promptReused, r2.stats.promptComputed]).toEqual([PROMPT.length, 8]); // restored the answer checkpoint on every device
   });
 
+  test.each([
+    [0, 0],            // ckpt=0: no checkpoints at all, the pinned one included: everything is recomputed
+    [1, PROMPT.length], // ckpt=1: the answer checkpoint at the end of the prompt is restored on every device
+  ])('the host passes ckpt=%i to the room\'s generator (reused %i)', async (ckpt, reused) => {
+    room = await makeRoom(files, { ckpt });
+    room.addGuest('ga1111');
+    await dealt(room, [['host', [0, 2]], ['ga1111', [2, 4]]]);
+    const r1 = await room.host.generate(PROMPT, { maxNewTokens: 16, pinAt: 6 });
+    expect(r1.ids).toEqual(expected.slice(0, 16));
+    const r2 = await room.host.generate([...PROMPT, ...r1.ids.slice(0, 4)], { maxNewTokens: 4, pinAt: 6 });
+    expect(r2.ids).toEqual(expected.slice(4, 8));
+    expect(r2.stats.promptReused).toBe(reused);
+    expect(r2.stats.promptComputed).toBe(PROMPT.length + 4 - reused);
+  });
+
   test('pipelined prefill (micro-chunks of 4) and unpipelined give the same tokens', async () => {
     room = await makeRoom(files, { microChunk: 4 });
     room.addGuest('ga1111');
