@@ -36,7 +36,7 @@ export class GuestSession {
   private lastForwardAt = 0;
   private lock: WakeLockSentinelLike | null = null;
 
-  constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: 'webgpu' | 'reference'; speed?: number } = {}) {
+  constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: 'webgpu' | 'reference'; speed?: number; memoryBudgetBytes?: number } = {}) {
     this.store = new Store<GuestState>({
       status: 'connecting', roomId, name: opts.name ?? '', range: [0, 0], bytesDone: 0, bytesTotal: 0, tokensPerSecond: 0,
       wakeLock: 'wakeLock' in navigator ? 'off' : 'unsupported',
@@ -52,6 +52,7 @@ export class GuestSession {
       const room = await joinRoom(this.roomId, {
         ...(this.opts.name ? { name: this.opts.name } : {}), ...(this.opts.engine ? { engine: this.opts.engine } : {}),
         ...(this.opts.speed ? { speed: this.opts.speed } : {}),
+        ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}),
         // Learn the model's layer count from the same (cached) source, for the layer bar.
         loadWeights: async (source, request) => {
           if (this.state.numLayers === undefined) {

@@ -8,6 +8,7 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
+import type { DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import { contextWarning } from './url-params.ts';
 import { Store } from './store.ts';
@@ -24,6 +25,7 @@ export interface HostStartOptions {
   engine?: 'webgpu' | 'reference';
   name?: string;
   speed?: number;
+  memoryBudgetBytes?: number;   // what this device offers the room (default: derived from navigator.deviceMemory)
   askFirst?: boolean;
 }
 
@@ -39,6 +41,9 @@ export interface HostState {
   devices: DeviceInfo[];
   generating: boolean;
   tokensPerSecond: number;     // the room's last decode speed (every device computes every token)
+  deal: DealEntry[];            // the deal in effect (pipeline order)
+  /** The expert's manual deal while one is set (null = automatic, in proportion to memory and speed). */
+  manualDeal: DealEntry[] | null;
   warnings: string[];
   events: string[];            // recent room events ("Phone joined", "Phone left: tab closed")
   error?: string;
@@ -56,7 +61,7 @@ export class HostSession {
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
       phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx, ckpt: opts.ckpt,
-      devices: [], generating: false, tokensPerSecond: 0, warnings, events: [],
+      devices: [], deal: [], manualDeal: null, generating: false, tokensPerSecond: 0, warnings, events: [],
     });
   }
 
@@ -75,13 +80,15 @@ export class HostSession {
       this.store.set({ step: 'opening the room…' });
       const room = await createHostRoom({
         model: choice.kind === 'url' ? choice.url : source, ctx: this.opts.ctx, host: { ckpt: this.opts.ckpt },
-        ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}), name: this.opts.name ?? 'Host',
+        ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
+        ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
       });
       this.room = room;
       room.host.on((e) => {
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
         if (e.type === 'left') this.log(`${e.device.name} left: ${e.why}`);
         if (e.type === 'deal-error') this.store.set({ error: `${e.error.name}: ${e.error.message}` });
+        if (e.type === 'ready') this.store.set({ deal: e.deal, error: undefined });
         this.store.set({ devices: room.host.deviceList() });
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
@@ -95,7 +102,7 @@ export class HostSession {
         backend, tokenizer, format: template.format, projectId: 'default',
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
       });
-      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList() });
+      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal });
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
     }
@@ -116,6 +123,25 @@ export class HostSession {
 
   redeal(): void {
     void this.room?.host.redeal().catch((e: Error) => this.store.set({ error: `${e.name}: ${e.message}` }));
+  }
+
+  /**
+   * Apply an expert's deal (validated first: throws DealError synchronously for a bad one, so the editor
+   * can show it inline), or go back to the automatic deal with null. Loading errors land in `error`.
+   */
+  setManualDeal(entries: DealEntry[] | null): void {
+    const room = this.room;
+    if (!room) return;
+    const done = room.host.setManualDeal(entries);   // validates before anything changes
+    this.store.set({ manualDeal: entries, error: undefined });
+    this.log(entries ? 'Manual deal applied' : 'Back to the automatic deal');
+    void done.catch((e: Error) => this.store.set({ error: `${e.name}: ${e.message}` }));
+  }
+
+  /** Whether the manual deal is in effect: the room keeps it only while every device it names is present. */
+  get manualInEffect(): boolean {
+    const { manualDeal, devices } = this.state;
+    return !!manualDeal && manualDeal.every((e) => devices.some((d) => d.id === e.deviceId && d.status !== 'left'));
   }
 
   remove(deviceId: string): void {

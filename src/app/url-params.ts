@@ -7,7 +7,10 @@
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   ?name=<device name>
+//   ?mem=<GiB>                    memory this device offers the room (default: half of navigator.deviceMemory, else 2)
 //   ?speed=<n>                    this device's speed for dealing, instead of the quick measurement (tests, demos)
+
+import { memoryBudgetFromGiB } from './memory-budget.ts';
 
 export const DEFAULT_CTX = 8192;
 export const DEFAULT_CKPT = 4;
@@ -24,6 +27,8 @@ export interface AppParams {
   delay: number;
   name?: string;
   speed?: number;
+  /** ?mem= in bytes: the memory budget this device offers the room. */
+  memoryBudgetBytes?: number;
   /** Edits ask first (approval cards); also a toggle in the workspace. */
   ask?: boolean;
 }
@@ -78,6 +83,14 @@ export function parseAppParams(search: string): AppParams {
     const n = Number(speed);
     if (!(Number.isFinite(n) && n > 0)) throw new UrlParamError('speed', `must be a positive number, got "${speed}"`);
     params.speed = n;
+  }
+  const mem = q.get('mem');
+  if (mem !== null && mem !== '') {
+    try {
+      params.memoryBudgetBytes = memoryBudgetFromGiB(mem);
+    } catch (e) {
+      throw new UrlParamError('mem', (e as Error).message.replace(/^memory /, ''));
+    }
   }
   const ask = q.get('ask');
   if (ask !== null) params.ask = ask !== '0' && ask !== 'false';

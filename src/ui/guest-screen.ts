@@ -1,5 +1,7 @@
 import { LitElement, css, html, nothing } from 'lit';
-import { customElement, property } from 'lit/decorators.js';
+import { customElement, property, state } from 'lit/decorators.js';
+import { memoryBudgetFromGiB, gibText } from '../app/memory-budget.ts';
+import './memory-field.ts';
 import type { GuestSession, GuestState } from '../app/guest-session.ts';
 import { StoreController } from '../app/store.ts';
 import { describeRange, formatBytes, theme } from './theme.ts';
@@ -26,6 +28,9 @@ const WAKE_TEXT: Record<GuestState['wakeLock'], string> = {
 export class GuestScreen extends LitElement {
   @property({ attribute: false }) session?: GuestSession;
   private watch?: StoreController<GuestState>;
+  @state() private changingMemory = false;
+  @state() private memText = '';
+  @state() private memProblem?: string;
 
   static override styles = [theme, css`
     :host { display: block; }
@@ -37,6 +42,8 @@ export class GuestScreen extends LitElement {
     dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
     .row { display: flex; gap: .5rem; align-items: center; font-size: 12.5px; color: var(--muted); margin-top: .45rem; }
     .row progress { flex: 1; }
+    form.mem { display: grid; gap: .5rem; margin-top: .6rem; }
+    .actions { display: flex; gap: .4rem; }
     button.danger { width: 100%; justify-content: center; padding: .6rem; }
   `];
 
@@ -81,11 +88,33 @@ export class GuestScreen extends LitElement {
           <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
           <dt>Screen</dt><dd data-testid="guest-wake">${WAKE_TEXT[s.wakeLock]}</dd>
         </dl>
+        ${s.status === 'gone' ? nothing : this.changingMemory
+          ? html`<form class="mem" @submit=${this.rejoinWithMemory}>
+              <pooled-memory-field testid="guest-memory" .value=${this.memText}
+                @change=${(e: Event) => { this.memText = (e.target as HTMLInputElement).value; this.memProblem = undefined; }}></pooled-memory-field>
+              ${this.memProblem ? html`<div class="error" role="alert">${this.memProblem}</div>` : nothing}
+              <div class="actions"><button class="primary" type="submit" data-testid="guest-memory-rejoin">Rejoin offering this</button>
+                <button type="button" @click=${() => (this.changingMemory = false)}>Cancel</button></div>
+            </form>`
+          : html`<p><button data-testid="guest-memory-change" @click=${() => { this.changingMemory = true; this.memText = s.caps ? gibText(s.caps.memoryBudgetBytes) : ''; }}>Offer a different amount of memory…</button></p>`}
       </section>
       ${s.status === 'gone'
         ? html`<a class="button" href=${location.pathname}>Back to start</a>`
         : html`<button class="danger" data-testid="leave" @click=${() => void this.session?.leave()}>Leave the room</button>`}
     </main>`;
+  }
+
+  /** A reload rejoins the same room as the same device; ?mem= carries the new budget to it. */
+  private rejoinWithMemory(e: Event): void {
+    e.preventDefault();
+    try {
+      const bytes = memoryBudgetFromGiB(this.memText);
+      const q = new URLSearchParams(location.search);
+      if (bytes) q.set('mem', gibText(bytes)); else q.delete('mem');
+      location.search = `?${q}`;
+    } catch (err) {
+      this.memProblem = (err as Error).message;
+    }
   }
 }
 

@@ -6,7 +6,8 @@ import { openReplayWorkspace } from '../app/replay-session.ts';
 import { parseAppParams, type AppParams } from '../app/url-params.ts';
 import type { Workspace } from '../app/workspace.ts';
 import { inviteLink } from '../room/signaling.ts';
-import type { HostRequest } from './start-screen.ts';
+import type { HostRequest, JoinRequest } from './start-screen.ts';
+import { gibText } from '../app/memory-budget.ts';
 import { theme } from './theme.ts';
 import './start-screen.ts';
 import './host-screen.ts';
@@ -40,7 +41,7 @@ export class PooledApp extends LitElement {
       this.screen = { kind: 'bad-url', error: `${(e as Error).name}: ${(e as Error).message}` };
       return;
     }
-    if (this.params.room) this.joinRoom(this.params.room);
+    if (this.params.room) this.joinRoom({ roomId: this.params.room, ...(this.params.memoryBudgetBytes ? { memoryBudgetBytes: this.params.memoryBudgetBytes } : {}) });
     else if (this.params.agent === 'replay') this.openReplay();
   }
 
@@ -49,6 +50,7 @@ export class PooledApp extends LitElement {
       choice: req.choice, ctx: req.ctx, ckpt: this.params.ckpt,
       ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.name ? { name: this.params.name } : {}),
       ...(this.params.speed ? { speed: this.params.speed } : {}),
+      ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
     });
     this.screen = { kind: 'host', session };
@@ -57,17 +59,24 @@ export class PooledApp extends LitElement {
       const q = new URLSearchParams(location.search);
       q.set('model', req.choice.id);
       q.set('ctx', String(req.ctx));
+      if (req.memoryBudgetBytes) q.set('mem', gibText(req.memoryBudgetBytes));
       history.replaceState(null, '', `${location.pathname}?${q}`);
     }
     void session.start();
   }
 
-  private joinRoom(roomId: string): void {
+  private joinRoom({ roomId, memoryBudgetBytes }: JoinRequest): void {
     const session = new GuestSession(roomId, {
       ...(this.params.name ? { name: this.params.name } : {}), ...(this.params.engine ? { engine: this.params.engine } : {}),
-      ...(this.params.speed ? { speed: this.params.speed } : {}),
+      ...(this.params.speed ? { speed: this.params.speed } : {}), ...(memoryBudgetBytes ? { memoryBudgetBytes } : {}),
     });
-    if (!this.params.room) history.replaceState(null, '', new URL(inviteLink(roomId)).search);
+    if (!this.params.room) {
+      // A reload rejoins the same room with the same choices (name, engine, memory…).
+      const q = new URLSearchParams(location.search);
+      for (const [k, v] of new URLSearchParams(new URL(inviteLink(roomId)).search)) q.set(k, v);
+      if (memoryBudgetBytes) q.set('mem', gibText(memoryBudgetBytes));
+      history.replaceState(null, '', `${location.pathname}?${q}`);
+    }
     this.screen = { kind: 'guest', session };
     void session.join();
   }
@@ -83,9 +92,9 @@ export class PooledApp extends LitElement {
     const s = this.screen;
     switch (s.kind) {
       case 'start':
-        return html`<pooled-start-screen .model=${this.params.model ?? 'tiny'} .ctx=${this.params.ctx}
+        return html`<pooled-start-screen .model=${this.params.model ?? 'tiny'} .ctx=${this.params.ctx} .memoryBudgetBytes=${this.params.memoryBudgetBytes ?? 0}
           @host=${(e: CustomEvent<HostRequest>) => this.hostRoom(e.detail)}
-          @join=${(e: CustomEvent<string>) => this.joinRoom(e.detail)}></pooled-start-screen>`;
+          @join=${(e: CustomEvent<JoinRequest>) => this.joinRoom(e.detail)}></pooled-start-screen>`;
       case 'host':
         return html`<pooled-host-screen .session=${s.session}></pooled-host-screen>`;
       case 'guest':

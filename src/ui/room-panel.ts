@@ -5,6 +5,8 @@ import { StoreController, Store } from '../app/store.ts';
 import type { HostState } from '../app/host-session.ts';
 import { computesTokens } from './device-card.ts';
 import './qr-code.ts';
+import './deal-editor.ts';
+import type { DealEntry } from '../room/deal.ts';
 import { theme } from './theme.ts';
 
 /** The host's room: invite link (copy + QR), warnings, every device with its share, re-deal. */
@@ -12,6 +14,7 @@ import { theme } from './theme.ts';
 export class RoomPanel extends LitElement {
   @property({ attribute: false }) session?: HostSession;
   @state() private copied = false;
+  @state() private editing = false;
   private watch?: StoreController<HostState>;
 
   static override styles = [theme, css`
@@ -20,7 +23,11 @@ export class RoomPanel extends LitElement {
     .link { display: flex; gap: .4rem; }
     .link input { flex: 1; min-width: 0; }
     .devices { display: grid; gap: .6rem; }
-    .head { display: flex; align-items: center; justify-content: space-between; gap: .5rem; }
+    .head { display: flex; align-items: center; justify-content: space-between; gap: .5rem; flex-wrap: wrap; }
+    .head .tools { display: flex; gap: .4rem; flex-wrap: wrap; }
+    .mode { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; font-size: 12.5px; }
+    .badge.manual { color: var(--warn); } .badge.auto { color: var(--muted); }
+    pooled-deal-editor { margin: .5rem 0; }
     ol.events { margin: 0; padding-left: 1.1rem; font-size: 12px; color: var(--muted); max-height: 7rem; overflow: auto; }
   `];
 
@@ -32,6 +39,8 @@ export class RoomPanel extends LitElement {
     const s = this.session?.state;
     if (!s) return nothing;
     const total = s.config?.numLayers ?? 0;
+    const manual = this.session!.manualInEffect;
+    const present = s.devices.filter((d) => d.status !== 'left').map((d) => ({ id: d.id, name: d.name }));
     return html`
       <section class="card invite" aria-labelledby="invite-title">
         <h2 id="invite-title">Invite devices</h2>
@@ -48,8 +57,20 @@ export class RoomPanel extends LitElement {
       <section aria-labelledby="devices-title">
         <div class="head">
           <h2 id="devices-title">Devices <span class="muted">(${s.devices.length})</span></h2>
-          <button @click=${() => this.session?.redeal()} data-testid="redeal" title="Deal the model's layers to the devices again">Re-deal</button>
+          <div class="tools">
+            <button @click=${() => (this.editing = !this.editing)} data-testid="edit-deal" aria-expanded=${this.editing ? 'true' : 'false'}
+              aria-controls="deal-editor" title="Set each device's layers by hand (for tests and experts)">Edit deal</button>
+            <button @click=${() => this.session?.redeal()} data-testid="redeal" title="Deal the model's layers to the devices again">Re-deal</button>
+          </div>
         </div>
+        <div class="mode" data-testid="deal-mode" data-mode=${manual ? 'manual' : 'auto'}>
+          ${manual
+            ? html`<span class="badge manual">manual deal</span><span class="muted">set by hand; new devices get no layers</span>
+                <button data-testid="deal-auto" @click=${this.auto}>Back to automatic</button>`
+            : html`<span class="badge auto">automatic deal</span><span class="muted">in proportion to memory and speed</span>`}
+        </div>
+        ${this.editing && total > 0 ? html`<pooled-deal-editor id="deal-editor" .devices=${present} .deal=${s.deal} .totalLayers=${total}
+            ?manual=${manual} @apply-deal=${this.apply} @auto-deal=${this.auto} @close=${() => (this.editing = false)}></pooled-deal-editor>` : nothing}
         <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>
           ${s.devices.map((d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}
@@ -58,6 +79,21 @@ export class RoomPanel extends LitElement {
       </section>
       ${s.events.length ? html`<section aria-labelledby="events-title"><h3 id="events-title">Room events</h3>
         <ol class="events" aria-live="polite">${s.events.map((e) => html`<li>${e}</li>`)}</ol></section>` : nothing}`;
+  }
+
+  private apply(e: CustomEvent<DealEntry[]>): void {
+    try {
+      this.session?.setManualDeal(e.detail);
+      this.editing = false;
+    } catch (err) {
+      // The room changed between editing and applying (a device left): say so where the error shows.
+      this.session?.store.set({ error: `${(err as Error).name}: ${(err as Error).message}` });
+    }
+  }
+
+  private auto(): void {
+    this.session?.setManualDeal(null);
+    this.editing = false;
   }
 
   private async copy(): Promise<void> {

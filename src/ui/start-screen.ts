@@ -5,16 +5,23 @@ import { parseInvite } from '../room/signaling.ts';
 import { contextWarning } from '../app/url-params.ts';
 import type { ModelChoice } from '../app/host-session.ts';
 import type { ModelPicker } from './model-picker.ts';
+import { gibText, memoryBudgetFromGiB } from '../app/memory-budget.ts';
 import { theme } from './theme.ts';
 import './model-picker.ts';
+import './memory-field.ts';
 
-export interface HostRequest { choice: ModelChoice; ctx: number }
+export interface HostRequest { choice: ModelChoice; ctx: number; memoryBudgetBytes?: number }
+export interface JoinRequest { roomId: string; memoryBudgetBytes?: number }
 
 /** First screen: host a room (model picker, context) or join one from a link; says what this device offers. */
 @customElement('pooled-start-screen')
 export class StartScreen extends LitElement {
   @property() model = 'tiny';
   @property({ type: Number }) ctx = 8192;
+  /** ?mem= in bytes: fills both memory fields. */
+  @property({ type: Number }) memoryBudgetBytes = 0;
+  @state() private hostMem = '';
+  @state() private joinMem = '';
   @state() private adapter?: AdapterInfoSummary;
   @state() private adapterError?: string;
   @state() private problem?: string;
@@ -35,6 +42,10 @@ export class StartScreen extends LitElement {
     .ok { color: var(--accent-2); } .bad { color: var(--bad); }
     @media (max-width: 760px) { .cols { grid-template-columns: 1fr; } }
   `];
+
+  override willUpdate(changed: Map<string, unknown>): void {
+    if (changed.has('memoryBudgetBytes') && this.memoryBudgetBytes > 0) this.hostMem = this.joinMem = gibText(this.memoryBudgetBytes);
+  }
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -61,6 +72,8 @@ export class StartScreen extends LitElement {
               <input id="ctx" type="number" min="256" step="256" .value=${String(this.ctx)} data-testid="ctx"
                 @input=${(e: Event) => (this.ctx = Number((e.target as HTMLInputElement).value) || 0)} />
             </div>
+            <pooled-memory-field testid="host-memory" .value=${this.hostMem}
+              @change=${(e: Event) => (this.hostMem = (e.target as HTMLInputElement).value)}></pooled-memory-field>
             ${warning ? html`<div class="warning" role="note">${warning}</div>` : nothing}
             ${this.problem ? html`<div class="error" role="alert">${this.problem}</div>` : nothing}
             <div><button class="primary" type="submit" data-testid="host-room">Host a room</button></div>
@@ -73,6 +86,8 @@ export class StartScreen extends LitElement {
               <label for="link" class="muted">Paste the invite link (or scan the host's QR code with this device's camera).</label>
               <input id="link" type="url" placeholder="http://…/?room=…" .value=${this.link} data-testid="join-link"
                 @input=${(e: Event) => (this.link = (e.target as HTMLInputElement).value)} />
+              <pooled-memory-field testid="join-memory" .value=${this.joinMem}
+                @change=${(e: Event) => (this.joinMem = (e.target as HTMLInputElement).value)}></pooled-memory-field>
               ${this.joinProblem ? html`<div class="error" role="alert">${this.joinProblem}</div>` : nothing}
               <div><button type="submit" data-testid="join-room">Join</button></div>
             </form>
@@ -101,8 +116,10 @@ export class StartScreen extends LitElement {
     this.problem = undefined;
     if (!Number.isInteger(this.ctx) || this.ctx < 256) { this.problem = 'Context must be a whole number of at least 256 tokens.'; return; }
     try {
+      const memoryBudgetBytes = memoryBudgetFromGiB(this.hostMem);
       const choice = this.picker!.choice();
-      this.dispatchEvent(new CustomEvent<HostRequest>('host', { detail: { choice, ctx: this.ctx }, bubbles: true, composed: true }));
+      const detail: HostRequest = { choice, ctx: this.ctx, ...(memoryBudgetBytes ? { memoryBudgetBytes } : {}) };
+      this.dispatchEvent(new CustomEvent<HostRequest>('host', { detail, bubbles: true, composed: true }));
     } catch (err) {
       this.problem = (err as Error).message;
     }
@@ -112,8 +129,10 @@ export class StartScreen extends LitElement {
     e.preventDefault();
     try {
       const roomId = parseInvite(this.link);
+      const memoryBudgetBytes = memoryBudgetFromGiB(this.joinMem);
       this.joinProblem = undefined;
-      this.dispatchEvent(new CustomEvent<string>('join', { detail: roomId, bubbles: true, composed: true }));
+      const detail: JoinRequest = { roomId, ...(memoryBudgetBytes ? { memoryBudgetBytes } : {}) };
+      this.dispatchEvent(new CustomEvent<JoinRequest>('join', { detail, bubbles: true, composed: true }));
     } catch (err) {
       this.joinProblem = (err as Error).message;
     }
