@@ -20,12 +20,13 @@ export class DealEditor extends LitElement {
   @state() private problem?: string;
 
   static override styles = [theme, css`
-    :host { display: block; }
+    :host { display: block; border: 1px solid var(--line); border-radius: 10px; padding: .7rem .8rem; background: var(--panel-2); }
+    .bad { color: var(--bad); }
     form { display: grid; gap: .55rem; }
     fieldset { border: 0; padding: 0; margin: 0; display: grid; gap: .5rem; }
     legend { padding: 0; margin-bottom: .3rem; }
     .dev { display: grid; grid-template-columns: 1fr 4.5rem; gap: .2rem .5rem; align-items: center; }
-    .dev label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .dev label { min-width: 0; overflow-wrap: anywhere; }
     .dev input { width: 100%; }
     .dev pooled-layer-bar { grid-column: 1 / -1; }
     .actions { display: flex; gap: .4rem; flex-wrap: wrap; }
@@ -49,9 +50,9 @@ export class DealEditor extends LitElement {
     return html`<form @submit=${this.apply} aria-labelledby="deal-title" data-testid="deal-editor">
       <fieldset>
         <legend id="deal-title"><strong>Manual deal</strong> <span class="muted">· layers per device, in pipeline order;
-          ${sum} of ${this.totalLayers} dealt</span></legend>
+          <span class=${sum === this.totalLayers ? '' : 'bad'} data-testid="deal-sum">${sum} of ${this.totalLayers} dealt</span></span></legend>
         ${this.devices.map((d, i) => html`<div class="dev">
-          <label for=${`n-${i}`}>${d.name} <span class="muted">· ${describeRange(ranges[i]!.range)}</span></label>
+          <label for=${`n-${i}`}>${d.name} <span class="muted">· ${this.rangeText(ranges[i]!.range)}</span></label>
           <input id=${`n-${i}`} type="number" min="0" max=${this.totalLayers} step="1" .value=${String(this.counts[i] ?? 0)}
             data-testid="deal-count" data-device-id=${d.id} aria-describedby=${this.problem ? 'deal-problem' : nothing}
             aria-invalid=${this.problem ? 'true' : 'false'} @input=${(e: Event) => this.setCount(i, (e.target as HTMLInputElement).value)} />
@@ -65,6 +66,14 @@ export class DealEditor extends LitElement {
         <button type="button" data-testid="deal-cancel" @click=${() => this.fire('close')}>Cancel</button>
       </div>
     </form>`;
+  }
+
+  /** "layers 2–3", or "layer 3 + 1 too many" for a range that runs past the model's last layer. */
+  private rangeText([a, b]: [number, number]): string {
+    const L = this.totalLayers;
+    if (b <= L) return describeRange([a, b]);
+    const inside = a < L ? `${describeRange([a, L])} + ` : '';
+    return `${inside}${b - Math.max(a, L)} too many`;
   }
 
   private setCount(i: number, text: string): void {

@@ -54,7 +54,7 @@ export class DeviceCard extends LitElement {
       </header>
       <dl>
         <dt>Adapter</dt><dd>${d.caps.adapter}${d.caps.engine === 'reference' ? ' · CPU engine' : ''}</dd>
-        <dt>Memory</dt><dd>${memory}</dd>
+        <dt>Memory</dt><dd data-testid="device-memory">${memory}</dd>
         ${d.isHost ? nothing : html`<dt>Link</dt><dd>${d.rttMs > 0 ? `${d.rttMs.toFixed(1)} ms round trip` : '—'}</dd>`}
         <dt>Speed</dt><dd data-testid="device-toks">${status === 'computing' || this.tokensPerSecond > 0 ? `${this.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
       </dl>

@@ -69,7 +69,9 @@ export class GuestScreen extends LitElement {
         <p class="big">${STATUS_TEXT[s.status]}</p>
         ${s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
         ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
-        ${s.caps?.engine === 'reference' ? html`<div class="warning" role="note">This browser has no WebGPU, so this device runs its layers on the CPU: slowly. A recent Chrome, Edge or Safari 26+ is much faster.</div>` : nothing}
+        ${s.caps?.engine === 'reference' ? html`<div class="warning" role="note">${s.caps.adapter === 'no WebGPU'
+          ? 'This browser has no WebGPU, so this device runs its layers on the CPU: slowly. A recent Chrome, Edge or Safari 26+ is much faster.'
+          : 'This device runs its layers on the CPU reference engine (?engine=reference): slowly. Drop that parameter to use its WebGPU adapter.'}</div>` : nothing}
       </section>
       <section class="card" aria-labelledby="share-title">
         <h2 id="share-title">Its share of the model</h2>
@@ -84,7 +86,7 @@ export class GuestScreen extends LitElement {
         <h2 id="dev-title">This device</h2>
         <dl>
           <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps?.engine === 'reference' ? ' · CPU engine' : ''}</dd>
-          <dt>Memory</dt><dd>${s.caps ? `${formatBytes(s.caps.memoryBudgetBytes)} offered${s.caps.deviceMemoryGiB > 0 ? ` of ${s.caps.deviceMemoryGiB} GB` : ''}` : '…'}</dd>
+          <dt>Memory</dt><dd data-testid="guest-memory-offered">${s.caps ? `${formatBytes(s.caps.memoryBudgetBytes)} offered${s.caps.deviceMemoryGiB > 0 ? ` of ${s.caps.deviceMemoryGiB} GB` : ''}` : '…'}</dd>
           <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
           <dt>Screen</dt><dd data-testid="guest-wake">${WAKE_TEXT[s.wakeLock]}</dd>
         </dl>
