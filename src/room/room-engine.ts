@@ -50,6 +50,19 @@ export class RoomEngine implements LayerEngine {
     return this.head.sample(hidden, opts, constraint);
   }
 
+  /**
+   * One decode token: feed `id` at kvLength() and sample the next, as embed + runLayers + sample would.
+   * A room of one whose engine can fuse (WebGPU) does it in that engine's single call: one GPU submit and
+   * one read-back instead of three, each a mapAsync round trip (about 150 ms apiece on SwiftShader).
+   */
+  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    const [only] = this.stages;
+    const fused = this.stages.length === 1 && only === this.head && only.range[0] === 0 && only.range[1] === this.range[1];
+    if (fused && this.head.decodeToken) return this.head.decodeToken(id, opts, constraint);
+    const hidden = await this.runLayers(this.range, [this.kvLength()], await this.embed([id]));
+    return this.sample(hidden, opts, constraint);
+  }
+
   async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
     const H = this.hiddenSize;
     const n = positions.length;
