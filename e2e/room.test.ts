@@ -11,10 +11,11 @@ import { NodeFolderSource } from '../src/model/sources/node-folder.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
 
-// Guests run their layers on our WGSL kernels (WebGPU on SwiftShader here); the host keeps embedding,
-// head and sampling on the CPU reference, because a 151,936-row head on SwiftShader takes tens of seconds
-// per token. Override with ROOM_E2E_HOST_ENGINE / ROOM_E2E_GUEST_ENGINE = webgpu | reference.
-const HOST_ENGINE = process.env.ROOM_E2E_HOST_ENGINE ?? 'reference';
+// Every device runs its share on our WGSL kernels (WebGPU on SwiftShader here), as in the product: the
+// host its layers plus embedding, head and sampling, the guests their layers. The single-device tokens
+// come from the host's engine holding everything (test/gpu checks that engine against the reference).
+// Override with ROOM_E2E_HOST_ENGINE / ROOM_E2E_GUEST_ENGINE = webgpu | reference.
+const HOST_ENGINE = process.env.ROOM_E2E_HOST_ENGINE ?? 'webgpu';
 const ENGINE = process.env.ROOM_E2E_GUEST_ENGINE ?? 'webgpu';
 const PROMPT = [9707, 11, 1879, 0, 3555, 374, 264, 1273, 315, 279, 2480, 13, 5209, 4486, 2087, 25, 220, 16, 11, 17, 11, 18, 11, 19];
 const N = 32;
