@@ -4,6 +4,7 @@
 // once into .cache/tiny-model and served under /models/tiny with Range support.
 import { startServer } from '../server/app.ts';
 import { existsSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeTinyModel } from '../src/model/tiny/write-node.ts';
@@ -22,4 +23,11 @@ if (!existsSync(path.join(tinyDir, 'config.json'))) {
 
 const server = await startServer({ port, host, dev: values.dev, extraStatic: { '/models/tiny': tinyDir } });
 console.log(`pooled is running: open ${server.url}/ (signaling at /signal, tiny test model at /models/tiny)`);
+if (host === '0.0.0.0') {
+  // Other devices reach this machine by its LAN address. Browsers give WebGPU only to secure contexts
+  // (https or localhost), so a guest on plain http over the LAN needs HTTPS in front (see README).
+  const lan = Object.values(networkInterfaces()).flat()
+    .filter((a) => a && a.family === 'IPv4' && !a.internal).map((a) => `http://${a!.address}:${server.port}/`);
+  if (lan.length) console.log(`other devices on this network: ${lan.join('  ')} (WebGPU there needs HTTPS: see README)`);
+}
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => server.close().then(() => process.exit(0)));
