@@ -41,6 +41,18 @@ test('a browser without WebGPU gets a clear message instead of a blank page', as
   await context.close();
 });
 
+test('the server answers the deployment config (signaling, STUN/TURN) beside the app', async () => {
+  expect(await (await fetch(server.url + '/pooled-config.json')).json()).toEqual({});
+  const configured = await startServer({ port: 0, deployConfig: { signalUrl: 'https://signal.example.com/signal', iceServers: [{ urls: 'stun:stun.example.com' }] } });
+  try {
+    expect(await (await fetch(configured.url + '/pooled-config.json')).json()).toEqual({
+      signalUrl: 'https://signal.example.com/signal', iceServers: [{ urls: 'stun:stun.example.com' }],
+    });
+  } finally {
+    await configured.close();
+  }
+});
+
 test('the embedded PeerJS signaling server answers on the same port', async () => {
   const res = await fetch(server.url + '/signal/peerjs/id');
   expect(res.status).toBe(200);

@@ -13,6 +13,8 @@ export interface ServerOptionsIn {
   dev?: boolean;              // Vite middleware mode (HMR) instead of dist/
   root?: string;              // project root (where dist/ and index.html live)
   extraStatic?: Record<string, string>; // url prefix -> folder, served with Range support
+  /** Answered at /pooled-config.json (signaling URL, STUN/TURN); default from POOLED_SIGNAL_URL / POOLED_ICE_SERVERS. */
+  deployConfig?: { signalUrl?: string; iceServers?: unknown[] };
 }
 
 export interface RunningServer {
@@ -40,6 +42,9 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
   });
   app.use(SIGNAL_PATH, peerServer);
   relayRoomDisconnects(app, peerServer);
+
+  const deployConfig = opts.deployConfig ?? deployConfigFromEnv();
+  app.get('/pooled-config.json', (_req, res) => { res.json(deployConfig); });
 
   for (const [prefix, dir] of Object.entries(opts.extraStatic ?? {})) {
     app.use(prefix, express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'allow' }));
@@ -112,4 +117,18 @@ function relayRoomDisconnects(app: express.Express, peerServer: ReturnType<typeo
     set.add(res);
     req.on('close', () => { set.delete(res); if (set.size === 0) watchers.delete(roomId); });
   });
+}
+
+/** POOLED_SIGNAL_URL (e.g. https://signal.example.com/signal) and POOLED_ICE_SERVERS (JSON list). */
+function deployConfigFromEnv(env: NodeJS.ProcessEnv = process.env): { signalUrl?: string; iceServers?: unknown[] } {
+  const out: { signalUrl?: string; iceServers?: unknown[] } = {};
+  if (env.POOLED_SIGNAL_URL) out.signalUrl = env.POOLED_SIGNAL_URL;
+  if (env.POOLED_ICE_SERVERS) {
+    try {
+      out.iceServers = JSON.parse(env.POOLED_ICE_SERVERS) as unknown[];
+    } catch {
+      throw new Error(`POOLED_ICE_SERVERS is not JSON: ${env.POOLED_ICE_SERVERS}`);
+    }
+  }
+  return out;
 }

@@ -4,6 +4,7 @@ import { readModelConfig } from '../model/config.ts';
 import { loadWeights } from '../model/load-weights.ts';
 import type { LayerRange } from '../model/engine-types.ts';
 import { joinRoom, type GuestRoom } from '../room/api.ts';
+import { loadSignalingConfig } from './deploy-config.ts';
 import type { DeviceCaps } from '../room/protocol.ts';
 import { Store } from './store.ts';
 
@@ -49,7 +50,9 @@ export class GuestSession {
 
   async join(): Promise<void> {
     try {
+      const signaling = await loadSignalingConfig();
       const room = await joinRoom(this.roomId, {
+        signaling,
         ...(this.opts.name ? { name: this.opts.name } : {}), ...(this.opts.engine ? { engine: this.opts.engine } : {}),
         ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}),

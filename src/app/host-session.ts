@@ -8,6 +8,7 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
+import { loadSignalingConfig } from './deploy-config.ts';
 import type { DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import { contextWarning } from './url-params.ts';
@@ -78,7 +79,9 @@ export class HostSession {
       const tokenizer = await Tokenizer.fromSource(source);
       const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
       this.store.set({ step: 'opening the room…' });
+      const signaling = await loadSignalingConfig();
       const room = await createHostRoom({
+        signaling,
         model: choice.kind === 'url' ? choice.url : source, ctx: this.opts.ctx, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
