@@ -41,7 +41,7 @@ export interface HostState {
   config?: ModelConfig;
   devices: DeviceInfo[];
   generating: boolean;
-  tokensPerSecond: number;     // the room's last decode speed (every device computes every token)
+  tokensPerSecond: number;     // the room's last decode speed (each device's own layer speed is in devices[i].tokensPerSecond)
   deal: DealEntry[];            // the deal in effect (pipeline order)
   /** The expert's manual deal while one is set (null = automatic, in proportion to memory and speed). */
   manualDeal: DealEntry[] | null;

@@ -21,6 +21,7 @@ export interface DeviceInfo {
   cacheBytes: number;          // bytes it served from its own cache
   rttMs: number;               // last heartbeat round trip (guests)
   badFrames: number;
+  tokensPerSecond: number;     // how fast its layers ran this deal, as the host saw it (network included)
   error?: string;
 }
 
@@ -82,7 +83,7 @@ export class HostDevice {
     const i: DeviceInfo = {
       id: this.id, name: this.name, isHost: this.channel === null && this.id === 'host', status: this.status, caps: this.caps,
       range: [...this.range] as LayerRange, bytesDone: this.bytesDone, bytesTotal: this.bytesTotal,
-      networkBytes: this.networkBytes, cacheBytes: this.cacheBytes, rttMs: this.rttMs, badFrames: this.badFrames,
+      networkBytes: this.networkBytes, cacheBytes: this.cacheBytes, rttMs: this.rttMs, badFrames: this.badFrames, tokensPerSecond: 0,
     };
     if (this.error) i.error = this.error;
     return i;

@@ -88,7 +88,14 @@ export class RoomHost {
   private emit(e: HostEvent): void { for (const fn of this.listeners) fn(e); }
   private emitDevices(): void { this.emit({ type: 'devices', devices: this.deviceList() }); }
 
-  deviceList(): DeviceInfo[] { return [...this.devices.values()].map((d) => d.info()); }
+  deviceList(): DeviceInfo[] {
+    return [...this.devices.values()].map((d) => {
+      const info = d.info();
+      const engine = d.id === HOST_ID ? this.hostEngine : d.remote;
+      info.tokensPerSecond = this.roomEngine && info.range[1] > info.range[0] ? this.roomEngine.speedOf(engine) : 0;
+      return info;
+    });
+  }
   get currentDeal(): DealEntry[] { return this.deal.map((e) => ({ ...e })); }
   get currentEpoch(): number { return this.epoch; }
   get engine(): RoomEngine | null { return this.roomEngine; }

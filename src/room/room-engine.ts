@@ -34,6 +34,25 @@ export class RoomEngine implements LayerEngine {
     this.microChunk = opts.microChunk ?? 16;
   }
 
+  /** Layer work each engine did since this deal (seconds include the network for remote engines). */
+  private readonly work = new Map<LayerEngine, { tokens: number; seconds: number }>();
+
+  /** Tokens per second an engine ran its layers at, as seen from the host (0 before any work). */
+  speedOf(engine: LayerEngine | null | undefined): number {
+    const w = engine ? this.work.get(engine) : undefined;
+    return w && w.seconds > 0 ? w.tokens / w.seconds : 0;
+  }
+
+  private async timed<T>(engine: LayerEngine, tokens: number, run: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const result = await run();
+    const w = this.work.get(engine) ?? { tokens: 0, seconds: 0 };
+    w.tokens += tokens;
+    w.seconds += (performance.now() - t0) / 1000;
+    this.work.set(engine, w);
+    return result;
+  }
+
   private engines(): LayerEngine[] { return [...new Set([this.head, ...this.stages])]; }
 
   kvLength(): number {
@@ -58,7 +77,7 @@ export class RoomEngine implements LayerEngine {
   async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const [only] = this.stages;
     const fused = this.stages.length === 1 && only === this.head && only.range[0] === 0 && only.range[1] === this.range[1];
-    if (fused && this.head.decodeToken) return this.head.decodeToken(id, opts, constraint);
+    if (fused && this.head.decodeToken) return this.timed(this.head, 1, () => this.head.decodeToken!(id, opts, constraint));
     const hidden = await this.runLayers(this.range, [this.kvLength()], await this.embed([id]));
     return this.sample(hidden, opts, constraint);
   }
@@ -79,7 +98,7 @@ export class RoomEngine implements LayerEngine {
       let previous: Promise<unknown> = Promise.resolve();
       outputs = outputs.map((input, ci) => {
         const [c0, c1] = chunks[ci]!;
-        const out = Promise.all([input, previous]).then(([h]) => engine.runLayers(sub, positions.slice(c0, c1), h));
+        const out = Promise.all([input, previous]).then(([h]) => this.timed(engine, c1 - c0, () => engine.runLayers(sub, positions.slice(c0, c1), h)));
         previous = out;
         return out;
       });

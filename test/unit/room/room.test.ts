@@ -57,6 +57,19 @@ describe('split generation equals the single device', () => {
     expect(r2.stats.promptComputed).toBe(PROMPT.length + 4 - reused);
   });
 
+  test('each device reports how fast it ran its layers; a device with no layers reports 0', async () => {
+    room = await makeRoom(files);
+    room.addGuest('ga1111');
+    room.addGuest('gb2222');
+    await dealt(room, [['host', [0, 0]], ['ga1111', [0, 1]], ['gb2222', [1, 4]]]);
+    expect(room.host.deviceList().map((d) => d.tokensPerSecond)).toEqual([0, 0, 0]); // nothing ran yet
+    await room.host.generate(PROMPT, { maxNewTokens: 8 });
+    const speed = Object.fromEntries(room.host.deviceList().map((d) => [d.id, d.tokensPerSecond]));
+    expect(speed.host).toBe(0);
+    expect(speed.ga1111).toBeGreaterThan(0);
+    expect(speed.gb2222).toBeGreaterThan(0);
+  });
+
   test('pipelined prefill (micro-chunks of 4) and unpipelined give the same tokens', async () => {
     room = await makeRoom(files, { microChunk: 4 });
     room.addGuest('ga1111');
