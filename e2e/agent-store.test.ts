@@ -1,31 +1,20 @@
 // The agent's browser parts in real Chromium: project files in IndexedDB (one store per project, kept
 // across reloads, no path leaving the root), the session store, and search's regex in a Web Worker —
 // a pattern that runs over 2 s is refused and the tab keeps running meanwhile.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
-import { launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import { newDeviceContext, useServerAndBrowser } from './helpers/browser.ts';
 
-let server: RunningServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useServerAndBrowser();
 
 async function open(page: Page): Promise<void> {
-  await page.goto(`${server.url}/harness/agent-store.html`);
+  await page.goto(`${env.server.url}/harness/agent-store.html`);
   await page.getByTestId('ready').waitFor({ state: 'visible', timeout: 30_000 });
 }
 const call = <T>(page: Page, expr: string): Promise<T> => page.evaluate(`window.__agentStore.${expr}`) as Promise<T>;
 
 test('IndexedDB project files: per project, kept across a reload, paths checked', async () => {
-  const context = await newDeviceContext(browser);
+  const context = await newDeviceContext(env.browser);
   const page = await context.newPage();
   await open(page);
   await call(page, `write('p1', 'index.html', '<!doctype html>')`);
@@ -49,7 +38,7 @@ test('IndexedDB project files: per project, kept across a reload, paths checked'
 });
 
 test('search runs its regex in a Web Worker: a runaway pattern is refused after 2 s and the tab keeps running', async () => {
-  const context = await newDeviceContext(browser);
+  const context = await newDeviceContext(env.browser);
   const page = await context.newPage();
   await open(page);
   await call(page, `write('s', 'evil.txt', '${'a'.repeat(40)}!\\nscore = 1')`);

@@ -1,26 +1,15 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { startServer } from '../server/app.ts';
+import { artifactDir, newDeviceContext, useServerAndBrowser } from './helpers/browser.ts';
 
-let server: RunningServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useServerAndBrowser();
 
 test('the app page loads and names the WebGPU adapter it found', async () => {
-  const context = await newDeviceContext(browser);
+  const context = await newDeviceContext(env.browser);
   const page = await context.newPage();
-  await page.goto(server.url + '/');
+  await page.goto(env.server.url + '/');
   const adapter = page.getByTestId('adapter');
   await expect.poll(async () => (await adapter.count()) > 0, { timeout: 20_000 }).toBe(true);
   const text = await adapter.textContent();
@@ -31,10 +20,10 @@ test('the app page loads and names the WebGPU adapter it found', async () => {
 });
 
 test('a browser without WebGPU gets a clear message instead of a blank page', async () => {
-  const context = await newDeviceContext(browser);
+  const context = await newDeviceContext(env.browser);
   await context.addInitScript("Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined })");
   const page = await context.newPage();
-  await page.goto(server.url + '/');
+  await page.goto(env.server.url + '/');
   const err = page.getByTestId('adapter-error');
   await expect.poll(async () => (await err.count()) > 0, { timeout: 20_000 }).toBe(true);
   expect(await err.textContent()).toMatch(/no WebGPU/i);
@@ -42,7 +31,7 @@ test('a browser without WebGPU gets a clear message instead of a blank page', as
 });
 
 test('the server answers the deployment config (signaling, STUN/TURN) beside the app', async () => {
-  expect(await (await fetch(server.url + '/pooled-config.json')).json()).toEqual({});
+  expect(await (await fetch(env.server.url + '/pooled-config.json')).json()).toEqual({});
   const configured = await startServer({ port: 0, deployConfig: { signalUrl: 'https://signal.example.com/signal', iceServers: [{ urls: 'stun:stun.example.com' }] } });
   try {
     expect(await (await fetch(configured.url + '/pooled-config.json')).json()).toEqual({
@@ -54,7 +43,7 @@ test('the server answers the deployment config (signaling, STUN/TURN) beside the
 });
 
 test('the embedded PeerJS signaling server answers on the same port', async () => {
-  const res = await fetch(server.url + '/signal/peerjs/id');
+  const res = await fetch(env.server.url + '/signal/peerjs/id');
   expect(res.status).toBe(200);
   expect((await res.text()).length).toBeGreaterThan(8);
 });

@@ -1,27 +1,19 @@
 // Preview behaviour beyond issue 5's five acceptance lines: TypeScript/JSX, restore after a reload,
 // live fetch of edited files, the pane's address and console.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
-import { launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { beforeAll, expect, test } from 'vitest';
+import type { BrowserContext } from 'playwright-core';
+import { newDeviceContext, useServerAndBrowser } from './helpers/browser.ts';
 import { callTool, openPreviewHarness, textOf, writeProject } from './helpers/preview-page.ts';
 
-let server: RunningServer;
-let browser: Browser;
+const env = useServerAndBrowser();
 let context: BrowserContext;
 
 beforeAll(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchChromium();
-  context = await newDeviceContext(browser, { width: 900, height: 700 });
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  context = await newDeviceContext(env.browser, { width: 900, height: 700 });
 });
 
 test('TypeScript and JSX are bundled when imported; a type-syntax error names file:line:col', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, {
     'index.html': '<div id="root"></div><script type="module" src="main.tsx"></script>',
     'main.tsx': `import { h } from './h';\nimport { total } from './math';\nconst el: HTMLElement = <p id="p" title="t">{'sum ' + total([1, 2, 3])}</p>;\ndocument.getElementById('root')!.append(el);\nconsole.log('rendered', el.outerHTML);`,
@@ -42,7 +34,7 @@ test('TypeScript and JSX are bundled when imported; a type-syntax error names fi
 });
 
 test('fetch() sees the current files; served ports come back on a new host (session restore)', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, {
     'index.html': '<p>root</p>',
     'notes.txt': 'v1',
@@ -78,7 +70,7 @@ test('fetch() sees the current files; served ports come back on a new host (sess
 });
 
 test('the pane shows the address, switches ports, and lists console lines accessibly', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, { 'index.html': '<script>console.warn("careful")</script>', 'b/index.html': '<script>console.error("bad")</script>' });
   await callTool(page, 'serve');
   await callTool(page, 'serve', { path: 'b' });
@@ -95,7 +87,7 @@ test('the pane shows the address, switches ports, and lists console lines access
 });
 
 test('links between pages of the folder open in place; #fragments scroll instead of leaving', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, {
     'index.html': '<a id="go" href="about.html">About</a><div style="height:3000px"></div><h2 id="end">end</h2><a id="jump" href="#end">to end</a>',
     'about.html': '<h1 id="t">About page</h1><a id="back" href="./">home</a><a id="lost" href="nowhere.html">lost</a>',
@@ -114,7 +106,7 @@ test('links between pages of the folder open in place; #fragments scroll instead
 });
 
 test('all frames share one sandbox process: a loop in one port is recovered for every port', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, {
     'a/index.html': '<p id="a">a</p>',
     'b/index.html': '<p id="b">b</p>',

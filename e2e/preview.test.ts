@@ -1,24 +1,16 @@
 // Issue 5 acceptance in real Chromium: harness/preview.html hosts the preview; tests call the agent tools.
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { artifactDir, newDeviceContext, useServerAndBrowser } from './helpers/browser.ts';
 import { callTool, openPreviewHarness, solidPng, textOf, writeProject } from './helpers/preview-page.ts';
 
-let server: RunningServer;
-let browser: Browser;
+const env = useServerAndBrowser();
 let context: BrowserContext;
 
 beforeAll(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchChromium();
-  context = await newDeviceContext(browser, { width: 900, height: 700 });
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  context = await newDeviceContext(env.browser, { width: 900, height: 700 });
 });
 
 /** The preview iframe's frame (an out-of-process sandboxed frame) once its page has content. */
@@ -64,7 +56,7 @@ console.log('ready with', data.items.length, 'items');`,
 };
 
 test('(1) a multi-file app renders and works: css, module import, fetch, image; screenshot', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, APP);
   const served = await callTool(page, 'serve', { path: 'app' });
   expect(served.ok).toBe(true);
@@ -103,7 +95,7 @@ test('(1) a multi-file app renders and works: css, module import, fetch, image; 
 });
 
 test('(2) a syntax error, a runtime error and a 404 show in serve\'s first errors and in preview_logs', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, {
     'index.html': `<!doctype html><html><body><h1>broken</h1>
 <script src="syntax.js"></script>
@@ -142,7 +134,7 @@ test('(2) a syntax error, a runtime error and a 404 show in serve\'s first error
 });
 
 test('(3) the console cursor returns only new lines; 40 lines / 3,000 chars caps hold, newest last', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, { 'index.html': '<script>console.log("first line")</script>' });
   await callTool(page, 'serve');
   const first = textOf(await callTool(page, 'preview_logs'));
@@ -175,7 +167,7 @@ test('(3) the console cursor returns only new lines; 40 lines / 3,000 chars caps
 });
 
 test('(4) run_js returns what it printed; while(true){} is stopped at 3 s and the next run_js works', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await writeProject(page, {
     'index.html': '<title>Counter</title><p id="n">7</p><script type="module">import { add } from "./math.js"; window.sum = add(2, 3);</script>',
     'math.js': 'export const add = (a, b) => a + b;',
@@ -210,7 +202,7 @@ test('(4) run_js returns what it printed; while(true){} is stopped at 3 s and th
 });
 
 test('(5) the sandbox cannot reach the host: IndexedDB, localStorage, cookies, DOM, forged bridge messages', async () => {
-  const page = await openPreviewHarness(context, server.url);
+  const page = await openPreviewHarness(context, env.server.url);
   await page.evaluate(`(async () => {
     localStorage.setItem('secret', 'host-local');
     document.cookie = 'secret=host-cookie; path=/';
@@ -264,7 +256,7 @@ parent.postMessage({ t: 'run-done', run: 1, ok: true }, '*');`,
   expect(logs).not.toContain('host-');
   // The host's data is intact and the host still owns exactly one channel to the frame, which works.
   expect(await page.evaluate(`localStorage.getItem('secret')`)).toBe('host-local');
-  expect(page.url()).toBe(`${server.url}/harness/preview.html`);
+  expect(page.url()).toBe(`${env.server.url}/harness/preview.html`);
   expect(context.pages()).toHaveLength(1);
   expect(await callTool(page, 'run_js', { code: 'console.log("still bridged")' })).toEqual({ ok: true, text: 'still bridged' });
   expect(await page.evaluate(`window.pv.host.log.since(0).some((l) => l.text.includes('FORGED'))`)).toBe(false);

@@ -1,6 +1,8 @@
 // Headless Debian Chromium with WebGPU (SwiftShader here) and WebRTC kept on 127.0.0.1.
 // See ../shared/PLATFORM.md: flags, and why ICE candidates are filtered to loopback.
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { startServer, type RunningServer, type ServerOptionsIn } from '../../server/app.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -53,4 +55,21 @@ export function artifactDir(): string {
 
 export function tempProfile(): string {
   return mkdtempSync(path.join(tmpdir(), 'pooled-chromium-'));
+}
+
+/**
+ * The usual e2e file setup: our server on a free port and one Chromium, started before the file's tests
+ * and closed after them. Read `env.server` / `env.browser` inside tests (they exist once beforeAll ran).
+ */
+export function useServerAndBrowser(serverOptions: ServerOptionsIn = { port: 0 }): { server: RunningServer; browser: Browser } {
+  const env = {} as { server: RunningServer; browser: Browser };
+  beforeAll(async () => {
+    env.server = await startServer(serverOptions);
+    env.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
 }
