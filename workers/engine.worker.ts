@@ -65,8 +65,8 @@ const api = {
     const out = await need().embed(ids);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
-  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
-    const out = await need().runLayers(range, positions, hidden);
+  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
+    const out = await need().runLayers(range, start, hidden);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
   async logits(hidden: Float32Array): Promise<Float32Array> {

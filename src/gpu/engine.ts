@@ -130,24 +130,20 @@ export class WebGPUEngine implements LayerEngine {
     });
   }
 
-  runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+  runLayers(range: LayerRange, pos0: number, hidden: Float32Array): Promise<Float32Array> {
     return this.serial(async () => {
       const [start, end] = range;
       if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
         throw new PositionError(`runLayers: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
       }
       const H = this.p.config.hiddenSize;
-      const n = positions.length;
-      if (hidden.length !== n * H) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, expected ${n}×${H}`);
+      if (hidden.length % H !== 0) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
+      const n = hidden.length / H;
       if (n === 0) return new Float32Array(0);
       const layers = this.p.layers.slice(start - this.range[0], end - this.range[0]);
-      const pos0 = positions[0]!;
       for (const l of layers) {
         if (l.kvLength !== pos0) throw new PositionError(`runLayers: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
       }
-      positions.forEach((p, i) => {
-        if (p !== pos0 + i) throw new PositionError(`runLayers: positions must be consecutive; got ${p} at index ${i} after ${pos0}`);
-      });
       if (pos0 + n > this.p.ctx) {
         throw new ContextFullError(`runLayers: ${pos0} + ${n} tokens exceed the context of ${this.p.ctx}`);
       }
@@ -207,7 +203,7 @@ export class WebGPUEngine implements LayerEngine {
     }
     if (k === 0) {
       const pos = this.kvLength();
-      const hidden = await this.runLayers(this.range, [pos], await this.embed([id]));
+      const hidden = await this.runLayers(this.range, pos, await this.embed([id]));
       return this.sample(hidden, opts, constraint);
     }
     return this.serial(async () => {

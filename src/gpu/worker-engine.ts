@@ -46,9 +46,9 @@ export class WorkerEngine implements LayerEngine {
     return this.remote.embed(ids);
   }
 
-  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
     try {
-      return await this.remote.runLayers(range, positions, hidden);
+      return await this.remote.runLayers(range, start, hidden);
     } finally {
       this.kv = await this.remote.kvLength();
     }

@@ -32,10 +32,11 @@ export interface LayerEngine {
   /** ids [n] -> hidden [n, H]. Needs hasEmbedding. */
   embed(ids: number[]): Promise<Float32Array>;
   /**
-   * Run layers `range` (a sub-range of this.range, or all of it) on hidden [n, H] for positions
-   * [kvLength(), kvLength()+n): writes their K/V, returns hidden [n, H]. positions must continue the cache.
+   * Run layers `range` (a sub-range of this.range, or all of it) on hidden [n, H], the n tokens at
+   * positions [start, start + n): writes their K/V, returns hidden [n, H]. `start` must equal the cache
+   * length of every layer in `range` (llama2.c's forward(token, pos), for a batch of tokens).
    */
-  runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array>;
+  runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array>;
   /** Final norm + head on the last row: hidden [H] -> logits [V]. Needs hasHead. */
   logits(hidden: Float32Array): Promise<Float32Array>;
   /** Final norm + head + sampling without reading all logits back where possible. Needs hasHead. */

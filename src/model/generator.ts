@@ -216,9 +216,8 @@ export class Generator {
 
   /** Embed `ids` at positions [start, start+n), run every engine's layers; returns the last row [H]. */
   private async forward(ids: number[], start: number): Promise<Float32Array> {
-    const positions = ids.map((_, i) => start + i);
     let hidden = await this.pipeline[0]!.embed(ids);                    // [n, H]
-    for (const engine of this.pipeline) hidden = await engine.runLayers(engine.range, positions, hidden);
+    for (const engine of this.pipeline) hidden = await engine.runLayers(engine.range, start, hidden);
     this.tokens.push(...ids);
     const H = hidden.length / ids.length;
     return hidden.subarray(hidden.length - H);                          // [H]

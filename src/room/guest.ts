@@ -45,6 +45,7 @@ export class RoomGuest {
   private peerSource: PeerModelSource | null = null;
   private engine: LayerEngine | null = null;
   private engineModel = '';
+  private hiddenSize = 0;                  // H of the loaded model: a forward frame carries [count, H]
   private epoch = -1;
   private range: LayerRange = [0, 0];
   private lastSeq = 0;
@@ -209,6 +210,7 @@ export class RoomGuest {
       if (abort.signal.aborted || this.epoch !== f.epoch) return;
       this.engine = await this.opts.createEngine(weights, { ctx: f.ctx, range: f.range });
       this.engineModel = f.modelKey;
+      this.hiddenSize = weights.config.hiddenSize;
     }
     if (this.epoch !== f.epoch) return;
     this.stats.networkBytes += counts.networkBytes;
@@ -223,8 +225,8 @@ export class RoomGuest {
     if (!engine) throw new OutOfOrderError(`"forward" seq ${f.seq}: this device holds no layers in deal ${this.epoch}`);
     if (f.range[0] < this.range[0] || f.range[1] > this.range[1]) throw new ProtocolError(`"forward" seq ${f.seq}: layers [${f.range}] are not in this device's [${this.range}]`);
     if (f.position !== engine.kvLength()) throw new OutOfOrderError(`"forward" seq ${f.seq}: position ${f.position} does not continue the cache of ${engine.kvLength()}`);
-    const positions = Array.from({ length: f.count }, (_, i) => f.position + i);
-    const hidden = await engine.runLayers(f.range, positions, f.hidden);
+    if (f.hidden.length !== f.count * this.hiddenSize) throw new ProtocolError(`"forward" seq ${f.seq}: hidden has ${f.hidden.length} values, not ${f.count} rows of ${this.hiddenSize}`);
+    const hidden = await engine.runLayers(f.range, f.position, f.hidden);
     this.stats.forwards++;
     await ch.send({ kind: 'result', epoch: f.epoch, seq: f.seq, kvLength: engine.kvLength(), hidden });
   }

@@ -32,18 +32,18 @@ export class RemoteLayerEngine implements LayerEngine {
   kvLength(): number { return this.failure ? 0 : this.kv; }
   get inFlight(): number { return this.pending.size; }
 
-  runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+  runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
     if (this.failure) return Promise.reject(this.failure);
     const [s, t] = range;
     if (s < this.range[0] || t > this.range[1] || s > t) {
       return Promise.reject(new EngineUsageError(`device "${this.device.name}" holds layers [${this.range}], not [${range}]`));
     }
-    const n = positions.length;
-    if (n === 0 || hidden.length !== n * this.hiddenSize) {
-      return Promise.reject(new EngineUsageError(`runLayers on "${this.device.name}": hidden has ${hidden.length} values for ${n} positions of ${this.hiddenSize}`));
+    const n = hidden.length / this.hiddenSize;
+    if (!(Number.isInteger(n) && n > 0)) {
+      return Promise.reject(new EngineUsageError(`runLayers on "${this.device.name}": hidden has ${hidden.length} values, not one or more rows of ${this.hiddenSize}`));
     }
-    if (positions[0] !== this.kv || positions.some((p, i) => p !== this.kv + i)) {
-      return Promise.reject(new PositionError(`device "${this.device.name}": positions [${positions[0]}…] do not continue its cache of ${this.kv}`));
+    if (start !== this.kv) {
+      return Promise.reject(new PositionError(`device "${this.device.name}": position ${start} does not continue its cache of ${this.kv}`));
     }
     const seq = ++this.seq;
     const position = this.kv;

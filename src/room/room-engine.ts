@@ -78,14 +78,14 @@ export class RoomEngine implements LayerEngine {
     const [only] = this.stages;
     const fused = this.stages.length === 1 && only === this.head && only.range[0] === 0 && only.range[1] === this.range[1];
     if (fused && this.head.decodeToken) return this.timed(this.head, 1, () => this.head.decodeToken!(id, opts, constraint));
-    const hidden = await this.runLayers(this.range, [this.kvLength()], await this.embed([id]));
+    const hidden = await this.runLayers(this.range, this.kvLength(), await this.embed([id]));
     return this.sample(hidden, opts, constraint);
   }
 
-  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
+  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
     const H = this.hiddenSize;
-    const n = positions.length;
-    if (hidden.length !== n * H) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, expected ${n}×${H}`);
+    if (hidden.length % H !== 0) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
+    const n = hidden.length / H;
     const stages = this.stages
       .map((s) => ({ engine: s, sub: [Math.max(s.range[0], range[0]), Math.min(s.range[1], range[1])] as LayerRange }))
       .filter((s) => s.sub[1] > s.sub[0]);
@@ -98,7 +98,7 @@ export class RoomEngine implements LayerEngine {
       let previous: Promise<unknown> = Promise.resolve();
       outputs = outputs.map((input, ci) => {
         const [c0, c1] = chunks[ci]!;
-        const out = Promise.all([input, previous]).then(([h]) => this.timed(engine, c1 - c0, () => engine.runLayers(sub, positions.slice(c0, c1), h)));
+        const out = Promise.all([input, previous]).then(([h]) => this.timed(engine, c1 - c0, () => engine.runLayers(sub, start + c0, h)));
         previous = out;
         return out;
       });

@@ -39,7 +39,7 @@ export async function minTop2Gap(source: ModelSource, promptIds: number[], ids: 
   const { numLayers } = await loadModelConfig(source);
   const weights = await loadWeights(source, { layers: [0, numLayers], embedding: true, head: true });
   const engine = new ReferenceEngine(weights, { ctx: promptIds.length + ids.length });
-  let hidden = await engine.runLayers([0, numLayers], promptIds.map((_, i) => i), await engine.embed(promptIds));
+  let hidden = await engine.runLayers([0, numLayers], 0, await engine.embed(promptIds));
   let min = Infinity;
   for (let i = 0; i < ids.length; i++) {
     const logits = await engine.logits(hidden);
@@ -50,7 +50,7 @@ export async function minTop2Gap(source: ModelSource, promptIds: number[], ids: 
       else if (v > second) second = v;
     }
     min = Math.min(min, best - second);
-    hidden = await engine.runLayers([0, numLayers], [promptIds.length + i], await engine.embed([ids[i]!]));
+    hidden = await engine.runLayers([0, numLayers], promptIds.length + i, await engine.embed([ids[i]!]));
   }
   return min;
 }

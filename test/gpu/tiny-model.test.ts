@@ -50,7 +50,7 @@ describe.each([
       // the fused path: one submit per decode token, same tokens
       await engine.truncate(0);
       const L = weights.config.numLayers;
-      const h = await engine.runLayers([0, L], prompt.map((_, i) => i), await engine.embed(prompt));
+      const h = await engine.runLayers([0, L], 0, await engine.embed(prompt));
       const ids = [await engine.sample(h, { temperature: 0 })];
       while (ids.length < 32) {
         ids.push(await engine.decodeToken(ids[ids.length - 1]!, { temperature: 0 }));

@@ -119,19 +119,21 @@ export class ReferenceEngine implements LayerEngine {
     return embedRows(this.weights.embedding, ids);
   }
 
-  /** Runs layers `range` on hidden [n, H] at `positions` (continuing each layer's cache) -> [n, H]. */
-  async runLayers(range: LayerRange, positions: number[], hidden: Float32Array): Promise<Float32Array> {
-    const [start, end] = range;
-    if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
-      throw new PositionError(`layers [${start}, ${end}) are not inside this engine's [${this.range[0]}, ${this.range[1]})`);
+  /** Runs layers `range` on hidden [n, H], the tokens at positions [start, start + n) -> [n, H]. */
+  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
+    const [first, end] = range;
+    if (!(first >= this.range[0] && end <= this.range[1] && first <= end)) {
+      throw new PositionError(`layers [${first}, ${end}) are not inside this engine's [${this.range[0]}, ${this.range[1]})`);
     }
     const H = this.config.hiddenSize;
-    if (hidden.length !== positions.length * H) {
-      throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, expected ${positions.length} tokens × ${H}`);
+    if (hidden.length % H !== 0) {
+      throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
     }
-    for (let i = start; i < end; i++) this.checkContinues(i, positions);
+    const n = hidden.length / H;
+    for (let i = first; i < end; i++) this.checkContinues(i, start, n);
+    const positions = Array.from({ length: n }, (_, i) => start + i);
     const x = hidden.slice(); // [n, H], the residual stream; the caller's array is left alone
-    for (let i = start; i < end; i++) this.layerForward(i, positions, x);
+    for (let i = first; i < end; i++) this.layerForward(i, positions, x);
     return x;
   }
 
@@ -148,15 +150,13 @@ export class ReferenceEngine implements LayerEngine {
   }
 
   /** Checked before any layer runs, so a bad call changes no cache. */
-  private checkContinues(layer: number, positions: number[]): void {
+  private checkContinues(layer: number, start: number, n: number): void {
     const length = this.cache.length(layer);
-    positions.forEach((p, i) => {
-      if (p !== length + i) {
-        throw new PositionError(`layer ${layer}: position ${p} does not continue its KV cache of ${length} tokens (expected ${length + i})`);
-      }
-    });
-    if (length + positions.length > this.cache.capacity) {
-      throw new ContextFullError(`layer ${layer}: ${length} + ${positions.length} tokens exceed the context of ${this.cache.capacity}`);
+    if (start !== length) {
+      throw new PositionError(`layer ${layer}: position ${start} does not continue its KV cache of ${length} tokens (expected ${length})`);
+    }
+    if (length + n > this.cache.capacity) {
+      throw new ContextFullError(`layer ${layer}: ${length} + ${n} tokens exceed the context of ${this.cache.capacity}`);
     }
   }
 

@@ -6,11 +6,10 @@ import { naiveLastLogits } from './naive-forward.ts';
 import { syntheticWeights, weightsSubset } from './synthetic-model.ts';
 
 const ids = [5, 17, 3, 88, 42, 42, 7];
-const positions = (start: number, n: number): number[] => Array.from({ length: n }, (_, i) => start + i);
 
 async function lastLogits(engine: ReferenceEngine, tokens: number[]): Promise<Float32Array> {
   const L = engine.config.numLayers;
-  const hidden = await engine.runLayers([0, L], positions(engine.kvLength(), tokens.length), await engine.embed(tokens));
+  const hidden = await engine.runLayers([0, L], engine.kvLength(), await engine.embed(tokens));
   return engine.logits(hidden);
 }
 
@@ -58,9 +57,9 @@ describe('ReferenceEngine caching and splitting', () => {
   it('prefill in one call equals token-by-token decode, bitwise', async () => {
     const whole = new ReferenceEngine(w);
     const byToken = new ReferenceEngine(w);
-    const a = await whole.runLayers([0, 4], positions(0, ids.length), await whole.embed(ids));
+    const a = await whole.runLayers([0, 4], 0, await whole.embed(ids));
     const rows: Float32Array[] = [];
-    for (let t = 0; t < ids.length; t++) rows.push(await byToken.runLayers([0, 4], [t], await byToken.embed([ids[t]!])));
+    for (let t = 0; t < ids.length; t++) rows.push(await byToken.runLayers([0, 4], t, await byToken.embed([ids[t]!])));
     const b = new Float32Array(a.length);
     rows.forEach((r, t) => b.set(r, t * r.length));
     expect(b).toEqual(a);
@@ -71,19 +70,19 @@ describe('ReferenceEngine caching and splitting', () => {
   for (const k of [1, 2, 3]) {
     it(`layers [0,${k}) then [${k},4) on the hidden state equal [0,4), bitwise, on one engine and on two`, async () => {
       const full = new ReferenceEngine(w);
-      const want = await full.runLayers([0, 4], positions(0, ids.length), await full.embed(ids));
+      const want = await full.runLayers([0, 4], 0, await full.embed(ids));
 
       const one = new ReferenceEngine(w);
-      const mid = await one.runLayers([0, k], positions(0, ids.length), await one.embed(ids));
+      const mid = await one.runLayers([0, k], 0, await one.embed(ids));
       expect(one.kvLength()).toBe(0); // layers k.. have not seen the tokens yet
-      expect(await one.runLayers([k, 4], positions(0, ids.length), mid)).toEqual(want);
+      expect(await one.runLayers([k, 4], 0, mid)).toEqual(want);
 
       const front = new ReferenceEngine(weightsSubset(w, 0, k, { embedding: true }));
       const back = new ReferenceEngine(weightsSubset(w, k, 4, { head: true }));
       expect(front.range).toEqual([0, k]);
       expect(front.hasHead).toBe(false);
       expect(back.hasHead).toBe(true);
-      const split = await back.runLayers([k, 4], positions(0, ids.length), await front.runLayers([0, k], positions(0, ids.length), await front.embed(ids)));
+      const split = await back.runLayers([k, 4], 0, await front.runLayers([0, k], 0, await front.embed(ids)));
       expect(split).toEqual(want);
       expect(await back.logits(split)).toEqual(await full.logits(want));
     });
@@ -91,22 +90,22 @@ describe('ReferenceEngine caching and splitting', () => {
 
   it('truncate restores an earlier state: recomputing the tail gives the same hidden states', async () => {
     const e = new ReferenceEngine(w);
-    const first = await e.runLayers([0, 4], positions(0, ids.length), await e.embed(ids));
+    const first = await e.runLayers([0, 4], 0, await e.embed(ids));
     await e.truncate(3);
     expect(e.kvLength()).toBe(3);
-    const tail = await e.runLayers([0, 4], positions(3, ids.length - 3), await e.embed(ids.slice(3)));
+    const tail = await e.runLayers([0, 4], 3, await e.embed(ids.slice(3)));
     expect(tail).toEqual(first.slice(3 * w.config.hiddenSize));
   });
 
   it('greedy decode loop produces varied tokens (not one token repeated)', async () => {
     const e = new ReferenceEngine(w);
-    let hidden = await e.runLayers([0, 4], positions(0, ids.length), await e.embed(ids));
+    let hidden = await e.runLayers([0, 4], 0, await e.embed(ids));
     const out: number[] = [];
     for (let i = 0; i < 12; i++) {
       const id = argmax(await e.logits(hidden));
       expect(await e.sample(hidden, { temperature: 0 })).toBe(id);
       out.push(id);
-      hidden = await e.runLayers([0, 4], [e.kvLength()], await e.embed([id]));
+      hidden = await e.runLayers([0, 4], e.kvLength(), await e.embed([id]));
     }
     expect(new Set(out).size).toBeGreaterThan(3);
   });
@@ -117,21 +116,21 @@ describe('ReferenceEngine errors leave the cache as it was', () => {
 
   it('positions that do not continue the cache: PositionError naming the layer', async () => {
     const e = new ReferenceEngine(w);
-    await e.runLayers([0, 2], [0, 1], await e.embed([1, 2]));
-    await expect(e.runLayers([0, 2], [3], await e.embed([3]))).rejects.toThrow(PositionError);
-    await expect(e.runLayers([0, 2], [1], await e.embed([3]))).rejects.toThrow(/layer 0: position 1 does not continue its KV cache of 2 tokens/);
+    await e.runLayers([0, 2], 0, await e.embed([1, 2]));
+    await expect(e.runLayers([0, 2], 3, await e.embed([3]))).rejects.toThrow(PositionError);
+    await expect(e.runLayers([0, 2], 1, await e.embed([3]))).rejects.toThrow(/layer 0: position 1 does not continue its KV cache of 2 tokens/);
     expect(e.kvLength()).toBe(2);
   });
 
   it('a range outside the engine: PositionError', async () => {
     const e = new ReferenceEngine(weightsSubset(w, 0, 1, { embedding: true }));
-    await expect(e.runLayers([0, 2], [0], await e.embed([1]))).rejects.toThrow(/layers \[0, 2\) are not inside this engine's \[0, 1\)/);
+    await expect(e.runLayers([0, 2], 0, await e.embed([1]))).rejects.toThrow(/layers \[0, 2\) are not inside this engine's \[0, 1\)/);
   });
 
   it('past the context: ContextFullError, nothing written', async () => {
     const e = new ReferenceEngine(w, { ctx: 4 });
-    await e.runLayers([0, 2], [0, 1, 2], await e.embed([1, 2, 3]));
-    await expect(e.runLayers([0, 2], [3, 4], await e.embed([4, 5]))).rejects.toThrow(ContextFullError);
+    await e.runLayers([0, 2], 0, await e.embed([1, 2, 3]));
+    await expect(e.runLayers([0, 2], 3, await e.embed([4, 5]))).rejects.toThrow(ContextFullError);
     expect(e.kvLength()).toBe(3);
     expect(e.layerKvLength(0)).toBe(3);
   });
@@ -144,7 +143,7 @@ describe('ReferenceEngine errors leave the cache as it was', () => {
 
   it('hidden of the wrong size: EngineUsageError', async () => {
     const e = new ReferenceEngine(w);
-    await expect(e.runLayers([0, 2], [0], new Float32Array(5))).rejects.toThrow(/hidden has 5 values, expected 1 tokens × 64/);
+    await expect(e.runLayers([0, 2], 0, new Float32Array(5))).rejects.toThrow(/hidden has 5 values, not a whole number of rows of 64/);
   });
 
   it('a range asking for layers not loaded: EngineUsageError at construction', () => {
