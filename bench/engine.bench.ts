@@ -19,7 +19,7 @@ const SUBSET_LAYERS = Number(process.env.BENCH_LAYERS ?? 2);
 async function measure(out: Record<string, number | string>, label: string, weights: ModelWeights, device: GPUDevice, prompt: number, answer: number): Promise<void> {
   const ctx = prompt + answer + 8;
   const engine = await createWebGPUEngine(weights, { device, ctx });
-  const g = new Generator([engine], { ctx });
+  const g = new Generator(engine, { ctx });
   const ids = Array.from({ length: prompt }, (_, i) => 1000 + ((i * 7919) % 50000));
   await g.generate(ids.slice(0, 4), { maxNewTokens: 2 });      // warm up: compile every pipeline
   await g.reset();

@@ -143,7 +143,7 @@ async function main(): Promise<void> {
   const stopTokens = [...new Set([...config.eosTokenIds, ...(args.chat ? tokenizer.stopTokenIds() : [])])];
   const sampling = { temperature: args.temperature, ...(args.topK === undefined ? {} : { topK: args.topK }),
     ...(args.topP === undefined ? {} : { topP: args.topP }), ...(args.seed === undefined ? {} : { seed: args.seed }) };
-  const result = await new Generator([engine], { ctx }).generate(prompt, { maxNewTokens: args.maxNewTokens, stopTokens, sampling });
+  const result = await new Generator(engine, { ctx }).generate(prompt, { maxNewTokens: args.maxNewTokens, stopTokens, sampling });
   await engine.dispose();
   if (result.finish === 'error') throw result.error ?? new Error('generation failed');
 

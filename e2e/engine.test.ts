@@ -49,7 +49,7 @@ describe('the WebGPU engine in headless Chromium', () => {
     const folder = path.join(dir, sub);
     const weights = await loadWeights(new NodeFolderSource(folder), { layers: [0, 4], embedding: true, head: true });
     const prompt = (await Tokenizer.fromSource(new NodeFolderSource(folder))).encode(PROMPT);
-    const ref = await new Generator([new ReferenceEngine(weights, { ctx: CTX })], { ctx: CTX }).generate(prompt, { maxNewTokens: TOKENS });
+    const ref = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(prompt, { maxNewTokens: TOKENS });
     const { page, result } = await runHarness(`model=/models/tiny/${sub}&tokens=${TOKENS}&ctx=${CTX}&prompt=${encodeURIComponent(PROMPT)}`);
     expect(result.state, String(result.message)).toBe('done');
     expect(result.prompt).toEqual(prompt);

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     (p) => { w.__engine = { state: 'loading', phase: p.phase, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal }; },
   );
   log(`adapter: ${engine.info.adapter.description || engine.info.adapter.vendor} (f16 ${engine.info.adapter.shaderF16})`);
-  const result = await new Generator([engine], { ctx }).generate(ids, { maxNewTokens: tokens });
+  const result = await new Generator(engine, { ctx }).generate(ids, { maxNewTokens: tokens });
   if (result.error) throw result.error;
   const stats = await engine.stats();
   log(`ids: ${result.ids.join(' ')}`);

@@ -58,7 +58,7 @@ async function host(): Promise<void> {
       if (!single) {
         const source = await resolveModelSource(new URL(model, location.href).href);
         const weights = await loadWeights(source, { layers: [0, room.config.numLayers], embedding: true, head: true });
-        single = new Generator([await engineFactory(engine)(weights, { ctx, range: [0, room.config.numLayers] })], { ctx });
+        single = new Generator(await engineFactory(engine)(weights, { ctx, range: [0, room.config.numLayers] }), { ctx });
       }
       const r = await single.generate(prompt, { maxNewTokens: n });
       return { ids: r.ids, finish: r.finish, error: r.error?.message ?? null, stats: r.stats };

@@ -41,11 +41,18 @@ export interface LayerEngine {
   logits(hidden: Float32Array): Promise<Float32Array>;
   /** Final norm + head + sampling without reading all logits back where possible. Needs hasHead. */
   sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number>;
-  dispose(): Promise<void>;
   /**
-   * Optional fast path for an engine holding the embedding, every layer and the head (a room of one):
-   * feed `id` at position kvLength() through the whole model and sample the next token, in one queue
-   * submit. Must give the same token as embed + runLayers + sample.
+   * One decode step for an engine holding the embedding, every layer and the head (the Generator's
+   * engine): feed `id` at position kvLength() through the whole model and sample the next token. Gives
+   * the same token as embed + runLayers + sample; the engine decides how (the WebGPU engine fuses it into
+   * one queue submit, a split room runs it through its stages). Engines holding less reject it.
    */
-  decodeToken?(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number>;
+  decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number>;
+  dispose(): Promise<void>;
+}
+
+/** decodeToken as three calls (embed, every layer, sample): for engines with no one-call decode. */
+export async function decodeInSteps(engine: LayerEngine, id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+  const hidden = await engine.runLayers(engine.range, engine.kvLength(), await engine.embed([id]));
+  return engine.sample(hidden, opts, constraint);
 }

@@ -1,8 +1,8 @@
-// Generator: drives an ordered pipeline of LayerEngines (the first holds the embedding, the last the
-// head; one engine holding everything is a pipeline of one) to turn a prompt into tokens. The same code
-// runs a single device and a room of devices.
+// Generator: drives ONE LayerEngine holding the embedding, every layer and the head to turn a prompt into
+// tokens. That engine is a device's own (reference or WebGPU) or the room's RoomEngine, which spreads the
+// layers over devices; the Generator cannot tell them apart, so one device and a room run the same code.
 //
-// Prefix reuse and checkpoints. The Generator remembers the tokens whose K/V every engine holds. A new
+// Prefix reuse and checkpoints. The Generator remembers the tokens whose K/V the engine holds. A new
 // prompt reuses the longest cached prefix that ends either at the live end of the cache or at a kept
 // checkpoint; the cache is truncated there and only the rest is computed. Checkpoints are positions:
 //   - pinned: `pinAt`, the end of the system prompt + tools; never counted, never evicted;
@@ -15,16 +15,16 @@
 // tokenSeed(seed, p), so cached and fresh runs agree.
 
 import type { LayerEngine, SamplingOptions, TokenConstraint } from './engine-types.ts';
-import { EngineUsageError, PipelineError } from './reference/errors.ts';
+import { EngineUsageError, SamplingError } from './reference/errors.ts';
 import { tokenSeed } from './sampler.ts';
 
 /** Same values as the agent's FinishReason: stop token, answer cap, context full, aborted, failure. */
 export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
 
 export interface GeneratorOptions {
-  ctx: number;                 // context capacity in tokens (prompt + answer); ≤ every engine's KV capacity
+  ctx: number;                 // context capacity in tokens (prompt + answer); ≤ the engine's KV capacity
   ckpt?: number;               // answer checkpoints kept (default 4); 0 = no checkpoints, pinned included
-  prefillChunk?: number;       // tokens per prefill step through the pipeline (default 512)
+  prefillChunk?: number;       // tokens per prefill call into the engine (default 512)
 }
 
 export interface GenerateOptions {
@@ -46,7 +46,7 @@ export interface GenerationStats {
   prefillSeconds: number;      // start until the first token was sampled
   decodeSeconds: number;       // the rest
   prefillTokensPerSecond: number;  // promptComputed / prefillSeconds
-  decodeTokensPerSecond: number;   // decode steps / decodeSeconds (a step = one token through the pipeline)
+  decodeTokensPerSecond: number;   // decode steps / decodeSeconds (a step = one token through every layer)
   seconds: number;             // total
   seed: number;                // the sampling seed used (random when none was given)
 }
@@ -66,8 +66,8 @@ export class Generator {
   readonly ctx: number;
   readonly ckpt: number;
   readonly prefillChunk: number;
-  private readonly pipeline: readonly LayerEngine[];
-  private tokens: number[] = [];           // ids whose K/V all engines hold (positions 0..length-1)
+  private readonly engine: LayerEngine;
+  private tokens: number[] = [];           // ids whose K/V the engine holds (positions 0..length-1)
   private answerCheckpoints: number[] = []; // ascending positions, at most `ckpt`
   /** Last prompt row's hidden state [H] at each answer checkpoint: lets the same prompt run again. */
   private answerHidden = new Map<number, Float32Array>();
@@ -75,20 +75,22 @@ export class Generator {
   private pinRequest: number | undefined;  // the pin position asked for (by pin() or the last pinAt)
   private busy = false;
 
-  constructor(pipeline: readonly LayerEngine[], opts: GeneratorOptions) {
-    checkPipeline(pipeline);
+  constructor(engine: LayerEngine, opts: GeneratorOptions) {
+    if (!engine.hasEmbedding || !engine.hasHead || engine.range[0] !== 0) {
+      throw new EngineUsageError(`Generator: the engine must hold the embedding, every layer and the head; it holds layers [${engine.range}]${engine.hasEmbedding ? '' : ', no embedding'}${engine.hasHead ? '' : ', no head'}`);
+    }
     if (!(Number.isInteger(opts.ctx) && opts.ctx > 0)) throw new EngineUsageError(`Generator: ctx ${opts.ctx} must be a positive integer`);
     const ckpt = opts.ckpt ?? DEFAULT_CKPT;
     if (!(Number.isInteger(ckpt) && ckpt >= 0)) throw new EngineUsageError(`Generator: ckpt ${ckpt} must be a whole number >= 0`);
     const chunk = opts.prefillChunk ?? DEFAULT_PREFILL_CHUNK;
     if (!(Number.isInteger(chunk) && chunk > 0)) throw new EngineUsageError(`Generator: prefillChunk ${chunk} must be a positive integer`);
-    this.pipeline = pipeline;
+    this.engine = engine;
     this.ctx = opts.ctx;
     this.ckpt = ckpt;
     this.prefillChunk = chunk;
   }
 
-  /** Token ids whose K/V the pipeline holds. */
+  /** Token ids whose K/V the engine holds. */
   get cachedTokens(): readonly number[] {
     return this.tokens;
   }
@@ -108,10 +110,10 @@ export class Generator {
     if (this.ckpt > 0 && position <= this.tokens.length) this.pinned = position;
   }
 
-  /** Forget everything cached (truncates every engine to 0). */
+  /** Forget everything cached (truncates the engine to 0). */
   async reset(): Promise<void> {
     this.forget(0);
-    await Promise.all(this.pipeline.map((e) => e.truncate(0)));
+    await this.engine.truncate(0);
   }
 
   async generate(prompt: readonly number[], opts: GenerateOptions): Promise<GenerationResult> {
@@ -125,6 +127,7 @@ export class Generator {
     };
     let tFirst: number | undefined;
     let decodeSteps = 0;
+    let feeding: number | undefined;                // the token decodeToken is feeding, while it runs
     const finish = (reason: FinishReason, extra: Partial<GenerationResult> = {}): GenerationResult => {
       const now = performance.now();
       stats.generated = ids.length;
@@ -143,11 +146,11 @@ export class Generator {
       return finish('error', { error: e as Error });              // bad arguments: the cache is untouched
     }
     this.busy = true;
-    let inEngines = false;                          // true while engines may be changing their caches
-    const engines = async <T>(work: () => Promise<T>): Promise<T> => {
-      inEngines = true;
+    let inEngine = false;                           // true while the engine may be changing its cache
+    const engine = async <T>(work: () => Promise<T>): Promise<T> => {
+      inEngine = true;
       const result = await work();
-      inEngines = false;
+      inEngine = false;
       return result;
     };
     try {
@@ -155,7 +158,7 @@ export class Generator {
       const stopTokens = new Set(opts.stopTokens ?? []);
 
       // 1. Reuse: truncate to the best reusable prefix, then compute the rest in chunks.
-      const reuse = await engines(() => this.restorePrefix(prompt));
+      const reuse = await engine(() => this.restorePrefix(prompt));
       stats.promptReused = reuse;
       if (opts.pinAt !== undefined) this.pinRequest = opts.pinAt;
       const pinAt = this.pinRequest;
@@ -164,7 +167,7 @@ export class Generator {
       for (let at = reuse; at < prompt.length;) {
         if (opts.signal?.aborted) return finish('stopped');
         const end = this.chunkEnd(at, prompt.length, pinAt);
-        hidden = await engines(() => this.forward(prompt.slice(at, end), at));
+        hidden = await engine(() => this.forward(prompt.slice(at, end), at));
         stats.promptComputed += end - at;
         if (pinAt === end && this.ckpt > 0) this.pinned = end;
         at = end;
@@ -173,24 +176,23 @@ export class Generator {
       this.addAnswerCheckpoint(prompt.length, hidden);
       if (opts.maxNewTokens <= 0) return finish('cap');
 
-      // 2. Decode: sample from the last hidden row, feed the token back, until a finish condition.
-      //    A single engine with decodeToken feeds the previous token and samples the next in one call
-      //    (one GPU submit per token); otherwise feed (forward) and sample are separate calls.
-      const last = this.pipeline[this.pipeline.length - 1]!;
-      const fused = this.pipeline.length === 1 && typeof last.decodeToken === 'function';
+      // 2. Decode: the first token is sampled from the prompt's last hidden row; each later one comes from
+      //    decodeToken, which feeds the previous token and samples the next (how is the engine's choice).
       for (;;) {
         if (opts.signal?.aborted) return finish('stopped');
         const position = prompt.length + ids.length;   // where the sampled token will sit
         const constraint = opts.constraint?.(ids) ?? undefined;
         const tokenOpts = { ...sampling, seed: tokenSeed(seed, position) };
         let id: number;
-        if (fused && ids.length > 0) {
+        if (ids.length > 0) {
           const previous = ids[ids.length - 1]!;
-          id = await engines(() => last.decodeToken!(previous, tokenOpts, constraint));
+          feeding = previous;
+          id = await engine(() => this.engine.decodeToken(previous, tokenOpts, constraint));
+          feeding = undefined;
           this.tokens.push(previous);
           decodeSteps++;
         } else {
-          id = await last.sample(hidden, tokenOpts, constraint);
+          id = await this.engine.sample(hidden, tokenOpts, constraint);
         }
         tFirst ??= performance.now();
         if (stopTokens.has(id)) return finish('stop', { stopToken: id });
@@ -198,26 +200,21 @@ export class Generator {
         opts.onToken?.(id, ids);
         if (ids.length >= opts.maxNewTokens) return finish('cap');
         if (prompt.length + ids.length >= this.ctx) return finish('context');
-        if (opts.signal?.aborted) return finish('stopped');
-        if (!fused) {
-          hidden = await engines(() => this.forward([id], position));
-          decodeSteps++;
-        }
       }
     } catch (e) {
-      // An engine failed part-way: which K/V it holds is unknown, so start from an empty cache. Failures
-      // between engine calls (sampling, the caller's callbacks) leave the cache consistent and kept.
-      if (inEngines) await this.resetAfterFailure();
+      // The engine failed part-way: which K/V it holds is unknown, so start from an empty cache. Failures
+      // between engine calls (the caller's callbacks) and sampling failures (a constraint allowing no
+      // token: the layers ran, only the pick failed) leave the cache consistent and kept.
+      if (inEngine && !(isSamplingError(e) && this.consistentAfterSampling(feeding))) await this.resetAfterFailure();
       return finish('error', { error: e instanceof Error ? e : new Error(String(e)) });
     } finally {
       this.busy = false;
     }
   }
 
-  /** Embed `ids` at positions [start, start+n), run every engine's layers; returns the last row [H]. */
+  /** Embed `ids` at positions [start, start+n) and run every layer; returns the last row [H]. */
   private async forward(ids: number[], start: number): Promise<Float32Array> {
-    let hidden = await this.pipeline[0]!.embed(ids);                    // [n, H]
-    for (const engine of this.pipeline) hidden = await engine.runLayers(engine.range, start, hidden);
+    const hidden = await this.engine.runLayers(this.engine.range, start, await this.engine.embed(ids)); // [n, H]
     this.tokens.push(...ids);
     const H = hidden.length / ids.length;
     return hidden.subarray(hidden.length - H);                          // [H]
@@ -230,10 +227,8 @@ export class Generator {
    * last prompt token is computed (its hidden state gives the first logits). Returns the tokens reused.
    */
   private async restorePrefix(prompt: readonly number[]): Promise<number> {
-    // Engines holding no layers (a host with only embedding and head) hold no K/V: they do not count.
-    const holders = this.pipeline.filter((e) => e.range[1] > e.range[0]);
-    const live = holders.length === 0 ? this.tokens.length : Math.min(...holders.map((e) => e.kvLength()));
-    if (live < this.tokens.length) this.forget(live);                   // an engine lost entries: trust it
+    const live = this.engine.kvLength();
+    if (live < this.tokens.length) this.forget(live);                   // the engine lost entries: trust it
     let common = 0;
     while (common < this.tokens.length && common < prompt.length && this.tokens[common] === prompt[common]) common++;
     const limit = this.answerHidden.has(prompt.length) ? prompt.length : prompt.length - 1;
@@ -245,7 +240,7 @@ export class Generator {
       reuse = Math.max(0, ...kept.filter((c) => c <= Math.min(common, limit)));
     }
     this.forget(reuse);
-    await Promise.all(holders.map((e) => (e.kvLength() === reuse ? undefined : e.truncate(reuse))));
+    if (this.engine.kvLength() !== reuse) await this.engine.truncate(reuse);
     return reuse;
   }
 
@@ -272,22 +267,20 @@ export class Generator {
     return next;
   }
 
+  /**
+   * After decodeToken failed in sampling, the engine holds the cache with or without the token it was
+   * feeding (engines count it before or after the pick): adopt whichever its length says. False when the
+   * length fits neither (then the caller resets).
+   */
+  private consistentAfterSampling(feeding: number | undefined): boolean {
+    const kv = this.engine.kvLength();
+    if (feeding !== undefined && kv === this.tokens.length + 1) this.tokens.push(feeding);
+    return kv === this.tokens.length;
+  }
+
   private async resetAfterFailure(): Promise<void> {
     this.forget(0);
-    await Promise.allSettled(this.pipeline.map((e) => e.truncate(0)));
-  }
-}
-
-function checkPipeline(pipeline: readonly LayerEngine[]): void {
-  if (pipeline.length === 0) throw new PipelineError('the pipeline has no engines');
-  if (!pipeline[0]!.hasEmbedding) throw new PipelineError(`the first engine (layers [${pipeline[0]!.range}]) holds no embedding`);
-  const last = pipeline[pipeline.length - 1]!;
-  if (!last.hasHead) throw new PipelineError(`the last engine (layers [${last.range}]) holds no head`);
-  if (pipeline[0]!.range[0] !== 0) throw new PipelineError(`the pipeline starts at layer ${pipeline[0]!.range[0]}, not 0`);
-  for (let i = 1; i < pipeline.length; i++) {
-    if (pipeline[i]!.range[0] !== pipeline[i - 1]!.range[1]) {
-      throw new PipelineError(`engine ${i} starts at layer ${pipeline[i]!.range[0]} but engine ${i - 1} ends at ${pipeline[i - 1]!.range[1]}`);
-    }
+    await this.engine.truncate(0).catch(() => undefined);
   }
 }
 
@@ -296,4 +289,9 @@ function checkPrompt(prompt: readonly number[], opts: GenerateOptions): void {
   if (!prompt.every((id) => Number.isInteger(id) && id >= 0)) throw new EngineUsageError('generate: the prompt holds an id that is not a token id');
   if (!Number.isInteger(opts.maxNewTokens)) throw new EngineUsageError(`generate: maxNewTokens ${opts.maxNewTokens} is not a whole number`);
   if (opts.pinAt !== undefined && !(Number.isInteger(opts.pinAt) && opts.pinAt >= 0)) throw new EngineUsageError(`generate: pinAt ${opts.pinAt} is not a position`);
+}
+
+/** SamplingError by class, or by code once it crossed a worker or a peer. */
+function isSamplingError(e: unknown): boolean {
+  return e instanceof SamplingError || (e instanceof Error && (e as Error & { code?: unknown }).code === 'sampling');
 }

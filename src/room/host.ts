@@ -313,7 +313,7 @@ export class RoomHost {
         stages.push(d.remote);
       }
       this.roomEngine = new RoomEngine(this.hostEngine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
-      this.generator = new Generator([this.roomEngine], { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
+      this.generator = new Generator(this.roomEngine, { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
       this.emitDevices();
       this.emit({ type: 'ready', epoch, deal: this.currentDeal });
     } catch (e) {

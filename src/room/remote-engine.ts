@@ -109,5 +109,6 @@ export class RemoteLayerEngine implements LayerEngine {
   embed(): Promise<Float32Array> { return Promise.reject(new EngineUsageError(`device "${this.device.name}" holds no embedding`)); }
   logits(): Promise<Float32Array> { return Promise.reject(new EngineUsageError(`device "${this.device.name}" holds no head`)); }
   sample(_h: Float32Array, _o: SamplingOptions): Promise<number> { return this.logits() as unknown as Promise<number>; }
+  decodeToken(): Promise<number> { return this.embed() as unknown as Promise<number>; }
   async dispose(): Promise<void> { this.fail(new EngineUsageError(`device "${this.device.name}": engine of epoch ${this.epoch} was disposed`)); }
 }

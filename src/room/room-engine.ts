@@ -3,7 +3,7 @@
 // own engine and RemoteLayerEngines), in order. runLayers on n tokens is pipelined in micro-chunks: chunk
 // c goes to stage s as soon as stage s−1 finished it and stage s finished chunk c−1, so with k devices
 // up to k chunks are computed at once (a wavefront). Decode (n = 1) is one chunk.
-import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import { decodeInSteps, type LayerEngine, type LayerRange, type SamplingOptions, type TokenConstraint } from '../model/engine-types.ts';
 import { EngineUsageError, PipelineError } from '../model/reference/errors.ts';
 
 export interface RoomEngineOptions {
@@ -20,9 +20,9 @@ export class RoomEngine implements LayerEngine {
   microChunk: number;
   private readonly hiddenSize: number;
 
-  /** head: holds embedding + head (and maybe layers). stages: non-empty layer ranges in order, covering [0, L). */
-  constructor(readonly head: LayerEngine, readonly stages: readonly LayerEngine[], opts: RoomEngineOptions) {
-    if (!head.hasEmbedding || !head.hasHead) throw new PipelineError('the host engine must hold the embedding and the head');
+  /** host: the host's engine, holds embedding + head (and maybe layers). stages: non-empty layer ranges in order, covering [0, L). */
+  constructor(readonly host: LayerEngine, readonly stages: readonly LayerEngine[], opts: RoomEngineOptions) {
+    if (!host.hasEmbedding || !host.hasHead) throw new PipelineError('the host engine must hold the embedding and the head');
     let at = 0;
     for (const s of stages) {
       if (s.range[0] !== at || s.range[1] <= s.range[0]) throw new PipelineError(`stage [${s.range}] does not continue the pipeline at layer ${at}`);
@@ -53,20 +53,20 @@ export class RoomEngine implements LayerEngine {
     return result;
   }
 
-  private engines(): LayerEngine[] { return [...new Set([this.head, ...this.stages])]; }
+  private engines(): LayerEngine[] { return [...new Set([this.host, ...this.stages])]; }
 
   kvLength(): number {
-    return this.stages.length === 0 ? this.head.kvLength() : Math.min(...this.stages.map((s) => s.kvLength()));
+    return this.stages.length === 0 ? this.host.kvLength() : Math.min(...this.stages.map((s) => s.kvLength()));
   }
 
   async truncate(length: number): Promise<void> {
     await Promise.all(this.engines().map((e) => (e.kvLength() > length ? e.truncate(length) : undefined)));
   }
 
-  embed(ids: number[]): Promise<Float32Array> { return this.head.embed(ids); }
-  logits(hidden: Float32Array): Promise<Float32Array> { return this.head.logits(hidden); }
+  embed(ids: number[]): Promise<Float32Array> { return this.host.embed(ids); }
+  logits(hidden: Float32Array): Promise<Float32Array> { return this.host.logits(hidden); }
   sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    return this.head.sample(hidden, opts, constraint);
+    return this.host.sample(hidden, opts, constraint);
   }
 
   /**
@@ -76,10 +76,9 @@ export class RoomEngine implements LayerEngine {
    */
   async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const [only] = this.stages;
-    const fused = this.stages.length === 1 && only === this.head && only.range[0] === 0 && only.range[1] === this.range[1];
-    if (fused && this.head.decodeToken) return this.timed(this.head, 1, () => this.head.decodeToken!(id, opts, constraint));
-    const hidden = await this.runLayers(this.range, this.kvLength(), await this.embed([id]));
-    return this.sample(hidden, opts, constraint);
+    const alone = this.stages.length === 1 && only === this.host && only.range[0] === 0 && only.range[1] === this.range[1];
+    if (alone) return this.timed(this.host, 1, () => this.host.decodeToken(id, opts, constraint));
+    return decodeInSteps(this, id, opts, constraint);
   }
 
   async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {

@@ -65,7 +65,7 @@ export async function referenceGreedy(source: ModelSource, promptIds: number[], 
   const { numLayers } = await loadModelConfig(source);
   const weights = await loadWeights(source, { layers: [0, numLayers], embedding: true, head: true });
   const ctx = promptIds.length + maxNewTokens;
-  const result = await new Generator([new ReferenceEngine(weights, { ctx })], { ctx }).generate(promptIds, { maxNewTokens });
+  const result = await new Generator(new ReferenceEngine(weights, { ctx }), { ctx }).generate(promptIds, { maxNewTokens });
   if (result.finish !== 'cap') throw result.error ?? new Error(`generation ended with ${result.finish}`);
   return result.ids;
 }

@@ -34,7 +34,7 @@ afterAll(async () => {
 async function gpuGenerator(ckpt?: number): Promise<{ g: Generator; e: WebGPUEngine }> {
   const e = await createWebGPUEngine(weights, { device, ctx: CTX });
   engines.push(e);
-  return { g: new Generator([e], { ctx: CTX, ...(ckpt === undefined ? {} : { ckpt }) }), e };
+  return { g: new Generator(e, { ctx: CTX, ...(ckpt === undefined ? {} : { ckpt }) }), e };
 }
 const greedy = (max: number, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({ maxNewTokens: max, ...extra });
 
@@ -56,7 +56,7 @@ describe('checkpoints on the WebGPU engine', () => {
     // the engine saw the suffix once, then 7 decode steps (the 8th token is never fed back)
     expect(e.stats().layerTokens - before).toBe(user2.length + 7);
     expect(again.ids).toEqual(await freshIds(prompt, greedy(8)));
-    const ref = await new Generator([new ReferenceEngine(weights, { ctx: CTX })], { ctx: CTX }).generate(prompt, greedy(8));
+    const ref = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(prompt, greedy(8));
     expect(again.ids).toEqual(ref.ids);
   });
 
@@ -96,7 +96,7 @@ describe('checkpoints on the WebGPU engine', () => {
     const mask = (): ReturnType<typeof allowOnly> => allowOnly([13, 198, 220, 279, 311, 315, 323, 5109, 30, 11], 151936);
     const gpu = await g.generate(prompt, greedy(10, { sampling }));
     const gpuMasked = await g.generate(prompt, greedy(6, { constraint: mask }));
-    const ref = new Generator([new ReferenceEngine(weights, { ctx: CTX })], { ctx: CTX });
+    const ref = new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX });
     expect(gpu.ids).toEqual((await ref.generate(prompt, greedy(10, { sampling }))).ids);
     const refMasked = await ref.generate(prompt, greedy(6, { constraint: mask }));
     expect(gpuMasked.ids).toEqual(refMasked.ids);

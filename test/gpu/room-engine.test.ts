@@ -21,7 +21,7 @@ describe('RoomEngine over WebGPU engines', () => {
   beforeAll(async () => {
     dir = path.join(await tinyModelFolder({ layers: 4, seed: 7 }), 'safetensors');
     weights = await loadTiny(dir);
-    expected = (await new Generator([new ReferenceEngine(weights, { ctx: CTX })], { ctx: CTX }).generate(PROMPT, { maxNewTokens: N })).ids;
+    expected = (await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, { maxNewTokens: N })).ids;
     expect(expected).toHaveLength(N);
   });
 
@@ -31,7 +31,7 @@ describe('RoomEngine over WebGPU engines', () => {
     try {
       const room = new RoomEngine(engine, [engine], { numLayers: 4, hiddenSize: weights.config.hiddenSize });
       const before = engine.stats().submits;
-      const r = await new Generator([room], { ctx: CTX }).generate(PROMPT, { maxNewTokens: N });
+      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: N });
       expect(r.ids).toEqual(expected);
       expect(engine.stats().last).toMatchObject({ op: 'decodeToken', submits: 1 });
       // prefill: embed + runLayers + sample; then one submit for each of the N − 1 fed-back tokens
@@ -50,7 +50,7 @@ describe('RoomEngine over WebGPU engines', () => {
     const stage = await createWebGPUEngine(stageWeights, { device, ctx: CTX, useF16: false });
     try {
       const room = new RoomEngine(host, [host, stage], { numLayers: 4, hiddenSize: weights.config.hiddenSize });
-      const r = await new Generator([room], { ctx: CTX }).generate(PROMPT, { maxNewTokens: N });
+      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: N });
       expect(r.ids).toEqual(expected);
       expect(host.stats().last.op).toBe('sample');
       expect(stage.kvLength()).toBe(PROMPT.length + N - 1);

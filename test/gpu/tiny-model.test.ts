@@ -26,7 +26,7 @@ describe.each([
     weights = await loadTiny(dir);
     expect(weights.layers.size).toBe(4);
     prompt = (await Tokenizer.fromSource(new NodeFolderSource(dir))).encode(PROMPT);
-    const ref = await new Generator([new ReferenceEngine(weights, { ctx: CTX })], { ctx: CTX }).generate(prompt, { maxNewTokens: 32 });
+    const ref = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(prompt, { maxNewTokens: 32 });
     expected = ref.ids;
     expect(expected).toHaveLength(32);
     expect(new Set(expected).size).toBeGreaterThan(4);   // varied tokens, not one repeated id
@@ -37,7 +37,7 @@ describe.each([
     const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16 });
     try {
       const before = engine.stats().submits;
-      const r = await new Generator([engine], { ctx: CTX }).generate(prompt, { maxNewTokens: 32 });
+      const r = await new Generator(engine, { ctx: CTX }).generate(prompt, { maxNewTokens: 32 });
       expect(r.finish).toBe('cap');
       expect(r.ids).toEqual(expected);
       const s = engine.stats();

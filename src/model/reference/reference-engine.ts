@@ -10,7 +10,7 @@
 //   x  += attention(q, K, V) · W_oᵀ                         [n, H]
 //   x  += (silu(gate) · up)(rms(x) · post_attention_layernorm) · W_downᵀ
 
-import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../engine-types.ts';
+import { decodeInSteps, type LayerEngine, type LayerRange, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
 import type { LayerWeights, Linear, ModelConfig, ModelWeights } from '../types.ts';
 import { sampleLogits } from '../sampler.ts';
 import { ContextFullError, EngineUsageError, PositionError } from './errors.ts';
@@ -203,6 +203,14 @@ export class ReferenceEngine implements LayerEngine {
 
   async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     return sampleLogits(await this.logits(hidden), opts, constraint);
+  }
+
+  /** embed + runLayers + sample: the CPU has no dispatch overhead to save by fusing them. */
+  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    if (!this.hasEmbedding || !this.hasHead || this.range[0] !== 0 || this.range[1] !== this.config.numLayers) {
+      throw new EngineUsageError(`decodeToken needs the embedding, every layer and the head; this engine holds layers [${this.range}]${this.hasEmbedding ? '' : ', no embedding'}${this.hasHead ? '' : ', no head'}`);
+    }
+    return decodeInSteps(this, id, opts, constraint);
   }
 
   async dispose(): Promise<void> {

@@ -26,7 +26,7 @@ beforeAll(async () => {
 }, 120_000);
 
 function fresh(ckpt?: number): { backend: EngineBackend; generator: Generator } {
-  const generator = new Generator([new ReferenceEngine(weights, { ctx: CTX })], { ctx: CTX, ...(ckpt === undefined ? {} : { ckpt }) });
+  const generator = new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX, ...(ckpt === undefined ? {} : { ckpt }) });
   const backend = new EngineBackend({ generator, tokenizer, template, contextSize: CTX, devices: 1, sampling: { temperature: 0 } });
   return { backend, generator };
 }
@@ -43,7 +43,7 @@ describe('EngineBackend', () => {
 
   test('tokens are exactly the Generator\'s, counts are exact and the stream ends on the same text', async () => {
     const prompt = tokenizer.encode('<|im_start|>user\nwrite a game<|im_end|>\n<|im_start|>assistant\n');
-    const direct = await new Generator([new ReferenceEngine(weights, { ctx: CTX })], { ctx: CTX }).generate(prompt, { maxNewTokens: 12, stopTokens: stop() });
+    const direct = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(prompt, { maxNewTokens: 12, stopTokens: stop() });
     const { backend } = fresh();
     const streamed: string[] = [];
     const r = await backend.generate({ prompt, maxNewTokens: 12, stopTokens: stop(), onToken: (_id, text) => streamed.push(text) });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LayerEngine, LayerRange } from '../../../src/model/engine-types.ts';
 import { Generator, type GenerateOptions } from '../../../src/model/generator.ts';
-import { EngineError, PipelineError } from '../../../src/model/reference/errors.ts';
+import { EngineError, EngineUsageError } from '../../../src/model/reference/errors.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
 import { allowOnly, argmax } from '../../../src/model/sampler.ts';
 import { syntheticWeights, weightsSubset } from './reference/synthetic-model.ts';
@@ -13,7 +13,7 @@ const user1 = [40, 41, 3, 90, 11];
 const user2 = [70, 5, 5, 12, 64, 8];
 const ctx = 128;
 
-const fresh = (): Generator => new Generator([new ReferenceEngine(weights, { ctx })], { ctx });
+const fresh = (): Generator => new Generator(new ReferenceEngine(weights, { ctx }), { ctx });
 const greedy = (max: number, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({ maxNewTokens: max, ...extra });
 
 /** Greedy tokens by hand on a fresh engine: the definition the Generator must meet. */
@@ -29,7 +29,7 @@ async function handLoop(prompt: number[], count: number): Promise<number[]> {
   return out;
 }
 
-describe('Generator: one engine and pipelines', () => {
+describe('Generator: one engine', () => {
   it('greedy tokens equal a hand-driven loop; stats count the prompt and the answer', async () => {
     const prompt = [...sys, ...user1];
     const r = await fresh().generate(prompt, greedy(10));
@@ -42,27 +42,6 @@ describe('Generator: one engine and pipelines', () => {
     expect(r.stats.decodeTokensPerSecond).toBeGreaterThan(0);
   });
 
-  it('a pipeline of three engines holding [0,1), [1,2), [2,3) gives the same tokens as one engine', async () => {
-    const parts: LayerRange[] = [[0, 1], [1, 2], [2, 3]];
-    const pipeline = parts.map(([a, b], i) => new ReferenceEngine(weightsSubset(weights, a, b, { embedding: i === 0, head: i === 2 }), { ctx }));
-    const prompt = [...sys, ...user2];
-    const split = await new Generator(pipeline, { ctx }).generate(prompt, greedy(8));
-    expect(split.ids).toEqual((await fresh().generate(prompt, greedy(8))).ids);
-  });
-
-  it('a host holding only embedding and head (no layers) around a device holding all layers', async () => {
-    const host = new ReferenceEngine(weightsSubset(weights, 0, 0, { embedding: true, head: true }), { ctx });
-    const device = new ReferenceEngine(weightsSubset(weights, 0, 3, {}), { ctx });
-    const hostTail = new ReferenceEngine(weightsSubset(weights, 3, 3, { head: true }), { range: [3, 3], ctx });
-    expect(host.range).toEqual([0, 0]);
-    const g = new Generator([host, device, hostTail], { ctx });
-    const p1 = [...sys, ...user1];
-    const a1 = await g.generate(p1, greedy(5));
-    expect(a1.ids).toEqual(await handLoop(p1, 5));
-    const r = await g.generate([...p1, ...a1.ids, ...user2], greedy(3));
-    expect(r.stats.promptReused).toBe(p1.length + 4);
-  });
-
   it('prefill in chunks gives the same tokens, and chunks break at the pinned position', async () => {
     const engine = new ReferenceEngine(weights, { ctx });
     const calls: [number, number][] = [];
@@ -73,18 +52,17 @@ describe('Generator: one engine and pipelines', () => {
       },
     });
     const prompt = [...sys, ...user1];
-    const r = await new Generator([recording], { ctx, prefillChunk: 5 }).generate(prompt, greedy(4, { pinAt: 12 }));
+    const r = await new Generator(recording, { ctx, prefillChunk: 5 }).generate(prompt, greedy(4, { pinAt: 12 }));
     expect(r.ids).toEqual(await handLoop(prompt, 4));
     expect(calls.slice(0, 4)).toEqual([[0, 5], [5, 5], [10, 2], [12, 5]]);
   });
 
-  it('pipelines that do not cover the layers in order are refused with PipelineError', () => {
-    const a = new ReferenceEngine(weightsSubset(weights, 0, 1, { embedding: true }));
-    const c = new ReferenceEngine(weightsSubset(weights, 2, 3, { head: true }));
-    expect(() => new Generator([a, c], { ctx })).toThrow(/engine 1 starts at layer 2 but engine 0 ends at 1/);
-    expect(() => new Generator([a], { ctx })).toThrow(PipelineError);
-    expect(() => new Generator([c], { ctx })).toThrow(/starts at layer 2, not 0/);
-    expect(() => new Generator([], { ctx })).toThrow(/no engines/);
+  it('an engine without the embedding or the head is refused, naming what it lacks', () => {
+    const front = new ReferenceEngine(weightsSubset(weights, 0, 1, { embedding: true }));
+    const back = new ReferenceEngine(weightsSubset(weights, 2, 3, { head: true }));
+    expect(() => new Generator(front, { ctx })).toThrow(EngineUsageError);
+    expect(() => new Generator(front, { ctx })).toThrow(/layers \[0,1\], no head/);
+    expect(() => new Generator(back, { ctx })).toThrow(/holds layers \[2,3\]/);
   });
 });
 
@@ -122,7 +100,7 @@ describe('Generator: prefix reuse and checkpoints', () => {
   });
 
   it('an answer rewritten in the history restores the answer checkpoint (ckpt = N)', async () => {
-    const g = new Generator([new ReferenceEngine(weights, { ctx })], { ctx, ckpt: 2 });
+    const g = new Generator(new ReferenceEngine(weights, { ctx }), { ctx, ckpt: 2 });
     const p1 = [...sys, ...user1];
     const a1 = await g.generate(p1, greedy(5, { pinAt: sys.length }));
     expect(g.checkpoints.answers).toEqual([p1.length]);
@@ -136,7 +114,7 @@ describe('Generator: prefix reuse and checkpoints', () => {
 
   it('ckpt = 1 keeps only the latest answer checkpoint; the pinned one is never counted or evicted', async () => {
     const run = async (ckpt: number): Promise<number> => {
-      const g = new Generator([new ReferenceEngine(weights, { ctx })], { ctx, ckpt });
+      const g = new Generator(new ReferenceEngine(weights, { ctx }), { ctx, ckpt });
       const p1 = [...sys, ...user1];
       const a1 = await g.generate(p1, greedy(4, { pinAt: sys.length }));
       await g.generate([...p1, ...a1.ids, ...user2], greedy(4, { pinAt: sys.length }));
@@ -152,7 +130,7 @@ describe('Generator: prefix reuse and checkpoints', () => {
   });
 
   it('ckpt = 0: no checkpoints (pinned included); only the live end is reused', async () => {
-    const g = new Generator([new ReferenceEngine(weights, { ctx })], { ctx, ckpt: 0 });
+    const g = new Generator(new ReferenceEngine(weights, { ctx }), { ctx, ckpt: 0 });
     const p1 = [...sys, ...user1];
     const a1 = await g.generate(p1, greedy(4, { pinAt: sys.length }));
     expect(g.checkpoints).toEqual({ answers: [] });
@@ -189,7 +167,7 @@ describe('Generator: prefix reuse and checkpoints', () => {
 
   it('follows the engine when its cache was truncated behind the Generator\'s back', async () => {
     const engine = new ReferenceEngine(weights, { ctx });
-    const g = new Generator([engine], { ctx });
+    const g = new Generator(engine, { ctx });
     const p = [...sys, ...user1];
     await g.generate(p, greedy(3));
     await engine.truncate(5);
@@ -211,7 +189,7 @@ describe('Generator: finish reasons', () => {
   });
 
   it('context full: stops when prompt + answer reach ctx; a prompt of ctx tokens computes nothing', async () => {
-    const g = new Generator([new ReferenceEngine(weights, { ctx: 20 })], { ctx: 20 });
+    const g = new Generator(new ReferenceEngine(weights, { ctx: 20 }), { ctx: 20 });
     const r = await g.generate(prompt, greedy(10));
     expect(r.finish).toBe('context');
     expect(r.ids.length).toBe(20 - prompt.length);
@@ -243,7 +221,7 @@ describe('Generator: finish reasons', () => {
         return engine.runLayers(range, start, hidden);
       },
     });
-    const g = new Generator([failing], { ctx });
+    const g = new Generator(failing, { ctx });
     const r = await g.generate(prompt, greedy(10));
     expect(r.finish).toBe('error');
     expect(r.error?.message).toBe('device lost');

@@ -50,7 +50,7 @@ export function caps(memoryBudgetBytes = 2 ** 30, speed = 1): DeviceCaps {
 export async function singleDeviceTokens(files: Map<string, Uint8Array>, prompt: number[], n: number): Promise<number[]> {
   const src = new CountingMemorySource(files);
   const weights = await loadWeights(src, { layers: [0, TINY.layers!], embedding: true, head: true });
-  const gen = new Generator([new ReferenceEngine(weights, { ctx: 256 })], { ctx: 256 });
+  const gen = new Generator(new ReferenceEngine(weights, { ctx: 256 }), { ctx: 256 });
   const r = await gen.generate(prompt, { maxNewTokens: n });
   if (r.finish !== 'cap') throw new Error(`reference run ended ${r.finish}: ${r.error?.message}`);
   return r.ids;
