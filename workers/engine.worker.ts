@@ -8,7 +8,7 @@ import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
 import type { LayerRange, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
-import { EngineUsageError } from '../src/model/reference/errors.ts';
+import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import type { LoadProgress } from '../src/model/types.ts';

@@ -1,7 +1,7 @@
 // createWebGPUEngine: put exactly the parts in `weights` (a layer range, the embedding and head when
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
 import type { LayerRange } from '../model/engine-types.ts';
-import { EngineUsageError } from '../model/reference/errors.ts';
+import { EngineUsageError } from '../model/engine-errors.ts';
 import type { Linear, LoadProgress, ModelWeights } from '../model/types.ts';
 import { requestEngineDevice } from './device.ts';
 import { GpuResourceError } from './errors.ts';

@@ -2,7 +2,7 @@
 // it holds them) with its f16 KV cache. Every call is one queue submit: runLayers encodes all its layers
 // (≤ 8 dispatches each) for a chunk of up to maxBatch tokens, then reads the hidden state back.
 import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
-import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/reference/errors.ts';
+import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/engine-errors.ts';
 import { Prng, pickFromSorted, sampleLogits } from '../model/sampler.ts';
 import type { ModelConfig } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';

@@ -1,6 +1,6 @@
-// Errors of the WebGPU engine beyond the shared engine errors (src/model/reference/errors.ts, which
+// Errors of the WebGPU engine beyond the shared engine errors (src/model/engine-errors.ts, which
 // this engine throws too). `code` survives the worker boundary.
-import { EngineError } from '../model/reference/errors.ts';
+import { EngineError } from '../model/engine-errors.ts';
 
 /** A tensor or cache that cannot be laid out within the device's limits, or a failed GPU allocation. */
 export class GpuResourceError extends EngineError {

@@ -15,7 +15,7 @@
 // tokenSeed(seed, p), so cached and fresh runs agree.
 
 import type { LayerEngine, SamplingOptions, TokenConstraint } from './engine-types.ts';
-import { EngineUsageError, SamplingError } from './reference/errors.ts';
+import { EngineUsageError, SamplingError } from './engine-errors.ts';
 import { tokenSeed } from './sampler.ts';
 
 /** Same values as the agent's FinishReason: stop token, answer cap, context full, aborted, failure. */

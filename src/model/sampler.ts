@@ -18,7 +18,7 @@
 // a multiple of 2^-24, exactly representable in f32 (a WGSL port gives the same value).
 
 import type { SamplingOptions, TokenConstraint } from './engine-types.ts';
-import { SamplingError } from './reference/errors.ts';
+import { SamplingError } from './engine-errors.ts';
 
 /** murmur3's 32-bit finalizer: a bijective mix of a u32. */
 function fmix32(h: number): number {

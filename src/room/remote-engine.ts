@@ -3,7 +3,7 @@
 // requests may be in flight (pipelined prefill); the guest answers them in order. One instance per
 // (device, epoch): a re-deal makes new ones.
 import type { LayerEngine, LayerRange, SamplingOptions } from '../model/engine-types.ts';
-import { EngineUsageError, PositionError } from '../model/reference/errors.ts';
+import { EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { ProtocolError, RemoteDeviceError } from './errors.ts';
 import type { CheckpointOp, Frame, FrameOf } from './protocol.ts';
 

@@ -4,7 +4,7 @@
 // c goes to stage s as soon as stage s−1 finished it and stage s finished chunk c−1, so with k devices
 // up to k chunks are computed at once (a wavefront). Decode (n = 1) is one chunk.
 import { decodeInSteps, type LayerEngine, type LayerRange, type SamplingOptions, type TokenConstraint } from '../model/engine-types.ts';
-import { EngineUsageError, PipelineError } from '../model/reference/errors.ts';
+import { EngineUsageError, PipelineError } from '../model/engine-errors.ts';
 
 export interface RoomEngineOptions {
   numLayers: number;

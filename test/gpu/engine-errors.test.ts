@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
 import { GpuResourceError } from '../../src/gpu/errors.ts';
-import { EngineUsageError, PositionError, SamplingError } from '../../src/model/reference/errors.ts';
+import { EngineUsageError, PositionError, SamplingError } from '../../src/model/engine-errors.ts';
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import { allowOnly } from '../../src/model/sampler.ts';
 import { syntheticWeights, weightsSubset } from '../unit/model/reference/synthetic-model.ts';

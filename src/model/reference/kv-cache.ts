@@ -4,7 +4,7 @@
 // Storage grows by doubling up to `capacity`, so a 40k-token context costs nothing until it is used.
 
 import { roundToF16 } from '../tensor-utils.ts';
-import { ContextFullError, PositionError } from './errors.ts';
+import { ContextFullError, PositionError } from '../engine-errors.ts';
 import type { KvView } from './ops.ts';
 
 export interface KvCacheOptions {

@@ -13,7 +13,7 @@
 import { decodeInSteps, type LayerEngine, type LayerRange, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
 import type { LayerWeights, Linear, ModelConfig, ModelWeights } from '../types.ts';
 import { sampleLogits } from '../sampler.ts';
-import { ContextFullError, EngineUsageError, PositionError } from './errors.ts';
+import { ContextFullError, EngineUsageError, PositionError } from '../engine-errors.ts';
 import { KvCache } from './kv-cache.ts';
 import {
   addInPlace, attention, decodeLinear, embedRows, type DecodedLinear, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul, sliceColumns, tensorToF32,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LayerEngine, LayerRange } from '../../../src/model/engine-types.ts';
 import { Generator, type GenerateOptions } from '../../../src/model/generator.ts';
-import { EngineError, EngineUsageError } from '../../../src/model/reference/errors.ts';
+import { EngineError, EngineUsageError } from '../../../src/model/engine-errors.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
 import { allowOnly, argmax } from '../../../src/model/sampler.ts';
 import { syntheticWeights, weightsSubset } from './reference/synthetic-model.ts';

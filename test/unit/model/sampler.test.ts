@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SamplingError } from '../../../src/model/reference/errors.ts';
+import { SamplingError } from '../../../src/model/engine-errors.ts';
 import { allowOnly, argmax, isAllowed, pickFromSorted, Prng, sampleLogits, tokenSeed } from '../../../src/model/sampler.ts';
 
 const softmax = (logits: number[], T: number): number[] => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LayerEngine, LayerRange } from '../../../src/model/engine-types.ts';
 import { Generator, type GenerateOptions } from '../../../src/model/generator.ts';
-import { PipelineError } from '../../../src/model/reference/errors.ts';
+import { PipelineError } from '../../../src/model/engine-errors.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
 import { RoomEngine } from '../../../src/room/room-engine.ts';
 import { syntheticWeights, weightsSubset } from '../model/reference/synthetic-model.ts';

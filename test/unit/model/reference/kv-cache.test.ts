@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ContextFullError, PositionError } from '../../../../src/model/reference/errors.ts';
+import { ContextFullError, PositionError } from '../../../../src/model/engine-errors.ts';
 import { KvCache } from '../../../../src/model/reference/kv-cache.ts';
 import { roundToF16 } from '../../../../src/model/tensor-utils.ts';
 

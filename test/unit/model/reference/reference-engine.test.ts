@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ContextFullError, EngineUsageError, PositionError } from '../../../../src/model/reference/errors.ts';
+import { ContextFullError, EngineUsageError, PositionError } from '../../../../src/model/engine-errors.ts';
 import { ReferenceEngine } from '../../../../src/model/reference/reference-engine.ts';
 import { argmax } from '../../../../src/model/sampler.ts';
 import { naiveLastLogits } from './naive-forward.ts';

@@ -1,6 +1,6 @@
-// Named errors of running a model (any LayerEngine, the sampler and the Generator). `code` survives
-// structured cloning across a worker or a peer, where the class itself does not. Other engines (WebGPU,
-// remote devices) throw these same classes so callers can handle them one way.
+// Named errors of running a model, shared by every LayerEngine (CPU reference, WebGPU, a worker, the room's
+// remote devices), the sampler and the Generator, so callers handle them one way whatever runs the layers.
+// `code` survives structured cloning across a worker or a peer, where the class itself does not.
 
 /** Base class: an engine was asked to do something it cannot. */
 export class EngineError extends Error {
@@ -14,7 +14,7 @@ export class ContextFullError extends EngineError {
   override readonly code = 'context-full';
 }
 
-/** Positions that do not continue the KV cache, or a layer range the engine does not hold. */
+/** A start position that does not continue the KV cache, or a layer range the engine does not hold. */
 export class PositionError extends EngineError {
   override name = 'PositionError';
   override readonly code = 'bad-position';
@@ -32,7 +32,7 @@ export class SamplingError extends EngineError {
   override readonly code = 'sampling';
 }
 
-/** The pipeline of engines does not cover the model's layers in order, or lacks embedding / head. */
+/** The room's stages do not cover the model's layers in order, or the host engine lacks embedding / head. */
 export class PipelineError extends EngineError {
   override name = 'PipelineError';
   override readonly code = 'pipeline';
