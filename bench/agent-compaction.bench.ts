@@ -1,10 +1,12 @@
-// The agent's prompt reuse on a scripted session (replay backend, real Qwen3 tokenizer and template):
+// The agent's prompt reuse on a scripted session (replay model under the real Generator, real Qwen3 tokenizer and template):
 // tokens computed per step vs the prompt size, and after each compaction how many tokens the pinned
-// checkpoint (system prompt + tools) saved. Exact counts, not estimates.
+// checkpoint (system prompt + tools) saved. Exact counts, not estimates. One answer checkpoint (ckpt 1),
+// so what a compaction leaves to reuse is the pinned one.
 import { readFileSync } from 'node:fs';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../src/model/bundled-tokenizer.ts';
-import { ReplayBackend } from '../src/agent/replay-backend.ts';
+import { replayBackend } from '../src/agent/replay/replay-engine.ts';
+import { RecordingBackend } from '../src/agent/recording-backend.ts';
 import { MemoryFiles } from '../src/agent/files/memory.ts';
 import { createFileTools } from '../src/agent/tools/file-tools.ts';
 import { NodeRegexRunner } from '../src/agent/tools/regex-runner.ts';
@@ -23,7 +25,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const names = 'abcdefghij'.split('');
   const files = new MemoryFiles(Object.fromEntries(names.map((n) => [`${n}.txt`, lines(n, 25)])));
   const replies = [...names.map((n) => call('read_file', { path: `${n}.txt` })), 'Read them all.'];
-  const backend = new ReplayBackend({ tokenizer, template, replies, contextSize: 4096 });
+  const backend = new RecordingBackend(replayBackend({ tokenizer, template, replies, contextSize: 4096, ckpt: 1 }).backend);
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
   const agent = new Agent({ backend, tools, format: 'json', codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
   let compactions = 0;
@@ -33,8 +35,8 @@ export async function run(): Promise<Record<string, number | string>> {
   const ms = performance.now() - started;
   const pin = agent.conversation.pinAt;
   const prompts = backend.requests.map((r) => r.prompt.length);
-  const computed = backend.results.map((r) => r.usage.promptComputed);
-  const afterCompaction = backend.results.filter((r) => r.usage.promptReused === pin).map((r) => r.usage.promptComputed);
+  const computed = backend.results.map((r) => r.stats.promptComputed);
+  const afterCompaction = backend.results.filter((r) => r.stats.promptReused === pin).map((r) => r.stats.promptComputed);
   return {
     'end reason': out.reason,
     steps: out.stats.steps,

@@ -30,7 +30,7 @@ function quantile(sorted: number[], q: number): number {
 
 /** Times next()+accept() for every token inside a call, in µs. */
 function timeCall(grammar: ToolCallGrammar, ids: number[]): number[] {
-  const src = grammar.source();
+  const src = grammar.cursor();
   const times: number[] = [];
   for (const id of ids) {
     const inCall = src.inCall;
@@ -49,7 +49,7 @@ function figures(tok: Tokenizer, format: ToolFormat): Record<string, number> {
   const ids = tok.encode(reply(format));
   const t0 = performance.now();
   const grammar = new ToolCallGrammar({ tokenizer: tok, format, tools: BUILTIN_TOOL_SCHEMAS });
-  const first = grammar.source([tok.special.toolCall!]).next();
+  const first = grammar.cursor([tok.special.toolCall!]).next();
   const startMs = performance.now() - t0;
   if (!first?.bits) throw new Error('no mask after <tool_call>');
   const cold = timeCall(grammar, ids);

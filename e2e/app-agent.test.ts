@@ -1,4 +1,4 @@
-// The agent workspace in real Chromium on the replay backend (?agent=replay&script=…): a request that
+// The agent workspace in real Chromium on the replay model (?agent=replay&script=…): a request that
 // writes files (one edit approved, one rejected through the UI), serves them and ends with the summary
 // line; Stop and Esc end running requests with reason `stopped`; a reload restores the timeline and the
 // files; New task clears the conversation and keeps the files.

@@ -1,8 +1,7 @@
-// What the agent loop needs from a model: the room's engine, a replay script, or an HTTP endpoint.
-import type { TokenConstraint } from '../model/engine-types.ts';
+// What the agent loop needs from a model: the room's engine, a replay script, or an HTTP endpoint. The
+// request and result are the model layer's generate types, extended only by what text-level callers need.
+import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
 import type { ToolSchema } from './tool-types.ts';
-
-export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
 
 /** A chat message as the chat template takes it (arguments as objects, never JSON strings). */
 export type ChatMessage =
@@ -10,39 +9,20 @@ export type ChatMessage =
   | { role: 'assistant'; content: string; tool_calls?: { name: string; arguments: Record<string, unknown> }[] }
   | { role: 'tool'; content: string; name?: string };
 
-/** Per-token grammar: asked before each token, told which token was taken. */
-export interface TokenMaskSource {
-  /** null = free sampling for this token. */
-  next(): TokenConstraint | null;
-  accept(tokenId: number): void;
-}
-
-export interface GenerateRequest {
+/**
+ * One answer to the whole rendered conversation: the model layer's GenerateOptions (answer cap, stop
+ * tokens, pinned checkpoint, the call grammar as `constraint`, abort) plus the prompt and the text as it
+ * streams. A backend that omits `sampling` uses its own default.
+ */
+export interface BackendRequest extends GenerateOptions {
   prompt: number[];            // token ids of the whole rendered conversation
-  maxNewTokens: number;        // answer cap
-  stopTokens: number[];        // <|im_end|>, <|endoftext|>
-  /** Position of the pinned checkpoint (end of system prompt + tools); undefined = none yet. */
-  pinAt?: number;
-  /** Grammar factory, asked once the model opens a tool call (mask per token after that). */
-  mask?: (generatedSoFar: number[]) => TokenMaskSource | null;
-  signal?: AbortSignal;
-  onToken?: (tokenId: number, textSoFar: string) => void;
+  /** The answer's text so far after each token, decoded from exact token bytes (whole characters). */
+  onText?: (textSoFar: string) => void;
 }
 
-export interface GenerateUsage {
-  promptTokens: number;        // length of the prompt
-  promptComputed: number;      // tokens actually run through the layers
-  promptReused: number;        // tokens served from the KV cache / checkpoints
-  generated: number;
-}
-
-export interface GenerateResult {
-  tokens: number[];            // sampled ids (without the stop token)
+/** The model layer's GenerationResult (ids, finish, error, note, stats) plus the answer's text. */
+export interface BackendResult extends GenerationResult {
   text: string;
-  finish: FinishReason;
-  error?: string;
-  usage: GenerateUsage;
-  seconds: number;
 }
 
 export interface Backend {
@@ -53,5 +33,5 @@ export interface Backend {
   decode(ids: number[]): string;
   /** Chat template with tools, thinking off, generation prompt added. */
   render(messages: ChatMessage[], tools: ToolSchema[]): string;
-  generate(req: GenerateRequest): Promise<GenerateResult>;
+  generate(req: BackendRequest): Promise<BackendResult>;
 }

@@ -1,11 +1,11 @@
 // How the loop reads calls out of an answer and constrains them while they are sampled. The grammar
 // helper's parser (src/agent/parse) and grammar (src/agent/grammar) are adapted to this in codec.ts.
-import type { TokenMaskSource } from './backend.ts';
-import type { ParsedCall } from './call-runner.ts';
+import type { Constraint } from '../model/generate-types.ts';
+import type { CallToRun } from './call-runner.ts';
 
 export interface ParsedAnswer {
   /** The calls to run, in order, after near-miss parsing and repairs. */
-  calls: ParsedCall[];
+  calls: CallToRun[];
   /** The answer's text outside the calls (what the timeline shows as the answer). */
   text: string;
   /** The answer tried to call a tool but nothing readable came out. */
@@ -14,6 +14,6 @@ export interface ParsedAnswer {
 
 export interface CallCodec {
   parse(answer: string): ParsedAnswer;
-  /** Per-token grammar, asked with the tokens sampled so far (see GenerateRequest.mask). */
-  mask?(generatedSoFar: number[]): TokenMaskSource | null;
+  /** A fresh per-token grammar for one answer (BackendRequest.constraint); absent = unconstrained. */
+  constraint?(): Constraint;
 }

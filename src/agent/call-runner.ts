@@ -8,10 +8,12 @@ import { hintFor } from './hints.ts';
 import type { StepCall } from './stuck.ts';
 import type { PageReport, ToolOutcome } from './tool-types.ts';
 import type { ToolRegistry } from './tools/registry.ts';
+import type { ParsedCall } from './parse/types.ts';
 import { frameToolResult } from './tools/clip.ts';
 import { LIMITS } from './tools/limits.ts';
 
-export interface ParsedCall { name: string; arguments: Record<string, unknown> }
+/** What runs: a parsed call's name and (repaired) arguments. */
+export type CallToRun = Pick<ParsedCall, 'name' | 'arguments'>;
 
 export interface ApprovalRequest { step: number; call: number; name: string; arguments: Record<string, unknown> }
 
@@ -58,12 +60,12 @@ export interface CallRun {
 const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
 
 /** Canonical key of a call: name + arguments with sorted keys. */
-export function callKey(call: ParsedCall): string {
+export function callKey(call: CallToRun): string {
   const sorted = Object.keys(call.arguments).sort().map((k) => [k, call.arguments[k]]);
   return `${call.name} ${JSON.stringify(sorted)}`;
 }
 
-export async function runCall(call: ParsedCall, step: number, id: number, env: CallEnv): Promise<CallRun> {
+export async function runCall(call: CallToRun, step: number, id: number, env: CallEnv): Promise<CallRun> {
   const key = callKey(call);
   const changesBefore = env.memory.changes;
   const label = describeCall(call);

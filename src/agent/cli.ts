@@ -1,5 +1,5 @@
 // `npm run agent -- --project DIR --replay FILE.jsonl [--format xml|json] [--ctx N] [--json]`
-// Runs the agent loop headless on a folder with the replay backend (one {"text": "..."} per line),
+// Runs the agent loop headless on a folder on the replay model (one {"text": "..."} per line),
 // prints the timeline events and the summary line; with --json the last line is
 // {"reason": ..., "steps": n, "toolCalls": n, "summary": "..."}. Node only.
 import { readFile } from 'node:fs/promises';
@@ -8,7 +8,9 @@ import { ChatTemplate } from '../model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../model/bundled-tokenizer.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
-import { ReplayBackend } from './replay-backend.ts';
+import type { Backend } from './backend.ts';
+import { replayBackend } from './replay/replay-engine.ts';
+import { parseReplayJsonl } from './replay/script.ts';
 import { NodeFolderFiles } from './files/node-folder.ts';
 import { createFileTools } from './tools/file-tools.ts';
 import { NodeRegexRunner } from './tools/regex-runner.ts';
@@ -86,7 +88,7 @@ export async function runAgentCli(argv: string[], io: CliIo = { out: (l) => cons
   });
   const tokenizer = await loadBundledQwen3Tokenizer();
   const template = await templateFor(opts, tokenizer.config);
-  const backend = ReplayBackend.fromJsonl(script, { tokenizer, template, contextSize: opts.ctx }, opts.replay);
+  const { backend } = replayBackend({ tokenizer, template, replies: parseReplayJsonl(script, opts.replay), contextSize: opts.ctx });
   const files = await NodeFolderFiles.open(opts.project, { create: true });
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
   let preview: { close(): Promise<void> } | undefined;
@@ -107,7 +109,7 @@ export async function runAgentCli(argv: string[], io: CliIo = { out: (l) => cons
 
 async function runLoop(
   opts: CliOptions, io: CliIo,
-  parts: { backend: ReplayBackend; tools: ToolRegistry; tokenizer: Tokenizer; template: ChatTemplate; files: NodeFolderFiles },
+  parts: { backend: Backend; tools: ToolRegistry; tokenizer: Tokenizer; template: ChatTemplate; files: NodeFolderFiles },
 ): Promise<number> {
   const { backend, tools, tokenizer, template, files } = parts;
   const agent = new Agent({ backend, tools, format: template.format, codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }), files });

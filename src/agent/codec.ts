@@ -14,7 +14,7 @@ export function createCallCodec(opts: CodecOptions): CallCodec {
   const grammar = new ToolCallGrammar({ tokenizer: opts.tokenizer, format: opts.format, tools: opts.tools });
   return {
     parse: (answer) => parseAnswer(answer, opts),
-    mask: grammar.factory,
+    constraint: () => grammar.constraint(),
   };
 }
 

@@ -2,11 +2,12 @@
 // back, repeat — until an answer has no call. Every limit and end rule is checked here, in one place:
 // done / stopped / limit (30 steps) / stuck / context / error. The conversation is exact token segments
 // (conversation.ts) behind a byte-stable opening, so the pinned checkpoint after it is always valid.
-import type { Backend, GenerateResult } from './backend.ts';
+import type { Backend, BackendResult } from './backend.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
 import type { AgentEvent, AgentListener, NoteKind } from './events.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { ProjectFiles } from './files/types.ts';
+import type { ServedPort } from './tool-types.ts';
 import type { CallCodec } from './call-codec.ts';
 import { Conversation, type CallRecord, type Segment } from './conversation.ts';
 import { TurnRenderer } from './turns.ts';
@@ -50,7 +51,6 @@ export interface AgentOptions {
 }
 
 export interface RestoredState { segments: Segment[]; timeline: TimelineItem[]; requests: number; servedPorts: ServedPort[] }
-export interface ServedPort { port: number; path: string }
 
 export interface RequestOutcome {
   reason: EndReason;
@@ -170,25 +170,25 @@ export class Agent {
       this.emit({ type: 'step', request, step, promptTokens: prompt.length, contextSize: backend.contextSize });
       stats.steps = step;
       const stream = new AnswerStream(step, this.nextCallId, (e) => this.emit(e));
-      const result: GenerateResult = await backend.generate({
+      const result: BackendResult = await backend.generate({
         prompt,
         maxNewTokens: answerCapFor(prompt.length, backend.contextSize, cap),
         stopTokens: this.stopTokens(),
         pinAt: this.conversation.pinAt,
-        mask: codec.mask ? (soFar) => codec.mask!(soFar) : undefined,
+        constraint: codec.constraint?.(),
         signal,
-        onToken: (_id, textSoFar) => stream.update(textSoFar),
+        onText: (textSoFar) => stream.update(textSoFar),
       });
-      stats.generated += result.usage.generated;
-      stats.generateSeconds += result.seconds;
+      stats.generated += result.stats.generated;
+      stats.generateSeconds += result.stats.seconds;
 
       if (result.finish === 'stopped') {
         this.closeCards(step, stream.startedCalls, 'stopped');
         answer = result.text;
-        this.conversation.addAnswer(request, step, result.tokens, result.text, true);
+        this.conversation.addAnswer(request, step, result.ids, result.text, true);
         return end('stopped');
       }
-      if (result.finish === 'error') return end('error', { error: result.error ?? 'the model reported an error' });
+      if (result.finish === 'error') return end('error', { error: result.error?.message ?? 'the model reported an error' });
       if (result.finish === 'cap' || result.finish === 'context') {
         this.closeCards(step, stream.startedCalls, 'cut-off');
         const text = cutOffNote(result, hints);
@@ -199,7 +199,7 @@ export class Agent {
 
       const parsed = codec.parse(result.text);
       answer = parsed.text;
-      this.conversation.addAnswer(request, step, result.tokens, result.text, parsed.calls.length === 0);
+      this.conversation.addAnswer(request, step, result.ids, result.text, parsed.calls.length === 0);
       if (parsed.calls.length === 0) {
         if (parsed.unreadable) {
           const verdict = streaks.record(step, [{ key: '(unreadable call)', label: 'an unreadable tool call', stalled: true, error: 'could not be read' }]);
@@ -289,8 +289,8 @@ function hintSuffix(hint: string | null): string {
 }
 
 /** Seed 001: a cut-off answer is not an answer; say so and ask for smaller steps. */
-function cutOffNote(result: GenerateResult, hints: HintBudget): string {
-  const where = result.finish === 'cap' ? `the answer cap of ${result.usage.generated} tokens` : 'the end of the context';
+function cutOffNote(result: BackendResult, hints: HintBudget): string {
+  const where = result.finish === 'cap' ? `the answer cap of ${result.stats.generated} tokens` : 'the end of the context';
   return `Your last answer was cut off at ${where} before it finished, so it was dropped and none of its calls ran. ` +
     'Work in smaller steps: change files with edit_file instead of rewriting them whole.' + hintSuffix(hints.take('long-files'));
 }

@@ -4,7 +4,8 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { Backend } from './backend.ts';
 import type { Segment } from './conversation.ts';
-import type { RestoredState, ServedPort } from './loop.ts';
+import type { RestoredState } from './loop.ts';
+import type { ServedPort } from './tool-types.ts';
 import type { Agent } from './loop.ts';
 import { TIMELINE_LIMIT, type TimelineItem } from './timeline.ts';
 

@@ -21,6 +21,12 @@ export type ToolOutcome =
   | { ok: true; text: string; changed?: boolean; page?: PageReport }  // changed: the project's files changed
   | { ok: false; error: string; text?: string; page?: PageReport };
 
+/** A port the agent served, as the serve call gave it: the session keeps these and restores them. */
+export interface ServedPort {
+  port: number;
+  path: string;                // the serve target as given ('' = the project root, 'docs/about.html', …)
+}
+
 /**
  * What a served page reported (serve; preview_logs may set it too). The agent loop uses it for the
  * "clean serve then nothing changed = done" rule, the same-first-page-error stuck rule, and the

@@ -1,9 +1,9 @@
 // Hosting a room from the app: open the room (src/room createHostRoom), load the model's tokenizer and
 // chat template, and put the agent workspace on the room's engine through EngineBackend. The state the
 // room screen shows (devices, deal, progress, tok/s, warnings) lives in one Store.
-import { EngineBackend, type TokenGenerator } from '../agent/engine-backend.ts';
+import { EngineBackend } from '../agent/engine-backend.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
-import type { GenerateOptions } from '../model/generator.ts';
+import type { GenerateOptions, GenerationResult, TokenGenerator } from '../model/generate-types.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
@@ -111,7 +111,7 @@ export class HostSession {
     }
   }
 
-  private async generate(prompt: readonly number[], o: GenerateOptions) {
+  private async generate(prompt: readonly number[], o: GenerateOptions): Promise<GenerationResult> {
     const room = this.room!;
     this.store.set({ generating: true });
     try {

@@ -1,7 +1,8 @@
 // The workspace on a scripted model (?agent=replay&script=<url>): for trying the agent without a real
 // model, and for the browser tests. The tokenizer and chat template come from a model's files (the
 // built-in tiny model by default), the replies from a JSONL script: one {"text": "..."} per line.
-import { parseReplayJsonl, ReplayBackend, ReplayScriptError } from '../agent/replay-backend.ts';
+import { replayBackend } from '../agent/replay/replay-engine.ts';
+import { parseReplayJsonl, ReplayScriptError } from '../agent/replay/script.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
@@ -18,7 +19,7 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const source = await resolveModelSource(modelUrlFor(params.model ?? TINY_MODEL_ID, origin));
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
-  const backend = new ReplayBackend({ tokenizer, template, replies, contextSize: params.ctx, name: `replay of ${script}`, tokenDelayMs: params.delay });
+  const { backend } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx, name: `replay of ${script}`, tokenDelayMs: params.delay });
   return Workspace.open({
     backend, tokenizer, format: template.format, projectId: 'replay',
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),

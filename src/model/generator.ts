@@ -14,12 +14,10 @@
 // Sampling is deterministic for a seed: the token at sequence position p is drawn with
 // tokenSeed(seed, p), so cached and fresh runs agree.
 
-import type { LayerEngine, SamplingOptions, TokenConstraint } from './engine-types.ts';
+import type { LayerEngine, SamplingOptions } from './engine-types.ts';
+import type { FinishReason, GenerateOptions, GenerationResult, GenerationStats, TokenGenerator } from './generate-types.ts';
 import { EngineUsageError, SamplingError } from './engine-errors.ts';
 import { tokenSeed } from './sampler.ts';
-
-/** Same values as the agent's FinishReason: stop token, answer cap, context full, aborted, failure. */
-export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
 
 export interface GeneratorOptions {
   ctx: number;                 // context capacity in tokens (prompt + answer); ≤ the engine's KV capacity
@@ -27,42 +25,10 @@ export interface GeneratorOptions {
   prefillChunk?: number;       // tokens per prefill call into the engine (default 512)
 }
 
-export interface GenerateOptions {
-  maxNewTokens: number;        // answer cap
-  stopTokens?: readonly number[];
-  sampling?: SamplingOptions;  // default greedy
-  pinAt?: number;              // position of the pinned checkpoint (end of system prompt + tools)
-  /** Asked before each token; null/undefined = free sampling for this token. */
-  constraint?: (generatedSoFar: readonly number[]) => TokenConstraint | null | undefined;
-  signal?: AbortSignal;
-  onToken?: (id: number, generatedSoFar: readonly number[]) => void;
-}
-
-export interface GenerationStats {
-  promptTokens: number;        // length of the prompt
-  promptComputed: number;      // prompt tokens run through the layers
-  promptReused: number;        // prompt tokens served from the KV cache
-  generated: number;           // tokens returned (the stop token is not counted)
-  prefillSeconds: number;      // start until the first token was sampled
-  decodeSeconds: number;       // the rest
-  prefillTokensPerSecond: number;  // promptComputed / prefillSeconds
-  decodeTokensPerSecond: number;   // decode steps / decodeSeconds (a step = one token through every layer)
-  seconds: number;             // total
-  seed: number;                // the sampling seed used (random when none was given)
-}
-
-export interface GenerationResult {
-  ids: number[];               // generated ids, without the stop token
-  finish: FinishReason;
-  stopToken?: number;          // the stop token sampled, when finish = 'stop'
-  error?: Error;               // when finish = 'error'
-  stats: GenerationStats;
-}
-
 const DEFAULT_CKPT = 4;
 const DEFAULT_PREFILL_CHUNK = 512;
 
-export class Generator {
+export class Generator implements TokenGenerator {
   readonly ctx: number;
   readonly ckpt: number;
   readonly prefillChunk: number;

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { ProjectFiles } from '../agent/files/types.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../e2e/helpers/browser.ts';
 import { startServer, type RunningServer } from '../../server/app.ts';
-import { PreviewError, type LogsResult, type PreviewApi, type RestorablePort, type RunJsResult, type ServeResult, type ServedPort } from './types.ts';
+import { PreviewError, type LogsResult, type PreviewApi, type RestorablePort, type RunJsResult, type ServeResult, type ServedPage } from './types.ts';
 
 export interface HeadlessPreviewOptions {
   files: ProjectFiles;
@@ -57,7 +57,7 @@ export class HeadlessPreview implements PreviewApi {
   runJs(code: string, port?: number): Promise<RunJsResult> {
     return this.call('runJs', port === undefined ? [code] : [code, port]);
   }
-  served(): Promise<ServedPort[]> {
+  served(): Promise<ServedPage[]> {
     return this.call('served', []);
   }
   restore(ports: RestorablePort[]): Promise<void> {

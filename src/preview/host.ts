@@ -11,7 +11,7 @@ import { findScript } from './manifest.ts';
 import { splitServeTarget } from './serve-target.ts';
 import {
   PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type PreviewLogLine, type RestorablePort, type RunJsResult,
-  type ServeResult, type ServedPort,
+  type ServeResult, type ServedPage,
 } from './types.ts';
 import { isUrlLikeSpecifier, resolveReference, virtualUrl } from './urls.ts';
 
@@ -23,7 +23,7 @@ export interface PreviewHostOptions {
   runJsMs?: number;
 }
 
-interface Page extends ServedPort {
+interface Page extends ServedPage {
   iframe: HTMLIFrameElement;
   token: string;
   channel?: MessagePort;
@@ -92,7 +92,7 @@ export class PreviewHost implements PreviewApi {
     return this.log.read(cursor);
   }
 
-  async served(): Promise<ServedPort[]> {
+  async served(): Promise<ServedPage[]> {
     return [...this.pages.values()].map(({ port, folder, page }) => ({ port, folder, page })).sort((a, b) => a.port - b.port);
   }
 
@@ -198,7 +198,7 @@ export class PreviewHost implements PreviewApi {
   }
 
   /** (Re)creates the frame of a port; resolves true once the page fired load, false after the wait. */
-  private async open(spec: ServedPort, reload: boolean, waitMs = this.opts.loadWaitMs ?? PREVIEW_LIMITS.loadWaitMs): Promise<boolean> {
+  private async open(spec: ServedPage, reload: boolean, waitMs = this.opts.loadWaitMs ?? PREVIEW_LIMITS.loadWaitMs): Promise<boolean> {
     const manifest = await buildManifest({ files: this.opts.files, folder: spec.folder, page: spec.page, port: spec.port, transpile: this.opts.transpile });
     const old = this.pages.get(spec.port);
     old?.iframe.remove(); // drops its process, even one stuck in a loop

@@ -2,7 +2,7 @@
 import { PREVIEW_LOGS, RUN_JS, SERVE } from '../agent/tools/schemas.ts';
 import type { Tool, ToolOutcome } from '../agent/tool-types.ts';
 import { formatLogLine } from './log-buffer.ts';
-import { PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type RunJsResult, type ServeResult, type ServedPort } from './types.ts';
+import { PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type RunJsResult, type ServeResult, type ServedPage } from './types.ts';
 
 const MAX_ERROR_LINE = 300;
 
@@ -36,7 +36,7 @@ async function runJsTool(preview: PreviewApi, args: Record<string, unknown>): Pr
 }
 
 /** The serve path that gives this page again: the folder, or folder/page.html when it is not index.html. */
-export function serveTargetOf(p: ServedPort): string {
+export function serveTargetOf(p: ServedPage): string {
   return p.page === 'index.html' ? p.folder : p.folder === '' ? p.page : `${p.folder}/${p.page}`;
 }
 

@@ -1,4 +1,5 @@
 // Shapes shared by the preview host (browser), the headless driver (Node) and the agent tools.
+import type { ServedPort } from '../agent/tool-types.ts';
 
 /** One console line of a served page. seq is global across ports and only grows: it is the cursor. */
 export interface PreviewLogLine {
@@ -10,8 +11,8 @@ export interface PreviewLogLine {
   text: string;
 }
 
-/** A folder served on a virtual port. The agent session persists these and restores them. */
-export interface ServedPort {
+/** A served port resolved to what the preview opened there: a folder and the page inside it. */
+export interface ServedPage {
   port: number;
   /** project-relative folder ('' = root) */
   folder: string;
@@ -19,10 +20,10 @@ export interface ServedPort {
   page: string;
 }
 
-/** ServedPort, or the agent session's record of a serve call: { port, path } with path as given to serve. */
-export type RestorablePort = ServedPort | { port: number; path: string };
+/** A ServedPage, or the agent session's record of a serve call (ServedPort: path as given to serve). */
+export type RestorablePort = ServedPage | ServedPort;
 
-export interface ServeResult extends ServedPort {
+export interface ServeResult extends ServedPage {
   /** true when the page fired load within the wait */
   loaded: boolean;
   /** milliseconds until load (or the wait when it did not load) */
@@ -50,7 +51,7 @@ export interface PreviewApi {
   serve(folder?: string): Promise<ServeResult>;
   logs(cursor?: number): Promise<LogsResult>;
   runJs(code: string, port?: number): Promise<RunJsResult>;
-  served(): Promise<ServedPort[]>;
+  served(): Promise<ServedPage[]>;
   /** Serves these ports again (a reopened session). Accepts the agent session's { port, path } too. */
   restore(ports: RestorablePort[]): Promise<void>;
 }

@@ -5,7 +5,8 @@
 // Generator and the agent see one engine. A device lost mid-request ends it `stopped` with a note naming
 // the device; the room re-deals and the next request recomputes what was lost.
 import type { LayerEngine } from '../model/engine-types.ts';
-import { Generator, type GenerateOptions, type GenerationResult } from '../model/generator.ts';
+import { Generator } from '../model/generator.ts';
+import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { dealCost, dealLayers, validateDeal, type DealEntry } from './deal.ts';
 import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -49,11 +50,6 @@ export type HostEvent =
   | { type: 'ready'; epoch: number; deal: DealEntry[] }
   | { type: 'deal-error'; error: Error }
   | { type: 'frame-error'; deviceId: string | null; error: Error };
-
-export interface RoomGenerationResult extends GenerationResult {
-  /** Why a request ended `stopped` by the room (e.g. 'device "Phone" left the room (tab closed)'). */
-  note?: string;
-}
 
 export const HOST_ID = 'host';
 
@@ -353,7 +349,7 @@ export class RoomHost {
    * `stopped` with a note naming the device (the Generator unwinds and truncates the others in the
    * background; the next request or re-deal waits for that).
    */
-  async generate(prompt: readonly number[], opts: GenerateOptions): Promise<RoomGenerationResult> {
+  async generate(prompt: readonly number[], opts: GenerateOptions): Promise<GenerationResult> {
     await this.whenReady();
     const generator = this.generator!;
     const holders = new Set(this.deal.filter((e) => e.range[1] > e.range[0]).map((e) => e.deviceId));
@@ -374,7 +370,7 @@ export class RoomHost {
     this.dealing = this.dealing.then(() => run.then(() => undefined, () => undefined)); // a re-deal waits for the unwinding
     const first = await Promise.race([run.then((result) => ({ result })), left.then((gone) => ({ gone }))]);
     if ('result' in first) {
-      const result: RoomGenerationResult = first.result;
+      const result = first.result;
       if (result.finish === 'error' && result.error instanceof DeviceLeftError) {
         result.finish = 'stopped';
         result.note = result.error.message;

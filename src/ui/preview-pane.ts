@@ -1,7 +1,7 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { PreviewHost } from '../preview/host.ts';
-import type { PreviewLogLine, ServedPort } from '../preview/types.ts';
+import type { PreviewLogLine, ServedPage } from '../preview/types.ts';
 
 /**
  * The served page with its address (":5173/") and its console. Shows the PreviewHost's frames (it owns
@@ -10,7 +10,7 @@ import type { PreviewLogLine, ServedPort } from '../preview/types.ts';
 @customElement('pooled-preview-pane')
 export class PreviewPane extends LitElement {
   @property({ attribute: false }) preview?: PreviewHost;
-  @state() private ports: ServedPort[] = [];
+  @state() private ports: ServedPage[] = [];
   @state() private lines: PreviewLogLine[] = [];
   @state() private clearedAt = 0;
   private unsubscribe?: () => void;

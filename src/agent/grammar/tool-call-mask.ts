@@ -1,11 +1,12 @@
-// Grammar-constrained tool calls for one model and one set of tools. Outside a call the model samples
-// freely (next() -> null). Once it emits the <tool_call> token, every token must keep the call valid in
-// the model's format (xml-grammar.ts / json-grammar.ts) until </tool_call>; then it is free again, and a
-// second call in the same reply is held to the grammar the same way.
+// Grammar-constrained tool calls for one model and one set of tools, as the model layer's per-token
+// Constraint. Outside a call the model samples freely (null). Once it emits the <tool_call> token, every
+// token must keep the call valid in the model's format (xml-grammar.ts / json-grammar.ts) until
+// </tool_call>; then it is free again, and a second call in the same reply is held the same way. The
+// masks (bitsets over the vocabulary) come from the lazily built automaton and are cached per state.
 import type { TokenConstraint } from '../../model/engine-types.ts';
+import type { Constraint } from '../../model/generate-types.ts';
 import type { Tokenizer } from '../../model/tokenizer.ts';
 import type { ToolFormat } from '../../model/tool-format.ts';
-import type { TokenMaskSource } from '../backend.ts';
 import type { ToolSchema } from '../tool-types.ts';
 import { LazyDfa } from './dfa.ts';
 import { jsonGrammar } from './json-grammar.ts';
@@ -36,17 +37,29 @@ export class ToolCallGrammar {
     this.dfa = new LazyDfa(spec as never, this.vocab);
   }
 
-  /** For GenerateRequest.mask: a source that follows the reply from the tokens already generated. */
-  readonly factory = (generatedSoFar: number[]): TokenMaskSource => this.source(generatedSoFar);
+  /**
+   * A fresh Constraint for one answer (pass it as GenerateOptions.constraint): it follows the answer
+   * through the grammar, told each new token in order, and gives the next token's mask.
+   */
+  constraint(): Constraint {
+    const cursor = this.cursor();
+    let told = 0;
+    return (generatedSoFar) => {
+      while (told < generatedSoFar.length) cursor.accept(generatedSoFar[told++]!);
+      return cursor.next();
+    };
+  }
 
-  source(generatedSoFar: readonly number[] = []): ToolCallMaskSource {
-    const src = new ToolCallMaskSource(this.dfa, this.tokenizer, this.openId, this.format === 'json');
-    for (const id of generatedSoFar) src.accept(id);
-    return src;
+  /** Where a reply stands in the grammar after `generatedSoFar`. */
+  cursor(generatedSoFar: readonly number[] = []): ToolCallCursor {
+    const cursor = new ToolCallCursor(this.dfa, this.tokenizer, this.openId, this.format === 'json');
+    for (const id of generatedSoFar) cursor.accept(id);
+    return cursor;
   }
 }
 
-export class ToolCallMaskSource implements TokenMaskSource {
+/** A reply's position in the call grammar: accept(id) moves it, next() gives the next token's constraint. */
+export class ToolCallCursor {
   private state = -1;            // DFA state inside a call; -1 = outside
   /** A token the grammar did not allow was accepted (the sampler ignored the mask): constraints stop. */
   broken = false;

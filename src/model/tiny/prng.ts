@@ -11,7 +11,7 @@ export function hashString(s: string): number {
 }
 
 /** sfc32 generator (32-bit state words, passes PractRand far beyond our needs). */
-export class Prng {
+export class Sfc32 {
   private a: number; private b: number; private c: number; private d: number;
   private spare: number | undefined;
 

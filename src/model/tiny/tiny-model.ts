@@ -15,7 +15,7 @@ import { HF, MLC, layerShapes } from '../formats/qwen3-names.ts';
 import { encodeSafetensors } from '../formats/safetensors.ts';
 import { fromFloat32, quantizeQ4f16, Q4_GROUP_SIZE } from '../tensor-utils.ts';
 import type { TensorData } from '../types.ts';
-import { hashString, Prng } from './prng.ts';
+import { hashString, Sfc32 } from './prng.ts';
 
 export interface TinyModelOptions {
   layers?: number;             // default 4
@@ -128,7 +128,7 @@ export function tinyMlcChatConfig(o: Required<TinyModelOptions>): Record<string,
 }
 
 function gaussian(seed: number, name: string, n: number, std: number, mean = 0): Float32Array {
-  const rng = new Prng(seed, hashString(name));
+  const rng = new Sfc32(seed, hashString(name));
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) out[i] = mean + std * rng.normal();
   return out;

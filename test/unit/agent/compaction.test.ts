@@ -1,11 +1,11 @@
 // Context budget and compaction with exact token counts from the real Qwen3 tokenizer, and the
 // stable-prefix check: the opening (system prompt + tools) is the same tokens at every step, and after a
-// compaction only the tokens after the pinned checkpoint are computed (the replay backend's counts).
+// compaction only the tokens after the pinned checkpoint are computed (the Generator's counts, over the replay model).
 import { expect, test, vi } from 'vitest';
 import { answerCapFor, compactionTarget, conversationBudget } from '../../../src/agent/budget.ts';
 import { foldLine } from '../../../src/agent/compaction.ts';
 import type { Tokenizer } from '../../../src/model/tokenizer.ts';
-import type { ReplayBackend } from '../../../src/agent/replay-backend.ts';
+import type { RecordingBackend } from '../../../src/agent/recording-backend.ts';
 import { call, harness, notes, results } from './harness.ts';
 
 // The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
@@ -35,19 +35,23 @@ test('fold line lists what an earlier request changed', () => {
 const lines = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag} line ${i}: the quick brown fox number ${(i * 7) % 13} jumps`).join('\n') + '\n';
 const resultTurn = (content: string) => `<|im_start|>user\n<tool_response>\n${content}\n</tool_response><|im_end|>\n`;
 
-/** Every prompt starts with the same opening tokens; steps without compaction compute only new tokens. */
-function checkStablePrefix(backend: ReplayBackend, pinAt: number, compactedSteps: number[]) {
+/**
+ * Every prompt starts with the same opening tokens; steps without compaction compute only new tokens.
+ * The runs checked keep one answer checkpoint (ckpt: 1), so after a compaction the pinned checkpoint is
+ * what is left to reuse: that it survives every compaction is what these counts show.
+ */
+function checkStablePrefix(backend: RecordingBackend, pinAt: number, compactedSteps: number[]) {
   const opening = backend.requests[0]!.prompt.slice(0, pinAt);
   backend.requests.forEach((req, i) => {
     expect(req.pinAt).toBe(pinAt);
     expect(req.prompt.slice(0, pinAt)).toEqual(opening);
-    const usage = backend.results[i]!.usage;
+    const usage = backend.results[i]!.stats;
     if (i === 0) return;
     if (compactedSteps.includes(i)) {
       expect(usage.promptReused).toBe(pinAt);
       expect(usage.promptComputed).toBe(req.prompt.length - pinAt);
     } else {
-      const live = backend.requests[i - 1]!.prompt.length + backend.results[i - 1]!.tokens.length;
+      const live = backend.requests[i - 1]!.prompt.length + backend.results[i - 1]!.ids.length;
       expect(usage.promptReused).toBe(live);
       expect(usage.promptComputed).toBe(req.prompt.length - live);
     }
@@ -55,8 +59,8 @@ function checkStablePrefix(backend: ReplayBackend, pinAt: number, compactedSteps
 }
 
 /** The prompt the loop would have sent without compaction: previous prompt + answer + close + results + generation prompt. */
-function uncompacted(tok: Tokenizer, backend: ReplayBackend, i: number, resultText: string): number {
-  const prev = backend.requests[i - 1]!.prompt.length + backend.results[i - 1]!.tokens.length;
+function uncompacted(tok: Tokenizer, backend: RecordingBackend, i: number, resultText: string): number {
+  const prev = backend.requests[i - 1]!.prompt.length + backend.results[i - 1]!.ids.length;
   const close = tok.encode('<|im_end|>\n').length;
   const gen = tok.encode('<|im_start|>assistant\n<think>\n\n</think>\n\n').length;
   return prev + close + tok.encode(resultTurn(resultText)).length + gen;
@@ -65,7 +69,7 @@ function uncompacted(tok: Tokenizer, backend: ReplayBackend, i: number, resultTe
 test('stage 1: old tool results become stubs; exact before/after tokens; only tokens after the checkpoint recomputed', async () => {
   const project = { 'a.txt': lines('a', 30), 'b.txt': lines('b', 30), 'c.txt': lines('c', 30), 'd.txt': lines('d', 30) };
   const h = await harness({
-    project, contextSize: 4096,
+    project, contextSize: 4096, ckpt: 1,
     replies: [call('read_file', { path: 'a.txt' }), call('read_file', { path: 'b.txt' }), call('read_file', { path: 'c.txt' }), call('read_file', { path: 'd.txt' }), 'Read them all.'],
   });
   const out = await h.agent.run('Read the four files');
@@ -96,17 +100,17 @@ const firstRequest = [
 ];
 
 /** Steps whose prompt is not the previous prompt + its answer + new turns (a compaction happened). */
-function compactedSteps(tok: Tokenizer, backend: ReplayBackend): number[] {
+function compactedSteps(tok: Tokenizer, backend: RecordingBackend): number[] {
   return backend.requests.flatMap((r, i) => {
     if (i === 0) return [];
-    const prev = [...backend.requests[i - 1]!.prompt, ...backend.results[i - 1]!.tokens];
+    const prev = [...backend.requests[i - 1]!.prompt, ...backend.results[i - 1]!.ids];
     return r.prompt.slice(0, prev.length).every((t, j) => t === prev[j]) ? [] : [i];
   });
 }
 
 test('stage 2: an earlier request folds into one line plus its answer (exact tokens kept)', async () => {
   const h = await harness({
-    contextSize: 4096, serve: [[]],
+    contextSize: 4096, serve: [[]], ckpt: 1,
     project: { 'x.txt': lines('x', 12), 'y.txt': lines('y', 12), 'z.txt': lines('z', 12) },
     replies: [...firstRequest, call('read_file', { path: 'x.txt' }), call('read_file', { path: 'y.txt' }), call('read_file', { path: 'z.txt' }), call('list_dir', {}), 'All read.'],
   });
@@ -137,7 +141,7 @@ test('stage 2: an earlier request folds into one line plus its answer (exact tok
 test('stage 3: when folding is not enough the oldest earlier requests are dropped', async () => {
   const long = (tag: string) => `${tag}: ` + 'the preview shows the page and every button works as the request asked for. '.repeat(30);
   const h = await harness({
-    contextSize: 4096,
+    contextSize: 4096, ckpt: 1,
     project: { 'a.txt': lines('a', 15), 'b.txt': lines('b', 15), 'c.txt': lines('c', 15), 'd.txt': lines('d', 15), 'e.txt': lines('e', 15) },
     replies: [long('first'), long('second'),
       ...['a', 'b', 'c', 'd', 'e'].map((f) => call('read_file', { path: `${f}.txt` })), 'Done.'],

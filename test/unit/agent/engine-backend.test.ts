@@ -11,8 +11,8 @@ import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.ts';
 import type { Tokenizer } from '../../../src/model/tokenizer.ts';
 import type { ModelWeights } from '../../../src/model/types.ts';
-import { EngineBackend, maskAdapter } from '../../../src/agent/engine-backend.ts';
-import type { TokenMaskSource } from '../../../src/agent/backend.ts';
+import { EngineBackend } from '../../../src/agent/engine-backend.ts';
+import type { TokenGenerator } from '../../../src/model/generate-types.ts';
 
 const template = new ChatTemplate(readFileSync(new URL('../../fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'));
 const CTX = 512;
@@ -46,14 +46,14 @@ describe('EngineBackend', () => {
     const direct = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(prompt, { maxNewTokens: 12, stopTokens: stop() });
     const { backend } = fresh();
     const streamed: string[] = [];
-    const r = await backend.generate({ prompt, maxNewTokens: 12, stopTokens: stop(), onToken: (_id, text) => streamed.push(text) });
-    expect(r.tokens).toEqual(direct.ids);
-    expect(r.tokens.length).toBe(12);
+    const r = await backend.generate({ prompt, maxNewTokens: 12, stopTokens: stop(), onText: (text) => streamed.push(text) });
+    expect(r.ids).toEqual(direct.ids);
+    expect(r.ids.length).toBe(12);
     expect(r.finish).toBe('cap');
     expect(r.text).toBe(tokenizer.decode(direct.ids));
     expect(streamed.length).toBe(12);
     expect(streamed[streamed.length - 1]).toBe(r.text);
-    expect(r.usage).toEqual({ promptTokens: prompt.length, promptComputed: prompt.length, promptReused: 0, generated: 12 });
+    expect(r.stats).toMatchObject({ promptTokens: prompt.length, promptComputed: prompt.length, promptReused: 0, generated: 12 });
   });
 
   test('a prompt that extends the last one reuses the cache; after a rewrite only the pinned prefix is reused', async () => {
@@ -62,32 +62,41 @@ describe('EngineBackend', () => {
     const turn = (t: string) => tokenizer.encode(`<|im_start|>user\n${t}<|im_end|>\n<|im_start|>assistant\n`);
     const first = [...opening, ...turn('one')];
     const a = await backend.generate({ prompt: first, maxNewTokens: 4, stopTokens: stop(), pinAt: opening.length });
-    const second = [...first, ...a.tokens, ...turn('two')];
+    const second = [...first, ...a.ids, ...turn('two')];
     const b = await backend.generate({ prompt: second, maxNewTokens: 4, stopTokens: stop(), pinAt: opening.length });
     // The last sampled token was never fed back, so the cache holds the first prompt + all but one answer token.
-    expect(b.usage.promptReused).toBe(first.length + a.tokens.length - 1);
-    expect(b.usage.promptReused + b.usage.promptComputed).toBe(second.length);
+    expect(b.stats.promptReused).toBe(first.length + a.ids.length - 1);
+    expect(b.stats.promptReused + b.stats.promptComputed).toBe(second.length);
     const rewritten = [...opening, ...turn('something else entirely')];
     const c = await backend.generate({ prompt: rewritten, maxNewTokens: 4, stopTokens: stop(), pinAt: opening.length });
-    expect(c.usage.promptReused).toBe(opening.length);
-    expect(c.usage.promptComputed).toBe(rewritten.length - opening.length);
+    expect(c.stats.promptReused).toBe(opening.length);
+    expect(c.stats.promptComputed).toBe(rewritten.length - opening.length);
   });
 
-  test('the grammar mask is passed through: only allowed tokens come out, and the source hears each one', async () => {
+  test('the constraint is passed through: asked before every token with the ids so far; only allowed tokens come out', async () => {
     const { backend } = fresh();
     const allowed = tokenizer.encode(' a')[0]!;
     const bits = new Uint32Array(Math.ceil(tokenizer.vocabSize / 32));
     bits[allowed >>> 5]! |= 1 << (allowed & 31);
-    const accepted: number[] = [];
     const asked: number[][] = [];
-    const source: TokenMaskSource = { next: () => ({ bits }), accept: (id) => accepted.push(id) };
     const r = await backend.generate({
       prompt: tokenizer.encode('hello'), maxNewTokens: 5, stopTokens: stop(),
-      mask: (soFar) => { asked.push(soFar); return soFar.length >= 2 ? source : null; },
+      constraint: (soFar) => { asked.push([...soFar]); return soFar.length >= 2 ? { bits } : null; },
     });
-    expect(asked.map((a) => a.length)).toEqual([0, 1, 2]);   // asked until it opened, then kept
-    expect(r.tokens.slice(2)).toEqual([allowed, allowed, allowed]);
-    expect(accepted).toEqual([allowed, allowed]);           // the last token is accepted before a 6th ask, which never comes
+    expect(asked).toEqual([0, 1, 2, 3, 4].map((n) => r.ids.slice(0, n)));
+    expect(r.ids.slice(2)).toEqual([allowed, allowed, allowed]);
+  });
+
+  test("the room's note (which device left) comes through in its own field, not as an error", async () => {
+    const { generator } = fresh();
+    const room: TokenGenerator = {
+      generate: async (prompt, o) => ({ ...(await generator.generate(prompt, o)), finish: 'stopped', note: 'device "Phone" left the room (tab closed)' }),
+    };
+    const backend = new EngineBackend({ generator: room, tokenizer, template, contextSize: CTX });
+    const r = await backend.generate({ prompt: tokenizer.encode('hello'), maxNewTokens: 3, stopTokens: stop() });
+    expect(r).toMatchObject({ finish: 'stopped', note: 'device "Phone" left the room (tab closed)' });
+    expect(r.error).toBeUndefined();
+    expect(r.text).toBe(tokenizer.decode(r.ids));
   });
 
   test('an aborted request ends stopped; counts still exact', async () => {
@@ -96,11 +105,11 @@ describe('EngineBackend', () => {
     const prompt = tokenizer.encode('count to ten');
     const r = await backend.generate({
       prompt, maxNewTokens: 50, stopTokens: stop(), signal: controller.signal,
-      onToken: (_id, _t) => { if (!controller.signal.aborted) controller.abort(); },
+      onToken: () => { if (!controller.signal.aborted) controller.abort(); },
     });
     expect(r.finish).toBe('stopped');
-    expect(r.tokens.length).toBe(1);
-    expect(r.usage.generated).toBe(1);
+    expect(r.ids.length).toBe(1);
+    expect(r.stats.generated).toBe(1);
   });
 
   test('a full context ends with reason context, and errors keep their message', async () => {
@@ -110,7 +119,7 @@ describe('EngineBackend', () => {
     expect(r.finish).toBe('context');
     const bad = await backend.generate({ prompt: [], maxNewTokens: 4, stopTokens: stop() });
     expect(bad.finish).toBe('error');
-    expect(bad.error).toMatch(/prompt is empty/);
+    expect(bad.error?.message).toMatch(/prompt is empty/);
   });
 
   test('devices may be asked each time (a room changes size)', () => {
@@ -120,18 +129,5 @@ describe('EngineBackend', () => {
     n = 3;
     expect(backend.devices).toBe(3);
     expect(() => new EngineBackend({ generator: fresh().generator, tokenizer, template, contextSize: 0 })).toThrow(/contextSize 0/);
-  });
-});
-
-describe('maskAdapter', () => {
-  test('asks the factory until it opens, then tells the source every new id in order', () => {
-    const heard: number[] = [];
-    const source: TokenMaskSource = { next: () => ({ greedy: true }), accept: (id) => heard.push(id) };
-    const adapter = maskAdapter((soFar) => (soFar.length === 1 ? source : null));
-    expect(adapter([])).toBeNull();
-    expect(adapter([7])).toEqual({ greedy: true });
-    expect(adapter([7, 8])).toEqual({ greedy: true });
-    expect(adapter([7, 8, 9])).toEqual({ greedy: true });
-    expect(heard).toEqual([8, 9]);
   });
 });

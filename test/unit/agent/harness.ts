@@ -1,10 +1,12 @@
-// Test harness for the agent loop: the real Qwen3 tokenizer and chat templates, the replay backend
-// (scripted replies sampled through the real grammar mask), file tools over memory, a scripted serve.
+// Test harness for the agent loop: the real Qwen3 tokenizer and chat templates, the replay model under the
+// real Generator and EngineBackend (scripted replies sampled through the real grammar), file tools over
+// memory, a scripted serve. `backend` records every request and result.
 import { readFileSync } from 'node:fs';
 import type { ToolFormat } from '../../../src/model/tool-format.ts';
 import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.ts';
-import { ReplayBackend } from '../../../src/agent/replay-backend.ts';
+import { replayBackend } from '../../../src/agent/replay/replay-engine.ts';
+import { RecordingBackend } from '../../../src/agent/recording-backend.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
@@ -24,6 +26,8 @@ export interface HarnessOptions extends Partial<Omit<AgentOptions, 'backend' | '
   contextSize?: number;
   devices?: number;
   tokenDelayMs?: number;
+  /** Answer checkpoints the Generator keeps (its default when absent). */
+  ckpt?: number;
   /** Scripted serve results, one per serve call: the page's first errors ([] = clean). */
   serve?: string[][];
   /** Leave out the grammar mask (like an HTTP backend without constrained sampling). */
@@ -34,20 +38,22 @@ export async function harness(o: HarnessOptions) {
   const tokenizer = await loadBundledQwen3Tokenizer();
   const format = o.format ?? 'json';
   const template = new ChatTemplate(fixture(format === 'json' ? 'qwen3' : 'qwen3-coder'));
-  const backend = new ReplayBackend({
+  const replay = replayBackend({
     tokenizer, template, replies: o.replies, contextSize: o.contextSize ?? 8192, devices: o.devices ?? 1, tokenDelayMs: o.tokenDelayMs ?? 0,
+    ...(o.ckpt === undefined ? {} : { ckpt: o.ckpt }),
   });
+  const backend = new RecordingBackend(replay.backend);
   const files = new MemoryFiles(o.project ?? {});
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
   const serveResults = [...(o.serve ?? [])];
   if (o.serve) tools.register(scriptedServe(serveResults));
   const fullCodec = createCallCodec({ tokenizer, format, tools: tools.schemas() });
   const codec = o.noMask ? { parse: fullCodec.parse } : fullCodec;
-  const { replies: _r, project: _f, format: _fm, contextSize: _c, devices: _d, tokenDelayMs: _t, serve: _s, noMask: _n, ...rest } = o;
+  const { replies: _r, project: _f, format: _fm, contextSize: _c, devices: _d, tokenDelayMs: _t, serve: _s, noMask: _n, ckpt: _k, ...rest } = o;
   const agent = new Agent({ backend, tools, codec, format, files, ...rest });
   const events: AgentEvent[] = [];
   agent.subscribe((e) => events.push(e));
-  return { agent, backend, files, tools, tokenizer, events, template, codec };
+  return { agent, backend, replay: replay.engine, files, tools, tokenizer, events, template, codec };
 }
 
 function scriptedServe(results: string[][]): Tool {

@@ -35,7 +35,7 @@ test('done: a serve that loaded clean followed by a step that changed nothing', 
   const out = await h.agent.run('Make it');
   expect(out.reason).toBe('done');
   expect(out.stats.steps).toBe(3);
-  expect(h.backend.repliesLeft).toBe(1);
+  expect(h.replay.repliesLeft).toBe(1);
 });
 
 test('a clean serve followed by a change in the same step does not end the request', async () => {

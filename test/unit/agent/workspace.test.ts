@@ -5,7 +5,7 @@ import { openAgentWorkspace } from '../../../src/agent/workspace.ts';
 import { MemorySessionStore } from '../../../src/agent/session-store.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
-import { ReplayBackend } from '../../../src/agent/replay-backend.ts';
+import { replayBackend } from '../../../src/agent/replay/replay-engine.ts';
 import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.ts';
 import { SERVE } from '../../../src/agent/tools/schemas.ts';
@@ -23,7 +23,7 @@ test('a workspace saves its session while it runs and a reopened one continues i
   const serve: Tool = { schema: SERVE, readOnly: true, run: async () => ({ ok: true, text: 'Served / on :5173 — loaded in 20 ms, no errors.' }) };
   const open = (replies: string[]) => openAgentWorkspace({
     projectId: 'game', tokenizer, files, sessions, extraTools: [serve], regexRunner: new NodeRegexRunner(),
-    backend: new ReplayBackend({ tokenizer, template, replies }),
+    backend: replayBackend({ tokenizer, template, replies }).backend,
   });
   const first = await open([call('write_file', { path: 'index.html', content: '<!doctype html>' }), call('serve', {}), 'Served.']);
   const out = await first.agent.run('Make and serve a page');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LayerEngine, LayerRange } from '../../../src/model/engine-types.ts';
-import { Generator, type GenerateOptions } from '../../../src/model/generator.ts';
+import { Generator } from '../../../src/model/generator.ts';
+import type { GenerateOptions } from '../../../src/model/generate-types.ts';
 import { EngineError, EngineUsageError } from '../../../src/model/engine-errors.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
 import { allowOnly, argmax } from '../../../src/model/sampler.ts';

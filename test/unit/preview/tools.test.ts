@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { createPreviewTools } from '../../../src/preview/tools.ts';
 import { LogBuffer } from '../../../src/preview/log-buffer.ts';
-import { PreviewError, type PreviewApi, type RunJsResult, type ServeResult, type ServedPort } from '../../../src/preview/types.ts';
+import { PreviewError, type PreviewApi, type RunJsResult, type ServeResult, type ServedPage } from '../../../src/preview/types.ts';
 
 /** A scripted PreviewApi: what the tools make of each answer is what is under test. */
 function fakePreview(over: Partial<PreviewApi> = {}, serveResult?: Partial<ServeResult>, run?: RunJsResult) {
@@ -14,7 +14,7 @@ function fakePreview(over: Partial<PreviewApi> = {}, serveResult?: Partial<Serve
     },
     async logs(cursor = 0) { calls.push(['logs', cursor]); return log.read(cursor); },
     async runJs(code, port) { calls.push(['runJs', code, port]); return run ?? { status: 'done', output: ['hi'], ms: 5 }; },
-    async served(): Promise<ServedPort[]> { return []; },
+    async served(): Promise<ServedPage[]> { return []; },
     async restore() {},
     ...over,
   };

@@ -3,7 +3,8 @@
 // the layers in order are refused.
 import { describe, expect, it } from 'vitest';
 import type { LayerEngine, LayerRange } from '../../../src/model/engine-types.ts';
-import { Generator, type GenerateOptions } from '../../../src/model/generator.ts';
+import { Generator } from '../../../src/model/generator.ts';
+import type { GenerateOptions } from '../../../src/model/generate-types.ts';
 import { PipelineError } from '../../../src/model/engine-errors.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
 import { RoomEngine } from '../../../src/room/room-engine.ts';

@@ -69,7 +69,7 @@ describe.each(['xml', 'json'] as ToolFormat[])('%s tool-call grammar on the real
     const grammar = new ToolCallGrammar({ tokenizer: tok, format, tools: BUILTIN_TOOL_SCHEMAS });
     const ids = tok.encode(CALLS.map((c) => renderToolCall(format, c)).join('\n'));
     const bytes = tok.allTokenBytes();
-    const src = grammar.source();
+    const src = grammar.cursor();
     const checked = new Set<string>();
     for (const id of ids) {
       const c = src.next();
@@ -159,7 +159,7 @@ describe('tokens that span grammar boundaries', () => {
     const ids = tok.encode(renderToolCall('xml', { name: 'read_file', arguments: { path: 'index.html' } }));
     const texts = ids.map((id) => tok.decode([id]));
     expect(texts.some((t) => t.length > 1 && t.startsWith('>') && t.includes('\n'))).toBe(true);
-    const src = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: BUILTIN_TOOL_SCHEMAS }).source();
+    const src = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: BUILTIN_TOOL_SCHEMAS }).cursor();
     for (const id of ids) {
       const c = src.next();
       if (c?.bits) expect(allowed(c.bits, id)).toBe(true);
@@ -198,17 +198,32 @@ describe('JSON grammar rules', () => {
   });
 });
 
-describe('mask source', () => {
+describe('grammar cursor', () => {
   it('is free outside calls, follows tokens already generated, and stops constraining when the sampler ignored it', () => {
     const g = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: BUILTIN_TOOL_SCHEMAS });
-    const src = g.factory(tok.encode('Let me look.\n<tool_call>'));
+    const src = g.cursor(tok.encode('Let me look.\n<tool_call>'));
     expect(src.next()?.bits).toBeInstanceOf(Uint32Array);
-    expect(g.factory(tok.encode('Just text')).next()).toBeNull();
-    const s2 = g.source(tok.encode('<tool_call>\n<function=nope'));
+    expect(g.cursor(tok.encode('Just text')).next()).toBeNull();
+    const s2 = g.cursor(tok.encode('<tool_call>\n<function=nope'));
     expect(s2.broken).toBe(true);
     expect(s2.next()).toBeNull();
     const noTools = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: [] });
-    expect(noTools.source(tok.encode('<tool_call>')).next()).toBeNull();
+    expect(noTools.cursor(tok.encode('<tool_call>')).next()).toBeNull();
+  });
+});
+
+describe('call constraint (GenerateOptions.constraint)', () => {
+  it('is told each new token in order and gives what a fresh cursor over the same tokens gives', () => {
+    const g = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: BUILTIN_TOOL_SCHEMAS });
+    const ids = tok.encode('Let me look.\n<tool_call>\n<function=read_file>\n<parameter=');
+    const constraint = g.constraint();
+    const open = ids.indexOf(tok.special.toolCall!);
+    for (let n = 0; n <= ids.length; n++) {
+      const got = constraint(ids.slice(0, n));
+      expect(got).toEqual(g.cursor(ids.slice(0, n)).next());
+      expect(got === null).toBe(n <= open);        // free until the call opens, then masked
+    }
+    expect(g.constraint()(ids.slice(0, open + 1))).not.toBeNull();   // each answer gets its own
   });
 });
 

@@ -1,8 +1,8 @@
-// The replay backend with the real grammar: scripted invalid calls come out as a constrained model's would.
+// The replay model with the real grammar: scripted invalid calls come out as a constrained model's would.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ToolCallGrammar } from '../../../../src/agent/grammar/tool-call-mask.ts';
-import { ReplayBackend } from '../../../../src/agent/replay-backend.ts';
+import { replayBackend } from '../../../../src/agent/replay/replay-engine.ts';
 import { BUILTIN_TOOL_SCHEMAS } from '../../../../src/agent/tools/schemas.ts';
 import { loadBundledQwen3Tokenizer } from '../../../../src/model/bundled-tokenizer.ts';
 import { ChatTemplate } from '../../../../src/model/chat-template.ts';
@@ -17,8 +17,8 @@ const templates = { xml: 'qwen3-coder', json: 'qwen3' } as const;
 async function sample(format: ToolFormat, reply: string, maxNewTokens = 120) {
   const template = new ChatTemplate(readFileSync(new URL(`../../../fixtures/chat-templates/${templates[format]}.jinja`, import.meta.url), 'utf8'));
   const grammar = new ToolCallGrammar({ tokenizer: tok, format, tools: BUILTIN_TOOL_SCHEMAS });
-  const backend = new ReplayBackend({ tokenizer: tok, template, replies: [reply] });
-  return backend.generate({ prompt: [1], maxNewTokens, stopTokens: tok.stopTokenIds(), mask: grammar.factory });
+  const { backend } = replayBackend({ tokenizer: tok, template, replies: [reply] });
+  return backend.generate({ prompt: [1], maxNewTokens, stopTokens: tok.stopTokenIds(), constraint: grammar.constraint() });
 }
 
 const READ_INDEX_XML = '<tool_call>\n<function=read_file>\n<parameter=path>\nindex.html\n</parameter>\n</function>\n</tool_call>';
@@ -44,7 +44,7 @@ describe('replay + grammar: invalid scripted calls are corrected', () => {
     const r = await sample('xml', '<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>', 60);
     expect(r.finish).toBe('cap');
     expect(r.text).toMatch(/^<tool_call>\n<function=write_file>\n<parameter=path>\na\.txt\n<\/parameter>\n<parameter=/);
-    expect(r.tokens).not.toContain(tok.special.toolCallEnd);
+    expect(r.ids).not.toContain(tok.special.toolCallEnd);
   });
 
   it('JSON: the tool name is held to the declared tools, and a missing closing brace is added', async () => {

@@ -1,7 +1,12 @@
+// The replay model under the real Generator and EngineBackend: the script comes out token by token as the
+// tokenizer encodes it, bent by the caller's constraint, and every count and ending is the Generator's.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { GenerateRequest, TokenMaskSource } from '../../../../src/agent/backend.ts';
-import { parseReplayJsonl, ReplayBackend, ReplayScriptError } from '../../../../src/agent/replay-backend.ts';
+import type { BackendRequest } from '../../../../src/agent/backend.ts';
+import { RecordingBackend } from '../../../../src/agent/recording-backend.ts';
+import { replayBackend } from '../../../../src/agent/replay/replay-engine.ts';
+import { parseReplayJsonl, ReplayScriptError } from '../../../../src/agent/replay/script.ts';
+import type { Constraint } from '../../../../src/model/generate-types.ts';
 import { READ_FILE } from '../../../../src/agent/tools/schemas.ts';
 import { loadBundledQwen3Tokenizer } from '../../../../src/model/bundled-tokenizer.ts';
 import { ChatTemplate } from '../../../../src/model/chat-template.ts';
@@ -11,36 +16,32 @@ const template = new ChatTemplate(readFileSync(new URL('../../../fixtures/chat-t
 let tok: Tokenizer;
 beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); });
 
-const backend = (replies: string[], contextSize = 8192) => new ReplayBackend({ tokenizer: tok, template, replies, contextSize });
-const request = (prompt: number[], extra: Partial<GenerateRequest> = {}): GenerateRequest =>
+const backend = (replies: string[], contextSize = 8192) => new RecordingBackend(replayBackend({ tokenizer: tok, template, replies, contextSize }).backend);
+const request = (prompt: number[], extra: Partial<BackendRequest> = {}): BackendRequest =>
   ({ prompt, maxNewTokens: 8192, stopTokens: [151645, 151643], ...extra });
 
-/** A mask that forbids one token at one step and allows everything else. */
-function forbidOnce(step: number, id: number, vocab: number): TokenMaskSource {
-  let n = 0;
-  return {
-    next() {
-      if (n !== step) return null;
-      const bits = new Uint32Array(Math.ceil(vocab / 32)).fill(0xffffffff);
-      bits[id >>> 5] &= ~(1 << (id & 31));
-      return { bits };
-    },
-    accept() { n++; },
+/** A constraint that forbids one token at one step and allows everything else. */
+function forbidOnce(step: number, id: number, vocab: number): Constraint {
+  return (soFar) => {
+    if (soFar.length !== step) return null;
+    const bits = new Uint32Array(Math.ceil(vocab / 32)).fill(0xffffffff);
+    bits[id >>> 5]! &= ~(1 << (id & 31));
+    return { bits };
   };
 }
 
-describe('ReplayBackend', () => {
+describe('the replay model', () => {
   it('samples the scripted reply as the tokenizer encodes it and stops at <|im_end|>', async () => {
     const b = backend(['Hello world! <tool_call>\n{"name": "x"}\n</tool_call>']);
     const prompt = tok.encode(b.render([{ role: 'user', content: 'hi' }], [READ_FILE]));
     const seen: number[] = [];
     const r = await b.generate(request(prompt, { onToken: (id) => seen.push(id) }));
     expect(r.finish).toBe('stop');
-    expect(r.tokens).toEqual(tok.encode('Hello world! <tool_call>\n{"name": "x"}\n</tool_call>'));
-    expect(r.tokens).toContain(151657);
+    expect(r.ids).toEqual(tok.encode('Hello world! <tool_call>\n{"name": "x"}\n</tool_call>'));
+    expect(r.ids).toContain(151657);
     expect(r.text).toBe('Hello world! <tool_call>\n{"name": "x"}\n</tool_call>');
-    expect(seen).toEqual(r.tokens);
-    expect(r.usage).toEqual({ promptTokens: prompt.length, promptComputed: prompt.length, promptReused: 0, generated: r.tokens.length });
+    expect(seen).toEqual(r.ids);
+    expect(r.stats).toMatchObject({ promptTokens: prompt.length, promptComputed: prompt.length, promptReused: 0, generated: r.ids.length });
     expect(b.requests).toHaveLength(1);
     expect(b.requests[0].prompt).toBe(prompt);
   });
@@ -48,7 +49,7 @@ describe('ReplayBackend', () => {
   it('streams the text so far, whole characters even when a token splits one', async () => {
     const b = backend(['a 龘 b']);
     const texts: string[] = [];
-    const r = await b.generate(request([1], { onToken: (_id, soFar) => texts.push(soFar) }));
+    const r = await b.generate(request([1], { onText: (soFar) => texts.push(soFar) }));
     expect(texts.at(-1)).toBe('a 龘 b');
     expect(texts.every((t) => !t.includes('\uFFFD'))).toBe(true);
     expect(r.text).toBe('a 龘 b');
@@ -59,28 +60,29 @@ describe('ReplayBackend', () => {
     const opening = tok.encode('<|im_start|>system\nsys<|im_end|>\n');
     const p1 = [...opening, ...tok.encode('<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n')];
     const r1 = await b.generate(request(p1, { pinAt: opening.length }));
-    expect(r1.usage.promptReused).toBe(0);
+    expect(r1.stats.promptReused).toBe(0);
     // Next prompt: the reply's tokens, <|im_end|>, then new text: everything before is reused.
-    const p2 = [...p1, ...r1.tokens, 151645, ...tok.encode('\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n')];
+    const p2 = [...p1, ...r1.ids, 151645, ...tok.encode('\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n')];
     const r2 = await b.generate(request(p2, { pinAt: opening.length }));
-    expect(r2.usage.promptReused).toBe(p1.length + r1.tokens.length);
-    expect(r2.usage.promptComputed).toBe(p2.length - p1.length - r1.tokens.length);
+    expect(r2.stats.promptReused).toBe(p1.length + r1.ids.length);
+    expect(r2.stats.promptComputed).toBe(p2.length - p1.length - r1.ids.length);
     // A compaction rewrites the middle: only the pinned opening is reused.
     const p3 = [...opening, ...tok.encode('<|im_start|>user\n[earlier: wrote a]<|im_end|>\n<|im_start|>assistant\n')];
     const r3 = await b.generate(request(p3, { pinAt: opening.length }));
-    expect(r3.usage).toMatchObject({ promptReused: opening.length, promptComputed: p3.length - opening.length });
+    expect(r3.stats).toMatchObject({ promptReused: opening.length, promptComputed: p3.length - opening.length });
     // A different opening (and no pin): nothing is reused.
     const p4 = tok.encode('<|im_start|>system\nother<|im_end|>\n');
     const r4 = await b.generate(request(p4));
-    expect(r4.usage).toMatchObject({ promptReused: 0, promptComputed: p4.length });
+    expect(r4.stats).toMatchObject({ promptReused: 0, promptComputed: p4.length });
   });
 
-  it('always computes the last prompt token (its logits are needed)', async () => {
+  it('the same prompt again reuses all of it from its answer checkpoint and begins the next reply', async () => {
     const b = backend(['a', 'b']);
     const p = tok.encode('<|im_start|>user\nq<|im_end|>\n');
     await b.generate(request(p, { maxNewTokens: 1 })); // cut after one token: the cache holds just p
     const r = await b.generate(request(p));
-    expect(r.usage).toMatchObject({ promptReused: p.length - 1, promptComputed: 1 });
+    expect(r.stats).toMatchObject({ promptReused: p.length, promptComputed: 0 });
+    expect(r.text).toBe('b');
   });
 
   it('finishes with cap, context, stopped and error', async () => {
@@ -88,39 +90,40 @@ describe('ReplayBackend', () => {
     const n = tok.encode(text).length;
     const b = backend([text, text, text]);
     const capped = await b.generate(request([1, 2, 3], { maxNewTokens: 4 }));
-    expect(capped).toMatchObject({ finish: 'cap', tokens: tok.encode(text).slice(0, 4) });
+    expect(capped).toMatchObject({ finish: 'cap', ids: tok.encode(text).slice(0, 4) });
     const ctx = await backend([text], 8).generate(request([1, 2, 3]));
     expect(ctx.finish).toBe('context');
-    expect(ctx.tokens).toHaveLength(5);
+    expect(ctx.ids).toHaveLength(5);
     expect(n).toBeGreaterThan(5);
     const full = await backend([text], 8).generate(request([1, 2, 3, 4, 5, 6, 7, 8]));
-    expect(full).toMatchObject({ finish: 'context', tokens: [] });
+    expect(full).toMatchObject({ finish: 'context', ids: [] });
 
     const ac = new AbortController();
-    const stopped = await b.generate(request([1], { signal: ac.signal, onToken: (_id, soFar) => { if (soFar.includes('two')) ac.abort(); } }));
+    const stopped = await b.generate(request([1], { signal: ac.signal, onText: (soFar) => { if (soFar.includes('two')) ac.abort(); } }));
     expect(stopped.finish).toBe('stopped');
     expect(stopped.text).toBe('one two');
     await b.generate(request([1]));
     const none = await b.generate(request([1]));
     expect(none.finish).toBe('error');
-    expect(none.error).toMatch(/replay script exhausted: all 3 replies were used/);
+    expect(none.error).toBeInstanceOf(ReplayScriptError);
+    expect(none.error?.message).toMatch(/replay script exhausted: all 3 replies were used/);
     expect(b.results.map((r) => r.finish)).toEqual(['cap', 'stopped', 'stop', 'error']);
   });
 
-  it('takes the best allowed token when the mask forbids the wanted one, and re-aligns', async () => {
+  it('takes the best allowed token when the constraint forbids the wanted one, and re-aligns', async () => {
     const want = tok.encode('Hello world');
     const b = backend(['Hello world']);
-    const r = await b.generate(request([1], { mask: () => forbidOnce(0, want[0], tok.vocabSize) }));
+    const r = await b.generate(request([1], { constraint: forbidOnce(0, want[0]!, tok.vocabSize) }));
     expect(r.text).toBe('Hello world');
-    expect(r.tokens[0]).not.toBe(want[0]);
-    expect('Hello'.startsWith(tok.decode([r.tokens[0]]))).toBe(true);
-    expect(tok.decode([r.tokens[0]]).length).toBeGreaterThan(1); // the longest allowed prefix, not one letter
+    expect(r.ids[0]).not.toBe(want[0]);
+    expect('Hello'.startsWith(tok.decode([r.ids[0]]))).toBe(true);
+    expect(tok.decode([r.ids[0]]).length).toBeGreaterThan(1); // the longest allowed prefix, not one letter
   });
 
-  it('asks the mask factory until it gives a source, passing the tokens so far', async () => {
+  it('asks the constraint before every token, the stop token included, with the tokens so far', async () => {
     const b = backend(['ab cd']);
     const asked: number[][] = [];
-    await b.generate(request([1], { mask: (soFar) => { asked.push(soFar); return null; } }));
+    await b.generate(request([1], { constraint: (soFar) => { asked.push([...soFar]); return null; } }));
     const ids = tok.encode('ab cd');
     expect(asked).toEqual([[], ...ids.map((_, i) => ids.slice(0, i + 1))]);
   });
@@ -130,6 +133,7 @@ describe('ReplayBackend', () => {
     expect(() => parseReplayJsonl('{"text": "a"}\n{"txt": 1}', 'run.jsonl')).toThrow(ReplayScriptError);
     expect(() => parseReplayJsonl('{"text": "a"}\n{"txt": 1}', 'run.jsonl')).toThrow(/^run\.jsonl:2: expected \{"text": "\.\.\."\}/);
     expect(() => parseReplayJsonl('nope', 'run.jsonl')).toThrow(/^run\.jsonl:1: not JSON/);
-    expect(ReplayBackend.fromJsonl('{"text": "x"}', { tokenizer: tok, template }).repliesLeft).toBe(1);
+    const { engine } = replayBackend({ tokenizer: tok, template, replies: parseReplayJsonl('{"text": "x"}') });
+    expect(engine.repliesLeft).toBe(1);
   });
 });

@@ -1,0 +1,25 @@
+// A Backend that remembers every request and result of the Backend it wraps, in order: what tests of the
+// loop and the compaction bench inspect (prompts as sent, exact token counts as returned).
+import type { Backend, BackendRequest, BackendResult, ChatMessage } from './backend.ts';
+import type { ToolSchema } from './tool-types.ts';
+
+export class RecordingBackend implements Backend {
+  readonly requests: BackendRequest[] = [];
+  readonly results: BackendResult[] = [];
+
+  constructor(private readonly inner: Backend) {}
+
+  get name(): string { return this.inner.name; }
+  get contextSize(): number { return this.inner.contextSize; }
+  get devices(): number { return this.inner.devices; }
+  encode(text: string): number[] { return this.inner.encode(text); }
+  decode(ids: number[]): string { return this.inner.decode(ids); }
+  render(messages: ChatMessage[], tools: ToolSchema[]): string { return this.inner.render(messages, tools); }
+
+  async generate(req: BackendRequest): Promise<BackendResult> {
+    this.requests.push(req);
+    const result = await this.inner.generate(req);
+    this.results.push(result);
+    return result;
+  }
+}

@@ -1,0 +1,51 @@
+// The generate boundary: what a caller asks of one answer and what comes back. Owned here, by the model
+// layer; the Generator, the room's host and the agent's backends all speak these types (the agent adds
+// only the answer's text, see src/agent/backend.ts).
+import type { SamplingOptions, TokenConstraint } from './engine-types.ts';
+
+/** Why an answer ended: stop token, answer cap, context full, aborted (or a device left), failure. */
+export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
+
+/**
+ * The per-token grammar of one answer: asked before each token with the ids sampled so far (the stop
+ * token excluded); null/undefined = free sampling for this token. It may keep state across calls.
+ */
+export type Constraint = (generatedSoFar: readonly number[]) => TokenConstraint | null | undefined;
+
+export interface GenerateOptions {
+  maxNewTokens: number;        // answer cap
+  stopTokens?: readonly number[];
+  sampling?: SamplingOptions;  // default greedy
+  pinAt?: number;              // position of the pinned checkpoint (end of system prompt + tools)
+  constraint?: Constraint;
+  signal?: AbortSignal;
+  onToken?: (id: number, generatedSoFar: readonly number[]) => void;
+}
+
+export interface GenerationStats {
+  promptTokens: number;        // length of the prompt
+  promptComputed: number;      // prompt tokens run through the layers
+  promptReused: number;        // prompt tokens served from the KV cache
+  generated: number;           // tokens returned (the stop token is not counted)
+  prefillSeconds: number;      // start until the first token was sampled
+  decodeSeconds: number;       // the rest
+  prefillTokensPerSecond: number;  // promptComputed / prefillSeconds
+  decodeTokensPerSecond: number;   // decode steps / decodeSeconds (a step = one token through every layer)
+  seconds: number;             // total
+  seed: number;                // the sampling seed used (random when none was given)
+}
+
+export interface GenerationResult {
+  ids: number[];               // generated ids, without the stop token
+  finish: FinishReason;
+  stopToken?: number;          // the stop token sampled, when finish = 'stop'
+  error?: Error;               // when finish = 'error'
+  /** Why the run ended early without being an error, in words: the room names the device that left. */
+  note?: string;
+  stats: GenerationStats;
+}
+
+/** What turns a prompt into an answer: the Generator, or the room's host (which adds `note`). */
+export interface TokenGenerator {
+  generate(prompt: readonly number[], opts: GenerateOptions): Promise<GenerationResult>;
+}
