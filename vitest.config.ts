@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Three tiers, one runner (DESIGN.md "Testing tiers"):
+// Three tiers, one runner:
 //   unit  — Node, no GPU, no browser: formats, tokenizer, agent, protocol.
 //   gpu   — Node + Dawn (npm `webgpu`) on Mesa lavapipe: kernels and whole tiny models vs the reference.
 //   e2e   — real Debian Chromium via playwright-core against our own server on 127.0.0.1.

@@ -1,5 +1,6 @@
 // Headless Debian Chromium with WebGPU (SwiftShader here) and WebRTC kept on 127.0.0.1.
-// See ../shared/PLATFORM.md: flags, and why ICE candidates are filtered to loopback.
+// See docs/platform.md (WebGPU in Chromium, WebRTC between tabs): the flags, and why ICE candidates are
+// filtered to loopback.
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { startServer, type RunningServer, type ServerOptionsIn } from '../../server/app.ts';

@@ -1,5 +1,5 @@
 // Opens harness/preview.html and drives its window.pv (PreviewHost + the three agent tools) by strings,
-// so no test function is serialized into the page (see PLATFORM.md on __name).
+// so no test function is serialized into the page (see docs/platform.md on __name).
 import type { BrowserContext, Page } from 'playwright-core';
 import { deflateSync } from 'node:zlib';
 

@@ -1,4 +1,4 @@
-// How much of the context the conversation may use (seed 002, "Context and compaction").
+// How much of the context the conversation may use (docs/agent.md, Context and compaction).
 // The space kept for the next answer is the answer cap or a quarter of the context, whichever is
 // smaller, plus 64 tokens: 8,192 -> 6,080; 16,384 -> 12,224; 32,768 -> 24,512.
 export const ANSWER_CAP = 8_192;

@@ -1,4 +1,4 @@
-// Fitting the conversation into its budget (seed 002, "Context and compaction"). Past the budget it is
+// Fitting the conversation into its budget (docs/agent.md, Context and compaction). Past the budget it is
 // shortened to 60% of it, cheapest first:
 //   1. tool results older than the last 2 steps and over 200 characters become one-line stubs;
 //   2. earlier finished requests fold into one line each ([earlier: wrote …; edited …; served :5173])

@@ -1,4 +1,4 @@
-// One short hint added to a failed call's result (seed 002, "Hints when a call goes wrong"). A hint costs
+// One short hint added to a failed call's result (docs/agent.md, Hints). A hint costs
 // tokens only when something goes wrong; each is sent at most twice per request, "fix one error at a
 // time" once. The system prompt never changes, so its cached copy stays valid.
 import type { ToolFormat } from '../model/tool-format.ts';

@@ -1,4 +1,4 @@
-// The agent loop (seed 002, "How a request runs"): the model answers, its tool calls run, the results go
+// The agent loop (docs/agent.md, The loop): the model answers, its tool calls run, the results go
 // back, repeat — until an answer has no call. Every limit and end rule is checked here, in one place:
 // done / stopped / limit (30 steps) / stuck / context / error. The conversation is exact token segments
 // (conversation.ts) behind a byte-stable opening, so the pinned checkpoint after it is always valid.
@@ -288,7 +288,7 @@ function hintSuffix(hint: string | null): string {
   return hint ? `\n${hint}` : '';
 }
 
-/** Seed 001: a cut-off answer is not an answer; say so and ask for smaller steps. */
+/** A cut-off answer is not an answer (docs/agent.md, End reasons): say so and ask for smaller steps. */
 function cutOffNote(result: BackendResult, hints: HintBudget): string {
   const where = result.finish === 'cap' ? `the answer cap of ${result.stats.generated} tokens` : 'the end of the context';
   return `Your last answer was cut off at ${where} before it finished, so it was dropped and none of its calls ran. ` +

@@ -1,4 +1,4 @@
-// Repairs for small models (seed 002): before a call runs, fill in what its intent makes clear. A repair
+// Repairs for small models (docs/agent.md, Repairs and guards): before a call runs, fill in what its intent makes clear. A repair
 // only fills a parameter the call left out, or converts a value to the type the schema declares; it
 // never replaces a value the call gave.
 import type { ParsedCall } from './parse/types.ts';

@@ -1,4 +1,4 @@
-// Sessions (seed 002, "Sessions"): per project, the agent's conversation with the exact tokens the model
+// Sessions (docs/agent.md, Sessions): per project, the agent's conversation with the exact tokens the model
 // sampled, the timeline (last 200 items) and the served ports. Reopening continues without re-encoding
 // anything, unless the model changed: then every turn is encoded again from its text.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';

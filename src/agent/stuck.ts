@@ -1,4 +1,4 @@
-// Stuck detection (seed 002, "Why it stops"):
+// Stuck detection (docs/agent.md, Stuck detection):
 // - the same call made no progress 3 steps in a row (it failed, it was a write not run twice, or a
 //   read-only call gave the same result with nothing changed) -> stuck; a note one step before;
 // - the page reported the same first error 5 times, each check after a change -> stuck; note at the 3rd.

@@ -28,7 +28,7 @@ export function summaryLine(stats: RequestStats, reason: EndReason): string {
   return parts.join(' · ');
 }
 
-/** The note each end reason leaves in the timeline (seed 002's table). */
+/** The note each end reason leaves in the timeline (docs/agent.md, End reasons). */
 export function endNote(reason: EndReason, detail: { steps?: number; error?: string; stuck?: string; devices?: number }): string | null {
   switch (reason) {
     case 'done':

@@ -97,7 +97,7 @@ export function parseAppParams(search: string): AppParams {
   return params;
 }
 
-/** Context warnings the room shows (seed 000: tools need about 8k to work well). */
+/** Context warnings the room shows: tools need about 8k tokens of context to work well. */
 export function contextWarning(ctx: number): string | null {
   return ctx < SMALL_CONTEXT
     ? `Context is ${ctx.toLocaleString('en-US')} tokens: tools need about 8k to work well, and older results will be trimmed often. Raise ?ctx= if the room's memory allows.`

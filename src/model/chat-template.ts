@@ -1,5 +1,5 @@
 // The model's chat template (tokenizer_config.json `chat_template`) rendered with @huggingface/jinja.
-// Known gaps of the JS renderer vs Python jinja2 are bridged here (PLATFORM.md): `null` content fails
+// Known gaps of the JS renderer vs Python jinja2 are bridged here (docs/platform.md): `null` content fails
 // (we pass ""), and `obj|string` throws (the XML templates get non-string argument values as JSON text).
 import { Template } from '@huggingface/jinja';
 import type { ChatMessage } from '../agent/backend.ts';

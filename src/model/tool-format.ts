@@ -1,4 +1,4 @@
-// Which tool-call format a model was trained on, read from its own chat template (PLATFORM.md):
+// Which tool-call format a model was trained on, read from its own chat template (docs/platform.md):
 //   json: <tool_call>\n{"name": "read_file", "arguments": {"path": "index.html"}}\n</tool_call>
 //   xml:  <tool_call>\n<function=read_file>\n<parameter=path>\nindex.html\n</parameter>\n</function>\n</tool_call>
 

@@ -1,7 +1,7 @@
 // The preview for Node (the agent CLI): the same three tools, by driving headless Chromium. It starts
 // the app's server (server/app.ts, which serves the built harness pages), opens harness/preview.html
 // with ?files=node, and answers the page's file reads from a ProjectFiles here (a folder on disk).
-// Needs the built app (`npm run build`) and Chromium (PLATFORM.md; flags shared with the e2e tests).
+// Needs the built app (`npm run build`) and Chromium (docs/platform.md, WebGPU in Chromium; flags shared with the e2e tests).
 import type { Browser, Page } from 'playwright-core';
 import type { ProjectFiles } from '../agent/files/types.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../e2e/helpers/browser.ts';

@@ -1,4 +1,4 @@
-// The agent's three preview tools (seed 002's table) over any PreviewApi: the browser host or headless.
+// The agent's three preview tools (docs/agent.md, Tools) over any PreviewApi: the browser host or headless.
 import { PREVIEW_LOGS, RUN_JS, SERVE } from '../agent/tools/schemas.ts';
 import type { Tool, ToolOutcome } from '../agent/tool-types.ts';
 import { formatLogLine } from './log-buffer.ts';

@@ -56,7 +56,7 @@ export interface PreviewApi {
   restore(ports: RestorablePort[]): Promise<void>;
 }
 
-/** Limits from the tool table (seed 002). */
+/** The preview tools' limits (docs/agent.md, Tools). */
 export const PREVIEW_LIMITS = {
   defaultPort: 5173,
   loadWaitMs: 2_000,

@@ -1,5 +1,5 @@
 // A PeerJS DataConnection as a MessageLink. The connection must be opened with
-// `{reliable: true, serialization: 'raw'}` (PLATFORM.md: the default is unordered, and the binary
+// `{reliable: true, serialization: 'raw'}` (docs/platform.md, WebRTC: the default is unordered, and the binary
 // serializer re-chunks at 16 KB and halves throughput); we chunk to ≤256 KiB ourselves (wire.ts) and
 // send on the RTCDataChannel directly so backpressure is ours (bufferedAmountLowThreshold).
 // Close is reported on the channel's close, PeerJS's close/error, and RTCPeerConnection

@@ -1,5 +1,5 @@
 // Extracts tool calls from a raw model reply: the model's own format first, then the near misses open
-// models write (seed 002 "Tool call formats"). Inside <tool_call> blocks any name is kept (the loop
+// models write (docs/agent.md, Call formats and the call grammar). Inside <tool_call> blocks any name is kept (the loop
 // reports unknown tools); outside them only declared tools count, so prose is not mistaken for a call.
 import type { ToolFormat } from '../../model/tool-format.ts';
 import type { ToolSchema } from '../tool-types.ts';

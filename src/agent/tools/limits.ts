@@ -1,4 +1,4 @@
-// Every per-tool limit from the spec in one place (seed 002, "Tools").
+// Every per-tool limit in one place (docs/agent.md, Tools).
 export const LIMITS = {
   listEntries: 200,           // list_dir
   readLines: 200,             // read_file lines per call

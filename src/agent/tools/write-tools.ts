@@ -1,4 +1,4 @@
-// The file-changing tools: write_file and edit_file, with the guards from the spec (seed 002 "Repairs").
+// The file-changing tools: write_file and edit_file, with their guards (docs/agent.md, Repairs and guards).
 import type { ProjectFiles } from '../files/types.ts';
 import type { ToolOutcome } from '../tool-types.ts';
 import { normalizeFilePath } from '../files/paths.ts';

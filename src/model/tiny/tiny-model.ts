@@ -4,7 +4,7 @@
 //   mlc:         mlc-chat-config.json, tensor-cache.json, params_shard_*.bin (q4f16_1), tokenizer files.
 // Browser-safe: returns file bytes; writing them to disk lives in ./write-node.ts.
 //
-// Scales (PLATFORM.md "Random tiny checkpoints"): with a std-1 tied embedding greedy decoding only
+// Scales (docs/platform.md, "Tiny random checkpoints"): with a std-1 tied embedding greedy decoding only
 // repeats the last token, so the embedding is drawn at std 0.05 and o_proj / down_proj are drawn
 // 4× larger than 1/√fan_in, which gives varied tokens. Norm weights are 1 + N(0, 0.1²).
 // Each tensor has its own stream seeded by (seed, name): a layer's weights do not depend on how

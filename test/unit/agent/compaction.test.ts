@@ -11,7 +11,7 @@ import { call, harness, notes, results } from './harness.ts';
 // The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
 vi.setConfig({ testTimeout: 120_000 });
 
-test('the budget table (seed 002): 8,192 -> about 6,080; 16,384 -> 12,220; 32,768 -> 24,510', () => {
+test('the budget table (docs/agent.md): 8,192 -> about 6,080; 16,384 -> 12,220; 32,768 -> 24,510', () => {
   expect(conversationBudget(8192)).toBe(6080);
   expect(conversationBudget(16384)).toBe(12224);
   expect(conversationBudget(32768)).toBe(24512);

@@ -29,7 +29,7 @@ describe('Tokenizer (real Qwen3 files)', () => {
   let tok: Tokenizer;
   beforeAll(async () => { tok = await Tokenizer.fromSource(memorySource(files)); });
 
-  it('knows the special token ids of PLATFORM.md', () => {
+  it('knows the special token ids of Qwen3 (docs/platform.md)', () => {
     expect(tok.special).toEqual({
       imStart: 151644, imEnd: 151645, endOfText: 151643, toolCall: 151657, toolCallEnd: 151658,
       toolResponse: 151665, toolResponseEnd: 151666, think: 151667, thinkEnd: 151668,

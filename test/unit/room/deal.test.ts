@@ -34,8 +34,8 @@ describe('dealLayers', () => {
     const config = { hiddenSize: 2048, headDim: 128, numHeads: 16, numKvHeads: 8, intermediateSize: 6144, vocabSize: 151936, numLayers: 28, tieWordEmbeddings: true } as never;
     const bf16 = dealCost(config, 'safetensors', 0);
     const q4 = dealCost(config, 'mlc', 0);
-    expect(bf16.bytesPerLayer / 1e6).toBeCloseTo(100.7, 0); // PLATFORM.md: bf16 ≈100.7 MB/layer
-    expect(q4.bytesPerLayer / 1e6).toBeCloseTo(28.3, 0);   // PLATFORM.md: ≈28.3 MB/layer
+    expect(bf16.bytesPerLayer / 1e6).toBeCloseTo(100.7, 0); // docs/platform.md, Weight formats: bf16 ≈100.7 MB/layer
+    expect(q4.bytesPerLayer / 1e6).toBeCloseTo(28.3, 0);   // docs/platform.md, Weight formats: ≈28.3 MB/layer
     expect(dealCost(config, 'mlc', 1000).bytesPerLayer - q4.bytesPerLayer).toBe(1000 * 4096); // 4,096 B/token/layer
   });
 });

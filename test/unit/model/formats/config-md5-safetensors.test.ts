@@ -7,7 +7,7 @@ import { Md5, md5Hex } from '../../../../src/model/formats/md5.ts';
 import { encodeSafetensors, parseSafetensorsHeader } from '../../../../src/model/formats/safetensors.ts';
 import { fromFloat32, toFloat32 } from '../../../../src/model/tensor-utils.ts';
 
-const qwen17 = JSON.parse(readFileSync('/work/shared/reference/qwen3-1.7b.config.json', 'utf8'));
+const qwen17 = JSON.parse(readFileSync(new URL('../../../fixtures/qwen3-1.7b.config.json', import.meta.url), 'utf8'));
 
 describe('config', () => {
   it('reads the real Qwen3-1.7B config.json', () => {
