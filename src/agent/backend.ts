@@ -1,13 +1,7 @@
 // What the agent loop needs from a model: the room's engine, a replay script, or an HTTP endpoint. The
 // request and result are the model layer's generate types, extended only by what text-level callers need.
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import type { ToolSchema } from './tool-types.ts';
-
-/** A chat message as the chat template takes it (arguments as objects, never JSON strings). */
-export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string; tool_calls?: { name: string; arguments: Record<string, unknown> }[] }
-  | { role: 'tool'; content: string; name?: string };
+import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 
 /**
  * One answer to the whole rendered conversation: the model layer's GenerateOptions (answer cap, stop

@@ -2,7 +2,7 @@
 // near-miss parser + repairs (src/agent/parse, src/agent/repairs.ts) on the finished answer.
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
-import type { ToolSchema } from './tool-types.ts';
+import type { ToolSchema } from '../model/chat-types.ts';
 import type { CallCodec, ParsedAnswer } from './call-codec.ts';
 import { ToolCallGrammar } from './grammar/tool-call-mask.ts';
 import { parseToolCalls } from './parse/index.ts';

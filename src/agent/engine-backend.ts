@@ -8,8 +8,8 @@ import type { SamplingOptions } from '../model/engine-types.ts';
 import type { TokenGenerator } from '../model/generate-types.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { ChatTemplate } from '../model/chat-template.ts';
-import type { Backend, BackendRequest, BackendResult, ChatMessage } from './backend.ts';
-import type { ToolSchema } from './tool-types.ts';
+import type { Backend, BackendRequest, BackendResult } from './backend.ts';
+import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 
 export interface EngineBackendOptions {
   generator: TokenGenerator;

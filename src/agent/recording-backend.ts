@@ -1,7 +1,7 @@
 // A Backend that remembers every request and result of the Backend it wraps, in order: what tests of the
 // loop and the compaction bench inspect (prompts as sent, exact token counts as returned).
-import type { Backend, BackendRequest, BackendResult, ChatMessage } from './backend.ts';
-import type { ToolSchema } from './tool-types.ts';
+import type { Backend, BackendRequest, BackendResult } from './backend.ts';
+import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 
 export class RecordingBackend implements Backend {
   readonly requests: BackendRequest[] = [];

@@ -2,7 +2,7 @@
 // only fills a parameter the call left out, or converts a value to the type the schema declares; it
 // never replaces a value the call gave.
 import type { ParsedCall } from './parse/types.ts';
-import type { ToolSchema } from './tool-types.ts';
+import type { ToolSchema } from '../model/chat-types.ts';
 
 export interface RepairedCall {
   name: string;

@@ -1,20 +1,6 @@
 // The contract every agent tool implements: file tools (src/agent/tools) and preview tools (src/preview).
-
-/** JSON-schema subset used in chat templates' tools list. */
-export interface ToolParameterSchema {
-  type: 'string' | 'boolean' | 'integer' | 'number';
-  description: string;
-}
-
-export interface ToolSchema {
-  name: string;
-  description: string;
-  parameters: {
-    type: 'object';
-    properties: Record<string, ToolParameterSchema>;
-    required: string[];
-  };
-}
+// A tool's schema (ToolSchema) is the model layer's: the chat template renders it.
+import type { ToolSchema } from '../model/chat-types.ts';
 
 /** Typed outcome of one call: the text goes back to the model as the tool result. */
 export type ToolOutcome =

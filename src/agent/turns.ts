@@ -3,8 +3,8 @@
 // segments (conversation.ts): the opening (system prompt + tools), user turns, tool-result turns, and
 // assistant turns holding the very tokens the model sampled. Rendering each new turn on its own keeps the
 // prompt append-only, so the engine reuses its KV cache: step N+1 computes only the new turn.
-import type { Backend, ChatMessage } from './backend.ts';
-import type { ToolSchema } from './tool-types.ts';
+import type { Backend } from './backend.ts';
+import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 
 const IM_START = '<|im_start|>';
 const MARK = '\u2063A\u2063';

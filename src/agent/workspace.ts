@@ -1,6 +1,8 @@
-// One project's agent, wired the way the app (and any other host) uses it: file tools over the project's
-// files plus extra tools (the preview's serve / preview_logs / run_js), the model's call codec, and a
-// session that is restored on open and saved as the request goes (so a reload mid-request loses little).
+// One project's agent, wired for a host without the browser app (tests, a future headless host): file
+// tools over the project's files plus extra tools (e.g. the preview's serve / preview_logs / run_js), the
+// model's call codec, and a session restored on open and saved as the request goes (after every result,
+// note and summary). The browser app wires its own in src/app/workspace.ts (IndexedDB files, the
+// preview, approvals with diffs).
 import type { Backend } from './backend.ts';
 import type { ProjectFiles } from './files/types.ts';
 import type { Tool } from './tool-types.ts';

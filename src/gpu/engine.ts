@@ -1,6 +1,7 @@
 // The WebGPU LayerEngine: a device's share of a Qwen3 model (a layer range, plus embedding and head when
-// it holds them) with its f16 KV cache. Every call is one queue submit: runLayers encodes all its layers
-// (≤ 8 dispatches each) for a chunk of up to maxBatch tokens, then reads the hidden state back.
+// it holds them) with its f16 KV cache. Calls are serialized and each read-back ends one queue submit:
+// runLayers submits once per chunk of up to maxBatch tokens (all its layers, ≤ 8 dispatches each), and
+// decodeToken feeds one token through the whole model and picks the next on the device in one submit.
 import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/engine-errors.ts';
 import { Prng, pickFromSorted, sampleLogits } from '../model/sampler.ts';

@@ -2,8 +2,7 @@
 // Known gaps of the JS renderer vs Python jinja2 are bridged here (docs/platform.md): `null` content fails
 // (we pass ""), and `obj|string` throws (the XML templates get non-string argument values as JSON text).
 import { Template } from '@huggingface/jinja';
-import type { ChatMessage } from '../agent/backend.ts';
-import type { ToolSchema } from '../agent/tool-types.ts';
+import type { ChatMessage, ToolSchema } from './chat-types.ts';
 import { detectToolFormat, xmlParameterText, type ToolFormat } from './tool-format.ts';
 
 export interface RenderOptions {

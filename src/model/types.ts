@@ -52,7 +52,7 @@ export interface Q4Linear {
 export type Linear = DenseLinear | Q4Linear;
 
 /**
- * One decoder layer in canonical fused form, the same for every file format:
+ * One decoder layer in canonical stacked form, the same for every file format:
  * q, k, v rows are stacked into one matrix (MLC's c_attn layout) and gate, up into another
  * (MLC's gate_up_proj layout), so an engine can do each with one matvec.
  */

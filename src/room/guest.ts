@@ -234,11 +234,9 @@ export class RoomGuest {
   private async checkpoint(ch: FrameChannel, f: FrameOf<'checkpoint'>): Promise<void> {
     const engine = this.engine;
     const kv = engine?.kvLength() ?? 0;
-    // Dense models: a pinned checkpoint is just a position (nothing to snapshot); restore = truncate.
-    if (f.op !== 'pin') {
-      if (f.position > kv) throw new OutOfOrderError(`"checkpoint" seq ${f.seq}: cannot ${f.op} to ${f.position} past the cache of ${kv}`);
-      await engine?.truncate(f.position);
-    }
+    // Dense models: restoring a checkpoint is cutting the KV back to it.
+    if (f.position > kv) throw new OutOfOrderError(`"checkpoint" seq ${f.seq}: cannot ${f.op} to ${f.position} past the cache of ${kv}`);
+    await engine?.truncate(f.position);
     await ch.send({ kind: 'ack', epoch: f.epoch, seq: f.seq, kvLength: engine?.kvLength() ?? 0 });
   }
 }

@@ -24,8 +24,14 @@ export interface DeviceCaps {
   speed: number;                   // quick measured speed, GFLOP/s of an f32 matvec (relative use only)
 }
 
-export type CheckpointOp = 'pin' | 'restore' | 'truncate';
-const CHECKPOINT_OPS: CheckpointOp[] = ['pin', 'restore', 'truncate'];
+/**
+ * What a checkpoint frame does to a guest's cache. Dense models need only truncate (restoring a
+ * checkpoint is cutting the KV back to it). Codes 0 and 1 are reserved for pin and restore, for models
+ * whose state is more than a KV prefix (recurrent layers); no host sends them yet.
+ */
+export type CheckpointOp = 'truncate';
+const CHECKPOINT_CODES: Record<CheckpointOp, number> = { truncate: 2 };
+const CHECKPOINT_BY_CODE = new Map(Object.entries(CHECKPOINT_CODES).map(([op, c]) => [c, op as CheckpointOp]));
 export type ReadOp = 'range' | 'file' | 'exists';
 const READ_OPS: ReadOp[] = ['range', 'file', 'exists'];
 
@@ -42,7 +48,7 @@ export type Frame =
   | { kind: 'forward'; epoch: number; seq: number; range: LayerRange; position: number; count: number; hidden: Float32Array }
   /** guest → host: hidden [count, H] after the layers; kvLength after writing them. */
   | { kind: 'result'; epoch: number; seq: number; kvLength: number; hidden: Float32Array }
-  /** host → guest: checkpoint op on the guest's KV (dense models: restore and truncate cut the cache). */
+  /** host → guest: checkpoint op on the guest's KV (truncate: cut the cache back to `position`). */
   | { kind: 'checkpoint'; epoch: number; seq: number; op: CheckpointOp; position: number }
   /** guest → host: a checkpoint op is done. */
   | { kind: 'ack'; epoch: number; seq: number; kvLength: number }
@@ -85,7 +91,7 @@ export function encodeFrame(f: Frame): Uint8Array {
       w.u32(f.epoch).u32(f.seq).u16(f.range[0]).u16(f.range[1]).u32(f.position).u32(f.count).f32s(f.hidden);
       break;
     case 'result': w.u32(f.epoch).u32(f.seq).u32(f.kvLength).f32s(f.hidden); break;
-    case 'checkpoint': w.u32(f.epoch).u32(f.seq).u8(CHECKPOINT_OPS.indexOf(f.op)).u32(f.position); break;
+    case 'checkpoint': w.u32(f.epoch).u32(f.seq).u8(CHECKPOINT_CODES[f.op]).u32(f.position); break;
     case 'ack': w.u32(f.epoch).u32(f.seq).u32(f.kvLength); break;
     case 'heartbeat': w.u8(f.reply ? 1 : 0).f64(f.sentAt); break;
     case 'bye': w.str(f.reason); break;
@@ -178,8 +184,9 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
     case 'result': return { kind, epoch: r.u32('epoch'), seq: r.u32('seq'), kvLength: r.u32('kvLength'), hidden: r.f32s('hidden') };
     case 'checkpoint': {
       const epoch = r.u32('epoch'), seq = r.u32('seq');
-      const op = CHECKPOINT_OPS[r.u8('op')];
-      check(op !== undefined, kind, 'unknown checkpoint op');
+      const code = r.u8('op');
+      const op = CHECKPOINT_BY_CODE.get(code);
+      check(op !== undefined, kind, `checkpoint op ${code} is not truncate (2)`);
       const position = r.u32('position');
       check(position <= MAX_POSITION, kind, `position ${position} is out of range`);
       return { kind, epoch, seq, op: op!, position };

@@ -5,7 +5,7 @@
 import type { LayerEngine, LayerRange, SamplingOptions } from '../model/engine-types.ts';
 import { EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { ProtocolError, RemoteDeviceError } from './errors.ts';
-import type { CheckpointOp, Frame, FrameOf } from './protocol.ts';
+import type { Frame, FrameOf } from './protocol.ts';
 
 export interface RemoteDevice { id: string; name: string }
 
@@ -54,17 +54,15 @@ export class RemoteLayerEngine implements LayerEngine {
     });
   }
 
-  truncate(length: number): Promise<void> { return this.checkpoint('truncate', length); }
-
-  /** Any checkpoint op; dense models: restore and truncate both cut the cache to `position`. */
-  async checkpoint(op: CheckpointOp, position: number): Promise<void> {
+  /** Cut the device's cache back to `length` (restoring a checkpoint, for dense models). */
+  async truncate(length: number): Promise<void> {
     if (this.failure) return; // the device is gone: nothing of ours is left to cut
-    if (op !== 'pin' && position > this.kv) throw new PositionError(`device "${this.device.name}": cannot restore to ${position} past its cache of ${this.kv}`);
+    if (length > this.kv) throw new PositionError(`device "${this.device.name}": cannot restore to ${length} past its cache of ${this.kv}`);
     const seq = ++this.seq;
-    if (op !== 'pin') this.kv = position;
+    this.kv = length;
     await new Promise<number>((resolve, reject) => {
-      this.pending.set(seq, { kind: 'checkpoint', position, resolve, reject });
-      this.send({ kind: 'checkpoint', epoch: this.epoch, seq, op, position }).catch((e: Error) => this.settleError(seq, e));
+      this.pending.set(seq, { kind: 'checkpoint', position: length, resolve, reject });
+      this.send({ kind: 'checkpoint', epoch: this.epoch, seq, op: 'truncate', position: length }).catch((e: Error) => this.settleError(seq, e));
     });
   }
 

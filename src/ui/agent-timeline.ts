@@ -1,3 +1,4 @@
+// <pooled-agent-timeline>, in the agent workspace: the requests, streamed answers, call cards, notes and summaries.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { TimelineItem } from '../agent/timeline.ts';

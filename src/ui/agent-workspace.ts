@@ -1,3 +1,4 @@
+// <pooled-agent-workspace>, on the host screen and in replay mode: the agent's timeline, request box, files and preview.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { Workspace, WorkspaceState } from '../app/workspace.ts';

@@ -1,3 +1,4 @@
+// <pooled-call-card>, in the timeline: one tool call, live while it is written, then its result (and its diff when it asks first).
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { TimelineItem } from '../agent/timeline.ts';

@@ -1,3 +1,4 @@
+// <pooled-context-meter>, in the workspace header: how much of the context the conversation uses.
 import { LitElement, css, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { theme } from './theme.ts';

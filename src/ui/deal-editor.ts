@@ -1,3 +1,4 @@
+// <pooled-deal-editor>, in the room panel: the expert's manual deal of layers to devices.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { countsFromDeal, manualDeal, rangesFromCounts, type DealDeviceRef } from '../app/manual-deal.ts';

@@ -1,3 +1,4 @@
+// <pooled-device-card>, in the room panel: one device, its layers, memory, load progress, status and speed.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { DeviceInfo } from '../room/host.ts';

@@ -1,3 +1,4 @@
+// <pooled-diff-view>, in a call card: the lines an edit would change.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { diffLines, type ProposedEdit } from '../app/diff.ts';

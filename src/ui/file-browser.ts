@@ -1,3 +1,4 @@
+// <pooled-file-browser>, in the workspace: the project's file tree and the selected file.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { buildTree, sortedChildren as sorted, type TreeNode } from '../app/file-tree.ts';

@@ -1,3 +1,4 @@
+// <pooled-guest-screen>: what a guest device shows while it works for the room.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { memoryBudgetFromGiB, gibText } from '../app/memory-budget.ts';

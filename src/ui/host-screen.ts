@@ -1,3 +1,4 @@
+// <pooled-host-screen>: the host's room panel beside its agent workspace.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { HostSession, HostState } from '../app/host-session.ts';

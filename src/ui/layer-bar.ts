@@ -1,3 +1,4 @@
+// <pooled-layer-bar>, in device cards, the deal editor and the guest screen: a layer range over the whole model.
 import { LitElement, css, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { describeRange, theme } from './theme.ts';

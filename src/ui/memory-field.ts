@@ -1,3 +1,4 @@
+// <pooled-memory-field>, on the start and guest screens: the memory this device offers the room.
 import { LitElement, css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { defaultMemoryBudget, MAX_MEMORY_GIB, MIN_MEMORY_GIB, type DefaultMemory } from '../app/memory-budget.ts';

@@ -1,3 +1,4 @@
+// <pooled-model-picker>, on the start screen: which model the room runs.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { ModelChoice } from '../app/host-session.ts';

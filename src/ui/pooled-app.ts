@@ -1,3 +1,4 @@
+// <pooled-app>, the page's one element (index.html): switches between the start, host, guest and replay screens.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
 import { GuestSession } from '../app/guest-session.ts';

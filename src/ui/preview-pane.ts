@@ -1,3 +1,4 @@
+// <pooled-preview-pane>, in the workspace (and the preview harness): the served page and its console.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { PreviewHost } from '../preview/host.ts';

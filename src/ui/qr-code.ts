@@ -1,3 +1,4 @@
+// <pooled-qr-code>, in the room panel: the invite link as a QR code.
 import { LitElement, css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import QRCode from 'qrcode';

@@ -1,3 +1,4 @@
+// <pooled-room-panel>, on the host screen: invite, warnings, devices and the deal.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { HostSession } from '../app/host-session.ts';

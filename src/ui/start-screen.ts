@@ -1,3 +1,4 @@
+// <pooled-start-screen>, the first screen: host a room or join one.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { adapterLabel, requestAdapter, summarizeAdapter, type AdapterInfoSummary } from '../gpu/adapter.ts';

@@ -3,7 +3,7 @@
 // Only NAME is held to the declared tools. The arguments are checked just enough to know where the
 // object ends: strings (no raw control characters, valid escapes) and bracket nesting. Sampling is
 // greedy for the whole call (the mask source sets `greedy`), which keeps small models' JSON well formed.
-import type { ToolSchema } from '../tool-types.ts';
+import type { ToolSchema } from '../../model/chat-types.ts';
 import { stepAlternatives, TOOL_CALL_CLOSE, type Alternative, type CloseTag } from './alternatives.ts';
 import type { GrammarSpec } from './dfa.ts';
 import { CLASS } from './vocab-trie.ts';

@@ -7,7 +7,7 @@ import type { TokenConstraint } from '../../model/engine-types.ts';
 import type { Constraint } from '../../model/generate-types.ts';
 import type { Tokenizer } from '../../model/tokenizer.ts';
 import type { ToolFormat } from '../../model/tool-format.ts';
-import type { ToolSchema } from '../tool-types.ts';
+import type { ToolSchema } from '../../model/chat-types.ts';
 import { LazyDfa } from './dfa.ts';
 import { jsonGrammar } from './json-grammar.ts';
 import { vocabIndexFor, type VocabIndex } from './vocab-trie.ts';

@@ -2,7 +2,7 @@
 //   \n<function=NAME>\n  then for each parameter  <parameter=P>\nVALUE\n</parameter>\n  then  </function>\n</tool_call>
 // NAME is a declared tool; P one of its parameters not given yet; </function> only once every required
 // parameter is there. VALUE is free text up to "\n</parameter>"; added tokens cannot appear in it.
-import type { ToolSchema } from '../tool-types.ts';
+import type { ToolSchema } from '../../model/chat-types.ts';
 import { stepAlternatives, TOOL_CALL_CLOSE, type Alternative, type CloseTag } from './alternatives.ts';
 import type { GrammarSpec } from './dfa.ts';
 import { CLASS } from './vocab-trie.ts';

@@ -2,7 +2,7 @@
 // models write (docs/agent.md, Call formats and the call grammar). Inside <tool_call> blocks any name is kept (the loop
 // reports unknown tools); outside them only declared tools count, so prose is not mistaken for a call.
 import type { ToolFormat } from '../../model/tool-format.ts';
-import type { ToolSchema } from '../tool-types.ts';
+import type { ToolSchema } from '../../model/chat-types.ts';
 import { balancedEnd, callFromJson, callsFromJsonText, parseLooseJson } from './json-calls.ts';
 import { positionalCalls } from './positional.ts';
 import type { ParsedCall, ParseResult } from './types.ts';

@@ -1,6 +1,6 @@
 // Calls written like code: search("foo", "src"), read_file(path="a.txt"), write_file('a.txt', `hi`).
 // Positional arguments take the tool's parameter names in schema order; keyword arguments their own.
-import type { ToolSchema } from '../tool-types.ts';
+import type { ToolSchema } from '../../model/chat-types.ts';
 import type { ParsedCall } from './types.ts';
 
 type Literal = string | number | boolean | null;

@@ -1,6 +1,7 @@
 // The tools one agent can call, by name. File tools come from file-tools.ts; the preview registers
 // serve / preview_logs / run_js through the same Tool interface; any extra tool may join.
-import type { Tool, ToolSchema } from '../tool-types.ts';
+import type { Tool } from '../tool-types.ts';
+import type { ToolSchema } from '../../model/chat-types.ts';
 import { BUILTIN_TOOL_SCHEMAS } from './schemas.ts';
 
 export class DuplicateToolError extends Error {

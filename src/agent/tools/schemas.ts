@@ -1,7 +1,7 @@
 // The schemas of the agent's 8 built-in tools, as the chat template lists them to the model.
 // Descriptions are short on purpose: the tools list is part of the system prompt, which every device
 // in the room computes before the first answer. Limits are the seed's (002 "Tools").
-import type { ToolParameterSchema, ToolSchema } from '../tool-types.ts';
+import type { ToolParameterSchema, ToolSchema } from '../../model/chat-types.ts';
 
 function tool(name: string, description: string, properties: Record<string, ToolParameterSchema>, required: string[]): ToolSchema {
   return { name, description, parameters: { type: 'object', properties, required } };

@@ -1,7 +1,7 @@
 // Tensor names and shapes of a Qwen3 dense checkpoint in each format, derived from the config.
 // HF (transformers Qwen3ForCausalLM):  model.layers.{i}.self_attn.{q,k,v,o}_proj.weight, ...
-// MLC (mlc-llm python/mlc_llm/model/qwen3, read 2026-11-30): q,k,v fused as self_attn.c_attn,
-//   gate,up fused as mlp.gate_up_proj (rows: gate then up), each linear as .q_weight U32 [N, K/8] +
+// MLC (mlc-llm python/mlc_llm/model/qwen3, read 2026-11-30): q,k,v stacked as self_attn.c_attn,
+//   gate,up stacked as mlp.gate_up_proj (rows: gate then up), each linear as .q_weight U32 [N, K/8] +
 //   .q_scale F16 [N, K/32]; the embedding is quantized the same way (model.embed_tokens.q_weight /
 //   q_scale) and, when tied, is also the head; norms stay F16 ".weight".
 

@@ -227,12 +227,7 @@ export function addInPlace(x: Float32Array, y: Float32Array): void {
   for (let i = 0; i < x.length; i++) x[i] = x[i]! + y[i]!;
 }
 
-/** Rows [row0, row1) of a [rows, width] matrix as a copy. */
-export function sliceRows(x: Float32Array, width: number, row0: number, row1: number): Float32Array {
-  return x.slice(row0 * width, row1 * width);
-}
-
-/** Columns [col0, col1) of every row of x [n, width] -> [n, col1 − col0] (splitting fused q|k|v). */
+/** Columns [col0, col1) of every row of x [n, width] -> [n, col1 − col0] (splitting the stacked q|k|v). */
 export function sliceColumns(x: Float32Array, width: number, col0: number, col1: number): Float32Array {
   const n = x.length / width;
   const w = col1 - col0;

@@ -6,7 +6,8 @@ import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import { TurnRenderer } from '../../../src/agent/turns.ts';
 import { BUILTIN_TOOL_SCHEMAS } from '../../../src/agent/tools/schemas.ts';
 import { SYSTEM_PROMPT } from '../../../src/agent/system-prompt.ts';
-import type { Backend, ChatMessage } from '../../../src/agent/backend.ts';
+import type { Backend } from '../../../src/agent/backend.ts';
+import type { ChatMessage } from '../../../src/model/chat-types.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/chat-templates/${name}.jinja`, import.meta.url), 'utf8');
 

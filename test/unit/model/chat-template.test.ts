@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../../src/agent/backend.ts';
+import type { ChatMessage } from '../../../src/model/chat-types.ts';
 import { READ_FILE, WRITE_FILE } from '../../../src/agent/tools/schemas.ts';
 import { ChatTemplate, ChatTemplateError } from '../../../src/model/chat-template.ts';
 import { detectToolFormat, renderToolCall, UnknownToolFormatError } from '../../../src/model/tool-format.ts';

@@ -13,8 +13,7 @@ const every: Frame[] = [
   { kind: 'hello', protocol: 1, roomId: '0123456789abcdef0123456789abcdef', deviceId: 'abc123xyz', name: 'Phone', caps },
   { kind: 'assign', epoch: 3, model: 'http://127.0.0.1:1/models/tiny', modelKey: 'tiny@1', range: [2, 4], ctx: 512 },
   ...sampleFrames(4),
-  { kind: 'checkpoint', epoch: 2, seq: 9, op: 'pin', position: 17 },
-  { kind: 'checkpoint', epoch: 2, seq: 10, op: 'restore', position: 3 },
+  { kind: 'checkpoint', epoch: 2, seq: 9, op: 'truncate', position: 17 },
   { kind: 'data', id: 7, ok: false, message: 'config.json: not found', bytes: new Uint8Array(0) },
   { kind: 'read', id: 8, op: 'exists', path: 'sub/model.safetensors.index.json', start: 0, end: 0 },
   { kind: 'heartbeat', reply: true, sentAt: 123456.789 },
@@ -54,6 +53,11 @@ describe('frames', () => {
     const nan = encodeFrame({ kind: 'heartbeat', reply: false, sentAt: 1 });
     new DataView(nan.buffer).setFloat64(2, Number.NaN, true);
     expect(() => decodeFrame(nan)).toThrowError(/"sentAt" is not a finite number/);
+    for (const reserved of [0, 1, 3]) {   // pin and restore are reserved codes, never sent; 3 is nothing
+      const frame = encodeFrame({ kind: 'checkpoint', epoch: 1, seq: 1, op: 'truncate', position: 0 });
+      frame[9] = reserved;                // kind u8, epoch u32, seq u32, then the op
+      expect(() => decodeFrame(frame)).toThrowError(new RegExp(`"checkpoint" frame: checkpoint op ${reserved} is not truncate \\(2\\)`));
+    }
   });
 });
 
