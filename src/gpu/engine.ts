@@ -71,60 +71,60 @@ export class WebGPUEngine implements LayerEngine {
 
   private gpuError: Error | undefined;
 
-  constructor(private readonly p: EngineParts) {
+  constructor(private readonly parts: EngineParts) {
     // Validation and out-of-memory errors arrive asynchronously; the next read reports them.
-    p.device.addEventListener('uncapturederror', (e) => {
+    parts.device.addEventListener('uncapturederror', (e) => {
       this.gpuError ??= (e as GPUUncapturedErrorEvent).error as unknown as Error;
     });
-    this.range = p.range;
-    this.hasEmbedding = Boolean(p.embedding);
-    this.hasHead = Boolean(p.head);
+    this.range = parts.range;
+    this.hasEmbedding = Boolean(parts.embedding);
+    this.hasHead = Boolean(parts.head);
   }
 
   get device(): GPUDevice {
-    return this.p.device;
+    return this.parts.device;
   }
 
   stats(): EngineStats {
-    const layer = this.p.layers[0];
+    const layer = this.parts.layers[0];
     return {
       ...this.counters,
       decodeDispatchesPerLayer: layer ? layer.ops.length : 0,
-      pipelines: this.p.cache.size,
-      useF16: this.p.cache.useF16,
-      ctx: this.p.ctx,
-      maxBindingBytes: this.p.maxBindingBytes,
-      weightBytes: this.p.weightBytes,
+      pipelines: this.parts.cache.size,
+      useF16: this.parts.cache.useF16,
+      ctx: this.parts.ctx,
+      maxBindingBytes: this.parts.maxBindingBytes,
+      weightBytes: this.parts.weightBytes,
       last: { ...this.last },
     };
   }
 
   kvLength(): number {
-    return this.p.layers[0]?.kvLength ?? 0;
+    return this.parts.layers[0]?.kvLength ?? 0;
   }
 
   async truncate(length: number): Promise<void> {
     if (!(Number.isInteger(length) && length >= 0)) throw new EngineUsageError(`truncate: ${length} is not a length`);
-    for (const l of this.p.layers) l.kvLength = Math.min(l.kvLength, length);
+    for (const l of this.parts.layers) l.kvLength = Math.min(l.kvLength, length);
   }
 
   embed(ids: number[]): Promise<Float32Array> {
     return this.serial(async () => {
-      const { embedding } = this.p;
+      const { embedding } = this.parts;
       if (!embedding) throw new EngineUsageError(`embed: this engine (layers ${this.range.join('..')}) holds no embedding`);
       for (const id of ids) {
         if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) {
           throw new EngineUsageError(`embed: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
         }
       }
-      const H = this.p.config.hiddenSize;
+      const H = this.parts.config.hiddenSize;
       const out = new Float32Array(ids.length * H);
       this.beginCall('embed', ids.length);
-      for (let c = 0; c < ids.length; c += this.p.maxBatch) {
-        const chunk = ids.slice(c, c + this.p.maxBatch);
+      for (let c = 0; c < ids.length; c += this.parts.maxBatch) {
+        const chunk = ids.slice(c, c + this.parts.maxBatch);
         this.writeStep(chunk.length, 0);
-        this.p.device.queue.writeBuffer(this.p.ids, 0, new Uint32Array(chunk));
-        const rows = await this.submitAndRead(this.p.embedOps, chunk.length, this.p.act.x, chunk.length * H * 4);
+        this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(chunk));
+        const rows = await this.submitAndRead(this.parts.embedOps, chunk.length, this.parts.act.x, chunk.length * H * 4);
         out.set(new Float32Array(rows), c * H);
       }
       return out;
@@ -137,26 +137,26 @@ export class WebGPUEngine implements LayerEngine {
       if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
         throw new PositionError(`runLayers: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
       }
-      const H = this.p.config.hiddenSize;
+      const H = this.parts.config.hiddenSize;
       if (hidden.length % H !== 0) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
       const n = hidden.length / H;
       if (n === 0) return new Float32Array(0);
-      const layers = this.p.layers.slice(start - this.range[0], end - this.range[0]);
+      const layers = this.parts.layers.slice(start - this.range[0], end - this.range[0]);
       for (const l of layers) {
         if (l.kvLength !== pos0) throw new PositionError(`runLayers: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
       }
-      if (pos0 + n > this.p.ctx) {
-        throw new ContextFullError(`runLayers: ${pos0} + ${n} tokens exceed the context of ${this.p.ctx}`);
+      if (pos0 + n > this.parts.ctx) {
+        throw new ContextFullError(`runLayers: ${pos0} + ${n} tokens exceed the context of ${this.parts.ctx}`);
       }
       this.beginCall('runLayers', n);
       if (layers.length === 0) return hidden.slice();
       const out = new Float32Array(n * H);
       const ops = layers.flatMap((l) => l.ops);
-      for (let c = 0; c < n; c += this.p.maxBatch) {
-        const m = Math.min(this.p.maxBatch, n - c);
+      for (let c = 0; c < n; c += this.parts.maxBatch) {
+        const m = Math.min(this.parts.maxBatch, n - c);
         this.writeStep(m, pos0 + c);
-        this.p.device.queue.writeBuffer(this.p.act.x, 0, src(hidden), c * H, m * H);
-        const rows = await this.submitAndRead(ops, m, this.p.act.x, m * H * 4);
+        this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), c * H, m * H);
+        const rows = await this.submitAndRead(ops, m, this.parts.act.x, m * H * 4);
         out.set(new Float32Array(rows), c * H);
         for (const l of layers) l.kvLength += m;
         this.counters.layerTokens += m;
@@ -170,7 +170,7 @@ export class WebGPUEngine implements LayerEngine {
       const head = this.requireHead('logits', hidden);
       this.beginCall('logits', 1);
       this.writeStep(1, 0);
-      this.p.device.queue.writeBuffer(this.p.act.x, 0, src(hidden), hidden.length - this.p.config.hiddenSize);
+      this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - this.parts.config.hiddenSize);
       return new Float32Array(await this.submitAndRead(head.logitOps, 1, head.logits, head.vocab * 4));
     });
   }
@@ -185,7 +185,7 @@ export class WebGPUEngine implements LayerEngine {
       const head = this.requireHead('sample', hidden);
       this.beginCall('sample', 1);
       this.writeStep(1, 0);
-      this.p.device.queue.writeBuffer(this.p.act.x, 0, src(hidden), hidden.length - this.p.config.hiddenSize);
+      this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - this.parts.config.hiddenSize);
       return this.pickOnDevice(head, [], k, opts, constraint);
     });
   }
@@ -198,7 +198,7 @@ export class WebGPUEngine implements LayerEngine {
    */
   async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const k = deviceTopK(opts, constraint);
-    const { embedding, head, layers, config } = this.p;
+    const { embedding, head, layers, config } = this.parts;
     if (!embedding || !head || this.range[0] !== 0 || this.range[1] !== config.numLayers) {
       throw new EngineUsageError('decodeToken needs an engine holding the embedding, every layer and the head');
     }
@@ -210,11 +210,11 @@ export class WebGPUEngine implements LayerEngine {
     return this.serial(async () => {
       if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) throw new EngineUsageError(`decodeToken: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
       const pos0 = layers[0]?.kvLength ?? 0;
-      if (pos0 + 1 > this.p.ctx) throw new ContextFullError(`decodeToken: position ${pos0} is past the context of ${this.p.ctx}`);
+      if (pos0 + 1 > this.parts.ctx) throw new ContextFullError(`decodeToken: position ${pos0} is past the context of ${this.parts.ctx}`);
       this.beginCall('decodeToken', 1);
       this.writeStep(1, pos0);
-      this.p.device.queue.writeBuffer(this.p.ids, 0, new Uint32Array([id]));
-      const ops = [...this.p.embedOps, ...layers.flatMap((l) => l.ops)];
+      this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([id]));
+      const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
       const token = await this.pickOnDevice(head, ops, k, opts, constraint);
       for (const l of layers) l.kvLength += 1;
       this.counters.layerTokens += 1;
@@ -226,8 +226,8 @@ export class WebGPUEngine implements LayerEngine {
   private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const bits = constraint?.bits;
     const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
-    if (bits && maskWords > 0) this.p.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
-    this.p.device.queue.writeBuffer(head.params, 0, new Uint32Array([bits ? 1 : 0, maskWords, 0, 0]));
+    if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
+    this.parts.device.queue.writeBuffer(head.params, 0, new Uint32Array([bits ? 1 : 0, maskWords, 0, 0]));
     const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
     const pairs = new Uint32Array(await this.submitAndRead([...before, ...head.logitOps, topk], 1, head.best, head.blocks * k * 8));
     const cands: { id: number; value: number }[] = [];
@@ -247,22 +247,22 @@ export class WebGPUEngine implements LayerEngine {
     await this.serial(async () => {
       if (this.disposed) return;
       this.disposed = true;
-      this.p.layers.forEach(destroyLayer);
+      this.parts.layers.forEach(destroyLayer);
       for (const b of this.stagings.values()) b.destroy();
-      this.p.head?.destroy();
-      this.p.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
-      destroyOps(this.p.embedOps);
-      const a = this.p.act;
-      [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.act, a.rope, this.p.ids].forEach((b) => b.destroy());
+      this.parts.head?.destroy();
+      this.parts.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
+      destroyOps(this.parts.embedOps);
+      const a = this.parts.act;
+      [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.act, a.rope, this.parts.ids].forEach((b) => b.destroy());
       a.gu?.destroy();
-      if (this.p.ownsDevice) this.p.device.destroy();
+      if (this.parts.ownsDevice) this.parts.device.destroy();
     }).catch(() => undefined);
   }
 
   private requireHead(what: string, hidden: Float32Array): HeadState {
-    const head = this.p.head;
+    const head = this.parts.head;
     if (!head) throw new EngineUsageError(`${what}: this engine (layers ${this.range.join('..')}) holds no final norm and head`);
-    const H = this.p.config.hiddenSize;
+    const H = this.parts.config.hiddenSize;
     if (hidden.length < H || hidden.length % H !== 0) throw new EngineUsageError(`${what}: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
     return head;
   }
@@ -282,14 +282,14 @@ export class WebGPUEngine implements LayerEngine {
   }
 
   private writeStep(n: number, pos0: number): void {
-    this.p.device.queue.writeBuffer(this.p.act.step, 0, new Uint32Array([n, pos0, 0, 0]));
+    this.parts.device.queue.writeBuffer(this.parts.act.step, 0, new Uint32Array([n, pos0, 0, 0]));
   }
 
   private staging(size: number): GPUBuffer {
     const key = Math.max(256, 2 ** Math.ceil(Math.log2(size)));
     let b = this.stagings.get(key);
     if (!b) {
-      b = this.p.device.createBuffer({ label: `readback ${key}`, size: key, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      b = this.parts.device.createBuffer({ label: `readback ${key}`, size: key, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       this.stagings.set(key, b);
     }
     return b;
@@ -297,7 +297,7 @@ export class WebGPUEngine implements LayerEngine {
 
   /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */
   private async submitAndRead(ops: readonly Op[], n: number, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
-    const { device, cache } = this.p;
+    const { device, cache } = this.parts;
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     const dispatches = encodeOps(pass, cache, ops, n);
