@@ -113,7 +113,7 @@ export class Generator implements TokenGenerator {
     }
     this.busy = true;
     let inEngine = false;                           // true while the engine may be changing its cache
-    const engine = async <T>(work: () => Promise<T>): Promise<T> => {
+    const engineCall = async <T>(work: () => Promise<T>): Promise<T> => {
       inEngine = true;
       const result = await work();
       inEngine = false;
@@ -124,7 +124,7 @@ export class Generator implements TokenGenerator {
       const stopTokens = new Set(opts.stopTokens ?? []);
 
       // 1. Reuse: truncate to the best reusable prefix, then compute the rest in chunks.
-      const reuse = await engine(() => this.restorePrefix(prompt));
+      const reuse = await engineCall(() => this.restorePrefix(prompt));
       stats.promptReused = reuse;
       if (opts.pinAt !== undefined) this.pinRequest = opts.pinAt;
       const pinAt = this.pinRequest;
@@ -133,7 +133,7 @@ export class Generator implements TokenGenerator {
       for (let at = reuse; at < prompt.length;) {
         if (opts.signal?.aborted) return finish('stopped');
         const end = this.chunkEnd(at, prompt.length, pinAt);
-        hidden = await engine(() => this.forward(prompt.slice(at, end), at));
+        hidden = await engineCall(() => this.forward(prompt.slice(at, end), at));
         stats.promptComputed += end - at;
         if (pinAt === end && this.ckpt > 0) this.pinned = end;
         at = end;
@@ -153,7 +153,7 @@ export class Generator implements TokenGenerator {
         if (ids.length > 0) {
           const previous = ids[ids.length - 1]!;
           feeding = previous;
-          id = await engine(() => this.engine.decodeToken(previous, tokenOpts, constraint));
+          id = await engineCall(() => this.engine.decodeToken(previous, tokenOpts, constraint));
           feeding = undefined;
           this.tokens.push(previous);
           decodeSteps++;
