@@ -2,9 +2,9 @@
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import type { Linear, LoadProgress, ModelWeights } from '../model/types.ts';
+import type { LayerWeights, Linear, LoadProgress, ModelWeights } from '../model/types.ts';
 import { requestEngineDevice } from './device.ts';
-import { GpuResourceError } from './errors.ts';
+import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
 import { uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { createHead } from './head.ts';
@@ -47,12 +47,32 @@ function layerRange(weights: ModelWeights, hasHead: boolean): LayerRange {
 }
 
 function linearBytes(l: Linear): number {
+  if (l.kind === 'ggml') return l.segments.reduce((a, s) => a + s.bytes.byteLength, 0);
   return l.kind === 'dense' ? l.weight.bytes.byteLength : l.qweight.bytes.byteLength + l.scales.bytes.byteLength;
 }
 
-function tensorBytes(weights: ModelWeights): number {
+/**
+ * The layers as this engine runs them. MoE layers and ggml block types (GGUF K-quants etc.) have no
+ * WGSL kernels yet: refused by name here, before any GPU memory is used.
+ */
+function denseLayers(weights: ModelWeights): Map<number, LayerWeights> {
+  const out = new Map<number, LayerWeights>();
+  for (const [i, w] of weights.layers) {
+    if (w.mlp === 'moe') throw new UnsupportedWeightError(`layer ${i} is a Qwen3 MoE layer: the WebGPU engine has no MoE kernels yet (use the CPU reference engine)`);
+    out.set(i, w);
+  }
+  for (const l of [...[...out.values()].flatMap((w) => [w.qkv, w.o, w.gateUp, w.down]), weights.embedding, weights.lmHead]) {
+    if (l?.kind === 'ggml') {
+      const s = l.segments.find((x) => x.type !== 'F32' && x.type !== 'F16' && x.type !== 'BF16') ?? l.segments[0]!;
+      throw new UnsupportedWeightError(`tensor "${s.name}" is ${s.type}: the WebGPU engine has no kernels for GGUF block types yet (use the CPU reference engine)`);
+    }
+  }
+  return out;
+}
+
+function tensorBytes(layers: Map<number, LayerWeights>, weights: ModelWeights): number {
   let total = 0;
-  for (const w of weights.layers.values()) total += linearBytes(w.qkv) + linearBytes(w.o) + linearBytes(w.gateUp) + linearBytes(w.down);
+  for (const w of layers.values()) total += linearBytes(w.qkv) + linearBytes(w.o) + linearBytes(w.gateUp) + linearBytes(w.down);
   if (weights.embedding) total += linearBytes(weights.embedding);
   if (weights.lmHead) total += linearBytes(weights.lmHead);
   return total;
@@ -60,6 +80,7 @@ function tensorBytes(weights: ModelWeights): number {
 
 export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngineOptions = {}): Promise<WebGPUEngine> {
   const cfg = weights.config;
+  const dense = denseLayers(weights);
   const device = opts.device ?? await defaultDevice(opts.useF16);
   const useF16 = opts.useF16 !== false && device.features.has('shader-f16');
   const maxBindingBytes = Math.min(opts.maxBindingBytes ?? Infinity, device.limits.maxStorageBufferBindingSize);
@@ -80,7 +101,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const T = maxBatch;
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, floats * 4), usage: storage });
-  const gateUpSplit = [...weights.layers.values()].some((w) => linearBytes(w.gateUp) + 4 * w.gateUp.rows > maxBindingBytes);
+  const gateUpSplit = [...dense.values()].some((w) => linearBytes(w.gateUp) + 4 * w.gateUp.rows > maxBindingBytes);
   const act: Activations = {
     step: device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
     x: buf('x', T * H), xn: buf('xn', T * H), qkv: buf('qkv', T * (Hq + 2 * Hkv) * D),
@@ -89,7 +110,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     rope: uploadF32(device, ropeTable(ctx, D, cfg.ropeTheta), 'rope cos/sin'),
   };
 
-  const total = tensorBytes(weights);
+  const total = tensorBytes(dense, weights);
   let done = 0;
   const progress = (bytes: number, tensorsDone: number, tensorsTotal: number): void => {
     done += bytes;
@@ -98,7 +119,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const layers: GpuLayer[] = [];
   const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
   for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
-    const layer = uploadLayer(device, cache, cfg, weights.layers.get(i)!, act, ctx, maxBindingBytes);
+    const layer = uploadLayer(device, cache, cfg, dense.get(i)!, act, ctx, maxBindingBytes);
     layers.push(layer);
     progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
   }

@@ -88,6 +88,7 @@ export function uploadLinear(device: GPUDevice, l: Linear, maxBindingBytes: numb
     }
     return { kind: 'dense', wdtype: WDTYPE[dtype], name, rows: l.rows, cols: l.cols, chunks, bytes };
   }
+  if (l.kind === 'ggml') throw new UnsupportedWeightError(`tensor "${l.segments[0]?.name}": GGUF block types have no WebGPU kernels yet`);
   const name = l.qweight.name;
   if (l.cols % 32 !== 0) throw new UnsupportedWeightError(`tensor "${name}": q4f16_1 needs K % 32 == 0, got K = ${l.cols}`);
   const qRowBytes = l.cols / 2;                // K/8 words

@@ -27,6 +27,12 @@ export class ModelFileError extends Error {
 export class TruncatedFileError extends ModelFileError {
   override name = 'TruncatedFileError';
   override readonly code: string = 'truncated-file';
+  /** The file's real length, when the source told it. */
+  readonly fileSize?: number;
+  constructor(detail: string, init: ModelFileErrorInit & { fileSize?: number }) {
+    super(detail, init);
+    if (init.fileSize !== undefined) this.fileSize = init.fileSize;
+  }
 }
 
 /** A header or index is malformed: bad length prefix, JSON that does not parse, missing fields. */
@@ -77,15 +83,38 @@ export class ConfigError extends ModelFileError {
   override readonly code: string = 'bad-config';
 }
 
-/** The checkpoint is not a Qwen3 dense model. The message names the architecture found. */
+/** The checkpoint is not a Qwen3 or Qwen3 MoE model. The message names the architecture found. */
 export class UnsupportedArchitectureError extends ConfigError {
   override name = 'UnsupportedArchitectureError';
   override readonly code: string = 'unsupported-architecture';
   readonly architecture: string;
   constructor(architecture: string, init: ModelFileErrorInit) {
-    super(`unsupported architecture "${architecture}": pooled runs Qwen3 dense models (model_type "qwen3")`, init);
+    super(`unsupported architecture "${architecture}": pooled runs Qwen3 dense and Qwen3 MoE models (model_type "qwen3" / "qwen3_moe", GGUF "qwen3" / "qwen3moe")`, init);
     this.architecture = architecture;
   }
+}
+
+/** A GGUF tensor is stored in a ggml type pooled cannot read (IQ4_XS, Q3_K, ...), named. */
+export class UnsupportedTensorTypeError extends UnsupportedDTypeError {
+  override name = 'UnsupportedTensorTypeError';
+  override readonly code: string = 'unsupported-tensor-type';
+  readonly ggmlType: string;
+  constructor(ggmlType: string, init: ModelFileErrorInit) {
+    super(`ggml type ${ggmlType} is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)`, init);
+    this.ggmlType = ggmlType;
+  }
+}
+
+/** A split GGUF ("-00001-of-00003.gguf") whose other parts are not all there. */
+export class SplitPartMissingError extends ModelFileError {
+  override name = 'SplitPartMissingError';
+  override readonly code: string = 'split-part-missing';
+}
+
+/** The tokenizer in a model's metadata is of a kind pooled cannot build (not byte-level BPE, unknown pre-tokenizer). */
+export class UnsupportedTokenizerError extends ModelFileError {
+  override name = 'UnsupportedTokenizerError';
+  override readonly code: string = 'unsupported-tokenizer';
 }
 
 /** No weight files in a recognised format were found at the source. */

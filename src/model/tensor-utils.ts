@@ -9,6 +9,7 @@
 // mlc evaluates the quantizer in f16; we divide in f32, which can differ by one step on exact ties.
 // Dequantization here is exact: (q − 7) · scale is a small integer times an f16, exact in f32.
 
+import { ggmlLinearRows } from './formats/gguf/ggml-dequant.ts';
 import type { Linear, Q4Linear, StoredDType, TensorData } from './types.ts';
 
 export const Q4_GROUP_SIZE = 32;
@@ -211,12 +212,18 @@ export function dequantizeRows(l: Q4Linear, row0: number, row1: number): Float32
 export function linearRowsToFloat32(l: Linear, row0: number, row1: number): Float32Array {
   if (l.kind === 'q4f16_1') return dequantizeRows(l, row0, row1);
   checkRows(l, row0, row1);
+  if (l.kind === 'ggml') return ggmlLinearRows(l, row0, row1);
   return elementsToFloat32(l.weight, row0 * l.cols, (row1 - row0) * l.cols);
 }
 
 function checkRows(l: Linear, row0: number, row1: number): void {
   if (!(Number.isInteger(row0) && Number.isInteger(row1) && 0 <= row0 && row0 <= row1 && row1 <= l.rows)) {
-    const name = l.kind === 'dense' ? l.weight.name : l.qweight.name;
-    throw new RangeError(`${name}: rows [${row0}, ${row1}) outside [0, ${l.rows})`);
+    throw new RangeError(`${linearName(l)}: rows [${row0}, ${row1}) outside [0, ${l.rows})`);
   }
 }
+
+/** A Linear's tensor name for messages (the first segment's for a GGUF matrix). */
+export function linearName(l: Linear): string {
+  return l.kind === 'dense' ? l.weight.name : l.kind === 'q4f16_1' ? l.qweight.name : l.segments.map((s) => s.name).join('+');
+}
+

@@ -1,9 +1,13 @@
 // Shared contracts of src/model. Every other layer (gpu engine, room, agent) codes against these.
 // Shapes are [rows, cols] row-major unless said otherwise; "N" = output features, "K" = input features.
 
-/** Qwen3 dense configuration, normalised from config.json (or mlc-chat-config.json). */
+/**
+ * Qwen3 configuration, normalised from config.json, mlc-chat-config.json or GGUF metadata.
+ * modelType "qwen3" is dense; "qwen3_moe" (GGUF "qwen3moe") has `moe` and a sparse MLP in the layers
+ * that isMoeLayer() names, a dense SwiGLU of intermediateSize in the others.
+ */
 export interface ModelConfig {
-  modelType: 'qwen3';
+  modelType: 'qwen3' | 'qwen3_moe';
   hiddenSize: number;          // H, e.g. 2048
   numLayers: number;           // L, e.g. 28
   numHeads: number;            // query heads, e.g. 16
@@ -17,6 +21,24 @@ export interface ModelConfig {
   maxPositionEmbeddings: number;
   bosTokenId?: number;
   eosTokenIds: number[];       // generation stops on any of these
+  moe?: MoeConfig;             // present exactly when modelType is "qwen3_moe"
+}
+
+/** The sparse MLP of Qwen3 MoE (HF Qwen3MoeConfig names in comments). */
+export interface MoeConfig {
+  numExperts: number;          // E, num_experts (128 for Qwen3-30B-A3B)
+  numExpertsPerTok: number;    // k, num_experts_per_tok (8)
+  moeIntermediateSize: number; // I_e, moe_intermediate_size (768)
+  normTopkProb: boolean;       // norm_topk_prob: renormalise the k routing weights to sum to 1
+  decoderSparseStep: number;   // decoder_sparse_step: layer i is sparse when (i + 1) % step == 0 ...
+  mlpOnlyLayers: number[];     // mlp_only_layers: ... and i is not listed here
+}
+
+/** HF Qwen3MoeDecoderLayer's rule: does layer `i` have the sparse MoE block (else a dense MLP)? */
+export function isMoeLayer(config: ModelConfig, i: number): boolean {
+  const m = config.moe;
+  if (!m) return false;
+  return !m.mlpOnlyLayers.includes(i) && m.numExperts > 0 && (i + 1) % m.decoderSparseStep === 0;
 }
 
 /** Raw tensor bytes exactly as stored (little-endian). dtype names follow safetensors. */
@@ -49,14 +71,63 @@ export interface Q4Linear {
   scales: TensorData;          // F16 [N, K/32]
 }
 
-export type Linear = DenseLinear | Q4Linear;
+/** The ggml tensor types pooled reads from GGUF (ggml_type names). */
+export type GgmlType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'Q4_K' | 'Q5_K' | 'Q6_K';
+
+/**
+ * A matrix [N, K] held as GGUF stores it: ggml blocks, never re-quantized or widened at load. Rows are
+ * cut into consecutive segments, each one ggml type with its own bytes, because a fused matrix can
+ * mix types (Q4_K_M stores q and k as Q4_K and v as Q6_K in some layers; row counts stay exact).
+ *
+ * Segment bytes: row r of a segment (r from 0) is bytes [r·rowBytes, (r+1)·rowBytes) with
+ * rowBytes = K / blockSize · blockBytes; a row is K / blockSize blocks back to back, in K order. Block
+ * layouts (from ggml-common.h; f16 little-endian; "@n" is the byte offset inside the block):
+ *   F32 / F16 / BF16: one value per "block" (4 / 2 / 2 bytes), plain row-major.
+ *   Q8_0 (32 values, 34 B): d f16 @0 | qs i8[32] @2.                     w[j] = qs[j]·d
+ *   Q4_0 (32, 18 B): d f16 @0 | qs u8[16] @2.     w[j] = ((qs[j] & 15) − 8)·d, w[j+16] = ((qs[j] >> 4) − 8)·d
+ *   Q4_1 (32, 20 B): d f16 @0 | m f16 @2 | qs[16] @4.  w[j] = (qs[j] & 15)·d + m, w[j+16] = (qs[j] >> 4)·d + m
+ *   Q5_0 (32, 22 B): d f16 @0 | qh u32 @2 | qs[16] @6.  q = nibble | ((qh >> j) & 1) << 4 (j over 0..31, the
+ *                    5th bit of value j is bit j of qh); w = (q − 16)·d
+ *   Q5_1 (32, 24 B): d f16 @0 | m f16 @2 | qh u32 @4 | qs[16] @8.        w = q·d + m (q as Q5_0)
+ *   Q4_K (256, 144 B): d f16 @0 | dmin f16 @2 | scales u8[12] @4 | qs u8[128] @16. Sub-block s (32 values)
+ *                    has a 6-bit scale sc and min m: s < 4: sc = scales[s] & 63, m = scales[s+4] & 63;
+ *                    s ≥ 4: sc = (scales[s+4] & 15) | (scales[s−4] >> 6) << 4, m = (scales[s+4] >> 4) |
+ *                    (scales[s] >> 6) << 4. Values 64p + l (l < 32) are qs[32p + l] & 15 (sub-block 2p),
+ *                    values 64p + 32 + l are qs[32p + l] >> 4 (sub-block 2p+1); w = (d·sc)·q − (dmin·m)
+ *   Q5_K (256, 176 B): d @0 | dmin @2 | scales[12] @4 | qh u8[32] @16 | qs u8[128] @48. As Q4_K, and
+ *                    the 5th bit (+16) of value 64p + l is bit 2p of qh[l], of 64p + 32 + l bit 2p+1.
+ *   Q6_K (256, 210 B): ql u8[128] @0 | qh u8[64] @128 | scales i8[16] @192 | d f16 @208. For half h
+ *                    (values 128h..) and l < 32, with a = ql[64h + l], b = ql[64h + 32 + l], c = qh[32h + l]:
+ *                    value 128h+l = (a & 15 | (c & 3) << 4) − 32, +32: (b & 15 | (c >> 2 & 3) << 4) − 32,
+ *                    +64: (a >> 4 | (c >> 4 & 3) << 4) − 32, +96: (b >> 4 | (c >> 6) << 4) − 32;
+ *                    w = (d·scales[8h + l/16 + {0,2,4,6}])·q
+ * Block sizes 18, 22, 34 and 210 are not multiples of 4: blocks and rows are only 2-byte aligned.
+ * Dequantization rounds each operation to f32 in the order written (C without FMA contraction).
+ */
+export interface GgmlLinear {
+  kind: 'ggml';
+  rows: number;                // N (sum of segment rows)
+  cols: number;                // K (a multiple of every segment's block size)
+  segments: GgmlSegment[];
+}
+
+export interface GgmlSegment {
+  name: string;                // GGUF tensor name, for messages ("blk.3.attn_v.weight")
+  type: GgmlType;
+  rows: number;                // rows of the matrix this segment holds, after the previous segments'
+  bytes: Uint8Array;           // rows × rowBytes
+}
+
+export type Linear = DenseLinear | Q4Linear | GgmlLinear;
 
 /**
  * One decoder layer in canonical stacked form, the same for every file format:
  * q, k, v rows are stacked into one matrix (MLC's c_attn layout) and gate, up into another
- * (MLC's gate_up_proj layout), so an engine can do each with one matvec.
+ * (MLC's gate_up_proj layout), so an engine can do each with one matvec. A dense MLP; an MoE layer is
+ * MoeLayerWeights (same attention fields, `mlp: 'moe'`).
  */
 export interface LayerWeights {
+  mlp?: 'dense';
   index: number;
   inputNorm: TensorData;       // [H]
   qkv: Linear;                 // [(numHeads + 2·numKvHeads)·D, H]: rows q (numHeads·D), k, v (numKvHeads·D each)
@@ -67,6 +138,39 @@ export interface LayerWeights {
   gateUp: Linear;              // [2·I, H]: rows gate (I), then up (I)
   down: Linear;                // [H, I]
 }
+
+/**
+ * Qwen3 MoE sparse MLP (HF Qwen3MoeSparseMoeBlock), experts stacked along rows as GGUF stores them
+ * (ffn_{gate,up,down}_exps): expert e of `gate` is rows [e·I_e, (e+1)·I_e), of `down` rows [e·H, (e+1)·H).
+ *   logits = router · x                 [E]
+ *   p = softmax(logits) (f32); top-k by p (ties: lower expert id); p /= Σ top-k when normTopkProb
+ *   y = Σ over the chosen experts, in ascending expert id, of p_e · down_e(silu(gate_e x) · up_e x)
+ */
+export interface MoeMlpWeights {
+  numExperts: number;          // E
+  topK: number;                // k
+  normTopkProb: boolean;
+  intermediate: number;        // I_e
+  router: Linear;              // [E, H]   (HF mlp.gate.weight, GGUF ffn_gate_inp, F32 in GGUF files)
+  gate: Linear;                // [E·I_e, H]
+  up: Linear;                  // [E·I_e, H]
+  down: Linear;                // [E·H, I_e]
+}
+
+/** A decoder layer whose MLP is the sparse MoE block; attention fields as in LayerWeights. */
+export interface MoeLayerWeights {
+  mlp: 'moe';
+  index: number;
+  inputNorm: TensorData;       // [H]
+  qkv: Linear;                 // [(numHeads + 2·numKvHeads)·D, H]
+  qNorm: TensorData;           // [D]
+  kNorm: TensorData;           // [D]
+  o: Linear;                   // [H, numHeads·D]
+  postNorm: TensorData;        // [H]
+  moe: MoeMlpWeights;
+}
+
+export type DecoderLayerWeights = LayerWeights | MoeLayerWeights;
 
 /** Which parts of a model a device needs. Layers are a half-open range [start, end). */
 export interface WeightRequest {
@@ -84,11 +188,13 @@ export interface LoadProgress {
   tensorsTotal: number;
 }
 
+export type WeightFormat = 'safetensors' | 'mlc' | 'gguf';
+
 /** What a device holds after loading. Complete or not at all: a failed load throws, never half-fills. */
 export interface ModelWeights {
   config: ModelConfig;
-  format: 'safetensors' | 'mlc';
-  layers: Map<number, LayerWeights>;
+  format: WeightFormat;
+  layers: Map<number, DecoderLayerWeights>;
   embedding?: Linear;          // [V, H]
   finalNorm?: TensorData;      // [H]
   lmHead?: Linear;             // [V, H]; absent when tied (use embedding)
@@ -106,4 +212,11 @@ export interface ModelSource {
   readRange(path: string, start: number, end: number): Promise<Uint8Array>;
   /** True when the file exists (for optional files like model.safetensors.index.json). */
   exists(path: string): Promise<boolean>;
+  /**
+   * When the model is a single GGUF (or the first part of a split one): its path. Set by the resolver
+   * for a .gguf URL, a Hugging Face "repo:QUANT" spec or a local .gguf file / folder holding one.
+   */
+  readonly modelFile?: string;
+  /** Byte length of a file, where the source can tell without reading it (GGUF headers read up to it). */
+  size?(path: string): Promise<number>;
 }

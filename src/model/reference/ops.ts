@@ -5,7 +5,7 @@
 // Shapes are row-major. n = tokens in the batch, H = hidden size, D = head dim, Hq = query heads,
 // Hkv = KV heads, I = intermediate size, V = vocabulary. A Linear is [N, K]: y = x · Wᵀ.
 
-import { linearRowsToFloat32, toFloat32 } from '../tensor-utils.ts';
+import { linearName, linearRowsToFloat32, toFloat32 } from '../tensor-utils.ts';
 import type { Linear, TensorData } from '../types.ts';
 
 /** Rows of a weight decoded per block in matmul: bounds the scratch to ROW_BLOCK·K floats. */
@@ -19,10 +19,6 @@ export function tensorToF32(t: TensorData): Float32Array {
 /** All of a Linear [N, K] as f32, dequantized exactly as its format defines (q4f16_1: (q − 7)·scale). */
 export function dequantizeLinear(w: Linear): Float32Array {
   return linearRowsToFloat32(w, 0, w.rows);
-}
-
-function linearName(w: Linear): string {
-  return w.kind === 'dense' ? w.weight.name : w.qweight.name;
 }
 
 /** A Linear decoded to f32 once (an engine's cache of hot weights): values [N, K]. */

@@ -7,7 +7,15 @@ import { checkRangeArgs, normalisePath, requireWithin } from './common.ts';
 
 abstract class FileBackedSource implements ModelSource {
   abstract readonly label: string;
+  modelFile?: string;
   protected abstract file(path: string): Promise<File | undefined>;
+
+  async size(path: string): Promise<number> {
+    return (await this.mustFile(path)).size;
+  }
+
+  /** Every file path this source holds (for finding a .gguf in a picked folder). */
+  abstract list(): Promise<string[]>;
 
   private async mustFile(path: string): Promise<File> {
     const f = await this.file(normalisePath(path));
@@ -39,6 +47,19 @@ export class DirectoryHandleSource extends FileBackedSource {
     this.label = root.name;
   }
 
+  async list(): Promise<string[]> {
+    const out: string[] = [];
+    const walk = async (dir: FileSystemDirectoryHandle, prefix: string, depth: number): Promise<void> => {
+      if (depth > 4) return;
+      for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+        if (handle.kind === 'file') out.push(prefix + name);
+        else await walk(handle as FileSystemDirectoryHandle, `${prefix}${name}/`, depth + 1);
+      }
+    };
+    await walk(this.root, '', 0);
+    return out;
+  }
+
   protected async file(path: string): Promise<File | undefined> {
     const parts = path.split('/');
     let dir = this.root;
@@ -68,6 +89,10 @@ export class FileListSource extends FileBackedSource {
     const commonRoot = firstDirs.size === 1 ? [...firstDirs][0]! : '';
     all.forEach((f, i) => this.files.set(commonRoot ? rel[i]!.slice(commonRoot.length + 1) : rel[i]!, f));
     this.label = label ?? (commonRoot || 'dropped files');
+  }
+
+  async list(): Promise<string[]> {
+    return [...this.files.keys()];
   }
 
   protected async file(path: string): Promise<File | undefined> {

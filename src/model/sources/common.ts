@@ -12,7 +12,7 @@ export function checkRangeArgs(label: string, path: string, start: number, end: 
 /** The bytes [start, end) of a file known to be `size` bytes long, or a TruncatedFileError naming it. */
 export function requireWithin(path: string, size: number, start: number, end: number): void {
   if (end > size) {
-    throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is only ${size} bytes long`, { file: path });
+    throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is only ${size} bytes long`, { file: path, fileSize: size });
   }
 }
 

@@ -15,11 +15,14 @@ export interface HttpSourceOptions {
   /** Retries after a network error, 5xx or 429 (default 2), waiting retryDelayMs × attempt (default 500). */
   retries?: number;
   retryDelayMs?: number;
+  /** The model is this one GGUF file under the base URL (see ModelSource.modelFile). */
+  modelFile?: string;
 }
 
 export class HttpModelSource implements ModelSource {
   readonly label: string;
   readonly baseUrl: string;
+  readonly modelFile?: string;
   private readonly fetchImpl: typeof fetch;
   private readonly urlForPath: (path: string) => string;
   private readonly retries: number;
@@ -34,6 +37,26 @@ export class HttpModelSource implements ModelSource {
     this.urlForPath = opts.urlFor ?? ((path) => `${this.baseUrl}/${path.split('/').map(encodeURIComponent).join('/')}`);
     this.retries = Math.max(0, opts.retries ?? 2);
     this.retryDelayMs = Math.max(0, opts.retryDelayMs ?? 500);
+    if (opts.modelFile !== undefined) this.modelFile = opts.modelFile;
+  }
+
+  /** The file's length: Content-Length of a HEAD, else the total of a one-byte Range answer. */
+  async size(path: string): Promise<number> {
+    const whole = this.wholeFiles.get(path);
+    if (whole) return (await whole).byteLength;
+    const url = this.urlFor(path);
+    const head = await this.request(path, url, undefined, 'HEAD');
+    const length = Number(head.headers.get('content-length'));
+    if (head.ok && head.headers.get('content-length') !== null && Number.isSafeInteger(length)) return length;
+    if (head.status === 404 || head.status === 410) throw this.statusError(path, url, head);
+    const res = await this.request(path, url, { Range: 'bytes=0-0' });
+    void res.body?.cancel().catch(() => undefined);
+    const total = contentRangeTotal(res.headers.get('content-range'));
+    if (res.status === 206 && total !== null) return total;
+    if (res.status === 416 && total !== null) return total;
+    const full = Number(res.headers.get('content-length'));
+    if (res.status === 200 && Number.isSafeInteger(full)) return full;
+    throw this.statusError(path, url, res);
   }
 
   urlFor(path: string): string {
@@ -65,7 +88,8 @@ export class HttpModelSource implements ModelSource {
       if (bytes.byteLength < end - start) {
         const total = contentRangeTotal(res.headers.get('content-range'));
         throw new TruncatedFileError(
-          `needs bytes [${start}, ${end}) but the file is only ${total ?? start + bytes.byteLength} bytes long`, { file: path });
+          `needs bytes [${start}, ${end}) but the file is only ${total ?? start + bytes.byteLength} bytes long`,
+          { file: path, ...(total !== null ? { fileSize: total } : {}) });
       }
       return bytes.byteLength === end - start ? bytes : bytes.subarray(0, end - start);
     }
@@ -79,7 +103,8 @@ export class HttpModelSource implements ModelSource {
     if (res.status === 416) {
       const total = contentRangeTotal(res.headers.get('content-range'));
       throw new TruncatedFileError(
-        `needs bytes [${start}, ${end}) but the file is ${total === null ? 'shorter' : `only ${total} bytes long`}`, { file: path });
+        `needs bytes [${start}, ${end}) but the file is ${total === null ? 'shorter' : `only ${total} bytes long`}`,
+        { file: path, ...(total !== null ? { fileSize: total } : {}) });
     }
     throw this.statusError(path, url, res);
   }

@@ -10,10 +10,21 @@ import { checkRangeArgs, normalisePath } from './common.ts';
 export class NodeFolderSource implements ModelSource {
   readonly label: string;
   readonly root: string;
+  readonly modelFile?: string;
 
-  constructor(folder: string) {
+  /** `modelFile`: the model is this GGUF file inside the folder (see ModelSource.modelFile). */
+  constructor(folder: string, modelFile?: string) {
     this.root = resolvePath(folder);
-    this.label = this.root;
+    this.label = modelFile ? join(this.root, modelFile) : this.root;
+    if (modelFile !== undefined) this.modelFile = modelFile;
+  }
+
+  async size(path: string): Promise<number> {
+    try {
+      return (await stat(this.full(path))).size;
+    } catch (e) {
+      throw new ModelSourceError(`file not found: ${this.full(path)}`, { file: path, cause: e });
+    }
   }
 
   private full(path: string): string {
@@ -38,7 +49,7 @@ export class NodeFolderSource implements ModelSource {
       while (done < out.byteLength) {
         const { bytesRead } = await fh.read(out, done, out.byteLength - done, start + done);
         if (bytesRead === 0) {
-          throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is only ${start + done} bytes long`, { file: path });
+          throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is only ${start + done} bytes long`, { file: path, fileSize: start + done });
         }
         done += bytesRead;
       }

@@ -13,7 +13,7 @@ import {
 } from '../../../../src/model/tensor-utils.ts';
 import { resolveTinyOptions, tinyWeights, type TinyModelOptions } from '../../../../src/model/tiny/tiny-model.ts';
 import { writeTinyModelInto } from '../../../../src/model/tiny/write-node.ts';
-import type { LoadProgress } from '../../../../src/model/types.ts';
+import type { LayerWeights, LoadProgress } from '../../../../src/model/types.ts';
 
 const OPTS: TinyModelOptions = { layers: 3, vocab: 320, seed: 7 };
 let root: string;
@@ -43,7 +43,7 @@ describe('loadWeights: safetensors', () => {
     expect(w.format).toBe('safetensors');
     expect(w.config).toMatchObject({ numLayers: 3, hiddenSize: 64, numHeads: 4, numKvHeads: 2, headDim: 16, vocabSize: 320 });
     expect(w.config.eosTokenIds).toEqual([151645, 151643]);   // config.json + generation_config.json
-    const l = w.layers.get(2)!;
+    const l = w.layers.get(2) as LayerWeights;
     expect(l.qkv).toMatchObject({ kind: 'dense', rows: 128, cols: 64 });
     expect(Array.from(linearRowsToFloat32(l.qkv, 0, 128))).toEqual(bf16(cat(
       'model.layers.2.self_attn.q_proj.weight', 'model.layers.2.self_attn.k_proj.weight', 'model.layers.2.self_attn.v_proj.weight')));
@@ -62,7 +62,7 @@ describe('loadWeights: safetensors', () => {
     const three = await loadWeights(new NodeFolderSource(join(root, 'st3')), { layers: [1, 3], head: true });
     for (const i of [1, 2]) {
       expect(three.layers.get(i)!.qkv).toEqual(one.layers.get(i)!.qkv);
-      expect(three.layers.get(i)!.down).toEqual(one.layers.get(i)!.down);
+      expect((three.layers.get(i) as LayerWeights).down).toEqual((one.layers.get(i) as LayerWeights).down);
     }
     expect(three.embedding).toEqual(one.embedding);
   });
@@ -115,7 +115,7 @@ describe('loadWeights: MLC q4f16_1', () => {
   it('returns c_attn and gate_up_proj as stored, and they dequantize to the quantized f32 weights', async () => {
     const w = await loadWeights(new NodeFolderSource(join(root, 'mlc')), { layers: [0, 3], embedding: true, head: true });
     expect(w.format).toBe('mlc');
-    const l = w.layers.get(1)!;
+    const l = w.layers.get(1) as LayerWeights;
     expect(l.qkv).toMatchObject({ kind: 'q4f16_1', rows: 128, cols: 64 });
     if (l.qkv.kind !== 'q4f16_1') throw new Error('expected q4');
     expect(l.qkv.qweight.name).toBe('model.layers.1.self_attn.c_attn.q_weight');

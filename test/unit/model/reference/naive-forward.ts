@@ -1,9 +1,11 @@
 // A second, deliberately naive Qwen3 forward pass written from the HF modeling code's equations with
 // nested number arrays and no KV cache: the whole sequence at once, full attention matrix with a causal
-// mask. Tests compare the ReferenceEngine against it; the two share only the weight decoding.
+// mask; the MoE block as HF's Qwen3MoeSparseMoeBlock (softmax over all experts, top-k, optional
+// renormalisation, weighted sum of SwiGLU experts). Tests compare the ReferenceEngine against it; the
+// two share only the weight decoding.
 
 import { dequantizeLinear, tensorToF32 } from '../../../../src/model/reference/ops.ts';
-import type { Linear, ModelWeights, TensorData } from '../../../../src/model/types.ts';
+import type { Linear, ModelWeights, MoeMlpWeights, TensorData } from '../../../../src/model/types.ts';
 
 type Matrix = number[][];
 
@@ -29,6 +31,31 @@ const rope = (x: number[], pos: number, theta: number): number[] => {
   const rotated = rotateHalf(x);
   return x.map((v, i) => v * Math.cos(angles[i]!) + rotated[i]! * Math.sin(angles[i]!));
 };
+const swiglu = (x: number[], gate: Matrix, up: Matrix, down: Matrix): number[] => {
+  const g = linear(x, gate), u = linear(x, up);
+  return linear(g.map((v, i) => (v / (1 + Math.exp(-v))) * u[i]!), down);
+};
+
+/** HF Qwen3MoeSparseMoeBlock on one token (expert e = rows [e·I, (e+1)·I) of the stacked matrices). */
+function moeBlock(x: number[], m: MoeMlpWeights): number[] {
+  const router = matrix(m.router), gate = matrix(m.gate), up = matrix(m.up), down = matrix(m.down);
+  const logits = linear(x, router);
+  const top = Math.max(...logits);
+  const e = logits.map((v) => Math.exp(v - top));
+  const z = e.reduce((a, b) => a + b, 0);
+  const probs = e.map((v) => v / z);
+  const chosen = probs.map((p, i) => [p, i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(0, m.topK);
+  const sum = chosen.reduce((s, [p]) => s + p, 0);
+  const out = new Array<number>(x.length).fill(0);
+  const I = m.intermediate, H = x.length;
+  for (const [p, ex] of chosen) {
+    const y = swiglu(x, gate.slice(ex * I, (ex + 1) * I), up.slice(ex * I, (ex + 1) * I), down.slice(ex * H, (ex + 1) * H));
+    const wgt = m.normTopkProb ? p / sum : p;
+    y.forEach((v, i) => { out[i]! += wgt * v; });
+  }
+  return out;
+}
+
 const heads = (x: number[], count: number, D: number): number[][] => Array.from({ length: count }, (_, h) => x.slice(h * D, (h + 1) * D));
 
 /** Logits [V] of the last token of `ids`, layers [0, L), in doubles. */
@@ -39,7 +66,8 @@ export function naiveLastLogits(w: ModelWeights, ids: number[]): number[] {
   let xs = ids.map((id) => [...embed[id]!]);
   for (let l = 0; l < c.numLayers; l++) {
     const L = w.layers.get(l)!;
-    const [qkvW, oW, guW, downW] = [matrix(L.qkv), matrix(L.o), matrix(L.gateUp), matrix(L.down)];
+    const [qkvW, oW] = [matrix(L.qkv), matrix(L.o)];
+    const [guW, downW] = L.mlp === 'moe' ? [[], []] : [matrix(L.gateUp), matrix(L.down)];
     const [inN, qN, kN, postN] = [vector(L.inputNorm), vector(L.qNorm), vector(L.kNorm), vector(L.postNorm)];
     const qs: number[][][] = [];
     const ks: number[][][] = [];
@@ -64,7 +92,12 @@ export function naiveLastLogits(w: ModelWeights, ids: number[]): number[] {
         for (let d = 0; d < D; d++) attnOut.push(e.reduce((s, p, j) => s + (p / z) * vs[j]![kvh]![d]!, 0));
       }
       const h1 = x.map((v, i) => v + linear(attnOut, oW)[i]!);
-      const gu = linear(rms(h1, postN, c.rmsNormEps), guW);
+      const hn = rms(h1, postN, c.rmsNormEps);
+      if (L.mlp === 'moe') {
+        const y = moeBlock(hn, L.moe);
+        return h1.map((v, i) => v + y[i]!);
+      }
+      const gu = linear(hn, guW);
       const I = c.intermediateSize;
       const act = gu.slice(0, I).map((g, i) => (g / (1 + Math.exp(-g))) * gu[I + i]!);
       const down = linear(act, downW);
