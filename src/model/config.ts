@@ -1,8 +1,11 @@
-// config.json (Hugging Face) and mlc-chat-config.json (MLC / WebLLM) -> ModelConfig.
-// Only Qwen3 dense (model_type "qwen3") is accepted; anything else is refused by name.
+// config.json (Hugging Face) and mlc-chat-config.json (MLC / WebLLM) -> ModelConfig; GGUF files carry
+// their config in their metadata (formats/gguf/gguf-config.ts). Qwen3 dense (model_type "qwen3") and
+// Qwen3 MoE ("qwen3_moe") are accepted; anything else is refused by name.
 
 import { ConfigError, UnsupportedArchitectureError } from './errors.ts';
-import type { ModelConfig, ModelSource } from './types.ts';
+import { cachedGgufModel } from './formats/gguf/gguf-read.ts';
+import { parseGgufConfig } from './formats/gguf/gguf-config.ts';
+import type { ModelConfig, ModelSource, MoeConfig } from './types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -52,7 +55,7 @@ function tokenIds(v: unknown, key: string, file: string): number[] {
 }
 
 function requireQwen3(modelType: unknown, architectures: unknown, file: string): void {
-  if (modelType === 'qwen3') return;
+  if (modelType === 'qwen3' || modelType === 'qwen3_moe') return;
   const archs = Array.isArray(architectures) ? architectures.filter((a) => typeof a === 'string') : [];
   const found = typeof modelType === 'string' && modelType !== '' ? modelType : archs[0] ?? 'unknown (no model_type)';
   throw new UnsupportedArchitectureError(String(found), { file });
@@ -78,17 +81,42 @@ function validateShape(cfg: ModelConfig, file: string): ModelConfig {
   return cfg;
 }
 
-/** Hugging Face config.json of a Qwen3 dense model. */
+/** HF Qwen3MoeConfig's MoE fields (defaults as in transformers: norm_topk_prob false, step 1, no dense layers). */
+function parseMoe(json: Json, file: string, numLayers: number): MoeConfig {
+  const mlpOnly = json.mlp_only_layers ?? [];
+  if (!Array.isArray(mlpOnly) || !mlpOnly.every((i) => Number.isInteger(i) && i >= 0 && i < numLayers)) {
+    throw new ConfigError(`"mlp_only_layers" must be a list of layer indices below ${numLayers}, got ${JSON.stringify(mlpOnly)}`, { file });
+  }
+  const norm = json.norm_topk_prob ?? false;
+  if (typeof norm !== 'boolean') throw new ConfigError(`"norm_topk_prob" must be true or false, got ${JSON.stringify(norm)}`, { file });
+  const moe: MoeConfig = {
+    numExperts: int(json, 'num_experts', file, 128),
+    numExpertsPerTok: int(json, 'num_experts_per_tok', file, 8),
+    moeIntermediateSize: int(json, 'moe_intermediate_size', file, 768),
+    normTopkProb: norm,
+    decoderSparseStep: int(json, 'decoder_sparse_step', file, 1),
+    mlpOnlyLayers: mlpOnly as number[],
+  };
+  if (moe.numExpertsPerTok > moe.numExperts) {
+    throw new ConfigError(`num_experts_per_tok ${moe.numExpertsPerTok} exceeds num_experts ${moe.numExperts}`, { file });
+  }
+  if (json.shared_expert_intermediate_size) throw new ConfigError('"shared_expert_intermediate_size" is set: shared experts are not Qwen3 MoE (Qwen2 MoE?)', { file });
+  return moe;
+}
+
+/** Hugging Face config.json of a Qwen3 dense or Qwen3 MoE model. */
 export function parseHfConfig(json: Json, file = 'config.json'): ModelConfig {
   requireQwen3(json.model_type, json.architectures, file);
   refuseUnsupportedOptions(json, file);
   const hiddenSize = int(json, 'hidden_size', file);
   const numHeads = int(json, 'num_attention_heads', file);
   const bos = tokenIds(json.bos_token_id, 'bos_token_id', file);
+  const numLayers = int(json, 'num_hidden_layers', file);
+  const moe = json.model_type === 'qwen3_moe' ? { moe: parseMoe(json, file, numLayers) } : {};
   return validateShape({
-    modelType: 'qwen3',
+    modelType: json.model_type === 'qwen3_moe' ? 'qwen3_moe' : 'qwen3',
     hiddenSize,
-    numLayers: int(json, 'num_hidden_layers', file),
+    numLayers,
     numHeads,
     numKvHeads: int(json, 'num_key_value_heads', file, numHeads),
     headDim: int(json, 'head_dim', file, Math.floor(hiddenSize / numHeads)),
@@ -100,6 +128,7 @@ export function parseHfConfig(json: Json, file = 'config.json'): ModelConfig {
     maxPositionEmbeddings: int(json, 'max_position_embeddings', file, 40960),
     ...(bos.length > 0 ? { bosTokenId: bos[0]! } : {}),
     eosTokenIds: tokenIds(json.eos_token_id, 'eos_token_id', file),
+    ...moe,
   }, file);
 }
 
@@ -114,6 +143,7 @@ export function parseMlcChatConfig(json: Json, file = 'mlc-chat-config.json'): M
   }
   const m = mc as Json;
   requireQwen3(json.model_type ?? m.model_type, m.architectures, file);
+  if ((json.model_type ?? m.model_type) !== 'qwen3') throw new UnsupportedArchitectureError(`${String(json.model_type ?? m.model_type)} (MLC)`, { file });
   refuseUnsupportedOptions(m, file);
   const hiddenSize = int(m, 'hidden_size', file);
   const numHeads = int(m, 'num_attention_heads', file);
@@ -140,7 +170,7 @@ export function parseMlcChatConfig(json: Json, file = 'mlc-chat-config.json'): M
 const decoder = new TextDecoder();
 
 /** The config file a model's shape came from, for messages ("… but config.json implies …"). */
-export type ConfigFileName = 'config.json' | 'mlc-chat-config.json';
+export type ConfigFileName = 'config.json' | 'mlc-chat-config.json' | 'the GGUF metadata';
 
 /**
  * The config of the model at `source`: config.json when present, else mlc-chat-config.json.
@@ -155,6 +185,10 @@ export async function readModelConfig(source: ModelSource): Promise<{ config: Mo
   let cfg: ModelConfig;
   let file: ConfigFileName;
   let bytes: Uint8Array;
+  if (source.modelFile) {
+    const model = await cachedGgufModel(source, source.modelFile);
+    return { config: parseGgufConfig(model), file: 'the GGUF metadata', bytes: model.headers.reduce((a, h) => a + h.headerBytes, 0) };
+  }
   if (await source.exists('config.json')) {
     file = 'config.json';
     bytes = await source.readFile(file);

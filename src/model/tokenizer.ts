@@ -4,6 +4,8 @@
 // UTF-8 character, so bytes — not strings — are the exact unit).
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { HeaderError, ModelSourceError } from './errors.ts';
+import { cachedGgufModel } from './formats/gguf/gguf-read.ts';
+import { ggufTokenizerObjects } from './formats/gguf/gguf-tokenizer.ts';
 import type { ModelSource } from './types.ts';
 
 /** Ids of the tokens the chat format and the agent use. Looked up by text, so other vocabularies work. */
@@ -113,8 +115,13 @@ export class Tokenizer {
     return new Tokenizer(tokenizerJson, tokenizerConfig, label);
   }
 
-  /** Reads tokenizer.json and tokenizer_config.json from a model source. */
+  /** Reads tokenizer.json and tokenizer_config.json from a model source (a GGUF: its metadata). */
   static async fromSource(source: ModelSource): Promise<Tokenizer> {
+    if (source.modelFile) {
+      const model = await cachedGgufModel(source, source.modelFile);
+      const { tokenizerJson, tokenizerConfig } = ggufTokenizerObjects(model.metadata, model.files[0]!);
+      return Tokenizer.fromObjects(tokenizerJson, tokenizerConfig, `${source.label} (GGUF tokenizer metadata)`);
+    }
     const [json, config] = await Promise.all([readJson(source, TOKENIZER_FILE), readJson(source, CONFIG_FILE)]);
     return Tokenizer.fromObjects(json, config, `${source.label}/${TOKENIZER_FILE}`);
   }

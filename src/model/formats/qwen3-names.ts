@@ -41,6 +41,9 @@ export const HF = {
   kNorm: (i: number) => `${layerPrefix(i)}.self_attn.k_norm.weight`,
   proj: (i: number, p: 'q' | 'k' | 'v' | 'o') => `${layerPrefix(i)}.self_attn.${p}_proj.weight`,
   mlp: (i: number, p: 'gate' | 'up' | 'down') => `${layerPrefix(i)}.mlp.${p}_proj.weight`,
+  /** Qwen3 MoE (transformers Qwen3MoeSparseMoeBlock): the router and expert e's projections. */
+  router: (i: number) => `${layerPrefix(i)}.mlp.gate.weight`,
+  expert: (i: number, e: number, p: 'gate' | 'up' | 'down') => `${layerPrefix(i)}.mlp.experts.${e}.${p}_proj.weight`,
 };
 
 /** MLC linear names are a prefix; the tensors are `${prefix}.q_weight` and `${prefix}.q_scale`. */

@@ -266,13 +266,13 @@ describe('MLC bad files', () => {
     await rm(join(dir, 'ndarray-cache.json'));
     const err = await loadError(dir);
     expect(err.name).toBe('UnknownFormatError');
-    expect(err.message).toMatch(/no weights found: expected model\.safetensors, model\.safetensors\.index\.json, tensor-cache\.json or ndarray-cache\.json/);
+    expect(err.message).toMatch(/no weights found: expected model\.safetensors, model\.safetensors\.index\.json, tensor-cache\.json, ndarray-cache\.json or a \.gguf file/);
   });
 });
 
-describe('configs that are not Qwen3 dense', () => {
+describe('configs that are not Qwen3 or Qwen3 MoE', () => {
   it.each([
-    ['llama', 'LlamaForCausalLM'], ['qwen3_moe', 'Qwen3MoeForCausalLM'], ['qwen2', 'Qwen2ForCausalLM'],
+    ['llama', 'LlamaForCausalLM'], ['qwen2_moe', 'Qwen2MoeForCausalLM'], ['qwen2', 'Qwen2ForCausalLM'],
   ])('config.json with model_type %s: UnsupportedArchitectureError naming it', async (modelType, arch) => {
     const dir = await copyOf('st');
     const cfgFile = join(dir, 'config.json');
@@ -283,7 +283,7 @@ describe('configs that are not Qwen3 dense', () => {
     const err = await loadError(dir);
     expect(err).toBeInstanceOf(UnsupportedArchitectureError);
     expect((err as UnsupportedArchitectureError).architecture).toBe(modelType);
-    expect(err.message).toBe(`config.json: unsupported architecture "${modelType}": pooled runs Qwen3 dense models (model_type "qwen3")`);
+    expect(err.message).toBe(`config.json: unsupported architecture "${modelType}": pooled runs Qwen3 dense and Qwen3 MoE models (model_type "qwen3" / "qwen3_moe", GGUF "qwen3" / "qwen3moe")`);
   });
 
   it('mlc-chat-config.json of another model: UnsupportedArchitectureError', async () => {

@@ -1,0 +1,139 @@
+// Planning and assembling a GGUF model's tensors for one device (the reading itself is load-plan.ts).
+// Every tensor a request needs is checked before any data is read: present, of a type we read
+// (UnsupportedTensorTypeError names it), shaped as the metadata implies (ShapeMismatchError), inside the
+// file (checked when the header was read). Matrices keep their bytes as stored: an all-float matrix
+// becomes a 'dense' Linear (the engines' existing path), anything with ggml blocks a 'ggml' Linear whose
+// segments are the stacked tensors (q | k | v, gate | up), neighbours of one type merged.
+
+import { ShapeMismatchError, TensorMissingError, UnsupportedTensorTypeError } from '../../errors.ts';
+import { checkRequest, makePlan, type LoadOptions, type Located, type PreparedLoad } from '../../load-plan.ts';
+import { toFloat32 } from '../../tensor-utils.ts';
+import {
+  isMoeLayer, type DecoderLayerWeights, type GgmlSegment, type GgmlType, type Linear, type ModelConfig, type ModelSource,
+  type ModelWeights, type StoredDType, type TensorData, type WeightRequest,
+} from '../../types.ts';
+import { GGUF_NAMES as N } from './gguf-names.ts';
+import { cachedGgufModel, type GgufModel, type GgufTensorInfo } from './gguf-read.ts';
+
+const FLOAT_TYPES: readonly GgmlType[] = ['F32', 'F16', 'BF16'];
+
+interface Want { ne: number[]; layer?: number; norm?: boolean }
+
+/** Tensor names a request needs with the ne the metadata implies. */
+function wanted(c: ModelConfig, req: WeightRequest): Map<string, Want> {
+  const H = c.hiddenSize, D = c.headDim, q = c.numHeads * D, kv = c.numKvHeads * D, I = c.intermediateSize;
+  const out = new Map<string, Want>();
+  for (let i = req.layers[0]; i < req.layers[1]; i++) {
+    const at = (ne: number[], norm = false): Want => ({ ne, layer: i, ...(norm ? { norm } : {}) });
+    out.set(N.attnNorm(i), at([H], true)).set(N.ffnNorm(i), at([H], true));
+    out.set(N.qNorm(i), at([D], true)).set(N.kNorm(i), at([D], true));
+    out.set(N.q(i), at([H, q])).set(N.k(i), at([H, kv])).set(N.v(i), at([H, kv])).set(N.o(i), at([q, H]));
+    if (isMoeLayer(c, i)) {
+      const { numExperts: E, moeIntermediateSize: Ie } = c.moe!;
+      out.set(N.router(i), at([H, E])).set(N.gateExps(i), at([H, Ie, E])).set(N.upExps(i), at([H, Ie, E])).set(N.downExps(i), at([Ie, H, E]));
+    } else {
+      out.set(N.gate(i), at([H, I])).set(N.up(i), at([H, I])).set(N.down(i), at([I, H]));
+    }
+  }
+  if (req.embedding || (req.head && c.tieWordEmbeddings)) out.set(N.embedding, { ne: [H, c.vocabSize] });
+  if (req.head) {
+    out.set(N.finalNorm, { ne: [H], norm: true });
+    if (!c.tieWordEmbeddings) out.set(N.lmHead, { ne: [H, c.vocabSize] });
+  }
+  return out;
+}
+
+function check(model: GgufModel, name: string, want: Want): GgufTensorInfo {
+  const t = model.tensors.get(name);
+  if (!t) throw new TensorMissingError('tensor not in the GGUF', { file: model.files[0]!, tensor: name });
+  if (!t.type) throw new UnsupportedTensorTypeError(t.typeName, { file: t.file, tensor: name });
+  if (want.norm && !FLOAT_TYPES.includes(t.type)) throw new UnsupportedTensorTypeError(`${t.type} (a norm must be F32, F16 or BF16)`, { file: t.file, tensor: name });
+  if (t.ne.length !== want.ne.length || t.ne.some((d, i) => d !== want.ne[i])) {
+    throw new ShapeMismatchError(`ne [${t.ne.join(', ')}] but the GGUF metadata implies [${want.ne.join(', ')}]`, { file: t.file, tensor: name });
+  }
+  return t;
+}
+
+const rowsOf = (t: GgufTensorInfo): number => t.ne.slice(1).reduce((a, d) => a * d, 1);
+
+/** Rows of these tensors stacked in order, as a 'dense' Linear when every part is the same float type. */
+function stack(parts: { info: GgufTensorInfo; bytes: Uint8Array }[]): Linear {
+  const cols = parts[0]!.info.ne[0]!;
+  const rows = parts.reduce((a, p) => a + rowsOf(p.info), 0);
+  const type = parts[0]!.info.type!;
+  const concat = (list: Uint8Array[]) => {
+    if (list.length === 1) return list[0]!;
+    const out = new Uint8Array(list.reduce((a, b) => a + b.byteLength, 0));
+    let o = 0;
+    for (const b of list) { out.set(b, o); o += b.byteLength; }
+    return out;
+  };
+  if (FLOAT_TYPES.includes(type) && parts.every((p) => p.info.type === type)) {
+    const name = parts.map((p) => p.info.name).join('+');
+    return { kind: 'dense', rows, cols, weight: { name, dtype: type as StoredDType, shape: [rows, cols], bytes: concat(parts.map((p) => p.bytes)) } };
+  }
+  const segments: GgmlSegment[] = [];
+  let run: typeof parts = [];
+  const flush = () => {
+    if (run.length === 0) return;
+    segments.push({ name: run.map((p) => p.info.name).join('+'), type: run[0]!.info.type!, rows: run.reduce((a, p) => a + rowsOf(p.info), 0), bytes: concat(run.map((p) => p.bytes)) });
+    run = [];
+  };
+  for (const p of parts) {
+    if (run.length > 0 && run[0]!.info.type !== p.info.type) flush();
+    run.push(p);
+  }
+  flush();
+  return { kind: 'ggml', rows, cols, segments };
+}
+
+/** Plan a GGUF request: which byte ranges of which part, checked against the metadata. */
+export async function prepareGguf(source: ModelSource, file: string, config: ModelConfig, req: WeightRequest, opts: LoadOptions): Promise<PreparedLoad> {
+  checkRequest(config, req);
+  const model = await cachedGgufModel(source, file);
+  const want = wanted(config, req);
+  const infos = new Map<string, GgufTensorInfo>();
+  const located = new Map<string, Located>();
+  for (const [name, w] of want) {
+    const t = check(model, name, w);
+    infos.set(name, t);
+    located.set(name, { name, file: t.file, start: t.start, end: t.end, ...(w.layer === undefined ? {} : { layer: w.layer }) });
+  }
+  const metadataBytes = model.headers.reduce((a, h) => a + h.headerBytes, 0);
+  const plan = makePlan(config, 'gguf', located, metadataBytes, opts);
+  return { plan, located, assemble: (data) => assemble(config, req, infos, data) };
+}
+
+function assemble(c: ModelConfig, req: WeightRequest, infos: Map<string, GgufTensorInfo>, data: Map<string, Uint8Array>): ModelWeights {
+  const part = (name: string) => ({ info: infos.get(name)!, bytes: data.get(name)! });
+  const linear = (...names: string[]) => stack(names.map(part));
+  const norm = (name: string): TensorData => {
+    const { info, bytes } = part(name);
+    const t: TensorData = { name, dtype: info.type as StoredDType, shape: [info.ne[0]!], bytes };
+    return t.dtype === 'F32' ? t : { ...t, dtype: 'F32', bytes: new Uint8Array(toFloat32(t).buffer) };
+  };
+  const layers = new Map<number, DecoderLayerWeights>();
+  for (let i = req.layers[0]; i < req.layers[1]; i++) {
+    const attention = {
+      index: i, inputNorm: norm(N.attnNorm(i)), qkv: linear(N.q(i), N.k(i), N.v(i)), qNorm: norm(N.qNorm(i)), kNorm: norm(N.kNorm(i)),
+      o: linear(N.o(i)), postNorm: norm(N.ffnNorm(i)),
+    };
+    if (isMoeLayer(c, i)) {
+      const m = c.moe!;
+      layers.set(i, {
+        mlp: 'moe', ...attention,
+        moe: {
+          numExperts: m.numExperts, topK: m.numExpertsPerTok, normTopkProb: m.normTopkProb, intermediate: m.moeIntermediateSize,
+          router: linear(N.router(i)), gate: linear(N.gateExps(i)), up: linear(N.upExps(i)), down: linear(N.downExps(i)),
+        },
+      });
+    } else {
+      layers.set(i, { ...attention, gateUp: linear(N.gate(i), N.up(i)), down: linear(N.down(i)) });
+    }
+  }
+  const out: ModelWeights = { config: c, format: 'gguf', layers };
+  if (infos.has(N.embedding)) out.embedding = linear(N.embedding);
+  if (infos.has(N.finalNorm)) out.finalNorm = norm(N.finalNorm);
+  if (infos.has(N.lmHead)) out.lmHead = linear(N.lmHead);
+  return out;
+}

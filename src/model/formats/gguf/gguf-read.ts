@@ -1,0 +1,211 @@
+// GGUF headers through a ModelSource. Metadata and tensor infos are parsed by @huggingface/gguf (made
+// for remote headers: it reads 2 MB ranges until the header is complete, 4 reads for a Qwen3 file
+// with its 151,936-token vocabulary); its fetch is pointed at our source, so headers are read by Range
+// from a URL, a local file or a picked folder alike, and cached like any other range. We then check
+// what the library does not: types, sizes and offsets against the file's real length.
+
+import { gguf, type GGUFTensorInfo } from '@huggingface/gguf';
+import {
+  HeaderError, ModelFileError, ModelSourceError, SplitPartMissingError, TensorOffsetError, TruncatedFileError,
+} from '../../errors.ts';
+import type { GgmlType, ModelSource } from '../../types.ts';
+import { GGML_TYPES, ggmlTypeById, ggmlTypeNameById } from './ggml-types.ts';
+
+export type GgufMetadataValue = string | number | boolean | GgufMetadataValue[];
+
+export interface GgufTensorInfo {
+  name: string;
+  file: string;                // the GGUF (part) holding it
+  type?: GgmlType;             // undefined: a ggml type pooled cannot read (typeName says which)
+  typeName: string;
+  ne: number[];                // ne[0] is the contiguous axis: a [N, K] matrix has ne [K, N]
+  start: number;               // absolute byte range in `file` (0 / 0 when the type is unknown)
+  end: number;
+}
+
+export interface GgufHeader {
+  file: string;
+  version: number;
+  metadata: Record<string, GgufMetadataValue>;
+  tensors: GgufTensorInfo[];
+  dataStart: number;           // the data section: the next multiple of general.alignment after the infos
+  fileSize: number;
+  headerBytes: number;         // bytes read to parse the header
+}
+
+const SPLIT_RE = /^(?<prefix>.*)-(?<no>\d{5})-of-(?<count>\d{5})\.gguf$/;
+
+/** "m-00002-of-00003.gguf" → { prefix: "m", no: 2, count: 3 }. */
+export function parseSplitName(file: string): { prefix: string; no: number; count: number } | null {
+  const m = SPLIT_RE.exec(file);
+  return m ? { prefix: m.groups!.prefix!, no: Number(m.groups!.no), count: Number(m.groups!.count) } : null;
+}
+
+export function splitPartName(prefix: string, no: number, count: number): string {
+  return `${prefix}-${String(no).padStart(5, '0')}-of-${String(count).padStart(5, '0')}.gguf`;
+}
+
+async function fileSize(source: ModelSource, file: string): Promise<number> {
+  if (source.size) return source.size(file);
+  try {
+    await source.readRange(file, 0, Number.MAX_SAFE_INTEGER >> 11);
+  } catch (e) {
+    if (e instanceof TruncatedFileError && e.fileSize !== undefined) return e.fileSize;
+    throw e;
+  }
+  throw new HeaderError('cannot tell the file\'s length from this source', { file });
+}
+
+function normalise(v: unknown): GgufMetadataValue {
+  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : Number(v);
+  if (Array.isArray(v)) return v.map(normalise);
+  return v as GgufMetadataValue;
+}
+
+/** Parse one GGUF file's header (metadata + tensor infos) and check every tensor's byte range. */
+export async function readGgufHeader(source: ModelSource, file: string): Promise<GgufHeader> {
+  const size = await fileSize(source, file);
+  let headerBytes = 0;
+  let reachedEnd = false;
+  const rangeFetch = (async (_url: string, init?: RequestInit) => {
+    const range = String((init?.headers as Record<string, string> | undefined)?.Range ?? '');
+    const m = /bytes=(\d+)-(\d+)/.exec(range);
+    if (!m) throw new HeaderError(`unexpected read ${range}`, { file });
+    const start = Math.min(Number(m[1]), size);
+    const end = Math.min(size, Number(m[2]) + 1);
+    if (end >= size) reachedEnd = true;
+    const bytes = end > start ? await source.readRange(file, start, end) : new Uint8Array(0);
+    headerBytes += bytes.byteLength;
+    return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 206, headers: { 'content-range': `bytes ${start}-${Math.max(start, end - 1)}/${size}` } });
+  }) as typeof fetch;
+  if (size < 8) throw new TruncatedFileError(`is ${size} bytes: too short for a GGUF header`, { file, fileSize: size });
+  let parsed: Awaited<ReturnType<typeof gguf>>;
+  try {
+    parsed = await gguf(`https://gguf.invalid/${encodeURIComponent(file)}`, { fetch: rangeFetch });
+  } catch (e) {
+    if (e instanceof ModelFileError) throw e;
+    const msg = (e as Error).message;
+    if (/magic number/.test(msg)) throw new HeaderError('not a GGUF file (no "GGUF" magic at byte 0)', { file, cause: e });
+    if (reachedEnd) {
+      throw new TruncatedFileError(`the GGUF header runs past the end of the file (${size} bytes): the file is truncated`, { file, fileSize: size, cause: e });
+    }
+    throw new HeaderError(`malformed GGUF header (${msg})`, { file, cause: e });
+  }
+  const version = Number(parsed.metadata.version);
+  if (version !== 2 && version !== 3) throw new HeaderError(`GGUF version ${version} is not supported (2 or 3)`, { file });
+  const metadata: Record<string, GgufMetadataValue> = {};
+  for (const [k, v] of Object.entries(parsed.metadata)) metadata[k] = normalise(v);
+  const dataStart = Number(parsed.tensorDataOffset);
+  const alignment = typeof metadata['general.alignment'] === 'number' ? metadata['general.alignment'] : 32;
+  const tensors = parsed.tensorInfos.map((t) => tensorInfo(t, file, dataStart, alignment, size));
+  checkLayout(tensors, file, dataStart);
+  return { file, version, metadata, tensors, dataStart, fileSize: size, headerBytes };
+}
+
+function tensorInfo(t: GGUFTensorInfo, file: string, dataStart: number, alignment: number, size: number): GgufTensorInfo {
+  const ne = t.shape.map(Number);
+  const info = ggmlTypeById(Number(t.dtype));
+  const base = { name: t.name, file, typeName: ggmlTypeNameById(Number(t.dtype)), ne };
+  if (!info) return { ...base, start: 0, end: 0 };
+  const offset = Number(t.offset);
+  if (offset % alignment !== 0) throw new TensorOffsetError(`offset ${offset} is not a multiple of general.alignment ${alignment}`, { file, tensor: t.name });
+  if (ne.length === 0 || ne.some((d) => !Number.isSafeInteger(d) || d <= 0)) throw new HeaderError(`bad shape ne = [${ne}]`, { file, tensor: t.name });
+  if (ne[0]! % info.blockSize !== 0) {
+    throw new HeaderError(`${info.name} needs ne[0] to be a multiple of ${info.blockSize}, got [${ne}]`, { file, tensor: t.name });
+  }
+  const bytes = (ne.reduce((a, d) => a * d, 1) / info.blockSize) * info.blockBytes;
+  const start = dataStart + offset;
+  const end = start + bytes;
+  if (end > size) {
+    throw new TensorOffsetError(`${info.name} [${ne}] at offset ${offset} needs bytes [${start}, ${end}), past the end of the file (${size} bytes)`,
+      { file, tensor: t.name });
+  }
+  return { ...base, type: info.name, start, end };
+}
+
+function checkLayout(tensors: GgufTensorInfo[], file: string, dataStart: number): void {
+  const names = new Set<string>();
+  for (const t of tensors) {
+    if (names.has(t.name)) throw new HeaderError('tensor listed twice', { file, tensor: t.name });
+    names.add(t.name);
+  }
+  const placed = tensors.filter((t) => t.type !== undefined).sort((a, b) => a.start - b.start);
+  let prev: GgufTensorInfo | undefined;
+  for (const t of placed) {
+    if (t.start < dataStart) throw new TensorOffsetError(`bytes [${t.start}, ${t.end}) start before the data section at ${dataStart}`, { file, tensor: t.name });
+    if (prev && t.start < prev.end) throw new TensorOffsetError(`bytes [${t.start}, ${t.end}) overlap tensor "${prev.name}" [${prev.start}, ${prev.end})`, { file, tensor: t.name });
+    prev = t;
+  }
+}
+
+/** A whole GGUF model: the first file's metadata and the tensors of every part. */
+export interface GgufModel {
+  files: string[];
+  metadata: Record<string, GgufMetadataValue>;
+  tensors: Map<string, GgufTensorInfo>;
+  headers: GgufHeader[];
+}
+
+/**
+ * Open a GGUF model from its first file (or only file). A split model ("-00001-of-00003.gguf", or
+ * split.count > 1 in the metadata) has every part read and checked: a missing part is a
+ * SplitPartMissingError naming it.
+ */
+export async function openGgufModel(source: ModelSource, file: string): Promise<GgufModel> {
+  const first = await readGgufHeader(source, file);
+  const split = parseSplitName(file.split('/').pop()!);
+  const count = Number(first.metadata['split.count'] ?? split?.count ?? 1);
+  if (count <= 1) return { files: [file], metadata: first.metadata, tensors: new Map(first.tensors.map((t) => [t.name, t])), headers: [first] };
+  if (!split) throw new HeaderError(`split.count is ${count} but the file name is not "<name>-00001-of-${String(count).padStart(5, '0')}.gguf"`, { file });
+  if (split.no !== 1) throw new HeaderError(`this is part ${split.no} of ${split.count}: open part 1 (${splitPartName(split.prefix, 1, split.count)})`, { file });
+  if (split.count !== count) throw new HeaderError(`the name says ${split.count} parts but split.count is ${count}`, { file });
+  const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/') + 1) : '';
+  const names = Array.from({ length: count }, (_, i) => dir + splitPartName(split.prefix.split('/').pop()!, i + 1, count));
+  const present = await Promise.all(names.map((n, i) => (i === 0 ? true : source.exists(n))));
+  const missing = names.filter((_, i) => !present[i]);
+  if (missing.length > 0) {
+    throw new SplitPartMissingError(`split GGUF of ${count} parts is missing ${missing.join(', ')}`, { file });
+  }
+  const rest = await Promise.all(names.slice(1).map((n) => readGgufHeader(source, n).catch((e: unknown) => {
+    if (e instanceof ModelSourceError && (e.status === 404 || /not found/.test(e.message))) {
+      throw new SplitPartMissingError(`split GGUF of ${count} parts: part ${n} cannot be read`, { file: n, cause: e });
+    }
+    throw e;
+  })));
+  const headers = [first, ...rest];
+  const tensors = new Map<string, GgufTensorInfo>();
+  headers.forEach((h, i) => {
+    const no = Number(h.metadata['split.no'] ?? i);
+    if (no !== i) throw new HeaderError(`split.no is ${no}, expected ${i}`, { file: h.file });
+    for (const t of h.tensors) {
+      if (tensors.has(t.name)) throw new HeaderError(`tensor "${t.name}" is in ${tensors.get(t.name)!.file} and in ${h.file}`, { file: h.file, tensor: t.name });
+      tensors.set(t.name, t);
+    }
+  });
+  const declared = first.metadata['split.tensors.count'];
+  if (typeof declared === 'number' && declared !== tensors.size) {
+    throw new HeaderError(`split.tensors.count is ${declared} but the ${count} parts hold ${tensors.size} tensors`, { file });
+  }
+  return { files: names, metadata: first.metadata, tensors, headers };
+}
+
+/** Bytes of the tensor data of one GGUF tensor type and shape (ne), for planning. */
+export function ggufTensorDataBytes(type: GgmlType, ne: readonly number[]): number {
+  const info = GGML_TYPES[type];
+  return (ne.reduce((a, d) => a * d, 1) / info.blockSize) * info.blockBytes;
+}
+
+const opened = new WeakMap<ModelSource, Map<string, Promise<GgufModel>>>();
+
+/** openGgufModel, parsed once per source object (config, tokenizer and weights all need the header). */
+export function cachedGgufModel(source: ModelSource, file: string): Promise<GgufModel> {
+  let perSource = opened.get(source);
+  if (!perSource) opened.set(source, (perSource = new Map()));
+  let p = perSource.get(file);
+  if (!p) {
+    p = openGgufModel(source, file);
+    perSource.set(file, p);
+    p.catch(() => perSource!.delete(file));
+  }
+  return p;
+}

@@ -1,0 +1,173 @@
+// The format-independent half of loading weights: a plan of byte ranges (merged where tensors touch),
+// read with bounded concurrency, checked (MLC shards: size and md5), and handed to the format's own
+// assembler. Formats prepare a PreparedLoad from headers only (load-weights.ts for safetensors and MLC,
+// formats/gguf/gguf-load.ts for GGUF), so planning costs no weight bytes.
+
+import { ChecksumError, ShardSizeError, TruncatedFileError } from './errors.ts';
+import type { WholeFile } from './formats/catalogue.ts';
+import { md5Hex } from './formats/md5.ts';
+import type { LoadProgress, ModelConfig, ModelSource, ModelWeights, WeightFormat, WeightRequest } from './types.ts';
+
+export interface PlannedRead {
+  file: string;
+  start: number;               // [start, end) in file
+  end: number;
+  whole: boolean;              // an MLC shard read whole and verified (size, md5)
+  tensors: string[];           // tensors inside this read
+}
+
+/** What loading a request costs, computed from config + headers only (the room uses this to plan). */
+export interface WeightPlan {
+  config: ModelConfig;
+  format: WeightFormat;
+  reads: PlannedRead[];
+  dataBytes: number;           // sum of reads
+  metadataBytes: number;       // config, index and header bytes read to make the plan
+  tensorCount: number;
+  /** Tensor bytes of each requested layer (what it weighs on a device, before its KV cache). */
+  layerBytes: Map<number, number>;
+  /** Tensor bytes outside the layers: embedding, final norm, head. */
+  fixedBytes: number;
+}
+
+export interface LoadOptions {
+  /** Parallel reads (default 4). */
+  concurrency?: number;
+  /** MLC: read shards whole and check size + md5 (default true). false: ranged reads, size checks only. */
+  verifyMlcShards?: boolean;
+  /** Largest merged ranged read in bytes (default 64 MiB). */
+  maxReadBytes?: number;
+}
+
+/** Where one needed tensor's bytes are. `layer` is absent for the embedding, final norm and head. */
+export interface Located {
+  name: string;
+  file: string;
+  start: number;
+  end: number;
+  layer?: number;
+}
+
+export interface PreparedLoad {
+  plan: WeightPlan;
+  located: Map<string, Located>;
+  /** MLC: shards read whole and verified; the index file that records them. */
+  wholeFiles?: Map<string, WholeFile>;
+  indexFile?: string;
+  /** Canonical weights from the bytes of every located tensor. */
+  assemble(data: Map<string, Uint8Array>): ModelWeights;
+}
+
+export function checkRequest(c: ModelConfig, req: WeightRequest): void {
+  const [a, b] = req.layers;
+  if (!(Number.isInteger(a) && Number.isInteger(b) && 0 <= a && a <= b && b <= c.numLayers)) {
+    throw new RangeError(`layer range [${a}, ${b}) is outside the model's ${c.numLayers} layers`);
+  }
+}
+
+/** Ranged reads sorted by position, tensors that touch merged into one read (up to maxReadBytes). */
+export function planReads(located: readonly Located[], opts: LoadOptions, wholeFiles?: Map<string, WholeFile>): PlannedRead[] {
+  if (wholeFiles && opts.verifyMlcShards !== false) {
+    const byFile = new Map<string, string[]>();
+    for (const e of located) byFile.set(e.file, [...(byFile.get(e.file) ?? []), e.name]);
+    return [...byFile].map(([file, tensors]) => ({ file, start: 0, end: wholeFiles.get(file)!.nbytes, whole: true, tensors }));
+  }
+  const maxBytes = opts.maxReadBytes ?? 64 * 1024 * 1024;
+  const sorted = [...located].sort((x, y) => (x.file < y.file ? -1 : x.file > y.file ? 1 : x.start - y.start));
+  const reads: PlannedRead[] = [];
+  for (const e of sorted) {
+    const last = reads[reads.length - 1];
+    if (last && last.file === e.file && last.end === e.start && e.end - last.start <= maxBytes) {
+      last.end = e.end;
+      last.tensors.push(e.name);
+    } else {
+      reads.push({ file: e.file, start: e.start, end: e.end, whole: false, tensors: [e.name] });
+    }
+  }
+  return reads;
+}
+
+/** The plan of a prepared format: reads, byte totals, and what each layer weighs. */
+export function makePlan(config: ModelConfig, format: WeightFormat, located: Map<string, Located>, metadataBytes: number,
+  opts: LoadOptions, wholeFiles?: Map<string, WholeFile>): WeightPlan {
+  const reads = planReads([...located.values()], opts, wholeFiles);
+  const layerBytes = new Map<number, number>();
+  let fixedBytes = 0;
+  for (const e of located.values()) {
+    if (e.layer === undefined) fixedBytes += e.end - e.start;
+    else layerBytes.set(e.layer, (layerBytes.get(e.layer) ?? 0) + e.end - e.start);
+  }
+  return {
+    config, format, reads, dataBytes: reads.reduce((a, r) => a + (r.end - r.start), 0), metadataBytes,
+    tensorCount: located.size, layerBytes, fixedBytes,
+  };
+}
+
+async function readPlanned(source: ModelSource, read: PlannedRead, p: PreparedLoad): Promise<Uint8Array> {
+  if (read.whole) {
+    const record = p.wholeFiles!.get(read.file)!;
+    const bytes = await source.readFile(read.file);
+    if (bytes.byteLength !== record.nbytes) {
+      throw new ShardSizeError(`is ${bytes.byteLength} bytes but ${p.indexFile} records ${record.nbytes}`, { file: read.file });
+    }
+    if (record.md5) {
+      const got = md5Hex(bytes);
+      if (got !== record.md5) throw new ChecksumError(`md5 ${got} but ${p.indexFile} records ${record.md5}`, { file: read.file });
+    }
+    return bytes;
+  }
+  try {
+    return await source.readRange(read.file, read.start, read.end);
+  } catch (e) {
+    if (!(e instanceof TruncatedFileError) || e.tensor) throw e;
+    // Name the first tensor that the file cuts off.
+    for (const name of read.tensors) {
+      const t = p.located.get(name)!;
+      try {
+        await source.readRange(t.file, t.start, t.end);
+      } catch (inner) {
+        if (inner instanceof TruncatedFileError) {
+          throw new TruncatedFileError(`the file ends inside this tensor's bytes [${t.start}, ${t.end})`, { file: t.file, tensor: name, cause: inner });
+        }
+        throw inner;
+      }
+    }
+    throw e;
+  }
+}
+
+async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;                        // after one failure, start no further reads
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (!failed && next < items.length) {
+      try {
+        await work(items[next++]!);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    }
+  });
+  await Promise.all(runners);
+}
+
+/** Read every planned range (progress after each, abort between reads) and assemble. Complete or throws. */
+export async function executeLoad(source: ModelSource, p: PreparedLoad, request: WeightRequest, opts: LoadOptions): Promise<ModelWeights> {
+  const progress: LoadProgress = { bytesDone: 0, bytesTotal: p.plan.dataBytes, tensorsDone: 0, tensorsTotal: p.plan.tensorCount };
+  request.onProgress?.({ ...progress });
+  const data = new Map<string, Uint8Array>();
+  await pool(p.plan.reads, Math.max(1, opts.concurrency ?? 4), async (read) => {
+    request.signal?.throwIfAborted();
+    const bytes = await readPlanned(source, read, p);
+    for (const name of read.tensors) {
+      const e = p.located.get(name)!;
+      data.set(name, bytes.subarray(e.start - read.start, e.end - read.start));
+    }
+    progress.bytesDone += read.end - read.start;
+    progress.tensorsDone += read.tensors.length;
+    request.onProgress?.({ ...progress });
+  });
+  request.signal?.throwIfAborted();
+  return p.assemble(data);
+}
