@@ -189,7 +189,7 @@ export class RoomGuest {
       let inner: ModelSource;
       if (f.model === '') {
         this.peerSource?.failAll('superseded by a new deal');
-        this.peerSource = new PeerModelSource(f.modelKey, (r) => ch.send(r));
+        this.peerSource = new PeerModelSource(f.modelKey, (r) => ch.send(r), f.modelFile);
         inner = this.peerSource;
       } else {
         inner = await this.opts.resolveSource(f.model);

@@ -294,7 +294,8 @@ export class RoomHost {
         d.remote = null;
         waits.push(d.startLoad(epoch, e.range));
         if (d.id === HOST_ID) continue;
-        d.channel!.trySend({ kind: 'assign', epoch, model: this.opts.modelUrl, modelKey: this.opts.modelKey, range: e.range, ctx: this.opts.ctx });
+        const modelFile = this.opts.modelUrl === '' ? this.opts.source.modelFile : undefined;
+        d.channel!.trySend({ kind: 'assign', epoch, model: this.opts.modelUrl, modelKey: this.opts.modelKey, range: e.range, ctx: this.opts.ctx, ...(modelFile ? { modelFile } : {}) });
       }
       this.emitDevices();
       void this.loadHost(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range);

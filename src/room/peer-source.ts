@@ -17,11 +17,14 @@ type Pending = { resolve: (b: Uint8Array) => void; reject: (e: Error) => void; w
 /** Guest side: a ModelSource whose reads go to the host. */
 export class PeerModelSource implements ModelSource {
   readonly label: string;
+  readonly modelFile?: string;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
-  constructor(hostLabel: string, private readonly send: (f: FrameOf<'read'>) => Promise<void>) {
+  /** `modelFile`: the host's model is this GGUF file (from the assign frame). */
+  constructor(hostLabel: string, private readonly send: (f: FrameOf<'read'>) => Promise<void>, modelFile?: string) {
     this.label = `${hostLabel} (from the host)`;
+    if (modelFile) this.modelFile = modelFile;
   }
 
   private request(op: FrameOf<'read'>['op'], path: string, start: number, end: number): Promise<Uint8Array> {
@@ -62,6 +65,11 @@ export class PeerModelSource implements ModelSource {
     return out;
   }
   async exists(path: string): Promise<boolean> { return (await this.request('exists', path, 0, 0))[0] === 1; }
+  async size(path: string): Promise<number> {
+    const b = await this.request('size', path, 0, 0);
+    if (b.byteLength !== 8) throw new PeerReadError(`${path}: the host sent ${b.byteLength} bytes for a file size`);
+    return new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true);
+  }
 }
 
 /** Host side: answer one `read` frame from the host's source. Whole files are limited to READ_SLICE. */
@@ -69,6 +77,11 @@ export async function serveRead(source: ModelSource, f: FrameOf<'read'>): Promis
   try {
     let bytes: Uint8Array;
     if (f.op === 'exists') bytes = new Uint8Array([(await source.exists(f.path)) ? 1 : 0]);
+    else if (f.op === 'size') {
+      if (!source.size) throw new PeerReadError(`${source.label} cannot tell file sizes`);
+      bytes = new Uint8Array(8);
+      new DataView(bytes.buffer).setFloat64(0, await source.size(f.path), true);
+    }
     else if (f.op === 'file') {
       bytes = await source.readFile(f.path);
       if (bytes.length > READ_SLICE) throw new PeerReadError(`${f.path} is ${bytes.length} bytes: read it in ranges`);

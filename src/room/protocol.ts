@@ -32,14 +32,14 @@ export interface DeviceCaps {
 export type CheckpointOp = 'truncate';
 const CHECKPOINT_CODES: Record<CheckpointOp, number> = { truncate: 2 };
 const CHECKPOINT_BY_CODE = new Map(Object.entries(CHECKPOINT_CODES).map(([op, c]) => [c, op as CheckpointOp]));
-export type ReadOp = 'range' | 'file' | 'exists';
-const READ_OPS: ReadOp[] = ['range', 'file', 'exists'];
+export type ReadOp = 'range' | 'file' | 'exists' | 'size';
+const READ_OPS: ReadOp[] = ['range', 'file', 'exists', 'size'];
 
 export type Frame =
   /** guest → host, first frame on a connection. */
   | { kind: 'hello'; protocol: number; roomId: string; deviceId: string; name: string; caps: DeviceCaps }
   /** host → guest: load these layers of this model (model '' = read it from the host over the channel). */
-  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number }
+  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number; modelFile?: string }
   /** guest → host while loading. networkBytes/cacheBytes: where the bytes came from. */
   | { kind: 'progress'; epoch: number; bytesDone: number; bytesTotal: number; tensorsDone: number; tensorsTotal: number; networkBytes: number; cacheBytes: number }
   /** guest → host: layers loaded, engine ready, KV empty. */
@@ -82,7 +82,7 @@ export function encodeFrame(f: Frame): Uint8Array {
         .f64(f.caps.maxStorageBufferBindingSize).f64(f.caps.maxBufferSize).f64(f.caps.deviceMemoryGiB)
         .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed);
       break;
-    case 'assign': w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx); break;
+    case 'assign': w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? ''); break;
     case 'progress':
       w.u32(f.epoch).f64(f.bytesDone).f64(f.bytesTotal).u32(f.tensorsDone).u32(f.tensorsTotal).f64(f.networkBytes).f64(f.cacheBytes);
       break;
@@ -157,7 +157,8 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       const range = readRange(r, kind);
       const ctx = r.u32('ctx');
       check(ctx > 0 && ctx <= MAX_POSITION, kind, `ctx ${ctx} is out of range`);
-      return { kind, epoch, model, modelKey, range, ctx };
+      const modelFile = r.str('modelFile', 2048);
+      return { kind, epoch, model, modelKey, range, ctx, ...(modelFile ? { modelFile } : {}) };
     }
     case 'progress': {
       const f = {

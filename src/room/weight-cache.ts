@@ -52,11 +52,26 @@ export interface ByteCounts {
 /** ModelSource that serves reads from a ByteStore and fills it from `inner`. */
 export class CachingSource implements ModelSource {
   readonly label: string;
+  readonly modelFile?: string;
   readonly counts: ByteCounts = { networkBytes: 0, cacheBytes: 0 };
 
   constructor(private readonly inner: ModelSource, private readonly store: ByteStore, private readonly modelKey: string) {
     this.label = inner.label;
+    if (inner.modelFile !== undefined) this.modelFile = inner.modelFile;
+    if (!inner.size) this.size = undefined;
   }
+
+  /** A file's length, kept in the store like the ranges (a GGUF header read needs it first). */
+  size?: (path: string) => Promise<number> = async (path) => {
+    const full = `${this.modelKey}|${path}|size`;
+    const hit = await this.store.get(full);
+    if (hit && hit.byteLength === 8) return new DataView(hit.buffer, hit.byteOffset, 8).getFloat64(0, true);
+    const n = await this.inner.size!(path);
+    const b = new Uint8Array(8);
+    new DataView(b.buffer).setFloat64(0, n, true);
+    await this.store.put(full, b);
+    return n;
+  };
 
   private async cached(key: string, load: () => Promise<Uint8Array>): Promise<Uint8Array> {
     const full = `${this.modelKey}|${key}`;

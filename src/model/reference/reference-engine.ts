@@ -8,10 +8,12 @@
 //   q, k = rope(head_rms(q) · q_norm), rope(head_rms(k) · k_norm)
 //   K/V cache ← k, v (rounded to f16 by default, like the GPU)
 //   x  += attention(q, K, V) · W_oᵀ                         [n, H]
-//   x  += (silu(gate) · up)(rms(x) · post_attention_layernorm) · W_downᵀ
+//   x  += (silu(gate) · up)(rms(x) · post_attention_layernorm) · W_downᵀ   (dense MLP), or
+//   x  += moe(rms(x) · post_attention_layernorm)                           (Qwen3 MoE layer, ./moe.ts)
 
 import { decodeInSteps, type LayerEngine, type LayerRange, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
-import type { LayerWeights, Linear, ModelConfig, ModelWeights } from '../types.ts';
+import type { LayerWeights, Linear, ModelConfig, ModelWeights, MoeLayerWeights } from '../types.ts';
+import { moeForward } from './moe.ts';
 import { sampleLogits } from '../sampler.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../engine-errors.ts';
 import { KvCache } from './kv-cache.ts';
@@ -62,6 +64,8 @@ export class ReferenceEngine implements LayerEngine {
   private readonly decoded = new Map<Linear, DecodedLinear>();
   private readonly decodeBudget: number;
   private decodedBytes = 0;
+  /** Expert runs since the engine was made: (layer, expert, tokens); tests count what decode touches. */
+  readonly expertRuns: { layer: number; expert: number; tokens: number }[] = [];
 
   constructor(weights: ModelWeights, opts: ReferenceEngineOptions = {}) {
     const c = weights.config;
@@ -163,7 +167,7 @@ export class ReferenceEngine implements LayerEngine {
   /** One decoder layer, in place on x [n, H]. */
   private layerForward(index: number, positions: number[], x: Float32Array): void {
     const c = this.config;
-    const layer = this.weights.layers.get(index) as LayerWeights;
+    const layer = this.weights.layers.get(index) as LayerWeights | MoeLayerWeights;
     const norms = this.norms.get(index) as LayerNorms;
     const n = positions.length;
     const D = c.headDim;
@@ -185,6 +189,12 @@ export class ReferenceEngine implements LayerEngine {
 
     // MLP block.
     const hn = rmsNorm(x, norms.post, c.rmsNormEps);                           // [n, H]
+    if (layer.mlp === 'moe') {
+      const m = layer.moe;
+      const view = { router: this.weight(m.router), gate: this.weight(m.gate), up: this.weight(m.up), down: this.weight(m.down) };
+      addInPlace(x, moeForward(m, view, hn, n, (expert, tokens) => this.expertRuns.push({ layer: index, expert, tokens })).out);
+      return;
+    }
     const gateUp = matmul(this.weight(layer.gateUp), hn, n);                                 // [n, 2·I]
     const act = siluMul(gateUp, c.intermediateSize);                            // [n, I]
     addInPlace(x, matmul(this.weight(layer.down), act, n));                                  // [n, H]

@@ -1,11 +1,12 @@
 // Node only: a model folder on disk. Ranged reads go through a file handle (no whole-file reads).
 // Kept apart so the browser bundle never pulls in node:fs (resolve.ts imports this lazily).
 
-import { open, stat } from 'node:fs/promises';
-import { resolve as resolvePath, join } from 'node:path';
+import { open, readdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve as resolvePath } from 'node:path';
 import { ModelSourceError, TruncatedFileError } from '../errors.ts';
 import type { ModelSource } from '../types.ts';
 import { checkRangeArgs, normalisePath } from './common.ts';
+import { pickGgufFile } from './gguf-files.ts';
 
 export class NodeFolderSource implements ModelSource {
   readonly label: string;
@@ -86,4 +87,30 @@ export async function isFolder(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+async function filesUnder(root: string, dir = root, depth = 0): Promise<string[]> {
+  if (depth > 3) return [];
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isFile()) out.push(relative(root, join(dir, e.name)).split('\\').join('/'));
+    else if (e.isDirectory()) out.push(...await filesUnder(root, join(dir, e.name), depth + 1));
+  }
+  return out;
+}
+
+/**
+ * A local GGUF model: "model.gguf" (a file), "folder" holding one GGUF model and no config.json, or
+ * "folder:Q4_K_M" picking one by quant. Undefined when `spec` is none of these.
+ */
+export async function localGgufSource(spec: string): Promise<NodeFolderSource | undefined> {
+  const fileStat = await stat(spec).catch(() => undefined);
+  if (fileStat?.isFile()) return /\.gguf$/i.test(spec) ? new NodeFolderSource(dirname(spec), basename(spec)) : undefined;
+  const colon = spec.lastIndexOf(':');
+  const [folder, pick] = !fileStat && colon > 1 ? [spec.slice(0, colon), spec.slice(colon + 1)] : [spec, undefined];
+  if (!(await isFolder(folder))) return undefined;
+  if (pick === undefined && ((await stat(join(folder, 'config.json')).catch(() => null)) || (await stat(join(folder, 'mlc-chat-config.json')).catch(() => null)))) return undefined;
+  const files = await filesUnder(folder);
+  if (pick === undefined && !files.some((f) => /\.gguf$/i.test(f))) return undefined;
+  return new NodeFolderSource(folder, pickGgufFile(files, pick, folder));
 }

@@ -28,21 +28,42 @@ export interface TinyModelOptions {
   seed?: number;               // default 0
   shards?: number;             // N > 1: exactly N weight files, tensors split in order by count (default 1)
   tieWordEmbeddings?: boolean; // default true (like Qwen3-1.7B)
+  moe?: TinyMoeOptions;        // present: a Qwen3 MoE model (model_type "qwen3_moe")
 }
+
+/** The sparse MLP of a tiny Qwen3 MoE model (HF Qwen3MoeConfig fields). */
+export interface TinyMoeOptions {
+  experts?: number;            // num_experts (default 8)
+  topK?: number;               // num_experts_per_tok (default 2)
+  intermediate?: number;       // moe_intermediate_size (default 256)
+  normTopkProb?: boolean;      // default true, as the released Qwen3 MoE models
+  decoderSparseStep?: number;  // default 1
+  mlpOnlyLayers?: number[];    // default none: every layer sparse
+}
+
+export type ResolvedTinyOptions = Required<Omit<TinyModelOptions, 'moe'>> & { moe?: Required<TinyMoeOptions> };
 
 export type TinyFormat = 'safetensors' | 'mlc';
 
 export const QWEN3_VOCAB = 151936;
 export const EMBEDDING_STD = 0.05;
 export const OUTPUT_PROJ_GAIN = 4;
+export const ROUTER_GAIN = 4;
 const MLC_SHARD_CAP = 32 * 1024 * 1024;      // mlc-llm's default shard size
 
-export function resolveTinyOptions(o: TinyModelOptions = {}): Required<TinyModelOptions> {
-  const r: Required<TinyModelOptions> = {
+export function resolveTinyOptions(o: TinyModelOptions = {}): ResolvedTinyOptions {
+  const r: ResolvedTinyOptions = {
     layers: o.layers ?? 4, hidden: o.hidden ?? 64, heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2,
     headDim: o.headDim ?? 16, intermediate: o.intermediate ?? 128, vocab: o.vocab ?? QWEN3_VOCAB,
     seed: o.seed ?? 0, shards: o.shards ?? 1, tieWordEmbeddings: o.tieWordEmbeddings ?? true,
   };
+  if (o.moe) {
+    r.moe = {
+      experts: o.moe.experts ?? 8, topK: o.moe.topK ?? 2, intermediate: o.moe.intermediate ?? 256,
+      normTopkProb: o.moe.normTopkProb ?? true, decoderSparseStep: o.moe.decoderSparseStep ?? 1, mlpOnlyLayers: o.moe.mlpOnlyLayers ?? [],
+    };
+    if (!(r.moe.topK >= 1 && r.moe.topK <= r.moe.experts)) throw new RangeError(`tiny model: --top-k ${r.moe.topK} must be in [1, experts ${r.moe.experts}]`);
+  }
   for (const [k, v] of Object.entries(r)) {
     if (typeof v === 'number' && (!Number.isInteger(v) || v < (k === 'seed' || k === 'layers' ? 0 : 1))) {
       throw new RangeError(`tiny model: --${k} must be a ${k === 'seed' || k === 'layers' ? 'non-negative' : 'positive'} integer, got ${v}`);
@@ -54,9 +75,15 @@ export function resolveTinyOptions(o: TinyModelOptions = {}): Required<TinyModel
 }
 
 /** The config.json a Qwen3 repository would have for these options. */
-export function tinyHfConfig(o: Required<TinyModelOptions>): Record<string, unknown> {
+export function tinyHfConfig(o: ResolvedTinyOptions): Record<string, unknown> {
+  const moe = o.moe ? {
+    decoder_sparse_step: o.moe.decoderSparseStep, mlp_only_layers: o.moe.mlpOnlyLayers, moe_intermediate_size: o.moe.intermediate,
+    norm_topk_prob: o.moe.normTopkProb, num_experts: o.moe.experts, num_experts_per_tok: o.moe.topK, output_router_logits: false,
+    router_aux_loss_coef: 0.001,
+  } : {};
   return {
-    architectures: ['Qwen3ForCausalLM'],
+    ...moe,
+    architectures: [o.moe ? 'Qwen3MoeForCausalLM' : 'Qwen3ForCausalLM'],
     attention_bias: false,
     attention_dropout: 0.0,
     bos_token_id: 151643,
@@ -68,7 +95,7 @@ export function tinyHfConfig(o: Required<TinyModelOptions>): Record<string, unkn
     intermediate_size: o.intermediate,
     max_position_embeddings: 40960,
     max_window_layers: o.layers,
-    model_type: 'qwen3',
+    model_type: o.moe ? 'qwen3_moe' : 'qwen3',
     num_attention_heads: o.heads,
     num_hidden_layers: o.layers,
     num_key_value_heads: o.kvHeads,
@@ -91,7 +118,7 @@ const GENERATION_CONFIG = {
 };
 
 /** mlc-chat-config.json as `mlc_llm gen_config` writes it for Qwen3 q4f16_1 (fields WebLLM reads). */
-export function tinyMlcChatConfig(o: Required<TinyModelOptions>): Record<string, unknown> {
+export function tinyMlcChatConfig(o: ResolvedTinyOptions): Record<string, unknown> {
   return {
     version: '0.1.0',
     model_type: 'qwen3',
@@ -137,7 +164,7 @@ function gaussian(seed: number, name: string, n: number, std: number, mean = 0):
 export interface TinyTensor { name: string; shape: number[]; values: Float32Array }
 
 /** All weights in HF names and shapes, as f32 (before rounding to BF16 or quantizing). */
-export function tinyWeights(o: Required<TinyModelOptions>): TinyTensor[] {
+export function tinyWeights(o: ResolvedTinyOptions): TinyTensor[] {
   const s = layerShapes({
     modelType: 'qwen3', hiddenSize: o.hidden, numLayers: o.layers, numHeads: o.heads, numKvHeads: o.kvHeads,
     headDim: o.headDim, intermediateSize: o.intermediate, vocabSize: o.vocab, ropeTheta: 1e6, rmsNormEps: 1e-6,
@@ -157,6 +184,17 @@ export function tinyWeights(o: Required<TinyModelOptions>): TinyTensor[] {
     norm(HF.kNorm(i), o.headDim);
     mat(HF.proj(i, 'o'), s.o.rows, s.o.cols, OUTPUT_PROJ_GAIN);
     norm(HF.postNorm(i), o.hidden);
+    const m = o.moe;
+    if (m && !m.mlpOnlyLayers.includes(i) && (i + 1) % m.decoderSparseStep === 0) {
+      // A router gain of 4 makes the routing decisive (top-k gaps well above rounding noise).
+      mat(HF.router(i), m.experts, o.hidden, ROUTER_GAIN);
+      for (let e = 0; e < m.experts; e++) {
+        mat(HF.expert(i, e, 'gate'), m.intermediate, o.hidden);
+        mat(HF.expert(i, e, 'up'), m.intermediate, o.hidden);
+        mat(HF.expert(i, e, 'down'), o.hidden, m.intermediate, OUTPUT_PROJ_GAIN);
+      }
+      continue;
+    }
     mat(HF.mlp(i, 'gate'), s.gate.rows, s.gate.cols);
     mat(HF.mlp(i, 'up'), s.up.rows, s.up.cols);
     mat(HF.mlp(i, 'down'), s.down.rows, s.down.cols, OUTPUT_PROJ_GAIN);
@@ -208,6 +246,7 @@ export function tinySafetensorsFiles(opts: TinyModelOptions, tokenizer: Tokenize
 /** Every file of an MLC q4f16_1 repo: path → bytes. Dimensions must be multiples of 32. */
 export function tinyMlcFiles(opts: TinyModelOptions, tokenizer: TokenizerFiles): Map<string, Uint8Array> {
   const o = resolveTinyOptions(opts);
+  if (o.moe) throw new RangeError('tiny model: MLC q4f16_1 has no Qwen3 MoE layout; use --format safetensors or gguf');
   for (const [k, v] of [['hidden', o.hidden], ['intermediate', o.intermediate], ['heads × head-dim', o.heads * o.headDim]] as const) {
     if (v % Q4_GROUP_SIZE !== 0) throw new RangeError(`tiny model: q4f16_1 needs ${k} to be a multiple of 32, got ${v}`);
   }

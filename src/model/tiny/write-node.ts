@@ -4,9 +4,33 @@
 import { mkdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { tinyMlcFiles, tinySafetensorsFiles, type TinyModelOptions, type TokenizerFiles } from './tiny-model.ts';
+import { ggufVocabFromTokenizerJson, tinyBpeVocab } from './gguf-vocab.ts';
+import { tinyGgufFiles, type GgufVocab, type TinyGgufOptions } from './tiny-gguf.ts';
+import { QWEN3_VOCAB, tinyMlcFiles, tinySafetensorsFiles, type TinyModelOptions, type TokenizerFiles } from './tiny-model.ts';
 
-export type TinyFormatChoice = 'safetensors' | 'mlc' | 'both';
+export type TinyFormatChoice = 'safetensors' | 'mlc' | 'both' | 'gguf';
+export type TinyVocabChoice = 'qwen3' | 'tiny-bpe';
+
+/** The Qwen3 vocabulary (151,936 ids) in GGUF form, from the real tokenizer.json. */
+export async function qwen3GgufVocab(): Promise<GgufVocab> {
+  const tok = await qwen3TokenizerFiles();
+  const dec = new TextDecoder();
+  return ggufVocabFromTokenizerJson(JSON.parse(dec.decode(tok['tokenizer.json'])), JSON.parse(dec.decode(tok['tokenizer_config.json'])), QWEN3_VOCAB, 151643);
+}
+
+/** A small non-Qwen byte-level BPE vocabulary; the chat template defaults to Qwen3's. */
+export async function tinyBpeGgufVocab(chatTemplate?: string): Promise<GgufVocab> {
+  if (chatTemplate !== undefined) return tinyBpeVocab(chatTemplate);
+  const tok = await qwen3TokenizerFiles();
+  const config = JSON.parse(new TextDecoder().decode(tok['tokenizer_config.json'])) as { chat_template: string };
+  return tinyBpeVocab(config.chat_template);
+}
+
+/** Write a tiny GGUF model into `dir`; returns the file names. */
+export async function writeTinyGgufInto(dir: string, opts: TinyGgufOptions, vocab: TinyVocabChoice = 'qwen3', chatTemplate?: string): Promise<string[]> {
+  const v = vocab === 'qwen3' ? await qwen3GgufVocab() : await tinyBpeGgufVocab(chatTemplate);
+  return writeFolder(dir, tinyGgufFiles(opts, v));
+}
 
 export async function qwen3TokenizerFiles(): Promise<TokenizerFiles> {
   const require = createRequire(import.meta.url);
@@ -24,8 +48,9 @@ async function writeFolder(dir: string, files: Map<string, Uint8Array>): Promise
 }
 
 /** Write the checkpoint's files into `dir` (no staging; see writeTinyModel). */
-export async function writeTinyModelInto(dir: string, opts: TinyModelOptions, format: TinyFormatChoice,
-  tokenizer?: TokenizerFiles): Promise<Record<string, string[]>> {
+export async function writeTinyModelInto(dir: string, opts: TinyModelOptions & TinyGgufOptions, format: TinyFormatChoice,
+  tokenizer?: TokenizerFiles, vocab?: TinyVocabChoice): Promise<Record<string, string[]>> {
+  if (format === 'gguf') return { '.': await writeTinyGgufInto(dir, opts, vocab) };
   const tok = tokenizer ?? (await qwen3TokenizerFiles());
   const written: Record<string, string[]> = {};
   if (format === 'safetensors' || format === 'both') {
@@ -41,12 +66,13 @@ export async function writeTinyModelInto(dir: string, opts: TinyModelOptions, fo
  * Write the checkpoint into `out`. With format "both", safetensors goes to out/safetensors and MLC to
  * out/mlc. The folder is built beside `out` and renamed into place, so a reader never sees half a model.
  */
-export async function writeTinyModel(out: string, opts: TinyModelOptions, format: TinyFormatChoice): Promise<Record<string, string[]>> {
+export async function writeTinyModel(out: string, opts: TinyModelOptions & TinyGgufOptions, format: TinyFormatChoice,
+  vocab?: TinyVocabChoice): Promise<Record<string, string[]>> {
   const staging = `${out}.partial-${process.pid}-${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   let written: Record<string, string[]>;
   try {
-    written = await writeTinyModelInto(staging, opts, format);
+    written = await writeTinyModelInto(staging, opts, format, undefined, vocab);
     await rm(out, { recursive: true, force: true });
     await mkdir(dirname(out), { recursive: true });
     await rename(staging, out);

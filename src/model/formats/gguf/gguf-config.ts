@@ -15,6 +15,15 @@ import type { GgufMetadataValue, GgufModel } from './gguf-read.ts';
 
 type Meta = Record<string, GgufMetadataValue>;
 
+/** The shortest decimal that rounds to this f32 (1e-6 stored as f32 reads back as 1e-6, as written). */
+function shortestF32(x: number): number {
+  for (let p = 1; p <= 9; p++) {
+    const y = Number(x.toPrecision(p));
+    if (Math.fround(y) === x) return y;
+  }
+  return x;
+}
+
 function num(m: Meta, key: string, file: string, fallback?: number, integer = true): number {
   const v = m[key];
   if (v === undefined) {
@@ -24,7 +33,7 @@ function num(m: Meta, key: string, file: string, fallback?: number, integer = tr
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (integer && !Number.isInteger(v))) {
     throw new ConfigError(`GGUF metadata "${key}" must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(v)}`, { file });
   }
-  return v;
+  return integer ? v : shortestF32(v);
 }
 
 /** The architecture named by general.architecture, or an UnsupportedArchitectureError naming it. */

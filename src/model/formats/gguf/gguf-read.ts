@@ -97,44 +97,48 @@ export async function readGgufHeader(source: ModelSource, file: string): Promise
   for (const [k, v] of Object.entries(parsed.metadata)) metadata[k] = normalise(v);
   const dataStart = Number(parsed.tensorDataOffset);
   const alignment = typeof metadata['general.alignment'] === 'number' ? metadata['general.alignment'] : 32;
-  const tensors = parsed.tensorInfos.map((t) => tensorInfo(t, file, dataStart, alignment, size));
-  checkLayout(tensors, file, dataStart);
+  const tensors = parsed.tensorInfos.map((t) => tensorInfo(t, file, dataStart));
+  checkLayout(tensors, file, dataStart, alignment, size);
   return { file, version, metadata, tensors, dataStart, fileSize: size, headerBytes };
 }
 
-function tensorInfo(t: GGUFTensorInfo, file: string, dataStart: number, alignment: number, size: number): GgufTensorInfo {
+function tensorInfo(t: GGUFTensorInfo, file: string, dataStart: number): GgufTensorInfo {
   const ne = t.shape.map(Number);
   const info = ggmlTypeById(Number(t.dtype));
   const base = { name: t.name, file, typeName: ggmlTypeNameById(Number(t.dtype)), ne };
   if (!info) return { ...base, start: 0, end: 0 };
-  const offset = Number(t.offset);
-  if (offset % alignment !== 0) throw new TensorOffsetError(`offset ${offset} is not a multiple of general.alignment ${alignment}`, { file, tensor: t.name });
   if (ne.length === 0 || ne.some((d) => !Number.isSafeInteger(d) || d <= 0)) throw new HeaderError(`bad shape ne = [${ne}]`, { file, tensor: t.name });
   if (ne[0]! % info.blockSize !== 0) {
     throw new HeaderError(`${info.name} needs ne[0] to be a multiple of ${info.blockSize}, got [${ne}]`, { file, tensor: t.name });
   }
-  const bytes = (ne.reduce((a, d) => a * d, 1) / info.blockSize) * info.blockBytes;
-  const start = dataStart + offset;
-  const end = start + bytes;
-  if (end > size) {
-    throw new TensorOffsetError(`${info.name} [${ne}] at offset ${offset} needs bytes [${start}, ${end}), past the end of the file (${size} bytes)`,
-      { file, tensor: t.name });
-  }
-  return { ...base, type: info.name, start, end };
+  const start = dataStart + Number(t.offset);
+  return { ...base, type: info.name, start, end: start + (ne.reduce((a, d) => a * d, 1) / info.blockSize) * info.blockBytes };
 }
 
-function checkLayout(tensors: GgufTensorInfo[], file: string, dataStart: number): void {
+/**
+ * As gguf.cpp requires: names unique, and each tensor's offset exactly where the previous one's data
+ * ends (padded to the alignment), in the order of the infos; an offset anywhere else is a
+ * TensorOffsetError. Data running past the end of the file is a TruncatedFileError naming the first
+ * tensor cut off. After a tensor of a type we cannot size, offsets are only checked against the file.
+ */
+function checkLayout(tensors: GgufTensorInfo[], file: string, dataStart: number, alignment: number, size: number): void {
   const names = new Set<string>();
+  let expected: number | undefined = dataStart;
   for (const t of tensors) {
     if (names.has(t.name)) throw new HeaderError('tensor listed twice', { file, tensor: t.name });
     names.add(t.name);
-  }
-  const placed = tensors.filter((t) => t.type !== undefined).sort((a, b) => a.start - b.start);
-  let prev: GgufTensorInfo | undefined;
-  for (const t of placed) {
-    if (t.start < dataStart) throw new TensorOffsetError(`bytes [${t.start}, ${t.end}) start before the data section at ${dataStart}`, { file, tensor: t.name });
-    if (prev && t.start < prev.end) throw new TensorOffsetError(`bytes [${t.start}, ${t.end}) overlap tensor "${prev.name}" [${prev.start}, ${prev.end})`, { file, tensor: t.name });
-    prev = t;
+    if (t.type === undefined) { expected = undefined; continue; }
+    const offset = t.start - dataStart;
+    if (expected !== undefined && t.start !== expected) {
+      throw new TensorOffsetError(`data offset ${offset}, but the tensors before it end at ${expected - dataStart}`, { file, tensor: t.name });
+    }
+    if (offset % alignment !== 0) throw new TensorOffsetError(`data offset ${offset} is not a multiple of general.alignment ${alignment}`, { file, tensor: t.name });
+    if (t.end > size) {
+      const detail = `${t.type} [${t.ne}] needs bytes [${t.start}, ${t.end}) but the file is only ${size} bytes long`;
+      if (expected !== undefined) throw new TruncatedFileError(detail, { file, tensor: t.name, fileSize: size });
+      throw new TensorOffsetError(detail, { file, tensor: t.name });
+    }
+    if (expected !== undefined) expected = t.end + ((alignment - ((t.end - dataStart) % alignment)) % alignment);
   }
 }
 
