@@ -91,6 +91,11 @@ export async function readGgufHeader(source: ModelSource, file: string): Promise
     }
     throw new HeaderError(`malformed GGUF header (${msg})`, { file, cause: e });
   }
+  // The library reads past the end as zeros (its buffer grows in 2 MB steps): a header that ends
+  // beyond the file is a truncated file, whatever it parsed to.
+  if (parsed.tensorInfoByteRange[1] > size) {
+    throw new TruncatedFileError(`the GGUF header runs past the end of the file (${size} bytes): the file is truncated`, { file, fileSize: size });
+  }
   const version = Number(parsed.metadata.version);
   if (version !== 2 && version !== 3) throw new HeaderError(`GGUF version ${version} is not supported (2 or 3)`, { file });
   const metadata: Record<string, GgufMetadataValue> = {};
