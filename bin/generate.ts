@@ -1,7 +1,9 @@
-// npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [--chat] [--max-new-tokens N]
+// npm run generate -- --model DIR|URL|HF-ID|FILE.gguf --prompt TEXT | --prompt-ids 1,2,3 [--chat] [--max-new-tokens N]
 //   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu] [--ctx N] [--json]
 // Loads the whole model, encodes the prompt with the model's own tokenizer (with --chat: rendered as one
 // user turn through its chat template, thinking off), generates, and prints the ids, the text and stats.
+// --prompt-ids feeds token ids as they are (no tokenizer, no template): for exact comparisons with
+// other implementations (llama.cpp, transformers) on the same ids.
 // --json prints exactly one JSON object {"ids": [...], "text": "...", "stats": {...}} on stdout.
 // Exit codes: 0 done, 1 failed (model, engine), 2 bad usage or backend not available.
 
@@ -18,8 +20,10 @@ import { Tokenizer } from '../src/model/tokenizer.ts';
 import type { ModelWeights } from '../src/model/types.ts';
 
 const USAGE = `usage: npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [options]
-  --model M            a local folder, an http(s) base URL, or a Hugging Face id (owner/name[@revision])
+  --model M            a local folder or .gguf file, an http(s) base URL or .gguf URL, a Hugging Face id
+                       (owner/name[@revision]), or owner/name:QUANT for a GGUF repo (Qwen/Qwen3-8B-GGUF:Q4_K_M)
   --prompt TEXT        the prompt (raw text; with --chat, the user's message)
+  --prompt-ids IDS     the prompt as comma-separated token ids instead (no tokenizer, no template)
   --chat               render the prompt as a user turn with the model's chat template (thinking off)
   --max-new-tokens N   answer cap (default 32)
   --temperature T      0 = greedy (default 0)
@@ -43,7 +47,7 @@ function numberOption(name: string, v: string | undefined, check: (n: number) =>
 }
 
 interface Args {
-  model: string; prompt: string; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
+  model: string; prompt?: string; promptIds?: number[]; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
   topP?: number; seed?: number; backend: 'reference' | 'webgpu'; ctx?: number; json: boolean;
 }
 
@@ -52,7 +56,7 @@ function parse(): Args {
   try {
     ({ values } = parseArgs({
       options: {
-        model: { type: 'string' }, prompt: { type: 'string' }, chat: { type: 'boolean' },
+        model: { type: 'string' }, prompt: { type: 'string' }, 'prompt-ids': { type: 'string' }, chat: { type: 'boolean' },
         'max-new-tokens': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' },
         'top-p': { type: 'string' }, seed: { type: 'string' }, backend: { type: 'string' }, ctx: { type: 'string' },
         json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
@@ -69,13 +73,21 @@ function parse(): Args {
   const str = (k: string): string | undefined => values[k] as string | undefined;
   const model = str('model');
   const prompt = str('prompt');
+  const idsArg = str('prompt-ids');
   if (!model) fail(2, '--model is required', true);
-  if (prompt === undefined) fail(2, '--prompt is required', true);
+  if ((prompt === undefined) === (idsArg === undefined)) fail(2, 'give exactly one of --prompt and --prompt-ids', true);
+  let promptIds: number[] | undefined;
+  if (idsArg !== undefined) {
+    const parts = idsArg.split(',').map((x) => x.trim());
+    if (parts.some((x) => !/^\d+$/.test(x))) fail(2, `--prompt-ids needs comma-separated token ids, got "${idsArg}"`, true);
+    promptIds = parts.map(Number);
+    if (values.chat) fail(2, '--chat renders text: it cannot be used with --prompt-ids', true);
+  }
   const backend = str('backend') ?? 'reference';
   if (backend !== 'reference' && backend !== 'webgpu') fail(2, `--backend must be reference or webgpu, got "${backend}"`, true);
   const whole = (n: number): boolean => Number.isInteger(n) && n >= 0;
   const args: Args = {
-    model, prompt, chat: values.chat === true, json: values.json === true, backend,
+    model, ...(prompt !== undefined ? { prompt } : {}), ...(promptIds ? { promptIds } : {}), chat: values.chat === true, json: values.json === true, backend,
     maxNewTokens: numberOption('max-new-tokens', str('max-new-tokens'), whole, 'a whole number') ?? 32,
     temperature: numberOption('temperature', str('temperature'), (n) => n >= 0, 'a number >= 0') ?? 0,
   };
@@ -128,13 +140,15 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const source = await resolveModelSource(args.model);
   const tokenizer = await Tokenizer.fromSource(source);
-  const text = args.chat
+  const text = args.promptIds ? '' : args.chat
     ? ChatTemplate.fromTokenizerConfig(tokenizer.config, `${source.label}/tokenizer_config.json`)
-      .render([{ role: 'user', content: args.prompt }], [])
-    : args.prompt;
-  const prompt = tokenizer.encode(text);
+      .render([{ role: 'user', content: args.prompt! }], [])
+    : args.prompt!;
+  const prompt = args.promptIds ?? tokenizer.encode(text);
   if (prompt.length === 0) fail(2, '--prompt encodes to no tokens');
-  const { numLayers } = await loadModelConfig(source);
+  const { numLayers, vocabSize } = await loadModelConfig(source);
+  const bad = prompt.find((id) => id >= vocabSize);
+  if (bad !== undefined) fail(2, `--prompt-ids: token id ${bad} is outside the model's vocabulary of ${vocabSize}`);
   const weights = await loadWeights(source, { layers: [0, numLayers], embedding: true, head: true });
   const config = weights.config;
   const ctx = args.ctx ?? Math.min(config.maxPositionEmbeddings, prompt.length + Math.max(1, args.maxNewTokens));

@@ -5,7 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GOLDEN_FILE, GOLDEN_MODEL, type GoldenFile } from '../../goldens/golden-setup.ts';
-import { tinyModelDir } from '../../helpers/tiny-model.ts';
+import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../../goldens/gguf-golden-setup.ts';
+import { tinyGgufModel, tinyModelDir } from '../../helpers/tiny-model.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 const golden = JSON.parse(readFileSync(GOLDEN_FILE, 'utf8')) as GoldenFile;
@@ -42,6 +43,24 @@ describe('npm run generate', () => {
       generated: 32, promptIds: golden.promptIds, backend: 'reference', format: 'safetensors',
     });
     expect(out.stats.decodeTokensPerSecond).toBeGreaterThan(0);
+  }, SLOW);
+
+  it('--prompt-ids feeds the ids as they are: the golden again, and for a GGUF file its own golden', async () => {
+    const r = await generate('--model', model, '--prompt-ids', golden.promptIds.join(','), '--max-new-tokens', '32', '--json');
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { ids: number[] }).ids).toEqual(golden.formats.safetensors.ids);
+    const g = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
+    const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['moe-Q4_K_M']);
+    const r2 = await generate('--model', m.path, '--prompt-ids', g.promptIds.join(','), '--max-new-tokens', '32', '--json');
+    expect(r2.stderr).toBe('');
+    const out = JSON.parse(r2.stdout) as { ids: number[]; stats: Record<string, unknown> };
+    expect(out.ids).toEqual(g.models['moe-Q4_K_M'].ids);
+    expect(out.stats).toMatchObject({ format: 'gguf' });
+    const bad = await generate('--model', model, '--prompt-ids', '1,x');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--prompt-ids needs comma-separated token ids/);
+    const both = await generate('--model', model, '--prompt', 'a', '--prompt-ids', '1');
+    expect(both.stderr).toMatch(/exactly one of --prompt and --prompt-ids/);
   }, SLOW);
 
   it('--chat renders the prompt as a user turn; the human format prints ids, text and stats', async () => {
