@@ -4,7 +4,7 @@
 // The host object (RoomHost) carries the device list, events, remove, re-deal, manual deal and generate.
 import type { DataConnection } from 'peerjs';
 import { readModelConfig } from '../model/config.ts';
-import { loadWeights as loadModelWeights } from '../model/load-weights.ts';
+import { loadWeights as loadModelWeights, planWeights } from '../model/load-weights.ts';
 import { ReferenceEngine } from '../model/reference/reference-engine.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
@@ -16,7 +16,7 @@ import {
   defaultSignaling, guestPeerId, hostPeerId, inviteLink, newDeviceId, newRoomId, openPeer, parseInvite, peerPrefix,
   type SignalingConfig,
 } from './signaling.ts';
-import { IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
+import { CachingSource, IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
 import { JoinError } from './errors.ts';
 
 export type EngineKind = 'webgpu' | 'reference';
@@ -69,11 +69,18 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
   const { config, file } = await readModelConfig(source);
   const engine = opts.engine ?? defaultEngineKind();
   const caps = await measureCapabilities({ engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  const store = opts.store ?? new IndexedDbByteStore();
+  const modelKey = modelUrl || source.label;
+  // The plan reads headers only (through the device cache, so the loads that follow reuse them) and
+  // gives each layer's exact bytes: the deal weighs a Q6_K layer or an MoE layer as it is.
+  const plan = await planWeights(new CachingSource(source, store, modelKey), { layers: [0, config.numLayers], embedding: true, head: true });
   const host = new RoomHost({
-    roomId, name: opts.name ?? 'Host', caps, config, format: file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
-    source, modelUrl, modelKey: modelUrl || source.label, ctx: opts.ctx ?? 2048,
+    roomId, name: opts.name ?? 'Host', caps, config,
+    format: source.modelFile ? 'gguf' : file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
+    weightBytes: { layerBytes: plan.layerBytes, fixedBytes: plan.fixedBytes },
+    source, modelUrl, modelKey, ctx: opts.ctx ?? 2048,
     loadWeights: opts.loadWeights ?? ((s, r) => loadModelWeights(s, r)), createEngine: engineFactory(engine),
-    store: opts.store ?? new IndexedDbByteStore(), ...opts.host,
+    store, ...opts.host,
   });
   const sig = signalingOf(opts);
   const peer = await openPeer(hostPeerId(roomId), sig);

@@ -1,9 +1,14 @@
 // Dealing layers: each device gets one contiguous range [start, end); ranges follow the pipeline order
-// (host first, then guests in join order) and cover [0, L) exactly. Shares are in proportion to
-// capacity × speed (capacity = how many layers fit the device's memory budget, after the host's
-// embedding/head), capped at capacity, rounded by largest remainder. A manual deal is validated instead.
+// (host first, then guests in join order) and cover [0, L) exactly. Dealing counts bytes: a layer
+// weighs its own tensors (from the weight plan when there is one: a Q4_K_M file's Q6_K layers and an MoE
+// layer's experts weigh what they weigh) plus its KV cache at ctx, and the host also holds the
+// embedding and head. Shares are in proportion to capacity × speed, capped at capacity.
+//   - all layers the same size: capacity in layers, largest-remainder rounding (exact even splits);
+//   - layers of different sizes: cuts nearest each device's cumulative byte share, within what every
+//     device's budget allows and what the devices after it can still hold.
+// A manual deal is validated instead.
 import type { LayerRange } from '../model/engine-types.ts';
-import type { ModelConfig } from '../model/types.ts';
+import { isMoeLayer, type ModelConfig, type WeightFormat } from '../model/types.ts';
 import { DealError } from './errors.ts';
 
 export interface DealDevice {
@@ -15,28 +20,65 @@ export interface DealDevice {
 
 export interface DealCost {
   numLayers: number;           // L
-  bytesPerLayer: number;       // weights + KV cache at ctx for one layer
+  bytesPerLayer: number;       // weights + KV cache at ctx of the largest layer (all of them when uniform)
+  layerBytes?: number[];       // [L] weights + KV cache at ctx of each layer, when layers differ
   hostFixedBytes: number;      // embedding, final norm, head (held by the host, devices[0])
+}
+
+/** Bytes of each layer. */
+export function layerCosts(cost: DealCost): number[] {
+  return cost.layerBytes ?? new Array<number>(cost.numLayers).fill(cost.bytesPerLayer);
+}
+
+/** KV cache bytes of one layer at ctx tokens (K and V, f16). */
+export function kvBytesPerLayer(config: ModelConfig, ctx: number): number {
+  return ctx * 2 * config.numKvHeads * config.headDim * 2;
+}
+
+/** A DealCost from the weight plan's exact tensor bytes (WeightPlan.layerBytes / fixedBytes). */
+export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: ReadonlyMap<number, number>, fixedBytes: number, ctx: number): DealCost {
+  const kv = kvBytesPerLayer(config, ctx);
+  const layerBytes = Array.from({ length: config.numLayers }, (_, i) => (layerWeightBytes.get(i) ?? 0) + kv);
+  return { numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), layerBytes, hostFixedBytes: fixedBytes };
 }
 
 export interface DealEntry { deviceId: string; range: LayerRange }
 
-/** Weight and KV bytes of one layer, and of embedding + head, for a config and weight format. */
-export function dealCost(config: ModelConfig, format: 'safetensors' | 'mlc', ctx: number): DealCost {
+/**
+ * Weight and KV bytes of each layer, and of embedding + head, estimated from the config (when no plan
+ * is at hand): BF16 2 bytes a weight, q4f16_1 and GGUF Q4_K_M about 0.56 (4.5 bits + scales). An MoE
+ * layer counts all its experts, since a device holds every expert of its layers.
+ */
+export function dealCost(config: ModelConfig, format: WeightFormat, ctx: number): DealCost {
   const { hiddenSize: H, headDim: D, numHeads, numKvHeads, intermediateSize: I, vocabSize: V } = config;
-  const matrixParams = H * (numHeads + 2 * numKvHeads) * D + numHeads * D * H + 3 * H * I;
-  const bytesPerParam = format === 'mlc' ? 0.5 + 2 / 32 : 2; // q4f16_1: 4-bit + one f16 scale per 32
-  const weights = matrixParams * bytesPerParam + (2 * H + 2 * D) * 2;
-  const kv = ctx * 2 * numKvHeads * D * 2; // K and V, f16
+  const attention = H * (numHeads + 2 * numKvHeads) * D + numHeads * D * H;
+  const bytesPerParam = format === 'safetensors' ? 2 : 0.5 + 2 / 32;
+  const kv = kvBytesPerLayer(config, ctx);
+  const layerBytes = Array.from({ length: config.numLayers }, (_, i) => {
+    const m = config.moe;
+    const mlp = m && isMoeLayer(config, i) ? m.numExperts * 3 * H * m.moeIntermediateSize + m.numExperts * H : 3 * H * I;
+    return Math.ceil((attention + mlp) * bytesPerParam + (2 * H + 2 * D) * 2 + kv);
+  });
+  const uniform = layerBytes.every((b) => b === layerBytes[0]);
   const embedding = V * H * bytesPerParam;
   const head = config.tieWordEmbeddings ? 0 : V * H * bytesPerParam;
-  return { numLayers: config.numLayers, bytesPerLayer: Math.ceil(weights + kv), hostFixedBytes: Math.ceil(embedding + head + H * 2) };
+  return {
+    numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), ...(uniform ? {} : { layerBytes }),
+    hostFixedBytes: Math.ceil(embedding + head + H * 2),
+  };
 }
 
 /** devices[0] is the host. Returns one entry per device, in order; a device may get an empty range. */
 export function dealLayers(devices: DealDevice[], cost: DealCost): DealEntry[] {
-  const L = cost.numLayers;
   if (devices.length === 0) throw new DealError('no devices to deal layers to');
+  const sizes = layerCosts(cost);
+  if (sizes.length !== cost.numLayers) throw new DealError(`deal cost lists ${sizes.length} layers for a ${cost.numLayers}-layer model`);
+  if (sizes.some((b) => b !== sizes[0])) return dealByBytes(devices, cost, sizes);
+  return dealUniform(devices, { ...cost, bytesPerLayer: sizes[0] ?? cost.bytesPerLayer });
+}
+
+function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
+  const L = cost.numLayers;
   const capacity = devices.map((d, i) => {
     const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0);
     return Math.max(0, Math.min(L, Math.floor(free / Math.max(1, cost.bytesPerLayer))));
@@ -102,4 +144,64 @@ export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers
   if (at !== numLayers) throw new DealError(`deal covers layers [0, ${at}) of ${numLayers}`);
   const empties = deviceIds.filter((id) => !manual.some((e) => e.deviceId === id && e.range[1] > e.range[0]));
   return [...ordered, ...empties.map((deviceId) => ({ deviceId, range: [numLayers, numLayers] as LayerRange }))];
+}
+
+/** Bytes each device can give to layers (the host's embedding and head come out of its budget). */
+function freeBytes(devices: DealDevice[], cost: DealCost): number[] {
+  return devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0)));
+}
+
+/** Layers of different sizes: contiguous cuts nearest the cumulative byte shares, budgets respected. */
+function dealByBytes(devices: DealDevice[], cost: DealCost, sizes: number[]): DealEntry[] {
+  const L = sizes.length;
+  const prefix = [0];
+  for (const b of sizes) prefix.push(prefix[prefix.length - 1]! + b);
+  const bytes = (a: number, b: number) => prefix[b]! - prefix[a]!;
+  const free = freeBytes(devices, cost);
+  // Can devices[from..] hold layers [start, L), each taking all that fits? (Greedy is optimal for
+  // covering a line with contiguous pieces in a fixed order.)
+  const covers = (start: number, from: number): boolean => {
+    let at = start;
+    for (let i = from; i < devices.length && at < L; i++) {
+      let end = at;
+      while (end < L && bytes(at, end + 1) <= free[i]!) end++;
+      at = end;
+    }
+    return at >= L;
+  };
+  if (!covers(0, 0)) {
+    const avg = prefix[L]! / Math.max(1, L);
+    const holds = devices.map((d, i) => `${d.name}: ${(free[i]! / 2 ** 30).toFixed(2)} GiB free`);
+    throw new DealError(`the room's memory does not hold the model's ${L} layers (${(prefix[L]! / 2 ** 30).toFixed(2)} GiB, ≈${(avg / 2 ** 20).toFixed(0)} MiB a layer; ${holds.join(', ')}): add a device or raise a memory budget`);
+  }
+  const anySpeed = devices.some((d) => d.speed > 0);
+  const weight = devices.map((d, i) => Math.min(free[i]!, prefix[L]!) * (anySpeed ? Math.max(0, d.speed) : 1));
+  // Byte shares ∝ weight, water-filled so no share passes its device's budget.
+  const share = new Array<number>(devices.length).fill(0);
+  const open = new Set(devices.map((_, i) => i).filter((i) => weight[i]! > 0));
+  let left = prefix[L]!;
+  for (;;) {
+    const sum = [...open].reduce((a, i) => a + weight[i]!, 0);
+    const over = [...open].filter((i) => (left * weight[i]!) / sum > free[i]!);
+    if (over.length === 0) { for (const i of open) share[i] = (left * weight[i]!) / sum; break; }
+    for (const i of over) { share[i] = free[i]!; left -= free[i]!; open.delete(i); }
+    if (open.size === 0) break;
+  }
+  const out: DealEntry[] = [];
+  let start = 0;
+  let target = 0;
+  devices.forEach((d, i) => {
+    target += share[i]!;
+    let hi = start;
+    while (hi < L && bytes(start, hi + 1) <= free[i]!) hi++;
+    let best = -1;
+    for (let end = start; end <= hi; end++) {
+      if (!covers(end, i + 1)) continue;
+      if (best < 0 || Math.abs(prefix[end]! - target) < Math.abs(prefix[best]! - target)) best = end;
+    }
+    const end = i === devices.length - 1 ? L : best < 0 ? hi : best;
+    out.push({ deviceId: d.id, range: [start, end] });
+    start = end;
+  });
+  return out;
 }

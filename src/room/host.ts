@@ -7,8 +7,8 @@
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import type { ModelConfig, ModelSource } from '../model/types.ts';
-import { dealCost, dealLayers, validateDeal, type DealEntry } from './deal.ts';
+import type { ModelConfig, ModelSource, WeightFormat } from '../model/types.ts';
+import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
 import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import type { EngineFactory, LoadWeightsFn } from './guest.ts';
 import { serveRead } from './peer-source.ts';
@@ -26,7 +26,9 @@ export interface HostOptions {
   name?: string;                 // the host device's name ("This device")
   caps: DeviceCaps;
   config: ModelConfig;
-  format: 'safetensors' | 'mlc';
+  format: WeightFormat;
+  /** The model's exact tensor bytes per layer and outside the layers (WeightPlan), so dealing counts bytes. */
+  weightBytes?: { layerBytes: ReadonlyMap<number, number>; fixedBytes: number };
   source: ModelSource;           // where the host reads the model
   /** URL guests read from with Range requests; '' = the host has a local folder: serve it over the channel. */
   modelUrl: string;
@@ -283,7 +285,9 @@ export class RoomHost {
       const entries = manual
         ? validateDeal(manual, ids, config.numLayers)
         : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
-          dealCost(config, this.opts.format, this.opts.ctx));
+          this.opts.weightBytes
+            ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx)
+            : dealCost(config, this.opts.format, this.opts.ctx));
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;

@@ -57,3 +57,44 @@ describe('validateDeal', () => {
     expect(() => validateDeal(deal as never, ids, 4)).toThrowError(message);
   });
 });
+
+describe('dealing counts bytes', () => {
+  const MiB = 2 ** 20;
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+  test('layers of different sizes: each device\'s share follows bytes, and fits its budget', () => {
+    // 8 layers: 4 light (100 MiB) then 4 heavy (300 MiB) — e.g. dense layers, then MoE layers.
+    const layerBytes = [...Array(4).fill(100 * MiB), ...Array(4).fill(300 * MiB)];
+    const c = { numLayers: 8, bytesPerLayer: 300 * MiB, layerBytes, hostFixedBytes: 200 * MiB };
+    const deal = dealLayers([dev('host', 10), dev('a', 10)], c);
+    const weigh = (r: [number, number]) => layerBytes.slice(r[0], r[1]).reduce((x, y) => x + y, 0);
+    // Equal speeds and roomy budgets: the cut nearest half the bytes (800 MiB), not half the layers.
+    expect(deal.map((e) => e.range)).toEqual([[0, 5], [5, 8]]);
+    expect(deal.map((e) => weigh(e.range) / MiB)).toEqual([700, 900]);
+    // A device with 700 MiB holds at most two heavy layers.
+    const tight = dealLayers([dev('host', 10), dev('a', 700 / 1024)], c);
+    expect(weigh(tight[1]!.range)).toBeLessThanOrEqual(700 * MiB);
+    expect(tight.map((e) => e.range)).toEqual([[0, 6], [6, 8]]);
+    const tighter = dealLayers([dev('host', 10), dev('a', 500 / 1024)], c);
+    expect(tighter.map((e) => e.range)).toEqual([[0, 7], [7, 8]]);
+    for (const d of [deal, tight, tighter]) expect(d.flatMap((e) => ids(8).filter((i) => i >= e.range[0] && i < e.range[1]))).toEqual(ids(8));
+  });
+
+  test('too little memory for the heavy layers is a DealError that says how much is needed', () => {
+    const c = { numLayers: 4, bytesPerLayer: 300 * MiB, layerBytes: [100, 100, 300, 300].map((b) => b * MiB), hostFixedBytes: 0 };
+    expect(() => dealLayers([dev('host', 0.2), dev('a', 0.2)], c)).toThrowError(/does not hold the model's 4 layers \(0\.78 GiB/);
+  });
+
+  test('dealCost weighs an MoE layer with all its experts, and the KV cache at ctx', () => {
+    const base = { hiddenSize: 2048, headDim: 128, numHeads: 32, numKvHeads: 4, intermediateSize: 6144, vocabSize: 151936, numLayers: 48, tieWordEmbeddings: false };
+    const moe = { ...base, modelType: 'qwen3_moe', moe: { numExperts: 128, numExpertsPerTok: 8, moeIntermediateSize: 768, normTopkProb: true, decoderSparseStep: 1, mlpOnlyLayers: [] } } as never;
+    const dense = { ...base, modelType: 'qwen3' } as never;
+    const m = dealCost(moe, 'gguf', 0);
+    const d = dealCost(dense, 'gguf', 0);
+    expect(m.bytesPerLayer / d.bytesPerLayer).toBeGreaterThan(8);
+    expect((m.bytesPerLayer * 48 + m.hostFixedBytes) / 1e9).toBeCloseTo(17.3, 0);   // Qwen3-30B-A3B at ≈4.5 bits: 17–19 GB
+    expect(dealCost(moe, 'gguf', 4096).bytesPerLayer - m.bytesPerLayer).toBe(4096 * 2 * 4 * 128 * 2);
+    const mixed = dealCost({ ...(moe as object), moe: { ...(moe as { moe: object }).moe, mlpOnlyLayers: [0] } } as never, 'gguf', 0);
+    expect(mixed.layerBytes![0]).toBeLessThan(mixed.layerBytes![1]!);
+  });
+});
