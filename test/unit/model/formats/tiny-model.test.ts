@@ -99,10 +99,29 @@ describe('make-tiny-model CLI', () => {
     expect((await readdir(join(out, 'mlc'))).filter((f) => f.startsWith('params_shard_'))).toHaveLength(2);
   }, 90_000);
 
+  it('--format gguf --quant Q4_K_M --tokenizer tiny-bpe writes split MoE parts byte-identical to the library', async () => {
+    const out = join(tmp, 'gguf');
+    const { stdout } = await run(process.execPath, [...cli, '--out', out, '--format', 'gguf', '--quant', 'Q4_K_M', '--tokenizer', 'tiny-bpe',
+      '--layers', '2', '--seed', '5', '--head-dim', '64', '--intermediate', '256', '--experts', '4', '--top-k', '2', '--shards', '2']);
+    expect(stdout).toMatch(/tiny-qwen3-moe-Q4_K_M-00001-of-00002\.gguf, tiny-qwen3-moe-Q4_K_M-00002-of-00002\.gguf/);
+    const { tinyBpeGgufVocab } = await import('../../../../src/model/tiny/write-node.ts');
+    const { tinyGgufFiles } = await import('../../../../src/model/tiny/tiny-gguf.ts');
+    const lib = tinyGgufFiles({ layers: 2, seed: 5, headDim: 64, intermediate: 256, fileType: 'Q4_K_M', splits: 2, moe: { experts: 4, topK: 2 } },
+      await tinyBpeGgufVocab());
+    expect([...lib.keys()].sort()).toEqual((await readdir(out)).sort());
+    for (const [name, bytes] of lib) {
+      expect(createHash('sha256').update(await readFile(join(out, name))).digest('hex')).toBe(createHash('sha256').update(bytes).digest('hex'));
+    }
+  }, 90_000);
+
   it('explains bad arguments and exits 2', async () => {
-    const err = await run(process.execPath, [...cli, '--out', join(tmp, 'x'), '--format', 'gguf']).catch((e: unknown) => e) as { code: number; stderr: string };
+    const err = await run(process.execPath, [...cli, '--out', join(tmp, 'x'), '--format', 'onnx']).catch((e: unknown) => e) as { code: number; stderr: string };
     expect(err.code).toBe(2);
-    expect(err.stderr).toMatch(/^make-tiny-model: --format must be safetensors, mlc or both, got "gguf"\nusage:/);
+    expect(err.stderr).toMatch(/^make-tiny-model: --format must be safetensors, mlc, both or gguf, got "onnx"\nusage:/);
+    const err3 = await run(process.execPath, [...cli, '--out', join(tmp, 'y'), '--quant', 'Q4_K_M']).catch((e: unknown) => e) as { code: number; stderr: string };
+    expect(err3.stderr).toMatch(/--quant needs --format gguf/);
+    const err4 = await run(process.execPath, [...cli, '--out', join(tmp, 'z'), '--format', 'gguf', '--quant', 'IQ4_XS']).catch((e: unknown) => e) as { code: number; stderr: string };
+    expect(err4.stderr).toMatch(/--quant must be one of F32, F16, BF16, Q8_0/);
     const err2 = await run(process.execPath, [...cli, '--layers', '2']).catch((e: unknown) => e) as { code: number; stderr: string };
     expect(err2.code).toBe(2);
     expect(err2.stderr).toMatch(/--out DIR is required/);

@@ -1,9 +1,9 @@
 // Seeded test rows for the ggml quantizer tests: blocks of zeros, constants, tiny values, outliers,
 // all-positive values and plain Gaussians, so every branch of the reference quantizers is taken.
-import { Prng } from '../../../../src/model/tiny/prng.ts';
+import { Sfc32 } from '../../../../src/model/tiny/prng.ts';
 
 export function mixedRows(seed: number, blocks: number): Float32Array {
-  const r = new Prng(seed);
+  const r = new Sfc32(seed);
   const x = new Float32Array(blocks * 256);
   for (let i = 0; i < x.length; i++) {
     const kind = Math.floor(i / 256) % 7;
