@@ -11,6 +11,7 @@ import { createHostRoom, type HostRoom } from '../room/api.ts';
 import { loadSignalingConfig } from './deploy-config.ts';
 import type { DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
+import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
 import { Store } from './store.ts';
 import { Workspace } from './workspace.ts';
@@ -74,15 +75,17 @@ export class HostSession {
     const { choice } = this.opts;
     try {
       this.store.set({ step: 'finding the model…' });
-      const source: ModelSource = await resolveModelSource(choice.kind === 'url' ? choice.url : choice.folder);
+      const url = choice.kind === 'url' ? await hostModelUrl(choice.url) : undefined;
+      const source: ModelSource = await resolveModelSource(url ?? (choice as { folder: FileSystemDirectoryHandle | FileList | File[] }).folder);
       this.store.set({ step: "reading the model's tokenizer and chat template…" });
       const tokenizer = await Tokenizer.fromSource(source);
-      const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
+      const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>,
+        source.modelFile ? `${source.label} (GGUF metadata)` : `${source.label}/tokenizer_config.json`);
       this.store.set({ step: 'opening the room…' });
       const signaling = await loadSignalingConfig();
       const room = await createHostRoom({
         signaling,
-        model: choice.kind === 'url' ? choice.url : source, ctx: this.opts.ctx, host: { ckpt: this.opts.ckpt },
+        model: url ?? source, ctx: this.opts.ctx, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
       });

@@ -1,11 +1,44 @@
-// The model picker's catalogue: Qwen3 presets by Hugging Face id (MLC q4f16_1 and BF16 safetensors),
-// and the built-in tiny model that `npm start` serves under /models/tiny (random weights).
+// The model picker's catalogue: Qwen3 presets by Hugging Face id (GGUF Q4_K_M for the models worth
+// pooling, MLC q4f16_1 and BF16 safetensors), and the built-in tiny model that `npm start` serves under
+// /models/tiny (random weights).
+
+import { parseHfGgufSpec } from '../model/sources/gguf-files.ts';
 
 export interface ModelPreset {
   id: string;                  // what ?model= and the picker use
   label: string;
   size: string;                // download size, roughly
   note?: string;
+  /** For "how many devices": the file's bytes and its KV cache bytes per token (all layers, f16). */
+  bytes?: number;
+  kvBytesPerToken?: number;
+}
+
+const GB = 1e9;
+/** KV bytes per token of a Qwen3 shape: layers × 2 (K, V) × KV heads × head dim × 2 bytes (f16). */
+const kv = (layers: number, kvHeads: number, headDim = 128) => layers * 2 * kvHeads * headDim * 2;
+
+/** Presets big enough to need a room: Q4_K_M GGUFs from Hugging Face (repo:QUANT picks the file). */
+export const GGUF_PRESETS: readonly ModelPreset[] = [
+  { id: 'Qwen/Qwen3-8B-GGUF:Q4_K_M', label: 'Qwen3 8B · Q4_K_M (GGUF)', size: '5.0 GB', bytes: 5.03 * GB, kvBytesPerToken: kv(36, 8) },
+  { id: 'Qwen/Qwen3-14B-GGUF:Q4_K_M', label: 'Qwen3 14B · Q4_K_M (GGUF)', size: '9.0 GB', bytes: 9.0 * GB, kvBytesPerToken: kv(40, 8) },
+  {
+    id: 'Qwen/Qwen3-30B-A3B-GGUF:Q4_K_M', label: 'Qwen3 30B-A3B · Q4_K_M (GGUF, MoE)', size: '18.6 GB', bytes: 18.6 * GB,
+    kvBytesPerToken: kv(48, 4), note: '128 experts, 8 active: only ≈3B parameters work per token.',
+  },
+  {
+    id: 'unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF:Q4_K_M', label: 'Qwen3 Coder 30B-A3B · Q4_K_M (GGUF, MoE)', size: '18.6 GB',
+    bytes: 18.6 * GB, kvBytesPerToken: kv(48, 4), note: 'Trained for coding agents; calls tools in the XML format.',
+  },
+];
+
+/**
+ * Devices with `budgetBytes` each needed to hold a preset with a `ctx`-token KV cache (weights + KV,
+ * with 10% for activations and the runtime). 0 when the preset has no size.
+ */
+export function devicesNeeded(p: ModelPreset, budgetBytes: number, ctx: number): number {
+  if (!p.bytes || budgetBytes <= 0) return 0;
+  return Math.ceil(((p.bytes + (p.kvBytesPerToken ?? 0) * ctx) * 1.1) / budgetBytes);
 }
 
 export const TINY_MODEL_ID = 'tiny';
@@ -13,6 +46,7 @@ export const TINY_MODEL_PATH = '/models/tiny';
 
 export const MODEL_PRESETS: readonly ModelPreset[] = [
   { id: TINY_MODEL_ID, label: 'Built-in tiny test model', size: '≈20 MB', note: 'Random weights, for trying the room: it loads in seconds and answers gibberish.' },
+  ...GGUF_PRESETS,
   { id: 'mlc-ai/Qwen3-0.6B-q4f16_1-MLC', label: 'Qwen3 0.6B · q4f16_1 (MLC)', size: '≈0.35 GB' },
   { id: 'mlc-ai/Qwen3-1.7B-q4f16_1-MLC', label: 'Qwen3 1.7B · q4f16_1 (MLC)', size: '≈0.97 GB', note: 'The smallest model that runs the agent well.' },
   { id: 'mlc-ai/Qwen3-4B-q4f16_1-MLC', label: 'Qwen3 4B · q4f16_1 (MLC)', size: '≈2.3 GB' },
@@ -40,11 +74,24 @@ export function modelUrlFor(choice: string, origin: string, hfEndpoint = 'https:
   if (c === TINY_MODEL_ID) return `${origin}${TINY_MODEL_PATH}`;
   if (/^https?:\/\//i.test(c)) return c.replace(/\/+$/, '');
   if (c.startsWith('/')) return `${origin}${c.replace(/\/+$/, '')}`;
+  if (parseHfGgufSpec(c)) return c;             // "repo:QUANT": the file is found from the hub's listing (hostModelUrl)
   if (HF_ID.test(c)) {
     const [repo, revision = 'main'] = c.split('@') as [string, string?];
     return `${hfEndpoint}/${repo}/resolve/${encodeURIComponent(revision)}`;
   }
-  throw new ModelChoiceError(`"${c}" is not a model: use a Hugging Face id like Qwen/Qwen3-1.7B, an http(s) URL, or pick a folder`);
+  throw new ModelChoiceError(`"${c}" is not a model: use a Hugging Face id like Qwen/Qwen3-1.7B (or Qwen/Qwen3-8B-GGUF:Q4_K_M), an http(s) URL, or pick a folder`);
+}
+
+/**
+ * The URL every device of a room reads: a "repo:QUANT" choice becomes its file's resolve URL (the hub
+ * listing is asked once, on the host), anything else stays as modelUrlFor made it.
+ */
+export async function hostModelUrl(url: string, hfEndpoint = 'https://huggingface.co'): Promise<string> {
+  const spec = parseHfGgufSpec(url);
+  if (!spec) return url;
+  const { huggingFaceGgufSource } = await import('../model/sources/resolve.ts');
+  const source = await huggingFaceGgufSource(spec.repo, spec.revision, spec.pick, { hfEndpoint });
+  return source.urlFor(source.modelFile!);
 }
 
 /** A short name for a model choice ("Qwen3-1.7B-q4f16_1-MLC", "tiny test model", "folder qwen3"). */
@@ -52,6 +99,8 @@ export function modelName(choice: string): string {
   if (choice === TINY_MODEL_ID) return 'tiny test model';
   const preset = MODEL_PRESETS.find((p) => p.id === choice);
   if (preset) return preset.label;
+  const gguf = parseHfGgufSpec(choice);
+  if (gguf) return `${gguf.repo.split('/').pop()} ${gguf.pick}`;
   const tail = choice.replace(/\/+$/, '').split('/').pop() ?? choice;
   return tail.replace(/@.*/, '') || choice;
 }

@@ -2,8 +2,9 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { ModelChoice } from '../app/host-session.ts';
-import { MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor } from '../app/models.ts';
-import { theme } from './theme.ts';
+import { defaultMemoryBudget } from '../app/memory-budget.ts';
+import { devicesNeeded, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor, type ModelPreset } from '../app/models.ts';
+import { formatBytes, theme } from './theme.ts';
 
 type Kind = 'preset' | 'custom' | 'folder';
 
@@ -15,6 +16,10 @@ type Kind = 'preset' | 'custom' | 'folder';
 export class ModelPicker extends LitElement {
   /** Initial selection (?model=): a preset id, any HF id or a URL. */
   @property() initial = 'tiny';
+  /** The host's memory budget (0 = this device's default) and context: how many such devices a preset needs. */
+  @property({ type: Number }) budgetBytes = 0;
+  @property({ type: Number }) ctx = 2048;
+  @state() private defaultBudget = 0;
   @state() private kind: Kind = 'preset';
   @state() private preset = 'tiny';
   @state() private custom = '';
@@ -30,11 +35,25 @@ export class ModelPicker extends LitElement {
     label.opt:hover { background: var(--panel-2); }
     label.opt .size { color: var(--muted); font-size: 12px; }
     label.opt .note { grid-column: 2 / 4; color: var(--muted); font-size: 12.5px; }
+    label.opt .need { grid-column: 2 / 4; font-size: 12.5px; color: var(--accent); }
     .other { display: grid; gap: .35rem; padding: .3rem .45rem; }
     .other input[type='text'] { width: 100%; }
     .drop { border: 1px dashed #4a5d70; border-radius: 8px; padding: .6rem; text-align: center; color: var(--muted); }
     .drop.over { border-color: var(--accent); background: #15263a; color: var(--text); }
   `];
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    void defaultMemoryBudget().then((d) => (this.defaultBudget = d.bytes)).catch(() => undefined);
+  }
+
+  /** "needs 3 devices of 8 GiB" for a preset with a size. */
+  private need(p: ModelPreset) {
+    const budget = this.budgetBytes > 0 ? this.budgetBytes : this.defaultBudget;
+    const n = devicesNeeded(p, budget, this.ctx);
+    if (n === 0) return nothing;
+    return html`<span class="need" data-testid=${`need-${p.id}`}>${n === 1 ? 'fits one device' : `needs ${n} devices`} of ${formatBytes(budget)}, with ${this.ctx} tokens of context</span>`;
+  }
 
   override willUpdate(changed: Map<string, unknown>): void {
     if (!changed.has('initial')) return;
@@ -60,6 +79,7 @@ export class ModelPicker extends LitElement {
           @change=${() => { this.kind = 'preset'; this.preset = p.id; }} />
         <span>${p.label}</span><span class="size">${p.size}</span>
         ${p.note ? html`<span class="note">${p.note}</span>` : nothing}
+        ${this.need(p)}
       </label>`)}
       <label class="opt">
         <input type="radio" name="model" .checked=${this.kind === 'custom'} @change=${() => (this.kind = 'custom')} />
@@ -67,7 +87,7 @@ export class ModelPicker extends LitElement {
       </label>
       ${this.kind === 'custom' ? html`<div class="other">
         <label class="sr-only" for="custom">Hugging Face id or URL</label>
-        <input id="custom" type="text" placeholder="Qwen/Qwen3-1.7B or https://…/model-folder" .value=${this.custom}
+        <input id="custom" type="text" placeholder="Qwen/Qwen3-1.7B, Qwen/Qwen3-8B-GGUF:Q4_K_M or https://…/model.gguf" .value=${this.custom}
           @input=${(e: Event) => (this.custom = (e.target as HTMLInputElement).value)} />
       </div>` : nothing}
       <label class="opt">
@@ -79,7 +99,7 @@ export class ModelPicker extends LitElement {
           ${this.folderName ? html`<b>${this.folderName}</b> · ` : nothing}Drop a model folder here, or
           <button type="button" @click=${this.pickFolder}>Choose a folder…</button>
           <input type="file" hidden webkitdirectory multiple @change=${this.onFiles} />
-          <p class="muted">Safetensors (config.json) or MLC (mlc-chat-config.json) with tokenizer.json. Guests read it through this device.</p>
+          <p class="muted">Safetensors (config.json) or MLC (mlc-chat-config.json) with tokenizer.json, or a folder with a .gguf file. Guests read it through this device.</p>
         </div>
       </div>` : nothing}
     </fieldset>`;

@@ -55,6 +55,11 @@ export class StartScreen extends LitElement {
       .catch((e: Error) => (this.adapterError = e.message));
   }
 
+  /** The host memory field as bytes, 0 while it is empty or not a number yet. */
+  private hostBudget(): number {
+    try { return memoryBudgetFromGiB(this.hostMem) ?? 0; } catch { return 0; }
+  }
+
   override render() {
     const warning = contextWarning(this.ctx);
     return html`<main>
@@ -67,7 +72,7 @@ export class StartScreen extends LitElement {
         <section class="card" aria-labelledby="host-title">
           <form @submit=${this.host}>
             <h2 id="host-title">Host a room</h2>
-            <pooled-model-picker .initial=${this.model}></pooled-model-picker>
+            <pooled-model-picker .initial=${this.model} .ctx=${this.ctx} .budgetBytes=${this.hostBudget()}></pooled-model-picker>
             <div class="ctx">
               <label for="ctx">Context (tokens)</label>
               <input id="ctx" type="number" min="256" step="256" .value=${String(this.ctx)} data-testid="ctx"

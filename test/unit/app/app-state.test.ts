@@ -1,7 +1,7 @@
 // The app's plain-TS state modules: URL parameters, the model catalogue, edit diffs, the file tree, Store.
 import { describe, expect, test } from 'vitest';
 import { contextWarning, parseAppParams, UrlParamError } from '../../../src/app/url-params.ts';
-import { MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor } from '../../../src/app/models.ts';
+import { devicesNeeded, GGUF_PRESETS, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor } from '../../../src/app/models.ts';
 import { diffLines, proposedEdit } from '../../../src/app/diff.ts';
 import { buildTree, sortedChildren } from '../../../src/app/file-tree.ts';
 import { Store } from '../../../src/app/store.ts';
@@ -48,6 +48,24 @@ describe('model choices', () => {
       expect(ids).toContain(`Qwen/Qwen3-${size}`);
     }
     expect(MODEL_PRESETS[0]!.note).toMatch(/Random weights, for trying the room/);
+  });
+
+  test('GGUF presets: Qwen3 8B, 14B, 30B-A3B and Coder 30B-A3B at Q4_K_M, with how many devices they need', () => {
+    expect(GGUF_PRESETS.map((p) => p.id)).toEqual([
+      'Qwen/Qwen3-8B-GGUF:Q4_K_M', 'Qwen/Qwen3-14B-GGUF:Q4_K_M', 'Qwen/Qwen3-30B-A3B-GGUF:Q4_K_M', 'unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF:Q4_K_M',
+    ]);
+    for (const p of GGUF_PRESETS) expect(MODEL_PRESETS).toContain(p);
+    const [q8b, , moe] = GGUF_PRESETS;
+    const GiB = 2 ** 30;
+    expect(devicesNeeded(q8b!, 8 * GiB, 2048)).toBe(1);
+    expect(devicesNeeded(q8b!, 2 * GiB, 2048)).toBe(3);          // 5.03 GB + 0.3 GB KV, +10%: 5.9 GB
+    expect(devicesNeeded(moe!, 8 * GiB, 2048)).toBe(3);          // 18.6 GB + 0.2 GB KV, +10%
+    expect(devicesNeeded(moe!, 8 * GiB, 32768)).toBe(3);
+    expect(devicesNeeded(moe!, 4 * GiB, 32768)).toBe(6);
+    expect(devicesNeeded(MODEL_PRESETS[0]!, 8 * GiB, 2048)).toBe(0);   // the tiny model has no size to count
+    expect(modelUrlFor('Qwen/Qwen3-8B-GGUF:Q4_K_M', 'http://h:1')).toBe('Qwen/Qwen3-8B-GGUF:Q4_K_M');
+    expect(modelName('Qwen/Qwen3-30B-A3B-GGUF:Q4_K_M')).toBe('Qwen3 30B-A3B · Q4_K_M (GGUF, MoE)');
+    expect(modelName('someone/Thing-GGUF:Q8_0')).toBe('Thing-GGUF Q8_0');
   });
 
   test('a choice becomes the URL every device reads', () => {
