@@ -15,11 +15,15 @@ import type { DeviceCaps } from '../../../src/room/protocol.ts';
 export const ROOM_ID = '0123456789abcdef0123456789abcdef';
 export const TINY: TinyModelOptions = { layers: 4, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 128, vocab: 512, seed: 3 };
 
-/** A ModelSource over in-memory files that counts the bytes each read returns. */
+/** A ModelSource over in-memory files that counts the bytes each read returns (`modelFile`: a GGUF). */
 export class CountingMemorySource implements ModelSource {
   readonly label = 'memory:tiny';
   bytesRead = 0;
-  constructor(readonly files: Map<string, Uint8Array>) {}
+  readonly modelFile?: string;
+  constructor(readonly files: Map<string, Uint8Array>, modelFile?: string) {
+    if (modelFile) this.modelFile = modelFile;
+  }
+  async size(path: string): Promise<number> { return this.file(path).length; }
   private file(path: string): Uint8Array {
     const f = this.files.get(path);
     if (!f) throw new Error(`${path}: no such file`);
@@ -47,9 +51,10 @@ export function caps(memoryBudgetBytes = 2 ** 30, speed = 1): DeviceCaps {
 }
 
 /** Greedy tokens from one ReferenceEngine holding everything: what every split must reproduce. */
-export async function singleDeviceTokens(files: Map<string, Uint8Array>, prompt: number[], n: number): Promise<number[]> {
-  const src = new CountingMemorySource(files);
-  const weights = await loadWeights(src, { layers: [0, TINY.layers!], embedding: true, head: true });
+export async function singleDeviceTokens(files: Map<string, Uint8Array>, prompt: number[], n: number, modelFile?: string): Promise<number[]> {
+  const src = new CountingMemorySource(files, modelFile);
+  const { config } = await readModelConfig(src);
+  const weights = await loadWeights(src, { layers: [0, config.numLayers], embedding: true, head: true });
   const gen = new Generator(new ReferenceEngine(weights, { ctx: 256 }), { ctx: 256 });
   const r = await gen.generate(prompt, { maxNewTokens: n });
   if (r.finish !== 'cap') throw new Error(`reference run ended ${r.finish}: ${r.error?.message}`);
@@ -66,8 +71,8 @@ export interface TestRoom {
   close(): Promise<void>;
 }
 
-export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial<HostOptions> = {}): Promise<TestRoom> {
-  const hostSource = new CountingMemorySource(files);
+export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial<HostOptions> = {}, modelFile?: string): Promise<TestRoom> {
+  const hostSource = new CountingMemorySource(files, modelFile);
   const { config } = await readModelConfig(hostSource);
   const host = new RoomHost({
     roomId: ROOM_ID, name: 'Host', caps: caps(), config, format: 'safetensors', source: hostSource,
@@ -78,7 +83,7 @@ export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial
     host, guests: [], links: [], sources: [hostSource], stores: [],
     addGuest(id, o = {}) {
       const store = o.store ?? new MemoryByteStore();
-      const source = new CountingMemorySource(files);
+      const source = new CountingMemorySource(files, modelFile);
       const guest = new RoomGuest({
         roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: caps(o.budget ?? 2 ** 30), store,
         loadWeights: (s, r) => loadWeights(s, r), createEngine: referenceFactory, resolveSource: async () => source,
