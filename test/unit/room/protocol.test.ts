@@ -12,6 +12,8 @@ const caps = {
 const every: Frame[] = [
   { kind: 'hello', protocol: 1, roomId: '0123456789abcdef0123456789abcdef', deviceId: 'abc123xyz', name: 'Phone', caps },
   { kind: 'assign', epoch: 3, model: 'http://127.0.0.1:1/models/tiny', modelKey: 'tiny@1', range: [2, 4], ctx: 512 },
+  { kind: 'assign', epoch: 4, model: '', modelKey: 'local', range: [0, 2], ctx: 512, modelFile: 'Qwen3-30B-A3B-Q4_K_M-00001-of-00002.gguf' },
+  { kind: 'read', id: 9, op: 'size', path: 'm.gguf', start: 0, end: 0 },
   ...sampleFrames(4),
   { kind: 'checkpoint', epoch: 2, seq: 9, op: 'truncate', position: 17 },
   { kind: 'data', id: 7, ok: false, message: 'config.json: not found', bytes: new Uint8Array(0) },
