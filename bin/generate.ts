@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   const source = await resolveModelSource(args.model);
   const tokenizer = await Tokenizer.fromSource(source);
   const text = args.promptIds ? '' : args.chat
-    ? ChatTemplate.fromTokenizerConfig(tokenizer.config, `${source.label}/tokenizer_config.json`)
+    ? ChatTemplate.fromTokenizerConfig(tokenizer.config, source.modelFile ? `${source.label} (GGUF metadata)` : `${source.label}/tokenizer_config.json`)
       .render([{ role: 'user', content: args.prompt! }], [])
     : args.prompt!;
   const prompt = args.promptIds ?? tokenizer.encode(text);

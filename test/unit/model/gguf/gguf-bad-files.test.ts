@@ -64,6 +64,13 @@ describe('bad GGUF files', () => {
     expect(w.format).toBe('gguf');
   });
 
+  it('a source that cannot tell sizes still works: the length comes from its truncation error', async () => {
+    const { size: _drop, ...noSize } = memory(good());
+    void _drop;
+    const w = await loadWeights(noSize as ModelSource, { layers: [0, 2], embedding: true, head: true });
+    expect(w.layers.size).toBe(2);
+  });
+
   it('unknown architecture: UnsupportedArchitectureError naming it', async () => {
     const b = good();
     const at = after(b, 'general.architecture') + 4 + 8;       // value type, string length
