@@ -1,10 +1,9 @@
 // How much of the context the conversation may use (docs/agent.md, Context and compaction).
 // The space kept for the next answer is the answer cap or a quarter of the context, whichever is
 // smaller, plus 64 tokens: 8,192 -> 6,080; 16,384 -> 12,224; 32,768 -> 24,512.
-export const ANSWER_CAP = 8_192;
-export const ANSWER_MARGIN = 64;
-/** Compaction shortens the conversation to this share of the budget, so it is not needed a step later. */
-export const COMPACT_TARGET = 0.6;
+import { ANSWER_CAP, ANSWER_MARGIN, COMPACT_TARGET } from './limits.ts';
+
+export { ANSWER_CAP };
 
 export function conversationBudget(contextSize: number, answerCap: number = ANSWER_CAP): number {
   return contextSize - (Math.min(answerCap, Math.floor(contextSize / 4)) + ANSWER_MARGIN);

@@ -10,7 +10,7 @@ import type { PageReport, ToolOutcome } from './tool-types.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { ParsedCall } from './parse/types.ts';
 import { frameToolResult } from './tools/clip.ts';
-import { LIMITS } from './tools/limits.ts';
+import { TOOL_LIMITS as LIMITS } from './limits.ts';
 
 /** What runs: a parsed call's name and (repaired) arguments. */
 export type CallToRun = Pick<ParsedCall, 'name' | 'arguments'>;

@@ -8,9 +8,7 @@
 // The current request is only ever stubbed. The opening (system prompt + tools) is never touched, so
 // the pinned checkpoint after it stays valid and only the tokens after it are computed again.
 import type { CallRecord, Conversation, Segment } from './conversation.ts';
-
-export const STUB_MIN_CHARS = 200;
-export const KEEP_RECENT_STEPS = 2;
+import { FOLD_REQUEST_CHARS, KEEP_RECENT_STEPS, STUB_MIN_CHARS } from './limits.ts';
 
 export type CompactionStage = 'stubs' | 'fold' | 'drop';
 
@@ -44,8 +42,6 @@ export function foldLine(calls: CallRecord[]): string {
   if (served.size) parts.push(`served ${[...served].join(', ')}`);
   return `[earlier: ${parts.length ? parts.join('; ') : 'no files changed'}]`;
 }
-
-const REQUEST_CHARS = 200;
 
 /** Shortens `conv` in place when its prompt is over budget. Returns null when nothing was needed. */
 export function compact(conv: Conversation, currentRequest: number, budget: number, target: number): CompactionReport | null {
@@ -112,5 +108,5 @@ function requestRange(conv: Conversation, request: number): [number, number] {
 
 function clipLine(text: string): string {
   const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > REQUEST_CHARS ? one.slice(0, REQUEST_CHARS - 1) + '…' : one;
+  return one.length > FOLD_REQUEST_CHARS ? one.slice(0, FOLD_REQUEST_CHARS - 1) + '…' : one;
 }

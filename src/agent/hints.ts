@@ -2,10 +2,9 @@
 // tokens only when something goes wrong; each is sent at most twice per request, "fix one error at a
 // time" once. The system prompt never changes, so its cached copy stays valid.
 import type { ToolFormat } from '../model/tool-format.ts';
+import { HINT_SENDS as LIMIT } from './limits.ts';
 
-export type HintKind = 'call-format' | 'long-files' | 'copy-old' | 'one-error';
-
-const LIMIT: Record<HintKind, number> = { 'call-format': 2, 'long-files': 2, 'copy-old': 2, 'one-error': 1 };
+export type HintKind = keyof typeof LIMIT;
 
 export function hintText(kind: HintKind, format: ToolFormat): string {
   switch (kind) {

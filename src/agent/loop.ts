@@ -12,7 +12,8 @@ import type { CallCodec } from './call-codec.ts';
 import { Conversation, type CallRecord, type Segment } from './conversation.ts';
 import { TurnRenderer } from './turns.ts';
 import { SYSTEM_PROMPT } from './system-prompt.ts';
-import { ANSWER_CAP, answerCapFor, compactionTarget, conversationBudget } from './budget.ts';
+import { answerCapFor, compactionTarget, conversationBudget } from './budget.ts';
+import { ANSWER_CAP, MAX_STEPS } from './limits.ts';
 import { compact, compactionNote } from './compaction.ts';
 import { CallMemory, runCall, type ApprovalRequest, type CallRun } from './call-runner.ts';
 import { HintBudget } from './hints.ts';
@@ -22,7 +23,6 @@ import { AnswerStream } from './stream.ts';
 import { Timeline, type TimelineItem } from './timeline.ts';
 import { neutralizeControlTokens } from './tools/clip.ts';
 
-export const MAX_STEPS = 30;
 
 /** run() was called while a request is still running (one request at a time per agent). */
 export class AgentBusyError extends Error {

@@ -7,9 +7,7 @@ export type StuckVerdict =
   | { kind: 'warn'; note: string }
   | { kind: 'stuck'; note: string };
 
-export const CALL_STREAK_STOP = 3;
-export const PAGE_ERROR_NOTE = 3;
-export const PAGE_ERROR_STOP = 5;
+import { CALL_STREAK_STOP, PAGE_ERROR_NOTE, PAGE_ERROR_STOP } from './limits.ts';
 
 export interface StepCall {
   key: string;                 // name + canonical arguments

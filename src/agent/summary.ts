@@ -1,6 +1,8 @@
 // The one-line summary that closes a request:
 //   6 steps · 11 tool calls · 2143 tok · 41.2 tok/s · 2 devices · 58.3 s
 // with the reason appended when it is not done (" · stuck").
+import { MAX_STEPS } from './limits.ts';
+
 export type EndReason = 'done' | 'stopped' | 'limit' | 'stuck' | 'context' | 'error';
 
 export interface RequestStats {
@@ -36,7 +38,7 @@ export function endNote(reason: EndReason, detail: { steps?: number; error?: str
     case 'stopped':
       return 'stopped: the partial answer is kept and none of its calls ran';
     case 'limit':
-      return `stopped after ${detail.steps ?? 30} steps: send "continue", or split the task`;
+      return `stopped after ${detail.steps ?? MAX_STEPS} steps: send "continue", or split the task`;
     case 'context':
       return 'context full: start a new task (the files are kept)';
     case 'error':

@@ -1,8 +1,9 @@
 // The timeline: the agent's events folded into the items the UI shows and the session keeps (last 200).
 import type { AgentEvent, NoteKind } from './events.ts';
 import type { EndReason } from './summary.ts';
+import { TIMELINE_LIMIT } from './limits.ts';
 
-export const TIMELINE_LIMIT = 200;
+export { TIMELINE_LIMIT };
 
 export type TimelineItem =
   | { kind: 'request'; request: number; text: string }

@@ -1,5 +1,6 @@
 // Shapes shared by the preview host (browser), the headless driver (Node) and the agent tools.
 import type { ServedPort } from '../agent/tool-types.ts';
+import { PREVIEW_TOOL_LIMITS } from '../agent/limits.ts';
 
 /** One console line of a served page. seq is global across ports and only grows: it is the cursor. */
 export interface PreviewLogLine {
@@ -56,14 +57,9 @@ export interface PreviewApi {
   restore(ports: RestorablePort[]): Promise<void>;
 }
 
-/** The preview tools' limits (docs/agent.md, Tools). */
+/** The preview tools' limits (docs/agent.md, Tools; the numbers are in src/agent/limits.ts) and the preview's own. */
 export const PREVIEW_LIMITS = {
-  defaultPort: 5173,
-  loadWaitMs: 2_000,
-  firstErrorLines: 8,
-  logLines: 40,
-  logChars: 3_000,
-  runJsMs: 3_000,
+  ...PREVIEW_TOOL_LIMITS,
   keptLogLines: 2_000,
   maxServedBytes: 64 * 1024 * 1024,
 } as const;

@@ -2,7 +2,7 @@
 // end), and framed as data: text that the tokenizer would read as a control token (<|im_end|>, <tool_call>,
 // </tool_response>…) gets a zero-width space after its '<' so a file can never end the result early or
 // pose as a turn of the conversation.
-import { LIMITS } from './limits.ts';
+import { TOOL_LIMITS as LIMITS } from '../limits.ts';
 
 const CONTROL_TAGS = /<(\|[a-z_]+\|>|\/?(?:tool_call|tool_response|think|function|parameter)\b)/gi;
 export const ZERO_WIDTH_SPACE = '\u200b';

@@ -2,7 +2,7 @@
 import type { ProjectFiles } from '../files/types.ts';
 import type { ToolOutcome } from '../tool-types.ts';
 import { normalizeFilePath, normalizeProjectPath } from '../files/paths.ts';
-import { LIMITS } from './limits.ts';
+import { TOOL_LIMITS as LIMITS } from '../limits.ts';
 import { optionalInt, optionalString, plural, stringArg } from './args.ts';
 import type { RegexRunner } from './regex-runner.ts';
 
