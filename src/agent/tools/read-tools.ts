@@ -5,6 +5,15 @@ import { normalizeFilePath, normalizeProjectPath } from '../files/paths.ts';
 import { TOOL_LIMITS as LIMITS } from '../limits.ts';
 import { optionalInt, optionalString, plural, stringArg } from './args.ts';
 import type { RegexRunner } from './regex-runner.ts';
+import { neutralizeControlTokens } from './clip.ts';
+
+/** Room kept for read_file's footer ("(lines 1–120 of 300; read on with start_line: 121)"). */
+const FOOTER_CHARS = 100;
+/**
+ * read_file's characters per call: its own limit, but never more than one tool result holds, so the
+ * result cap never cuts a read (a cut would hide lines the footer says were shown).
+ */
+export const READ_BUDGET = Math.min(LIMITS.readChars, LIMITS.resultChars - FOOTER_CHARS);
 
 export async function listDir(files: ProjectFiles, args: Record<string, unknown>): Promise<ToolOutcome> {
   const dir = normalizeProjectPath(optionalString(args, 'path', 'list_dir') ?? '');
@@ -37,14 +46,17 @@ export async function readFile(files: ProjectFiles, args: Record<string, unknown
   const out: string[] = [];
   let chars = 0;
   let next = start;
+  // Lengths are counted as the model will see them (control tags get a zero-width space), so the whole
+  // read plus its footer fits one tool result and is never cut in the middle.
   while (next <= lines.length && out.length < LIMITS.readLines) {
     let line = `${String(next).padStart(width)}| ${lines[next - 1]}`;
-    if (chars + line.length + 1 > LIMITS.readChars) {
+    const seen = neutralizeControlTokens(line).length;
+    if (chars + seen + 1 > READ_BUDGET) {
       if (out.length > 0) break;
-      line = line.slice(0, LIMITS.readChars - 40) + ' … (line cut)';
+      line = line.slice(0, READ_BUDGET - 40) + ' … (line cut)';
     }
     out.push(line);
-    chars += line.length + 1;
+    chars += neutralizeControlTokens(line).length + 1;
     next++;
   }
   const footer = next <= lines.length

@@ -150,3 +150,39 @@ test('one request at a time: a second run() while one is running is a named erro
   await expect(h.agent.run('Two')).rejects.toThrow(AgentBusyError);
   expect((await first).reason).toBe('done');
 });
+
+test('a 300-line file read through the loop in consecutive calls gives every line exactly once', async () => {
+  // Lines of ~60 characters: 18,000 characters in all, more than one read (and one tool result) holds.
+  const fileLines = Array.from({ length: 300 }, (_, i) => `const line${i + 1} = "${'abcdefghij'.repeat(5).slice(0, 40 + (i % 7))}";`);
+  const project = { 'big.js': fileLines.join('\n') + '\n' };
+  // Where each read starts: what the previous result's footer says (found by reading with the tool alone).
+  const { createFileTools } = await import('../../../src/agent/tools/file-tools.ts');
+  const { MemoryFiles } = await import('../../../src/agent/files/memory.ts');
+  const readTool = createFileTools(new MemoryFiles(project)).find((t) => t.schema.name === 'read_file')!;
+  const starts = [1];
+  for (;;) {
+    const out = await readTool.run({ path: 'big.js', start_line: starts.at(-1)! }, {});
+    const next = out.ok ? /read on with start_line: (\d+)\)$/.exec(out.text)?.[1] : undefined;
+    if (!next) break;
+    starts.push(Number(next));
+  }
+  expect(starts.length).toBeGreaterThan(2);
+  const h = await harness({ project, replies: [...starts.map((s) => call('read_file', { path: 'big.js', start_line: s })), 'Read it all.'] });
+  const out = await h.agent.run('Read big.js');
+  expect(out.reason).toBe('done');
+  // What the model saw, through the loop (result cap and framing included).
+  const seen = new Map<number, string[]>();
+  const footers: number[] = [];
+  for (const text of results(h.events)) {
+    for (const line of text.split('\n')) {
+      const m = /^\s*(\d+)\| (.*)$/.exec(line);
+      if (m) seen.set(Number(m[1]), [...(seen.get(Number(m[1])) ?? []), m[2]!]);
+    }
+    const next = /read on with start_line: (\d+)\)$/.exec(text)?.[1];
+    if (next) footers.push(Number(next));
+  }
+  expect(footers).toEqual(starts.slice(1));
+  expect([...seen.keys()].sort((a, b) => a - b)).toEqual(fileLines.map((_, i) => i + 1));
+  for (const [n, copies] of seen) expect(copies, `line ${n}`).toEqual([fileLines[n - 1]]);
+  expect(results(h.events).every((t) => !t.includes('characters cut from the middle'))).toBe(true);
+});

@@ -47,12 +47,13 @@ describe('read_file', () => {
     expect(last.endsWith('(end of a.txt: 450 lines)')).toBe(true);
     expect(text(await call('read_file', { path: 'a.txt', start_line: 451 }))).toMatch(/outside a.txt, which has 450 lines/);
   });
-  test('8,000 characters per call cuts before 200 lines', async () => {
+  test('a read stops at whole lines before 200 when the characters would not fit one tool result', async () => {
     const long = Array.from({ length: 100 }, (_, i) => `${i + 1}`.padEnd(100, '.')).join('\n');
     const out = text(await setup({ 'b.txt': long }).call('read_file', { path: 'b.txt' }));
-    const body = out.slice(0, out.lastIndexOf('\n')); // 75 lines of 105 chars + newline = 7,950
-    expect(body.length).toBeLessThanOrEqual(8000);
-    expect(out).toMatch(/\(lines 1–75 of 100; read on with start_line: 76\)$/);
+    // 55 lines of 105 chars + newline = 5,830 ≤ 6,000 less the footer's room; the footer names line 56.
+    expect(out.length).toBeLessThanOrEqual(6000);
+    expect(out).toMatch(/\(lines 1–55 of 100; read on with start_line: 56\)$/);
+    expect(frameToolResult(out)).toBe(out);
   });
   test('missing file suggests the same name elsewhere', async () => {
     const { call } = setup({ 'src/game.js': 'x' });
