@@ -28,7 +28,7 @@ afterAll(async () => {
 
 test('serve, preview_logs and run_js work from Node on a folder on disk (TypeScript bundled)', async () => {
   const served = await tools.serve!.run({ path: 'web' }, {});
-  expect(served).toMatchObject({ ok: true, page: { port: 5173, path: 'web', errors: [] } });
+  expect(served).toMatchObject({ ok: true, page: { port: 5173, path: 'web', loaded: true, errors: [] } });
   expect((served as { text: string }).text).toMatch(/^Served web\/ on :5173\/ — loaded in \d+ ms, no errors\.$/);
   expect(await tools.preview_logs!.run({}, {})).toEqual({ ok: true, text: '[log] typed 3 items\nnext cursor: 2' });
   expect(await tools.run_js!.run({ code: 'import { label } from "./label.ts";\nconsole.log(document.title, label(7))' }, {})).toEqual({ ok: true, text: 'Folder app 7 items' });

@@ -122,13 +122,15 @@ export async function runCall(call: CallToRun, step: number, id: number, env: Ca
 }
 
 /**
- * For a serve tool that does not fill `page`: the port named in its text, and its errors — none when
- * the first line says "no errors", else the lines after the first (or the first, if it is an error).
+ * For a serve tool that does not fill `page`: the port named in its text, whether the page loaded (not
+ * when it says "still loading"), and its errors — none when the first line says "no errors", else the
+ * lines after the first (or the first, if it is an error).
  */
 export function pageFromText(text: string): PageReport {
   const port = Number(/:(\d{2,5})\b/.exec(text)?.[1] ?? 5173);
   const [head = '', ...rest] = text.split('\n').map((l) => l.trim()).filter((l) => l !== '');
-  if (/\bno errors\b/i.test(head)) return { port, errors: [] };
+  const loaded = !/still loading|not loaded|did not load/i.test(head);
+  if (/\bno errors\b/i.test(head)) return { port, loaded, errors: [] };
   const errors = rest.length > 0 ? rest : /error|exception|failed|404/i.test(head) ? [head] : [];
-  return { port, errors };
+  return { port, loaded, errors };
 }

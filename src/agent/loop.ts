@@ -248,7 +248,7 @@ export class Agent {
         if (!r.page) return;
         verdicts.push(pageErrors.check(r.page.errors[0] ?? null, r.changesBefore));
         const changedAfter = runs.slice(i + 1).some((later) => later.record.changed);
-        if (r.page.errors.length === 0 && r.record.ok && !changedAfter) cleanServeAt = step;
+        if (r.page.loaded && r.page.errors.length === 0 && r.record.ok && !changedAfter) cleanServeAt = step;
       });
       const stuck = verdicts.find((v) => v.kind === 'stuck');
       if (stuck) return end('stuck', { stuck: stuck.note });

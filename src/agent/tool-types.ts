@@ -16,11 +16,13 @@ export interface ServedPort {
 /**
  * What a served page reported (serve; preview_logs may set it too). The agent loop uses it for the
  * "clean serve then nothing changed = done" rule, the same-first-page-error stuck rule, and the
- * session's served ports. errors: the page's first errors in order; [] = loaded with no errors.
+ * session's served ports. errors: the page's first errors in order; [] = none reported.
  */
 export interface PageReport {
   port: number;
   path?: string;               // the folder served ('' = root)
+  /** The page fired its load event within serve's wait. A clean serve needs it: "still loading, no errors yet" is not clean. */
+  loaded: boolean;
   errors: string[];
 }
 

@@ -17,7 +17,7 @@ export function createPreviewTools(preview: PreviewApi): Tool[] {
 async function serveTool(preview: PreviewApi, args: Record<string, unknown>): Promise<ToolOutcome> {
   const path = args.path === undefined || args.path === null ? '' : String(args.path);
   const r = await preview.serve(path);
-  return { ok: true, text: formatServe(r), page: { port: r.port, path: serveTargetOf(r), errors: r.errors } };
+  return { ok: true, text: formatServe(r), page: { port: r.port, path: serveTargetOf(r), loaded: r.loaded, errors: r.errors } };
 }
 
 async function logsTool(preview: PreviewApi, args: Record<string, unknown>): Promise<ToolOutcome> {

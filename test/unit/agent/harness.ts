@@ -28,8 +28,8 @@ export interface HarnessOptions extends Partial<Omit<AgentOptions, 'backend' | '
   tokenDelayMs?: number;
   /** Answer checkpoints the Generator keeps (its default when absent). */
   ckpt?: number;
-  /** Scripted serve results, one per serve call: the page's first errors ([] = clean). */
-  serve?: string[][];
+  /** Scripted serve results, one per serve call: the page's first errors ([] = clean), or a page still loading. */
+  serve?: (string[] | { errors: string[]; loaded: false })[];
   /** Leave out the grammar mask (like an HTTP backend without constrained sampling). */
   noMask?: boolean;
 }
@@ -56,14 +56,16 @@ export async function harness(o: HarnessOptions) {
   return { agent, backend, replay: replay.engine, files, tools, tokenizer, events, template, codec };
 }
 
-function scriptedServe(results: string[][]): Tool {
+function scriptedServe(results: NonNullable<HarnessOptions['serve']>): Tool {
   return {
     schema: SERVE,
     readOnly: true,
     run: async (): Promise<ToolOutcome> => {
-      const errors = results.shift() ?? [];
-      const text = errors.length ? `served :5173 with errors:\n${errors.join('\n')}` : 'served :5173, the page loaded with no errors';
-      return { ok: true, text, page: { port: 5173, path: '', errors } };
+      const next = results.shift() ?? [];
+      const { errors, loaded } = Array.isArray(next) ? { errors: next, loaded: true } : next;
+      const text = !loaded ? `served :5173, still loading after 2.0 s, no errors yet`
+        : errors.length ? `served :5173 with errors:\n${errors.join('\n')}` : 'served :5173, the page loaded with no errors';
+      return { ok: true, text, page: { port: 5173, path: '', loaded, errors } };
     },
   };
 }

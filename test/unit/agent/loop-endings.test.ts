@@ -144,3 +144,15 @@ test('an empty answer gets one nudge; a second ends the request', async () => {
   const nudge = h.agent.conversation.segments.find((s) => s.kind === 'note');
   expect(nudge?.text).toBe('<|im_start|>user\nYour answer was empty: call a tool or say you are done.<|im_end|>\n');
 });
+
+test('a serve still loading after its wait with no errors yet is not clean: the next unchanged step does not end the request', async () => {
+  const h = await harness({
+    replies: [call('write_file', { path: 'a.js', content: 'x' }), call('serve', {}), call('read_file', { path: 'a.js' }), 'It loads slowly; done.'],
+    serve: [{ errors: [], loaded: false }],
+  });
+  const out = await h.agent.run('Make it');
+  expect(out.reason).toBe('done');
+  expect(out.stats.steps).toBe(4);
+  expect(out.answer).toBe('It loads slowly; done.');
+  expect(h.backend.repliesLeft).toBe(0);
+});

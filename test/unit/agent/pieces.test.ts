@@ -43,8 +43,10 @@ test('each hint at most twice per request, "fix one error at a time" once', () =
 });
 
 test('page reports from serve text when the tool gives none', () => {
-  expect(pageFromText('Served / on :5174 — loaded in 240 ms, no errors.')).toEqual({ port: 5174, errors: [] });
-  expect(pageFromText('Served / on :5173 — loaded in 240 ms, 2 errors:\nUncaught ReferenceError: x\n404 style.css')).toEqual({ port: 5173, errors: ['Uncaught ReferenceError: x', '404 style.css'] });
+  expect(pageFromText('Served / on :5174 — loaded in 240 ms, no errors.')).toEqual({ port: 5174, loaded: true, errors: [] });
+  expect(pageFromText('Served / on :5173 — loaded in 240 ms, 2 errors:\nUncaught ReferenceError: x\n404 style.css')).toEqual({ port: 5173, loaded: true, errors: ['Uncaught ReferenceError: x', '404 style.css'] });
+  expect(pageFromText('Served / on :5173/ — still loading after 2.0 s, no errors yet (a long task or an endless loop while loading?); check preview_logs.'))
+    .toEqual({ port: 5173, loaded: false, errors: [] });
 });
 
 test('page error streak: counts a repeat only after a change; note at the 3rd, stuck at the 5th; a new error restarts', async () => {

@@ -26,7 +26,7 @@ describe('serve', () => {
   test('uses the schema names and reports a clean load with a page report for the agent loop', async () => {
     const f = fakePreview();
     expect([f.serve.schema.name, f.logs.schema.name, f.runJs.schema.name]).toEqual(['serve', 'preview_logs', 'run_js']);
-    expect(await f.serve.run({}, {})).toEqual({ ok: true, text: 'Served / on :5173/ — loaded in 120 ms, no errors.', page: { port: 5173, path: '', errors: [] } });
+    expect(await f.serve.run({}, {})).toEqual({ ok: true, text: 'Served / on :5173/ — loaded in 120 ms, no errors.', page: { port: 5173, path: '', loaded: true, errors: [] } });
     expect(f.calls).toEqual([['serve', '']]);
   });
 
@@ -40,7 +40,7 @@ describe('serve', () => {
     expect(lines.slice(1, 9)).toEqual(Array.from({ length: 8 }, (_, i) => `main.js:${i + 1}:1 Uncaught Error: e${i}`));
     expect(lines[9]).toBe('(3 more: call preview_logs)');
     expect(lines).toHaveLength(10);
-    expect(r.page).toEqual({ port: 5173, path: 'app', errors });
+    expect(r.page).toEqual({ port: 5173, path: 'app', loaded: false, errors });
   });
 
   test('a PreviewError is the tool error, as is anything else, by name', async () => {
