@@ -11,9 +11,12 @@ export type AgentEvent =
   | { type: 'call-args'; step: number; call: number; raw: string }
   | { type: 'call'; step: number; call: number; name: string; arguments: Record<string, unknown> }
   | { type: 'approval'; step: number; call: number; state: 'waiting' | 'approved' | 'rejected' }
-  | { type: 'result'; step: number; call: number; name: string; ok: boolean; text: string; changed: boolean; skipped?: 'repeat' | 'cut-off' | 'stopped' }
+  | { type: 'result'; step: number; call: number; name: string; ok: boolean; text: string; changed: boolean; skipped?: SkipReason }
   | { type: 'note'; step: number; kind: NoteKind; text: string }
   | { type: 'summary'; request: number; reason: EndReason; line: string; stats: RequestStats; answer: string };
+
+/** Why a call's card closed without the call running (its result says so); 'repeat' = a write not run twice. */
+export type SkipReason = 'repeat' | 'cut-off' | 'stopped' | 'unreadable' | 'model-failed';
 
 export type NoteKind = 'compaction' | 'cut-off' | 'nudge' | 'stuck-warning' | 'end' | 'format';
 

@@ -4,7 +4,7 @@
 // (conversation.ts) behind a byte-stable opening, so the pinned checkpoint after it is always valid.
 import type { Backend, BackendResult } from './backend.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
-import type { AgentEvent, AgentListener, NoteKind } from './events.ts';
+import type { AgentEvent, AgentListener, NoteKind, SkipReason } from './events.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { ProjectFiles } from './files/types.ts';
 import type { ServedPort } from './tool-types.ts';
@@ -169,7 +169,9 @@ export class Agent {
       const prompt = this.conversation.prompt();
       this.emit({ type: 'step', request, step, promptTokens: prompt.length, contextSize: backend.contextSize });
       stats.steps = step;
-      const stream = new AnswerStream(step, this.nextCallId, (e) => this.emit(e));
+      // Cards streamed for this answer take the ids firstCallId.. in order; the parsed calls reuse them.
+      const firstCallId = this.nextCallId;
+      const stream = new AnswerStream(step, firstCallId, (e) => this.emit(e));
       const result: BackendResult = await backend.generate({
         prompt,
         maxNewTokens: answerCapFor(prompt.length, backend.contextSize, cap),
@@ -181,16 +183,22 @@ export class Agent {
       });
       stats.generated += result.stats.generated;
       stats.generateSeconds += result.stats.seconds;
+      const streamed = stream.startedCalls;
+      this.nextCallId = firstCallId + streamed;
+      const closeStreamed = (from: number, why: Exclude<SkipReason, 'repeat'>) => this.closeCards(step, firstCallId + from, firstCallId + streamed, why);
 
       if (result.finish === 'stopped') {
-        this.closeCards(step, stream.startedCalls, 'stopped');
+        closeStreamed(0, 'stopped');
         answer = result.text;
         this.conversation.addAnswer(request, step, result.ids, result.text, true);
         return end('stopped');
       }
-      if (result.finish === 'error') return end('error', { error: result.error?.message ?? 'the model reported an error' });
+      if (result.finish === 'error') {
+        closeStreamed(0, 'model-failed');
+        return end('error', { error: result.error?.message ?? 'the model reported an error' });
+      }
       if (result.finish === 'cap' || result.finish === 'context') {
-        this.closeCards(step, stream.startedCalls, 'cut-off');
+        closeStreamed(0, 'cut-off');
         const text = cutOffNote(result, hints);
         this.conversation.addNote(request, text);
         this.note(step, 'cut-off', text);
@@ -200,6 +208,9 @@ export class Agent {
       const parsed = codec.parse(result.text);
       answer = parsed.text;
       this.conversation.addAnswer(request, step, result.ids, result.text, parsed.calls.length === 0);
+      // Streamed blocks that gave no call (unreadable, or fewer calls than blocks) close as not run.
+      closeStreamed(parsed.calls.length, 'unreadable');
+      this.nextCallId = firstCallId + Math.max(streamed, parsed.calls.length);
       if (parsed.calls.length === 0) {
         if (parsed.unreadable) {
           const verdict = streaks.record(step, [{ key: '(unreadable call)', label: 'an unreadable tool call', stalled: true, error: 'could not be read' }]);
@@ -225,9 +236,13 @@ export class Agent {
 
       const runs: CallRun[] = [];
       let stopped = false;
-      for (const call of parsed.calls) {
-        const id = this.nextCallId++;
-        if (signal?.aborted) { stopped = true; continue; }
+      for (const [i, call] of parsed.calls.entries()) {
+        const id = firstCallId + i;
+        if (signal?.aborted) {
+          stopped = true;
+          if (i < streamed) this.closeCards(step, id, id + 1, 'stopped');
+          continue;
+        }
         this.emit({ type: 'call', step, call: id, name: call.name, arguments: call.arguments });
         stats.toolCalls++;
         const run = await runCall(call, step, id, {
@@ -263,11 +278,10 @@ export class Agent {
     return end('limit');
   }
 
-  /** Call cards shown while streaming an answer whose calls will never run. */
-  private closeCards(step: number, started: number, why: 'cut-off' | 'stopped'): void {
-    for (let i = 0; i < started; i++) {
-      const text = why === 'cut-off' ? 'not run: the answer was cut off' : 'not run: stopped';
-      this.emit({ type: 'result', step, call: this.nextCallId++, name: '', ok: false, text, changed: false, skipped: why });
+  /** Call cards [from, to) shown while streaming whose calls will never run: each closes as not run. */
+  private closeCards(step: number, from: number, to: number, why: Exclude<SkipReason, 'repeat'>): void {
+    for (let id = from; id < to; id++) {
+      this.emit({ type: 'result', step, call: id, name: '', ok: false, text: NOT_RUN[why], changed: false, skipped: why });
     }
   }
 
@@ -283,6 +297,13 @@ export class Agent {
     else this.servedPorts.push({ port: record.port, path });
   }
 }
+
+const NOT_RUN: Record<Exclude<SkipReason, 'repeat'>, string> = {
+  'cut-off': 'not run: the answer was cut off',
+  stopped: 'not run: stopped',
+  unreadable: 'not run: the call could not be read',
+  'model-failed': 'not run: the model failed',
+};
 
 function hintSuffix(hint: string | null): string {
   return hint ? `\n${hint}` : '';

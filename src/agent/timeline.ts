@@ -1,5 +1,5 @@
 // The timeline: the agent's events folded into the items the UI shows and the session keeps (last 200).
-import type { AgentEvent, NoteKind } from './events.ts';
+import type { AgentEvent, NoteKind, SkipReason } from './events.ts';
 import type { EndReason } from './summary.ts';
 import { TIMELINE_LIMIT } from './limits.ts';
 
@@ -10,17 +10,23 @@ export type TimelineItem =
   | { kind: 'text'; step: number; text: string }
   | {
       kind: 'call'; step: number; call: number; name: string; arguments: Record<string, unknown>; raw: string;
-      state: 'writing' | 'waiting' | 'running' | 'done' | 'failed' | 'rejected';
+      state: CallState;
       result?: string;
     }
   | { kind: 'note'; step: number; note: NoteKind; text: string }
   | { kind: 'summary'; request: number; reason: EndReason; line: string };
 
+/** A call card's state. Every card ends in a final one: done, failed, rejected or not-run. */
+export type CallState = 'writing' | 'waiting' | 'running' | 'done' | 'failed' | 'rejected' | 'not-run';
+const FINAL: ReadonlySet<CallState> = new Set(['done', 'failed', 'rejected', 'not-run']);
+
 export class Timeline {
   readonly items: TimelineItem[];
 
+  /** A restored timeline saved mid-request (the page was closed) has its open cards closed as not run. */
   constructor(restored: TimelineItem[] = []) {
     this.items = restored.slice(-TIMELINE_LIMIT);
+    this.closeOpenCards();
   }
 
   apply(event: AgentEvent): void {
@@ -56,7 +62,7 @@ export class Timeline {
         const item = this.call(event.call);
         if (item) {
           item.result = event.text;
-          if (item.state !== 'rejected') item.state = event.ok ? 'done' : 'failed';
+          if (item.state !== 'rejected') item.state = event.ok ? 'done' : isNotRun(event.skipped) ? 'not-run' : 'failed';
         }
         break;
       }
@@ -64,10 +70,21 @@ export class Timeline {
         this.push({ kind: 'note', step: event.step, note: event.kind, text: event.text });
         break;
       case 'summary':
+        this.closeOpenCards();
         this.push({ kind: 'summary', request: event.request, reason: event.reason, line: event.line });
         break;
       case 'step':
         break;
+    }
+  }
+
+  /** Cards still writing, waiting or running when a request ends never ran to a result: not run. */
+  private closeOpenCards(): void {
+    for (const item of this.items) {
+      if (item.kind === 'call' && !FINAL.has(item.state)) {
+        item.state = 'not-run';
+        item.result ??= 'not run: the request ended first';
+      }
     }
   }
 
@@ -83,4 +100,8 @@ export class Timeline {
     this.items.push(item);
     if (this.items.length > TIMELINE_LIMIT) this.items.splice(0, this.items.length - TIMELINE_LIMIT);
   }
+}
+
+function isNotRun(skipped: SkipReason | undefined): boolean {
+  return skipped !== undefined && skipped !== 'repeat';
 }

@@ -9,7 +9,7 @@ import './diff-view.ts';
 type CallItem = Extract<TimelineItem, { kind: 'call' }>;
 
 const STATE_LABEL: Record<CallItem['state'], string> = {
-  writing: 'writing…', waiting: 'waiting for you', running: 'running…', done: 'done', failed: 'failed', rejected: 'rejected',
+  writing: 'writing…', waiting: 'waiting for you', running: 'running…', done: 'done', failed: 'failed', rejected: 'rejected', 'not-run': 'not run',
 };
 
 /** "write_file index.html", "search \"score\"" */
@@ -35,7 +35,7 @@ export class CallCard extends LitElement {
     header .name { font-weight: 600; flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     .state { font-size: 12px; }
     .state.done { color: var(--accent-2); } .state.failed, .state.rejected { color: var(--bad); }
-    .state.waiting { color: var(--warn); } .state.running, .state.writing { color: var(--accent); }
+    .state.waiting { color: var(--warn); } .state.not-run { color: var(--muted); } .state.running, .state.writing { color: var(--accent); }
     .body { padding: .45rem .6rem; display: grid; gap: .4rem; }
     pre { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 14rem; overflow: auto; background: var(--bg); border-radius: 6px; padding: .35rem .5rem; }
     details summary { cursor: pointer; color: var(--muted); font-size: 12px; }

@@ -154,5 +154,5 @@ test('a serve still loading after its wait with no errors yet is not clean: the 
   expect(out.reason).toBe('done');
   expect(out.stats.steps).toBe(4);
   expect(out.answer).toBe('It loads slowly; done.');
-  expect(h.backend.repliesLeft).toBe(0);
+  expect(h.replay.repliesLeft).toBe(0);
 });

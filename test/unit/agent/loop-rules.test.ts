@@ -22,7 +22,7 @@ test('a cut-off answer is dropped, none of its calls run, and the model is told 
   expect(second).toContain('<|im_start|>user\nWrite big.js<|im_end|>\n<|im_start|>user\nYour last answer was cut off');
   expect(h.backend.results[0]!.finish).toBe('cap');
   // The call card shown while the cut answer streamed is closed as not run.
-  expect(h.agent.timeline.items.find((i) => i.kind === 'call')).toMatchObject({ state: 'failed', result: 'not run: the answer was cut off' });
+  expect(h.agent.timeline.items.find((i) => i.kind === 'call')).toMatchObject({ state: 'not-run', result: 'not run: the answer was cut off' });
 });
 
 test('a read-only call repeated with nothing changed still runs; it is a repeat only when its result is the same', async () => {
