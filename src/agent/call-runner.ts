@@ -6,7 +6,7 @@ import { describeCall } from './conversation.ts';
 import type { HintBudget, HintKind } from './hints.ts';
 import { hintFor } from './hints.ts';
 import type { StepCall } from './stuck.ts';
-import type { PageReport, ToolOutcome } from './tool-types.ts';
+import type { FileChange, PageReport, ToolOutcome } from './tool-types.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { ParsedCall } from './parse/types.ts';
 import { frameToolResult } from './tools/clip.ts';
@@ -15,7 +15,11 @@ import { TOOL_LIMITS as LIMITS } from './limits.ts';
 /** What runs: a parsed call's name and (repaired) arguments. */
 export type CallToRun = Pick<ParsedCall, 'name' | 'arguments'>;
 
-export interface ApprovalRequest { step: number; call: number; name: string; arguments: Record<string, unknown> }
+export interface ApprovalRequest {
+  step: number; call: number; name: string; arguments: Record<string, unknown>;
+  /** What the call will do to the file, as the tool itself planned it (absent for a tool that cannot plan). */
+  change?: FileChange;
+}
 
 /** What one request remembers about its calls, for the repeat rules. */
 export class CallMemory {
@@ -98,18 +102,25 @@ export async function runCall(call: CallToRun, step: number, id: number, env: Ca
       `${previous.error === null ? '' : ` and failed: ${previous.error}`}. Serve the app to check it, fix something else, or finish.`;
     return finish({ ok: true, changed: false, text }, true, { skipped: 'repeat', why: previous.error ?? `it already ran at step ${previous.step}` });
   }
-  if (env.askFirst && WRITE_TOOLS.has(call.name)) {
-    env.emit({ type: 'approval', step, call: id, state: 'waiting' });
-    const approved = await env.approve({ step, call: id, name: call.name, arguments: call.arguments });
-    env.emit({ type: 'approval', step, call: id, state: approved ? 'approved' : 'rejected' });
-    if (!approved) {
-      return finish({ ok: false, error: `the user rejected this ${call.name}; the file was not changed. Ask or try another way.` }, false);
-    }
-  }
-
-  let outcome: ToolOutcome;
+  let outcome: ToolOutcome | undefined;
   try {
-    outcome = await tool.run(call.arguments, env.signal ? { signal: env.signal } : {});
+    if (env.askFirst && WRITE_TOOLS.has(call.name)) {
+      // Planned first: a call the guards refuse, or one that changes nothing, needs no approval.
+      const plan = tool.plan ? await tool.plan(call.arguments) : undefined;
+      if (plan?.kind === 'final') {
+        outcome = plan.outcome;
+      } else {
+        env.emit({ type: 'approval', step, call: id, state: 'waiting' });
+        const request: ApprovalRequest = { step, call: id, name: call.name, arguments: call.arguments };
+        if (plan) request.change = plan.change;
+        const approved = await env.approve(request);
+        env.emit({ type: 'approval', step, call: id, state: approved ? 'approved' : 'rejected' });
+        if (!approved) {
+          return finish({ ok: false, error: `the user rejected this ${call.name}; the file was not changed. Ask or try another way.` }, false);
+        }
+      }
+    }
+    outcome ??= await tool.run(call.arguments, env.signal ? { signal: env.signal } : {});
   } catch (e) {
     outcome = { ok: false, error: `${call.name} failed: ${(e as Error)?.message ?? String(e)}` };
   }

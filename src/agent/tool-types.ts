@@ -30,9 +30,26 @@ export interface ToolContext {
   signal?: AbortSignal;
 }
 
+/** What a file-changing call would do to one file. before: null = the file does not exist yet. */
+export interface FileChange {
+  path: string;
+  before: string | null;
+  after: string;
+}
+
+/**
+ * A file-changing call, planned before it runs: either it will write (the change, and apply() to do it)
+ * or it will not (its final outcome: refused by a guard, or nothing to change), so it needs no approval.
+ */
+export type ToolPlan =
+  | { kind: 'change'; change: FileChange; apply(): Promise<ToolOutcome> }
+  | { kind: 'final'; outcome: ToolOutcome };
+
 export interface Tool {
   schema: ToolSchema;
   /** Read-only tools may be repeated; writes are never run twice with the same arguments. */
   readOnly: boolean;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;
+  /** File-changing tools: what the call would do, without doing it (for "ask first" approvals). */
+  plan?(args: Record<string, unknown>): Promise<ToolPlan>;
 }

@@ -1,5 +1,6 @@
 // Line diffs for the approval cards: what a write_file / edit_file would change, before it runs.
 // Longest-common-subsequence over lines (O(n·m), capped), with unchanged runs folded to 3 lines of context.
+import type { FileChange } from '../agent/tool-types.ts';
 
 export type DiffLine = { op: 'same' | 'add' | 'del'; text: string } | { op: 'skip'; count: number };
 
@@ -62,8 +63,14 @@ export interface ProposedEdit {
   note?: string;               // e.g. "old text not found as written: the tool will try a looser match"
 }
 
+/** The diff card for a change the tool itself planned (exactly what it will write). */
+export function editFromChange(change: FileChange): ProposedEdit {
+  return { path: change.path, before: change.before ?? '', after: change.after, isNew: change.before === null };
+}
+
 /**
- * What write_file / edit_file would do to `current` (null = no such file). edit_file's real matching is
+ * A guess at what a file-changing call would do to `current` (null = no such file), for a tool that
+ * cannot plan its change (ours all can: see editFromChange). edit_file's real matching is
  * more forgiving (quotes, indentation); when the exact text is not found the diff shows old → new alone.
  */
 export function proposedEdit(name: string, args: Record<string, unknown>, current: string | null): ProposedEdit {

@@ -18,7 +18,7 @@ import type { ToolFormat } from '../model/tool-format.ts';
 import { esbuildTranspile } from '../preview/esbuild.ts';
 import { PreviewHost } from '../preview/host.ts';
 import { createPreviewTools } from '../preview/tools.ts';
-import { proposedEdit, type ProposedEdit } from './diff.ts';
+import { editFromChange, proposedEdit, type ProposedEdit } from './diff.ts';
 import { IdbSessionStore, restoreSession, snapshotSession, type SessionStore } from '../agent/session-store.ts';
 import { Store } from './store.ts';
 
@@ -171,9 +171,14 @@ export class Workspace {
   }
 
   private async askApproval(req: ApprovalRequest): Promise<boolean> {
-    const path = String(req.arguments.path ?? '');
-    const current = path ? await this.files.readText(path).catch(() => null) : null;
-    const pending: PendingApproval = { call: req.call, name: req.name, edit: proposedEdit(req.name, req.arguments, current) };
+    let edit: ProposedEdit;
+    if (req.change) {
+      edit = editFromChange(req.change);
+    } else {
+      const path = String(req.arguments.path ?? '');
+      edit = proposedEdit(req.name, req.arguments, path ? await this.files.readText(path).catch(() => null) : null);
+    }
+    const pending: PendingApproval = { call: req.call, name: req.name, edit };
     this.store.set({ approvals: [...this.state.approvals, pending] });
     const approved = await new Promise<boolean>((resolve) => this.decisions.set(req.call, resolve));
     this.decisions.delete(req.call);

@@ -1,6 +1,7 @@
 // The loop's rules between the end reasons: cut-off answers, repeats, approvals, hints, framing.
 import { expect, test, vi } from 'vitest';
 import { call, harness, notes, results, xmlCall } from './harness.ts';
+import type { ApprovalRequest } from '../../../src/agent/call-runner.ts';
 
 // The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
 vi.setConfig({ testTimeout: 120_000 });
@@ -185,4 +186,30 @@ test('a 300-line file read through the loop in consecutive calls gives every lin
   expect([...seen.keys()].sort((a, b) => a - b)).toEqual(fileLines.map((_, i) => i + 1));
   for (const [n, copies] of seen) expect(copies, `line ${n}`).toEqual([fileLines[n - 1]]);
   expect(results(h.events).every((t) => !t.includes('characters cut from the middle'))).toBe(true);
+});
+
+test('ask first: the approval shows what the tool will do; a write the guards refuse is refused without asking', async () => {
+  const page = '<!doctype html>\n<html><body>\n<h1>Game</h1>\n</body></html>\n';
+  const asked: ApprovalRequest[] = [];
+  const h = await harness({
+    askFirst: true,
+    approve: async (req) => { asked.push(req); return true; },
+    project: { 'index.html': page, 'game.js': 'let score = 0;\nfunction tick() {}\n' },
+    replies: [
+      // An append that re-sends the whole file: the tool replaces the file, so the approval shows the replaced file.
+      call('write_file', { path: 'game.js', content: 'let score = 0;\nfunction tick() {}\nfunction draw() {}\n', append: true }),
+      // A fragment over a whole page: refused by the guard, never shown for approval.
+      call('write_file', { path: 'index.html', content: '<h1>Game 2</h1>' }),
+      // The same content again: nothing to change, nothing to approve.
+      call('write_file', { path: 'index.html', content: page }),
+      'Done.',
+    ],
+  });
+  await h.agent.run('Add draw()');
+  expect(asked.map((r) => r.name)).toEqual(['write_file']);
+  expect(asked[0]!.change).toEqual({ path: 'game.js', before: 'let score = 0;\nfunction tick() {}\n', after: 'let score = 0;\nfunction tick() {}\nfunction draw() {}\n' });
+  expect(await h.files.readText('game.js')).toBe(asked[0]!.change!.after);
+  expect(results(h.events)[1]).toMatch(/^Error: refused: index\.html is a whole HTML page and this content is only a fragment/);
+  expect(results(h.events)[2]).toMatch(/^index\.html is unchanged/);
+  expect(h.events.filter((e) => e.type === 'approval').length).toBe(2); // waiting + approved, for the append only
 });
