@@ -2,7 +2,7 @@
 // tokens only when something goes wrong; each is sent at most twice per request, "fix one error at a
 // time" once. The system prompt never changes, so its cached copy stays valid.
 import type { ToolFormat } from '../model/tool-format.ts';
-import { HINT_SENDS as LIMIT } from './limits.ts';
+import { HINT_SENDS as LIMIT, LONG_WRITE_LINES } from './limits.ts';
 
 export type HintKind = keyof typeof LIMIT;
 
@@ -35,10 +35,19 @@ export class HintBudget {
   }
 }
 
-/** Which hint fits a failed call, if any. */
-export function hintFor(tool: string, error: string): HintKind | null {
+/** Which hint fits a failed call, if any. A failed write of a long file gets the long-files hint. */
+export function hintFor(call: { name: string; arguments: Record<string, unknown> }, error: string): HintKind | null {
+  if (call.name === 'write_file' && countLines(call.arguments.content) > LONG_WRITE_LINES) return 'long-files';
   if (/^unknown tool|needs "|must be (text|a whole number|true or false)|could not read the call/.test(error)) return 'call-format';
-  if (tool === 'edit_file' && /was not found|matches \d+ places/.test(error)) return 'copy-old';
-  if (tool === 'write_file' && /fragment/.test(error)) return null;
+  if (call.name === 'edit_file' && /was not found|matches \d+ places/.test(error)) return 'copy-old';
   return null;
+}
+
+/** An unreadable answer that was writing a long file: the long-files hint fits it better than the call format. */
+export function unreadableHint(answer: string): HintKind {
+  return /write_file/.test(answer) && countLines(answer) > LONG_WRITE_LINES ? 'long-files' : 'call-format';
+}
+
+function countLines(text: unknown): number {
+  return typeof text === 'string' ? text.split('\n').length : 0;
 }

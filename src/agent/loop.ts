@@ -16,7 +16,7 @@ import { answerCapFor, compactionTarget, conversationBudget } from './budget.ts'
 import { ANSWER_CAP, MAX_STEPS } from './limits.ts';
 import { compact, compactionNote } from './compaction.ts';
 import { CallMemory, runCall, type ApprovalRequest, type CallRun } from './call-runner.ts';
-import { HintBudget } from './hints.ts';
+import { HintBudget, unreadableHint } from './hints.ts';
 import { CallStreaks, PageErrorStreak, type StuckVerdict } from './stuck.ts';
 import { endNote, summaryLine, type EndReason, type RequestStats } from './summary.ts';
 import { AnswerStream } from './stream.ts';
@@ -215,7 +215,7 @@ export class Agent {
         if (parsed.unreadable) {
           const verdict = streaks.record(step, [{ key: '(unreadable call)', label: 'an unreadable tool call', stalled: true, error: 'could not be read' }]);
           if (verdict.kind === 'stuck') return end('stuck', { stuck: verdict.note });
-          const text = `Your tool call could not be read, so it did not run.${hintSuffix(hints.take('call-format'))}`;
+          const text = `Your tool call could not be read, so it did not run.${hintSuffix(hints.take(unreadableHint(result.text)))}`;
           this.conversation.addNote(request, text);
           this.note(step, 'format', text);
           if (verdict.kind === 'warn') {

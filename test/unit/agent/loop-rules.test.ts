@@ -213,3 +213,21 @@ test('ask first: the approval shows what the tool will do; a write the guards re
   expect(results(h.events)[2]).toMatch(/^index\.html is unchanged/);
   expect(h.events.filter((e) => e.type === 'approval').length).toBe(2); // waiting + approved, for the append only
 });
+
+test('the long-files hint goes with a failed write of a long file, not only with a cut-off answer', async () => {
+  const long = Array.from({ length: 150 }, (_, i) => `<p>paragraph ${i}</p>`).join('\n');
+  const page = '<!doctype html>\n<html><body></body></html>\n';
+  // 1. A long fragment over a whole page: refused by the guard, with the hint.
+  const h = await harness({ project: { 'index.html': page }, replies: [call('write_file', { path: 'index.html', content: long }), 'ok'] });
+  await h.agent.run('Fill the page');
+  expect(results(h.events)[0]).toMatch(/^Error: refused: index\.html is a whole HTML page[\s\S]*\nHint: write long files in parts/);
+  // 2. A long write_file whose JSON broke: unreadable, with the same hint instead of the call format.
+  const broken = `<tool_call>\n{"name": "write_file", "arguments": {"path": "a.js", "content": "${long}\n</tool_call>`;
+  const u = await harness({ noMask: true, replies: [broken, 'ok'] });
+  await u.agent.run('Write a.js');
+  expect(notes(u.events)[0]).toMatch(/^format: Your tool call could not be read, so it did not run\.\nHint: write long files in parts/);
+  // A short failed write keeps the old behaviour (no hint).
+  const s = await harness({ project: { 'index.html': page }, replies: [call('write_file', { path: 'index.html', content: '<p>x</p>' }), 'ok'] });
+  await s.agent.run('Fill the page');
+  expect(results(s.events)[0]).not.toMatch(/Hint:/);
+});
