@@ -2,13 +2,13 @@
 // shortened to 60% of it, cheapest first:
 //   1. tool results older than the last 2 steps and over 200 characters become one-line stubs;
 //   2. earlier finished requests fold into one line each ([earlier: wrote …; edited …; served :5173])
-//      plus their answer;
+//      plus their answer: the line is the whole user turn, the answer keeps its exact tokens;
 //   3. the oldest earlier requests are dropped;
 //   4. if it still does not fit the budget, the request ends with reason `context`.
 // The current request is only ever stubbed. The opening (system prompt + tools) is never touched, so
 // the pinned checkpoint after it stays valid and only the tokens after it are computed again.
 import type { CallRecord, Conversation, Segment } from './conversation.ts';
-import { FOLD_REQUEST_CHARS, KEEP_RECENT_STEPS, STUB_MIN_CHARS } from './limits.ts';
+import { KEEP_RECENT_STEPS, STUB_MIN_CHARS } from './limits.ts';
 
 export type CompactionStage = 'stubs' | 'fold' | 'drop';
 
@@ -76,10 +76,8 @@ export function compact(conv: Conversation, currentRequest: number, budget: numb
     if (range.some((s) => s.kind === 'fold')) continue;
     if (!range.some((s) => s.kind === 'results')) continue; // no steps to fold: already one turn + answer
     const calls = range.flatMap((s) => (s.kind === 'results' ? s.calls : []));
-    const user = range.find((s) => s.kind === 'user');
     const answer = [...range].reverse().find((s) => s.kind === 'assistant' && s.final);
-    const ask = user?.kind === 'user' ? clipLine(user.content) : '';
-    conv.fold(request, from, to, ask ? `${ask}\n${foldLine(calls)}` : foldLine(calls), answer);
+    conv.fold(request, from, to, foldLine(calls), answer);
     if (!stages.includes('fold')) stages.push('fold');
   }
 
@@ -104,9 +102,4 @@ function requestRange(conv: Conversation, request: number): [number, number] {
   let to = from;
   while (to < conv.segments.length && conv.segments[to]!.request === request) to++;
   return [from, to];
-}
-
-function clipLine(text: string): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > FOLD_REQUEST_CHARS ? one.slice(0, FOLD_REQUEST_CHARS - 1) + '…' : one;
 }

@@ -33,7 +33,6 @@ export const COMPACT_TARGET = 0.6;        // compaction shortens the conversatio
 /** Compaction (compaction.ts). */
 export const KEEP_RECENT_STEPS = 2;       // the newest steps' results and written content are never stubbed
 export const STUB_MIN_CHARS = 200;        // shorter results and arguments are kept as they are
-export const FOLD_REQUEST_CHARS = 200;
 
 /** Hints (hints.ts): how often each may be sent per request. */
 export const HINT_SENDS = { 'call-format': 2, 'long-files': 2, 'copy-old': 2, 'one-error': 1 } as const;

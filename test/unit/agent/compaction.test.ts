@@ -131,7 +131,8 @@ test('stage 2: an earlier request folds into one line plus its answer (exact tok
   expect(before).toBeGreaterThan(conversationBudget(4096));
   expect(after).toBeLessThanOrEqual(compactionTarget(4096));
   const text = tok.decode(h.backend.requests[i]!.prompt);
-  expect(text).toContain('<|im_start|>user\nMake a game\n[earlier: wrote index.html, game.js; edited game.js; served :5173]<|im_end|>\n');
+  expect(text).toContain('<|im_start|>user\n[earlier: wrote index.html, game.js; edited game.js; served :5173]<|im_end|>\n'); // one line
+  expect(text).not.toContain('Make a game');
   expect(text).not.toContain('// game line 3:'); // the written content went with the folded steps
   const prompt = h.backend.requests[i]!.prompt;
   expect(prompt.some((_, k) => answer0.every((t, j) => prompt[k + j] === t))).toBe(true);
