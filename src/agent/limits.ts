@@ -25,6 +25,14 @@ export const PREVIEW_TOOL_LIMITS = {
   runJsMs: 3_000,             // run_js time limit
 } as const;
 
+/**
+ * Default context by model size (budget.ts defaultContextFor; ?ctx= overrides): up to about 4B
+ * parameters 8,192; bigger dense models 16,384; mixture-of-experts models 32,768.
+ */
+export const DEFAULT_CONTEXT = { small: 8_192, dense: 16_384, moe: 32_768 } as const;
+/** "Up to 4B": Qwen3-4B counts 4.0B parameters, Qwen3-8B 8.2B. */
+export const SMALL_MODEL_PARAMETERS = 5e9;
+
 /** Answers and the context (budget.ts turns these into the conversation budget). */
 export const ANSWER_CAP = 8_192;          // tokens per answer, less when the context is nearly full
 export const ANSWER_MARGIN = 64;          // added to the space kept for the answer

@@ -2,7 +2,9 @@
 // chat template, and put the agent workspace on the room's engine through EngineBackend. The state the
 // room screen shows (devices, deal, progress, tok/s, warnings) lives in one Store.
 import { EngineBackend } from '../agent/engine-backend.ts';
+import { defaultContextFor } from '../agent/budget.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
+import { loadModelConfig } from '../model/config.ts';
 import type { GenerateOptions, GenerationResult, TokenGenerator } from '../model/generate-types.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
@@ -22,7 +24,8 @@ export type ModelChoice =
 
 export interface HostStartOptions {
   choice: ModelChoice;
-  ctx: number;
+  /** Absent: the model's default context by its size (src/agent/budget.ts defaultContextFor). */
+  ctx?: number;
   ckpt: number;
   engine?: 'webgpu' | 'reference';
   name?: string;
@@ -35,7 +38,7 @@ export interface HostState {
   phase: 'starting' | 'open' | 'failed';
   step: string;                // what is happening now ("reading the model's tokenizer…")
   modelName: string;
-  ctx: number;
+  ctx: number;                 // the context in effect (0 until the model's config was read, when ?ctx= did not say)
   ckpt: number;
   roomId?: string;
   link?: string;
@@ -58,11 +61,9 @@ export class HostSession {
 
   constructor(private readonly opts: HostStartOptions) {
     const warnings: string[] = [];
-    const small = contextWarning(opts.ctx);
-    if (small) warnings.push(small);
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
-      phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx, ckpt: opts.ckpt,
+      phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx ?? 0, ckpt: opts.ckpt,
       devices: [], deal: [], manualDeal: null, generating: false, tokensPerSecond: 0, warnings, events: [],
     });
   }
@@ -81,11 +82,13 @@ export class HostSession {
       const tokenizer = await Tokenizer.fromSource(source);
       const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>,
         source.modelFile ? `${source.label} (GGUF metadata)` : `${source.label}/tokenizer_config.json`);
-      this.store.set({ step: 'opening the room…' });
+      const ctx = this.opts.ctx ?? defaultContextFor(await loadModelConfig(source));
+      const small = contextWarning(ctx);
+      this.store.set({ step: 'opening the room…', ctx, warnings: small ? [small, ...this.state.warnings] : this.state.warnings });
       const signaling = await loadSignalingConfig();
       const room = await createHostRoom({
         signaling,
-        model: url ?? source, ctx: this.opts.ctx, host: { ckpt: this.opts.ckpt },
+        model: url ?? source, ctx, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
       });
@@ -99,7 +102,7 @@ export class HostSession {
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
       const backend = new EngineBackend({
-        generator, tokenizer, template, contextSize: this.opts.ctx, name: choice.name,
+        generator, tokenizer, template, contextSize: ctx, name: choice.name,
         // Every device that works on each token: those holding layers, and the host (embedding, head, sampling).
         devices: () => room.host.currentDeal.filter((d) => d.deviceId === HOST_ID || d.range[1] > d.range[0]).length || 1,
       });

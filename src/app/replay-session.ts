@@ -7,7 +7,7 @@ import { ChatTemplate } from '../model/chat-template.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import { modelUrlFor, TINY_MODEL_ID } from './models.ts';
-import type { AppParams } from './url-params.ts';
+import { DEFAULT_CTX, type AppParams } from './url-params.ts';
 import { Workspace } from './workspace.ts';
 
 export async function openReplayWorkspace(params: AppParams, origin = location.origin): Promise<Workspace> {
@@ -19,7 +19,7 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const source = await resolveModelSource(modelUrlFor(params.model ?? TINY_MODEL_ID, origin));
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
-  const { backend } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx, name: `replay of ${script}`, tokenDelayMs: params.delay });
+  const { backend } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, tokenDelayMs: params.delay });
   return Workspace.open({
     backend, tokenizer, format: template.format, projectId: 'replay',
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),

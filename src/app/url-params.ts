@@ -1,6 +1,6 @@
 // The app's URL parameters (seed spec "Pick a model"):
 //   ?model=<HF id | URL | tiny>   the model to host (skips the picker's default)
-//   ?ctx=<tokens>                 context size (default 8192; tools need about 8k)
+//   ?ctx=<tokens>                 context size (default: by model size, see defaultContextFor; tools need about 8k)
 //   ?ckpt=<n>                     answer checkpoints kept (default 4; 0 = off, the pinned one too)
 //   ?room=<32 hex>                join this room as a guest (the invite link)
 //   ?engine=webgpu|reference      which engine runs this device's layers (default: WebGPU when present)
@@ -12,13 +12,15 @@
 
 import { memoryBudgetFromGiB } from './memory-budget.ts';
 
+/** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */
 export const DEFAULT_CTX = 8192;
 export const DEFAULT_CKPT = 4;
 export const SMALL_CONTEXT = 8192;
 
 export interface AppParams {
   model?: string;
-  ctx: number;
+  /** ?ctx=; absent = the model's default context (src/agent/budget.ts defaultContextFor). */
+  ctx?: number;
   ckpt: number;
   room?: string;
   engine?: 'webgpu' | 'reference';
@@ -42,7 +44,9 @@ export class UrlParamError extends Error {
   }
 }
 
-function wholeNumber(q: URLSearchParams, name: string, fallback: number, min: number, max: number): number {
+function wholeNumber(q: URLSearchParams, name: string, fallback: number, min: number, max: number): number;
+function wholeNumber(q: URLSearchParams, name: string, fallback: undefined, min: number, max: number): number | undefined;
+function wholeNumber(q: URLSearchParams, name: string, fallback: number | undefined, min: number, max: number): number | undefined {
   const raw = q.get(name);
   if (raw === null || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new UrlParamError(name, `must be a whole number, got "${raw}"`);
@@ -54,10 +58,11 @@ function wholeNumber(q: URLSearchParams, name: string, fallback: number, min: nu
 export function parseAppParams(search: string): AppParams {
   const q = new URLSearchParams(search);
   const params: AppParams = {
-    ctx: wholeNumber(q, 'ctx', DEFAULT_CTX, 256, 262_144),
     ckpt: wholeNumber(q, 'ckpt', DEFAULT_CKPT, 0, 64),
     delay: wholeNumber(q, 'delay', 15, 0, 5000),
   };
+  const ctx = wholeNumber(q, 'ctx', undefined, 256, 262_144);
+  if (ctx !== undefined) params.ctx = ctx;
   const model = q.get('model')?.trim();
   if (model) params.model = model;
   const room = q.get('room')?.trim();

@@ -26,7 +26,7 @@ type Screen =
 @customElement('pooled-app')
 export class PooledApp extends LitElement {
   @state() private screen: Screen = { kind: 'start' };
-  private params: AppParams = { ctx: 8192, ckpt: 4, delay: 15 };
+  private params: AppParams = { ckpt: 4, delay: 15 };
 
   static override styles = [theme, css`
     :host { display: block; min-height: 100vh; background: var(--bg); }
@@ -48,7 +48,7 @@ export class PooledApp extends LitElement {
 
   private hostRoom(req: HostRequest): void {
     const session = new HostSession({
-      choice: req.choice, ctx: req.ctx, ckpt: this.params.ckpt,
+      choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }),
       ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.name ? { name: this.params.name } : {}),
       ...(this.params.speed ? { speed: this.params.speed } : {}),
       ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),
@@ -59,7 +59,8 @@ export class PooledApp extends LitElement {
       // A reload comes back to the same choice (and, hosting again, to the saved session).
       const q = new URLSearchParams(location.search);
       q.set('model', req.choice.id);
-      q.set('ctx', String(req.ctx));
+      if (req.ctx === undefined) q.delete('ctx');
+      else q.set('ctx', String(req.ctx));
       if (req.memoryBudgetBytes) q.set('mem', gibText(req.memoryBudgetBytes));
       history.replaceState(null, '', `${location.pathname}?${q}`);
     }
@@ -93,7 +94,7 @@ export class PooledApp extends LitElement {
     const s = this.screen;
     switch (s.kind) {
       case 'start':
-        return html`<pooled-start-screen .model=${this.params.model ?? 'tiny'} .ctx=${this.params.ctx} .memoryBudgetBytes=${this.params.memoryBudgetBytes ?? 0}
+        return html`<pooled-start-screen .model=${this.params.model ?? 'tiny'} .ctx=${this.params.ctx ?? 0} .memoryBudgetBytes=${this.params.memoryBudgetBytes ?? 0}
           @host=${(e: CustomEvent<HostRequest>) => this.hostRoom(e.detail)}
           @join=${(e: CustomEvent<JoinRequest>) => this.joinRoom(e.detail)}></pooled-start-screen>`;
       case 'host':

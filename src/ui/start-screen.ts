@@ -11,14 +11,16 @@ import { theme } from './theme.ts';
 import './model-picker.ts';
 import './memory-field.ts';
 
-export interface HostRequest { choice: ModelChoice; ctx: number; memoryBudgetBytes?: number }
+/** ctx absent: the model's default context (8,192 up to 4B parameters, 16,384 bigger dense, 32,768 MoE). */
+export interface HostRequest { choice: ModelChoice; ctx?: number; memoryBudgetBytes?: number }
 export interface JoinRequest { roomId: string; memoryBudgetBytes?: number }
 
 /** First screen: host a room (model picker, context) or join one from a link; says what this device offers. */
 @customElement('pooled-start-screen')
 export class StartScreen extends LitElement {
   @property() model = 'tiny';
-  @property({ type: Number }) ctx = 8192;
+  /** 0 = by model (the default for its size). */
+  @property({ type: Number }) ctx = 0;
   /** ?mem= in bytes: fills both memory fields. */
   @property({ type: Number }) memoryBudgetBytes = 0;
   @state() private hostMem = '';
@@ -61,7 +63,7 @@ export class StartScreen extends LitElement {
   }
 
   override render() {
-    const warning = contextWarning(this.ctx);
+    const warning = this.ctx > 0 ? contextWarning(this.ctx) : null;
     return html`<main>
       <section class="hero">
         <h1>pooled</h1>
@@ -75,7 +77,8 @@ export class StartScreen extends LitElement {
             <pooled-model-picker .initial=${this.model} .ctx=${this.ctx} .budgetBytes=${this.hostBudget()}></pooled-model-picker>
             <div class="ctx">
               <label for="ctx">Context (tokens)</label>
-              <input id="ctx" type="number" min="256" step="256" .value=${String(this.ctx)} data-testid="ctx"
+              <input id="ctx" type="number" min="256" step="256" .value=${this.ctx > 0 ? String(this.ctx) : ''} data-testid="ctx"
+                placeholder="by model" title="Empty: 8,192 up to 4B parameters, 16,384 for bigger models, 32,768 for MoE"
                 @input=${(e: Event) => (this.ctx = Number((e.target as HTMLInputElement).value) || 0)} />
             </div>
             <pooled-memory-field testid="host-memory" .value=${this.hostMem}
@@ -120,11 +123,11 @@ export class StartScreen extends LitElement {
   private host(e: Event): void {
     e.preventDefault();
     this.problem = undefined;
-    if (!Number.isInteger(this.ctx) || this.ctx < 256) { this.problem = 'Context must be a whole number of at least 256 tokens.'; return; }
+    if (this.ctx !== 0 && (!Number.isInteger(this.ctx) || this.ctx < 256)) { this.problem = 'Context must be a whole number of at least 256 tokens, or empty for the model\'s default.'; return; }
     try {
       const memoryBudgetBytes = memoryBudgetFromGiB(this.hostMem);
       const choice = this.picker!.choice();
-      const detail: HostRequest = { choice, ctx: this.ctx, ...(memoryBudgetBytes ? { memoryBudgetBytes } : {}) };
+      const detail: HostRequest = { choice, ...(this.ctx > 0 ? { ctx: this.ctx } : {}), ...(memoryBudgetBytes ? { memoryBudgetBytes } : {}) };
       this.dispatchEvent(new CustomEvent<HostRequest>('host', { detail, bubbles: true, composed: true }));
     } catch (err) {
       this.problem = (err as Error).message;

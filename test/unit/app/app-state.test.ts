@@ -8,7 +8,7 @@ import { Store } from '../../../src/app/store.ts';
 
 describe('URL parameters', () => {
   test('defaults: 8k context, 4 checkpoints, no room, no replay', () => {
-    expect(parseAppParams('')).toEqual({ ctx: 8192, ckpt: 4, delay: 15 });
+    expect(parseAppParams('')).toEqual({ ckpt: 4, delay: 15 }); // no ?ctx=: the model's default context
   });
 
   test('?model= ?ctx= ?ckpt= ?room= ?engine= ?agent=replay ?name= ?ask=', () => {
