@@ -13,8 +13,8 @@ export interface ServerOptionsIn {
   dev?: boolean;              // Vite middleware mode (HMR) instead of dist/
   root?: string;              // project root (where dist/ and index.html live)
   extraStatic?: Record<string, string>; // url prefix -> folder, served with Range support
-  /** Answered at /pooled-config.json (signaling URL, STUN/TURN); default from POOLED_SIGNAL_URL / POOLED_ICE_SERVERS. */
-  deployConfig?: { signalUrl?: string; iceServers?: unknown[] };
+  /** Answered at /pooled-config.json (signaling URL, STUN/TURN, run_js); default from POOLED_SIGNAL_URL / POOLED_ICE_SERVERS / POOLED_RUN_JS. */
+  deployConfig?: DeployConfigOut;
 }
 
 export interface RunningServer {
@@ -119,9 +119,20 @@ function relayRoomDisconnects(app: express.Express, peerServer: ReturnType<typeo
   });
 }
 
-/** POOLED_SIGNAL_URL (e.g. https://signal.example.com/signal) and POOLED_ICE_SERVERS (JSON list). */
-function deployConfigFromEnv(env: NodeJS.ProcessEnv = process.env): { signalUrl?: string; iceServers?: unknown[] } {
-  const out: { signalUrl?: string; iceServers?: unknown[] } = {};
+export interface DeployConfigOut { signalUrl?: string; iceServers?: unknown[]; runJs?: boolean }
+
+/**
+ * POOLED_SIGNAL_URL (e.g. https://signal.example.com/signal), POOLED_ICE_SERVERS (JSON list) and
+ * POOLED_RUN_JS (0/false/off turns the agent's run_js off; unset = on, as for a local `npm start`).
+ */
+export function deployConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DeployConfigOut {
+  const out: DeployConfigOut = {};
+  const runJs = env.POOLED_RUN_JS?.trim().toLowerCase();
+  if (runJs !== undefined && runJs !== '') {
+    if (['0', 'false', 'off', 'no'].includes(runJs)) out.runJs = false;
+    else if (['1', 'true', 'on', 'yes'].includes(runJs)) out.runJs = true;
+    else throw new Error(`POOLED_RUN_JS must be 1 or 0 (on or off), not ${JSON.stringify(env.POOLED_RUN_JS)}`);
+  }
   if (env.POOLED_SIGNAL_URL) out.signalUrl = env.POOLED_SIGNAL_URL;
   if (env.POOLED_ICE_SERVERS) {
     try {

@@ -1,8 +1,8 @@
-// Deployment configuration: which signaling server and STUN/TURN servers the room uses.
-// The app reads ./pooled-config.json beside index.html: our server answers it from the environment
-// (POOLED_SIGNAL_URL, POOLED_ICE_SERVERS); a static deployment can ship the file. No file = our own
-// server's /signal and no ICE servers (devices on one network).
-//   {"signalUrl": "https://signal.example.com/signal", "iceServers": [{"urls": "stun:stun.example.com:3478"}]}
+// Deployment configuration: which signaling server and STUN/TURN servers the room uses, and whether the
+// agent gets run_js. The app reads ./pooled-config.json beside index.html: our server answers it from the
+// environment (POOLED_SIGNAL_URL, POOLED_ICE_SERVERS, POOLED_RUN_JS); a static deployment can ship the
+// file. No file = our own server's /signal, no ICE servers (devices on one network), run_js on.
+//   {"signalUrl": "https://signal.example.com/signal", "iceServers": [{"urls": "stun:stun.example.com:3478"}], "runJs": false}
 import type { SignalingConfig } from '../room/signaling.ts';
 
 export class DeployConfigError extends Error {
@@ -12,6 +12,14 @@ export class DeployConfigError extends Error {
 export interface DeployConfig {
   signalUrl?: string;
   iceServers?: RTCIceServer[];
+  /** false: the agent has no run_js tool (not in its tools, not in its prompt). Default true. */
+  runJs?: boolean;
+}
+
+/** What the app takes from the deployment config. */
+export interface Deployment {
+  signaling: Partial<SignalingConfig>;
+  runJs: boolean;
 }
 
 /** Validate the JSON and turn it into signaling overrides. Throws DeployConfigError naming the field. */
@@ -42,11 +50,19 @@ export function signalingFromConfig(raw: unknown, file = 'pooled-config.json'): 
   return out;
 }
 
+/** The deployment from the config's JSON (validated: a bad field throws DeployConfigError naming it). */
+export function deploymentFromConfig(raw: unknown, file = 'pooled-config.json'): Deployment {
+  const signaling = signalingFromConfig(raw, file);
+  const { runJs } = raw as Record<string, unknown>;
+  if (runJs !== undefined && typeof runJs !== 'boolean') throw new DeployConfigError(`${file}: runJs must be true or false, got ${JSON.stringify(runJs)}`);
+  return { signaling, runJs: runJs ?? true };
+}
+
 /** Fetch ./pooled-config.json; a missing file means the defaults. */
-export async function loadSignalingConfig(fetchFn: typeof fetch = fetch, base: string = location.href): Promise<Partial<SignalingConfig>> {
+export async function loadDeployment(fetchFn: typeof fetch = fetch, base: string = location.href): Promise<Deployment> {
   const url = new URL('pooled-config.json', base).href;
   const res = await fetchFn(url);
-  if (res.status === 404) return {};
+  if (res.status === 404) return { signaling: {}, runJs: true };
   if (!res.ok) throw new DeployConfigError(`${url}: HTTP ${res.status}`);
   const text = await res.text();
   let json: unknown;
@@ -55,5 +71,10 @@ export async function loadSignalingConfig(fetchFn: typeof fetch = fetch, base: s
   } catch {
     throw new DeployConfigError(`${url}: not JSON`);
   }
-  return signalingFromConfig(json, url);
+  return deploymentFromConfig(json, url);
+}
+
+/** The signaling part alone. */
+export async function loadSignalingConfig(fetchFn: typeof fetch = fetch, base: string = location.href): Promise<Partial<SignalingConfig>> {
+  return (await loadDeployment(fetchFn, base)).signaling;
 }

@@ -10,7 +10,7 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
-import { loadSignalingConfig } from './deploy-config.ts';
+import { loadDeployment } from './deploy-config.ts';
 import type { DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import { hostModelUrl } from './models.ts';
@@ -85,7 +85,7 @@ export class HostSession {
       const ctx = this.opts.ctx ?? defaultContextFor(await loadModelConfig(source));
       const small = contextWarning(ctx);
       this.store.set({ step: 'opening the room…', ctx, warnings: small ? [small, ...this.state.warnings] : this.state.warnings });
-      const signaling = await loadSignalingConfig();
+      const { signaling, runJs } = await loadDeployment();
       const room = await createHostRoom({
         signaling,
         model: url ?? source, ctx, host: { ckpt: this.opts.ckpt },
@@ -108,7 +108,7 @@ export class HostSession {
       });
       this.store.set({ step: 'opening the project…' });
       this.workspace = await Workspace.open({
-        backend, tokenizer, format: template.format, projectId: 'default',
+        backend, tokenizer, format: template.format, projectId: 'default', runJs,
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
       });
       this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal });

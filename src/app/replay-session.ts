@@ -9,6 +9,7 @@ import { Tokenizer } from '../model/tokenizer.ts';
 import { modelUrlFor, TINY_MODEL_ID } from './models.ts';
 import { DEFAULT_CTX, type AppParams } from './url-params.ts';
 import { Workspace } from './workspace.ts';
+import { loadDeployment } from './deploy-config.ts';
 
 export async function openReplayWorkspace(params: AppParams, origin = location.origin): Promise<Workspace> {
   const script = params.script ?? '/replay/demo.jsonl';
@@ -20,8 +21,9 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
   const { backend } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, tokenDelayMs: params.delay });
+  const { runJs } = await loadDeployment();
   return Workspace.open({
-    backend, tokenizer, format: template.format, projectId: 'replay',
+    backend, tokenizer, format: template.format, projectId: 'replay', runJs,
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),
   });
 }

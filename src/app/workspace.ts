@@ -11,13 +11,12 @@ import { IdbFiles } from '../agent/files/idb.ts';
 import type { ProjectFiles } from '../agent/files/types.ts';
 import type { EndReason } from '../agent/summary.ts';
 import type { TimelineItem } from '../agent/timeline.ts';
-import { createFileTools } from '../agent/tools/file-tools.ts';
 import { ToolRegistry } from '../agent/tools/registry.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
 import { esbuildTranspile } from '../preview/esbuild.ts';
 import { PreviewHost } from '../preview/host.ts';
-import { createPreviewTools } from '../preview/tools.ts';
+import { agentTools } from './agent-tools.ts';
 import { editFromChange, proposedEdit, type ProposedEdit } from './diff.ts';
 import { IdbSessionStore, restoreSession, snapshotSession, type SessionStore } from '../agent/session-store.ts';
 import { Store } from './store.ts';
@@ -46,6 +45,8 @@ export interface WorkspaceOptions {
   format: ToolFormat;
   projectId: string;
   askFirst?: boolean;
+  /** The deployment's run_js switch (pooled-config.json); default on. */
+  runJs?: boolean;
 }
 
 export class Workspace {
@@ -60,7 +61,7 @@ export class Workspace {
   private constructor(private readonly opts: WorkspaceOptions, readonly files: ProjectFiles, private readonly sessions: SessionStore | null,
     restored: RestoredState | undefined, askFirst: boolean) {
     this.preview = new PreviewHost({ files, transpile: esbuildTranspile });
-    const tools = new ToolRegistry([...createFileTools(files), ...createPreviewTools(this.preview)]);
+    const tools = new ToolRegistry(agentTools(files, this.preview, { runJs: opts.runJs ?? true }));
     const codec = createCallCodec({ tokenizer: opts.tokenizer, format: opts.format, tools: tools.schemas() });
     this.agentOptions = {
       backend: opts.backend, tools, format: opts.format, codec, files, askFirst,
