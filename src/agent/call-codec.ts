@@ -16,4 +16,6 @@ export interface CallCodec {
   parse(answer: string): ParsedAnswer;
   /** A fresh per-token grammar for one answer (BackendRequest.constraint); absent = unconstrained. */
   constraint?(): Constraint;
+  /** A per-token grammar for an answer that must not call a tool (the closing answer at the step limit). */
+  noCalls?(): Constraint;
 }

@@ -15,6 +15,7 @@ export function createCallCodec(opts: CodecOptions): CallCodec {
   return {
     parse: (answer) => parseAnswer(answer, opts),
     constraint: () => grammar.constraint(),
+    noCalls: () => grammar.noCalls(),
   };
 }
 

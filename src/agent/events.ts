@@ -16,8 +16,8 @@ export type AgentEvent =
   | { type: 'summary'; request: number; reason: EndReason; line: string; stats: RequestStats; answer: string };
 
 /** Why a call's card closed without the call running (its result says so); 'repeat' = a write not run twice. */
-export type SkipReason = 'repeat' | 'cut-off' | 'stopped' | 'unreadable' | 'model-failed';
+export type SkipReason = 'repeat' | 'cut-off' | 'stopped' | 'unreadable' | 'model-failed' | 'limit';
 
-export type NoteKind = 'compaction' | 'cut-off' | 'nudge' | 'stuck-warning' | 'end' | 'format';
+export type NoteKind = 'compaction' | 'cut-off' | 'nudge' | 'stuck-warning' | 'end' | 'format' | 'limit';
 
 export type AgentListener = (event: AgentEvent) => void;

@@ -161,6 +161,12 @@ export class Agent {
 
     for (let step = 1; step <= maxSteps; step++) {
       if (signal?.aborted) return end('stopped');
+      // The last step is the closing answer: no tool runs any more, the model says what it did and what is left.
+      const closing = step === maxSteps;
+      if (closing) {
+        this.conversation.addNote(request, FINAL_ANSWER_PROMPT);
+        this.note(step, 'limit', `step ${step} of ${maxSteps}: the model is asked to sum up without tools`);
+      }
       const report = compact(this.conversation, request, budget, target);
       if (report) {
         this.note(step, 'compaction', compactionNote(report));
@@ -177,7 +183,7 @@ export class Agent {
         maxNewTokens: answerCapFor(prompt.length, backend.contextSize, cap),
         stopTokens: this.stopTokens(),
         pinAt: this.conversation.pinAt,
-        constraint: codec.constraint?.(),
+        constraint: closing ? codec.noCalls?.() : codec.constraint?.(),
         signal,
         onText: (textSoFar) => stream.update(textSoFar),
       });
@@ -196,6 +202,14 @@ export class Agent {
       if (result.finish === 'error') {
         closeStreamed(0, 'model-failed');
         return end('error', { error: result.error?.message ?? 'the model reported an error' });
+      }
+      if (closing) {
+        // Whatever it wrote closes the request; a call in it (a server without the grammar) never runs.
+        const parsed = codec.parse(result.text);
+        closeStreamed(0, 'limit');
+        answer = parsed.calls.length > 0 || parsed.unreadable ? parsed.text : result.text;
+        this.conversation.addAnswer(request, step, result.ids, result.text, true);
+        return end('limit');
       }
       if (result.finish === 'cap' || result.finish === 'context') {
         closeStreamed(0, 'cut-off');
@@ -303,7 +317,13 @@ const NOT_RUN: Record<Exclude<SkipReason, 'repeat'>, string> = {
   stopped: 'not run: stopped',
   unreadable: 'not run: the call could not be read',
   'model-failed': 'not run: the model failed',
+  limit: 'not run: the request is out of steps',
 };
+
+/** The last step's note: the closing answer, without tools (an idea from Twinny's agent loop). */
+export const FINAL_ANSWER_PROMPT = 'This is the last step of this request: no tool will run any more. ' +
+  'Without calling a tool, tell the user in a few sentences what you did and what is still left to do. ' +
+  'Do not describe a change you did not make as made.';
 
 function hintSuffix(hint: string | null): string {
   return hint ? `\n${hint}` : '';

@@ -50,6 +50,21 @@ export class ToolCallGrammar {
     };
   }
 
+  private noCallBits: Uint32Array | undefined;
+
+  /** A Constraint allowing every token but <tool_call>, for an answer that must not call a tool. */
+  noCalls(): Constraint {
+    if (!this.noCallBits) {
+      const bits = new Uint32Array(this.vocab.words).fill(0xffffffff);
+      const spare = bits.length * 32 - this.vocab.vocabSize;     // ids past the vocabulary stay off
+      if (spare > 0) bits[bits.length - 1] = 0xffffffff >>> spare;
+      if (this.openId !== undefined) bits[this.openId >>> 5]! &= ~(1 << (this.openId & 31));
+      this.noCallBits = bits;
+    }
+    const bits = this.noCallBits;
+    return () => ({ bits });
+  }
+
   /** Where a reply stands in the grammar after `generatedSoFar`. */
   cursor(generatedSoFar: readonly number[] = []): ToolCallCursor {
     const cursor = new ToolCallCursor(this.dfa, this.tokenizer, this.openId, this.format === 'json');

@@ -61,16 +61,32 @@ test('stopped: Stop mid-answer keeps the partial answer and runs none of its cal
   expect(notes(h.events)).toContain('end: stopped: the partial answer is kept and none of its calls ran');
 });
 
-test('limit: 30 steps go by, the timeline says so', async () => {
-  const replies = Array.from({ length: 31 }, (_, i) => call('search', { pattern: `word${i}` }));
+test('limit: at step 30 the model sums up without tools; that answer closes the request, reason limit', async () => {
+  const replies = [...Array.from({ length: 29 }, (_, i) => call('search', { pattern: `word${i}` })), 'I searched 29 words; the page is still to be written.'];
   const h = await harness({ replies, project: { 'a.txt': 'hello' } });
   const out = await h.agent.run('Look around');
   expect(out.reason).toBe('limit');
   expect(out.stats.steps).toBe(30);
+  expect(out.answer).toBe('I searched 29 words; the page is still to be written.');
   expect(out.summary).toMatch(SUMMARY);
-  expect(out.summary).toMatch(/^30 steps · 30 tool calls · .* · limit$/);
+  expect(out.summary).toMatch(/^30 steps · 29 tool calls · .* · limit$/);
   expect(notes(h.events)).toContain('end: stopped after 30 steps: send "continue", or split the task');
+  expect(notes(h.events)).toContain('limit: step 30 of 30: the model is asked to sum up without tools');
+  // The closing step's prompt asked for the summary, after the 29th step's results.
+  const last = h.tokenizer.decode(h.backend.requests[29]!.prompt);
+  expect(last).toMatch(/<\/tool_response><\|im_end\|>\n<\|im_start\|>user\nThis is the last step of this request: no tool will run any more\./);
+  expect(h.agent.timeline.items.at(-1)).toMatchObject({ kind: 'summary', reason: 'limit' });
 }, 60_000);
+
+test('limit: a call in the closing answer never runs (the grammar forbids opening one)', async () => {
+  const replies = [call('list_dir', {}), call('write_file', { path: 'late.js', content: 'x' }, 'One more thing: ')];
+  const h = await harness({ replies, maxSteps: 2 });
+  const out = await h.agent.run('Look around');
+  expect(out.reason).toBe('limit');
+  expect(await h.files.allFiles()).toEqual([]);
+  expect(out.answer.startsWith('One more thing: ')).toBe(true);
+  expect(h.backend.results[1]!.text).not.toContain('<tool_call>');
+});
 
 test('stuck: the same call failed 3 steps in a row; a note one step before names it', async () => {
   const bad = call('edit_file', { path: 'a.js', old: 'nothere', new: 'y' });
