@@ -1,13 +1,15 @@
 // Fitting the conversation into its budget (docs/agent.md, Context and compaction). Past the budget it is
 // shortened to 60% of it, cheapest first:
-//   1. tool results older than the last 2 steps and over 200 characters become one-line stubs;
+//   1. tool results older than the last 2 steps and over 200 characters become one-line stubs, and so
+//      does what those steps wrote: write_file content and edit_file old / new in the assistant turn
+//      (the call keeps its name and path; the file itself has the text);
 //   2. earlier finished requests fold into one line each ([earlier: wrote …; edited …; served :5173])
 //      plus their answer: the line is the whole user turn, the answer keeps its exact tokens;
 //   3. the oldest earlier requests are dropped;
 //   4. if it still does not fit the budget, the request ends with reason `context`.
 // The current request is only ever stubbed. The opening (system prompt + tools) is never touched, so
 // the pinned checkpoint after it stays valid and only the tokens after it are computed again.
-import type { CallRecord, Conversation, Segment } from './conversation.ts';
+import { clearedArguments, type CallRecord, type Conversation, type Segment } from './conversation.ts';
 import { KEEP_RECENT_STEPS, STUB_MIN_CHARS } from './limits.ts';
 
 export type CompactionStage = 'stubs' | 'fold' | 'drop';
@@ -43,8 +45,13 @@ export function foldLine(calls: CallRecord[]): string {
   return `[earlier: ${parts.length ? parts.join('; ') : 'no files changed'}]`;
 }
 
+export interface CompactOptions {
+  /** Stage 1 clears old written content too (default true; the bench measures without it). */
+  clearWrites?: boolean;
+}
+
 /** Shortens `conv` in place when its prompt is over budget. Returns null when nothing was needed. */
-export function compact(conv: Conversation, currentRequest: number, budget: number, target: number): CompactionReport | null {
+export function compact(conv: Conversation, currentRequest: number, budget: number, target: number, opts: CompactOptions = {}): CompactionReport | null {
   const before = conv.promptLength();
   if (before <= budget) return null;
   const stages: CompactionStage[] = [];
@@ -62,10 +69,14 @@ export function compact(conv: Conversation, currentRequest: number, budget: numb
         changed = true;
       }
     }
-    if (changed) {
-      conv.rerenderResults(i);
-      if (!stages.includes('stubs')) stages.push('stubs');
+    if (changed) conv.rerenderResults(i);
+    const answer = opts.clearWrites === false ? -1 : answerIndexOf(conv, i);
+    const written = answer >= 0 && seg.calls.some((c) => JSON.stringify(clearedArguments(c)) !== JSON.stringify(c.arguments));
+    if (written && !(conv.segments[answer] as Extract<Segment, { kind: 'assistant' }>).cleared) {
+      conv.clearWrittenContent(answer, seg.calls);
+      changed = true;
     }
+    if (changed && !stages.includes('stubs')) stages.push('stubs');
   }
 
   // 2. Fold earlier requests, oldest first.
@@ -91,6 +102,18 @@ export function compact(conv: Conversation, currentRequest: number, budget: numb
 
   const after = conv.promptLength();
   return { before, after, stages, fits: after <= budget };
+}
+
+/** The assistant turn whose calls gave the results segment at `index` (same request and step), or -1. */
+function answerIndexOf(conv: Conversation, index: number): number {
+  const results = conv.segments[index]!;
+  if (results.kind !== 'results') return -1;
+  for (let i = index - 1; i >= 0; i--) {
+    const s = conv.segments[i]!;
+    if (s.kind === 'assistant' && s.request === results.request && s.step === results.step) return i;
+    if (s.request !== results.request) break;
+  }
+  return -1;
 }
 
 function earlierRequests(conv: Conversation, current: number): number[] {

@@ -4,6 +4,7 @@
 // with the previous prompt plus the previous answer: the engine's KV cache covers all of it.
 import type { Backend } from './backend.ts';
 import type { ResultForTurn, TurnRenderer } from './turns.ts';
+import { STUB_MIN_CHARS } from './limits.ts';
 
 /** One tool call as the conversation remembers it (for stubs, folds and the session). */
 export interface CallRecord {
@@ -20,7 +21,7 @@ export interface CallRecord {
 
 export type Segment =
   | { kind: 'user'; request: number; text: string; tokens: number[]; content: string }
-  | { kind: 'assistant'; request: number; step: number; text: string; tokens: number[]; content: string; final: boolean }
+  | { kind: 'assistant'; request: number; step: number; text: string; tokens: number[]; content: string; final: boolean; cleared?: boolean }
   | { kind: 'results'; request: number; step: number; text: string; tokens: number[]; calls: CallRecord[] }
   | { kind: 'note'; request: number; text: string; tokens: number[]; content: string }
   | { kind: 'fold'; request: number; text: string; tokens: number[]; content: string };
@@ -103,6 +104,21 @@ export class Conversation {
     s.tokens = this.backend.encode(s.text);
   }
 
+  /**
+   * Compaction: the assistant turn at `index` is written again with its calls' long written content
+   * (write_file content, edit_file old / new) replaced by a stub; name and path stay. The sampled tokens
+   * go: the turn is encoded from its new text.
+   */
+  clearWrittenContent(index: number, calls: CallRecord[]): void {
+    const s = this.segments[index];
+    if (s?.kind !== 'assistant' || s.cleared) return;
+    const open = s.content.indexOf('<tool_call>');
+    const prose = (open < 0 ? s.content : s.content.slice(0, open)).trimEnd();
+    s.text = this.turns.assistantWithCalls(prose, calls.map((c) => ({ name: c.name, arguments: clearedArguments(c) })));
+    s.tokens = this.backend.encode(s.text);
+    s.cleared = true;
+  }
+
   /** Replaces segments [from, to) with one folded user turn + (optionally) the request's exact answer. */
   fold(request: number, from: number, to: number, line: string, answer: Segment | undefined): void {
     const text = this.turns.userTurn(line);
@@ -114,6 +130,19 @@ export class Conversation {
   removeRange(from: number, to: number): void {
     this.segments.splice(from, to - from);
   }
+}
+
+/** The arguments whose text a file-changing call wrote; compaction may clear them once they are in the file. */
+export const WRITTEN_ARGUMENTS: Readonly<Record<string, readonly string[]>> = { write_file: ['content'], edit_file: ['old', 'new'] };
+
+/** The call's long written arguments, each as "[cleared to save context: N characters, in the file now]". */
+export function clearedArguments(call: { name: string; arguments: Record<string, unknown> }, minChars = STUB_MIN_CHARS): Record<string, unknown> {
+  const out = { ...call.arguments };
+  for (const key of WRITTEN_ARGUMENTS[call.name] ?? []) {
+    const v = out[key];
+    if (typeof v === 'string' && v.length > minChars) out[key] = `[cleared to save context: ${v.length.toLocaleString('en-US')} characters, in the file now]`;
+  }
+  return out;
 }
 
 function resultForTurn(call: CallRecord): ResultForTurn {

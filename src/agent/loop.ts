@@ -48,6 +48,8 @@ export interface AgentOptions {
   approve?: (request: ApprovalRequest) => Promise<boolean>;
   /** A saved session (session-store.ts) to continue. */
   restore?: RestoredState;
+  /** Compaction's stage 1 clears old written content too (default true; off only to measure it). */
+  clearWrittenContent?: boolean;
 }
 
 export interface RestoredState { segments: Segment[]; timeline: TimelineItem[]; requests: number; servedPorts: ServedPort[] }
@@ -167,7 +169,7 @@ export class Agent {
         this.conversation.addNote(request, FINAL_ANSWER_PROMPT);
         this.note(step, 'limit', `step ${step} of ${maxSteps}: the model is asked to sum up without tools`);
       }
-      const report = compact(this.conversation, request, budget, target);
+      const report = compact(this.conversation, request, budget, target, { clearWrites: this.opts.clearWrittenContent ?? true });
       if (report) {
         this.note(step, 'compaction', compactionNote(report));
         if (!report.fits) return end('context');

@@ -70,6 +70,20 @@ export class TurnRenderer {
     return body.slice(start);
   }
 
+  /**
+   * An assistant turn with the given prose and tool calls as the template writes them (for an answer
+   * whose written content compaction cleared): generation prompt + body + close, like a sampled turn.
+   */
+  assistantWithCalls(prose: string, calls: { name: string; arguments: Record<string, unknown> }[]): string {
+    const after = this.userTurn('b');
+    const r = this.render([{ role: 'user', content: 'a' }, { role: 'assistant', content: prose, tool_calls: calls }, { role: 'user', content: 'b' }]);
+    const head = `${IM_START}assistant\n`;
+    const start = r.indexOf(head, this.opening.length);
+    const end = r.lastIndexOf(this.assistantClose + after);
+    if (start < 0 || end < start) throw new TemplateShapeError('an assistant turn with tool calls cannot be split out');
+    return this.generationPrompt + r.slice(start + head.length, end) + this.assistantClose;
+  }
+
   /** The full text of an assistant turn with the given content (for turns the agent writes itself). */
   assistantTurn(content: string): string {
     return this.generationPrompt + content + this.assistantClose;

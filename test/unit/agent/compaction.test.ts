@@ -110,7 +110,8 @@ function compactedSteps(tok: Tokenizer, backend: RecordingBackend): number[] {
 
 test('stage 2: an earlier request folds into one line plus its answer (exact tokens kept)', async () => {
   const h = await harness({
-    contextSize: 4096, serve: [[]], ckpt: 1,
+    // Clearing old written content off, so stage 1 alone does not fit and the fold is needed.
+    contextSize: 4096, serve: [[]], ckpt: 1, clearWrittenContent: false,
     project: { 'x.txt': lines('x', 12), 'y.txt': lines('y', 12), 'z.txt': lines('z', 12) },
     replies: [...firstRequest, call('read_file', { path: 'x.txt' }), call('read_file', { path: 'y.txt' }), call('read_file', { path: 'z.txt' }), call('list_dir', {}), 'All read.'],
   });
@@ -174,3 +175,34 @@ test('stage 4: when even that is not enough the request ends with context', asyn
   expect(n.at(-2)).toMatch(/^compaction: older steps shortened to fit the context \(\d+ → \d+ tokens\)$/);
   expect(n.at(-1)).toBe('end: context full: start a new task (the files are kept)');
 }, 60_000);
+
+test('stage 1 clears what old steps wrote: write_file content and edit_file old/new become stubs, name and path kept', async () => {
+  const part = (tag: string) => lines(`// ${tag}`, 60);
+  const replies = [
+    call('write_file', { path: 'a.js', content: part('a') }), call('write_file', { path: 'b.js', content: part('b') }),
+    call('edit_file', { path: 'a.js', old: part('a').slice(0, 300), new: part('A').slice(0, 300) }),
+    call('write_file', { path: 'c.js', content: part('c') }), call('write_file', { path: 'd.js', content: part('d') }),
+    'Wrote four files.',
+  ];
+  const run = async (clearWrittenContent: boolean) => {
+    const h = await harness({ contextSize: 4096, replies, clearWrittenContent });
+    return { h, out: await h.agent.run('Write four scripts') };
+  };
+  const on = await run(true);
+  expect(on.out.reason).toBe('done');
+  const steps = compactedSteps(on.h.tokenizer, on.h.backend);
+  expect(steps.length).toBeGreaterThan(0);
+  const text = on.h.tokenizer.decode(on.h.backend.requests.at(-1)!.prompt);
+  // The old writes keep their call (name, path) with the content cleared; the last 2 steps are whole.
+  expect(text).toMatch(/\{"name": "write_file", "arguments": \{"path": "a\.js", "content": "\[cleared to save context: [\d,]+ characters, in the file now\]"\}\}/);
+  expect(text).toMatch(/\{"name": "edit_file", "arguments": \{"path": "a\.js", "old": "\[cleared to save context: 300 characters, in the file now\]", "new": "\[cleared/);
+  expect(text).not.toContain('// a line 3:');
+  expect(text).not.toContain('// b line 3:');
+  expect(text).toContain('// c line 3:');
+  expect(text).toContain('// d line 3:');
+  expect(await on.h.files.readText('a.js')).toContain('// A line 0:'); // the files themselves keep everything
+  checkStablePrefix(on.h.backend, on.h.agent.conversation.pinAt, steps);
+  // Without clearing the written content, the same request runs out of context.
+  const off = await run(false);
+  expect(off.out.reason).toBe('context');
+}, 90_000);
