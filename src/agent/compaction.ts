@@ -26,6 +26,13 @@ export function compactionNote(report: CompactionReport): string {
   return `older steps shortened to fit the context (${report.before} → ${report.after} tokens)`;
 }
 
+/** The timeline note for /compact. */
+export function compactNowNote(report: CompactionReport): string {
+  return report.stages.length === 0
+    ? `nothing to shorten: the conversation is ${report.before} tokens`
+    : `compacted now: older steps shortened (${report.before} → ${report.after} tokens)`;
+}
+
 /** "[earlier: wrote index.html, game.js; edited game.js; served :5173]" from a request's calls. */
 export function foldLine(calls: CallRecord[]): string {
   const wrote = new Set<string>();
@@ -48,14 +55,16 @@ export function foldLine(calls: CallRecord[]): string {
 export interface CompactOptions {
   /** Stage 1 clears old written content too (default true; the bench measures without it). */
   clearWrites?: boolean;
+  /** /compact: run stages 1 and 2 in full now, whatever the budget, and drop nothing. */
+  now?: boolean;
 }
 
 /** Shortens `conv` in place when its prompt is over budget. Returns null when nothing was needed. */
 export function compact(conv: Conversation, currentRequest: number, budget: number, target: number, opts: CompactOptions = {}): CompactionReport | null {
   const before = conv.promptLength();
-  if (before <= budget) return null;
+  if (!opts.now && before <= budget) return null;
   const stages: CompactionStage[] = [];
-  const done = () => conv.promptLength() <= target;
+  const done = () => !opts.now && conv.promptLength() <= target;
 
   // 1. Stubs: all results segments but the last KEEP_RECENT_STEPS, oldest first.
   const resultIdx = conv.segments.flatMap((s, i) => (s.kind === 'results' ? [i] : []));
@@ -93,7 +102,7 @@ export function compact(conv: Conversation, currentRequest: number, budget: numb
   }
 
   // 3. Drop the oldest earlier requests.
-  for (const request of earlierRequests(conv, currentRequest)) {
+  for (const request of opts.now ? [] : earlierRequests(conv, currentRequest)) {
     if (done()) break;
     const [from, to] = requestRange(conv, request);
     conv.removeRange(from, to);

@@ -14,7 +14,7 @@ import { TurnRenderer } from './turns.ts';
 import { SYSTEM_PROMPT } from './system-prompt.ts';
 import { answerCapFor, compactionTarget, conversationBudget } from './budget.ts';
 import { ANSWER_CAP, MAX_STEPS } from './limits.ts';
-import { compact, compactionNote } from './compaction.ts';
+import { compact, compactionNote, compactNowNote } from './compaction.ts';
 import { CallMemory, runCall, type ApprovalRequest, type CallRun } from './call-runner.ts';
 import { HintBudget, unreadableHint } from './hints.ts';
 import { CallStreaks, PageErrorStreak, type StuckVerdict } from './stuck.ts';
@@ -31,6 +31,8 @@ export class AgentBusyError extends Error {
     super('the agent is already running a request: stop it first');
   }
 }
+/** Typed as a request, shortens the conversation now instead of asking the model. */
+export const COMPACT_COMMAND = '/compact';
 export const NUDGE = 'Your answer was empty: call a tool or say you are done.';
 
 export interface AgentOptions {
@@ -122,6 +124,7 @@ export class Agent {
 
   async run(requestText: string, options: { signal?: AbortSignal } = {}): Promise<RequestOutcome> {
     if (this.running) throw new AgentBusyError();
+    if (requestText.trim() === COMPACT_COMMAND) return this.compactNow();
     this.running = true;
     const memory = new CallMemory();
     const offFiles = this.opts.files?.onChange(() => memory.changes++);
@@ -292,6 +295,23 @@ export class Agent {
       if (afterCleanServe) return end('done');
     }
     return end('limit');
+  }
+
+  /**
+   * /compact: shortens the conversation now (stubs and folds, nothing dropped) without asking the model,
+   * and shows before → after tokens. Not a request to the model: no turn is added.
+   */
+  private compactNow(): RequestOutcome {
+    const cap = this.opts.answerCap ?? ANSWER_CAP;
+    const size = this.opts.backend.contextSize;
+    const report = compact(this.conversation, this.requestCount, conversationBudget(size, cap), compactionTarget(size, cap), {
+      clearWrites: this.opts.clearWrittenContent ?? true, now: true,
+    })!;
+    const note = compactNowNote(report);
+    this.emit({ type: 'request', request: this.requestCount, text: COMPACT_COMMAND });
+    this.note(0, 'compaction', note);
+    const stats: RequestStats = { steps: 0, toolCalls: 0, generated: 0, generateSeconds: 0, devices: this.opts.backend.devices, seconds: 0 };
+    return { reason: 'done', summary: note, answer: '', stats, note };
   }
 
   /** Call cards [from, to) shown while streaming whose calls will never run: each closes as not run. */

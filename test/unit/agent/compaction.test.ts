@@ -206,3 +206,25 @@ test('stage 1 clears what old steps wrote: write_file content and edit_file old/
   const off = await run(false);
   expect(off.out.reason).toBe('context');
 }, 90_000);
+
+test('/compact typed as a request shortens the conversation now and shows before → after tokens', async () => {
+  const h = await harness({ project: { 'x.txt': lines('x', 30) }, replies: [...firstRequest, call('read_file', { path: 'x.txt' }), 'Read x.', 'Still here.'], serve: [[]] });
+  const empty = await h.agent.run('/compact');
+  expect(empty.note).toMatch(/^nothing to shorten: the conversation is \d+ tokens$/);
+  await h.agent.run('Make a game');
+  await h.agent.run('Read x');
+  const before = h.agent.conversation.promptLength();
+  const out = await h.agent.run('  /compact ');
+  const after = h.agent.conversation.promptLength();
+  expect(after).toBeLessThan(before / 2);
+  expect(out.note).toBe(`compacted now: older steps shortened (${before} → ${after} tokens)`);
+  expect(notes(h.events).at(-1)).toBe(`compaction: ${out.note}`);
+  expect(h.backend.requests.length).toBe(7); // the model was not asked for /compact
+  expect(h.agent.conversation.segments.filter((s) => s.kind === 'fold').map((s) => s.text)).toEqual([
+    '<|im_start|>user\n[earlier: wrote index.html, game.js; edited game.js; served :5173]<|im_end|>\n',
+    '<|im_start|>user\n[earlier: no files changed]<|im_end|>\n',
+  ]);
+  // The next request carries on from the compacted conversation.
+  expect((await h.agent.run('Anything else?')).answer).toBe('Still here.');
+  expect(h.backend.requests.at(-1)!.prompt.length).toBeLessThan(before);
+}, 90_000);
