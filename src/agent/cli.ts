@@ -1,8 +1,9 @@
-// `npm run agent -- --project DIR --replay FILE.jsonl [--format xml|json] [--ctx N] [--json]`
+// `npm run agent -- --project DIR --replay FILE.jsonl [--format xml|json] [--ctx N] [--json] [--transcript FILE]`
 // Runs the agent loop headless on a folder on the replay model (one {"text": "..."} per line),
 // prints the timeline events and the summary line; with --json the last line is
-// {"reason": ..., "steps": n, "toolCalls": n, "summary": "..."}. Node only.
-import { readFile } from 'node:fs/promises';
+// {"reason": ..., "steps": n, "toolCalls": n, "summary": "..."}. --transcript writes every turn as the model
+// saw it, one JSON line each (transcript.ts). Node only.
+import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../model/bundled-tokenizer.ts';
@@ -19,7 +20,7 @@ import { createCallCodec } from './codec.ts';
 import { Agent } from './loop.ts';
 import { EventPrinter } from './event-format.ts';
 
-export const AGENT_USAGE = 'usage: npm run agent -- --project DIR --replay FILE.jsonl [--format xml|json] [--ctx N] [--json] [--request TEXT] [--template FILE.jinja] [--preview]';
+export const AGENT_USAGE = 'usage: npm run agent -- --project DIR --replay FILE.jsonl [--format xml|json] [--ctx N] [--json] [--request TEXT] [--template FILE.jinja] [--preview] [--transcript FILE.jsonl]';
 
 /** Bad command-line arguments; the message says which and shows the usage. */
 export class AgentCliError extends Error {
@@ -38,6 +39,8 @@ export interface CliOptions {
   /** Register serve / preview_logs / run_js on headless Chromium (needs `npm run build` and Chromium). */
   preview: boolean;
   template?: string;
+  /** Write the conversation as the model saw it here (JSONL). */
+  transcript?: string;
 }
 
 export function parseAgentArgs(argv: string[]): CliOptions {
@@ -48,7 +51,7 @@ export function parseAgentArgs(argv: string[]): CliOptions {
       args: argv, allowPositionals: true,
       options: {
         project: { type: 'string' }, replay: { type: 'string' }, format: { type: 'string' }, ctx: { type: 'string' },
-        json: { type: 'boolean' }, request: { type: 'string' }, template: { type: 'string' }, preview: { type: 'boolean' },
+        json: { type: 'boolean' }, request: { type: 'string' }, template: { type: 'string' }, preview: { type: 'boolean' }, transcript: { type: 'string' },
       },
     }));
   } catch (e) {
@@ -63,6 +66,7 @@ export function parseAgentArgs(argv: string[]): CliOptions {
   const request = (values.request as string | undefined) ?? (positionals.join(' ') || 'Follow the replay script.');
   const opts: CliOptions = { project: values.project, replay: values.replay, format, ctx, json: values.json === true, request, preview: values.preview === true };
   if (typeof values.template === 'string') opts.template = values.template;
+  if (typeof values.transcript === 'string') opts.transcript = values.transcript;
   return opts;
 }
 
@@ -117,6 +121,7 @@ async function runLoop(
   agent.subscribe((e) => printer.push(e).forEach((line) => io.out(line)));
   const outcome = await agent.run(opts.request);
   printer.flush().forEach((line) => io.out(line));
+  if (opts.transcript) await writeFile(opts.transcript, agent.transcript.jsonl());
   if (opts.json) {
     io.out(JSON.stringify({ reason: outcome.reason, steps: outcome.stats.steps, toolCalls: outcome.stats.toolCalls, summary: outcome.summary }));
   }

@@ -43,6 +43,8 @@ export function describeCall(call: { name: string; arguments: Record<string, unk
 
 export class Conversation {
   readonly segments: Segment[] = [];
+  /** Told of every segment appended (the transcript listens). */
+  onAppend?: (segment: Segment) => void;
   readonly openingTokens: number[];
   readonly generationTokens: number[];
   private readonly closeTokens: number[];
@@ -78,22 +80,26 @@ export class Conversation {
   addUser(request: number, content: string): void {
     const text = this.turns.userTurn(content);
     this.segments.push({ kind: 'user', request, text, tokens: this.backend.encode(text), content });
+    this.onAppend?.(this.segments.at(-1)!);
   }
 
   addNote(request: number, content: string): void {
     const text = this.turns.userTurn(content);
     this.segments.push({ kind: 'note', request, text, tokens: this.backend.encode(text), content });
+    this.onAppend?.(this.segments.at(-1)!);
   }
 
   /** The model's answer with the exact tokens it sampled. */
   addAnswer(request: number, step: number, sampled: number[], content: string, final: boolean): void {
     const tokens = [...this.generationTokens, ...sampled, ...this.closeTokens];
     this.segments.push({ kind: 'assistant', request, step, tokens, text: this.backend.decode(tokens), content, final });
+    this.onAppend?.(this.segments.at(-1)!);
   }
 
   addResults(request: number, step: number, calls: CallRecord[]): void {
     const text = this.turns.resultsTurn(calls.map(resultForTurn));
     this.segments.push({ kind: 'results', request, step, calls, text, tokens: this.backend.encode(text) });
+    this.onAppend?.(this.segments.at(-1)!);
   }
 
   /** Re-renders a results segment after some of its calls were stubbed. */

@@ -21,6 +21,7 @@ import { CallStreaks, PageErrorStreak, type StuckVerdict } from './stuck.ts';
 import { endNote, summaryLine, type EndReason, type RequestStats } from './summary.ts';
 import { AnswerStream } from './stream.ts';
 import { Timeline, type TimelineItem } from './timeline.ts';
+import { Transcript } from './transcript.ts';
 import { neutralizeControlTokens } from './tools/clip.ts';
 
 
@@ -68,6 +69,9 @@ export class Agent {
   readonly conversation: Conversation;
   readonly timeline: Timeline;
   readonly servedPorts: ServedPort[];
+  /** Every turn as the model saw it, in order (transcript.ts). */
+  readonly transcript: Transcript;
+  private lastPromptTokens = 0;
   private requestCount: number;
   private nextCallId = 1;
   private listeners = new Set<AgentListener>();
@@ -79,6 +83,8 @@ export class Agent {
     this.system = opts.systemPrompt ?? SYSTEM_PROMPT;
     const turns = new TurnRenderer(opts.backend, this.system, opts.tools.schemas());
     this.conversation = new Conversation(opts.backend, turns, opts.restore?.segments);
+    this.transcript = new Transcript({ text: turns.opening, tokens: this.conversation.openingTokens.length }, this.conversation.segments);
+    this.conversation.onAppend = (s) => this.transcript.add(s, s.kind === 'assistant' ? this.lastPromptTokens : undefined);
     this.timeline = new Timeline(opts.restore?.timeline);
     this.requestCount = opts.restore?.requests ?? 0;
     this.servedPorts = [...(opts.restore?.servedPorts ?? [])];
@@ -175,9 +181,11 @@ export class Agent {
       const report = compact(this.conversation, request, budget, target, { clearWrites: this.opts.clearWrittenContent ?? true });
       if (report) {
         this.note(step, 'compaction', compactionNote(report));
+        this.transcript.compaction(compactionNote(report), report.after, request);
         if (!report.fits) return end('context');
       }
       const prompt = this.conversation.prompt();
+      this.lastPromptTokens = prompt.length;
       this.emit({ type: 'step', request, step, promptTokens: prompt.length, contextSize: backend.contextSize });
       stats.steps = step;
       // Cards streamed for this answer take the ids firstCallId.. in order; the parsed calls reuse them.
@@ -308,6 +316,7 @@ export class Agent {
       clearWrites: this.opts.clearWrittenContent ?? true, now: true,
     })!;
     const note = compactNowNote(report);
+    if (report.stages.length > 0) this.transcript.compaction(note, report.after, this.requestCount);
     this.emit({ type: 'request', request: this.requestCount, text: COMPACT_COMMAND });
     this.note(0, 'compaction', note);
     const stats: RequestStats = { steps: 0, toolCalls: 0, generated: 0, generateSeconds: 0, devices: this.opts.backend.devices, seconds: 0 };

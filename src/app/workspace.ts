@@ -156,6 +156,11 @@ export class Workspace {
     await this.save();
   }
 
+  /** The conversation as the model saw it, one JSON line per turn (for the Transcript download). */
+  transcript(): string {
+    return this.agent.transcript.jsonl();
+  }
+
   setAskFirst(on: boolean): void {
     this.agentOptions.askFirst = on;     // the loop reads it at each call
     this.store.set({ askFirst: on });

@@ -73,6 +73,7 @@ export class AgentWorkspace extends LitElement {
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
+        <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
         <button class="danger" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc)">Stop</button>
       </header>
@@ -101,6 +102,16 @@ export class AgentWorkspace extends LitElement {
           <pooled-preview-pane .preview=${ws.preview}></pooled-preview-pane>
         </div>
       </div>`;
+  }
+
+  private downloadTranscript(): void {
+    if (!this.workspace) return;
+    const url = URL.createObjectURL(new Blob([this.workspace.transcript()], { type: 'application/x-ndjson' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `pooled-transcript-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
   private onEnter(e: KeyboardEvent): void {

@@ -50,3 +50,21 @@ test('bad arguments are named errors with the usage', () => {
   expect(() => parseAgentArgs(['--project', 'p', '--replay', 'r', '--ctx', 'big'])).toThrow(/--ctx must be a whole number/);
   expect(parseAgentArgs(['--project', 'p', '--replay', 'r', 'Make', 'it'])).toMatchObject({ request: 'Make it', format: 'json', ctx: 8192, json: false });
 });
+
+test('--transcript writes every turn as the model saw it: one JSON line per turn, exact text, token counts', async () => {
+  const { dir, file } = await script([call('write_file', { path: 'a.txt', content: 'hello there' }), 'Wrote a.txt.']);
+  const out = path.join(dir, 'run.jsonl');
+  await runAgentCli(['--project', path.join(dir, 'proj'), '--replay', file, '--transcript', out, '--request', 'Write a.txt'], { out: () => undefined });
+  const lines = (await readFile(out, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(lines.map((l) => l.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+  expect(lines[0]!.text).toMatch(/^<\|im_start\|>system\nYou are a coding agent\.[\s\S]*"name": "write_file"/);
+  expect(lines[1]).toMatchObject({ text: '<|im_start|>user\nWrite a.txt<|im_end|>\n', request: 0 });
+  expect(lines[2]!.text).toMatch(/^<\|im_start\|>assistant\n<think>\n\n<\/think>\n\n<tool_call>\n\{"name": "write_file"[\s\S]*<\/tool_call><\|im_end\|>\n$/);
+  expect(lines[3]).toMatchObject({ role: 'tool', step: 1, text: '<|im_start|>user\n<tool_response>\ncreated a.txt (1 line)\n</tool_response><|im_end|>\n' });
+  expect(lines[4]!.text).toBe('<|im_start|>assistant\n<think>\n\n</think>\n\nWrote a.txt.<|im_end|>\n');
+  // Token counts are the tokenizer's, and the second answer's prompt is everything before it.
+  const tokens = lines.map((l) => l.tokens as number);
+  expect(tokens.every((n) => Number.isInteger(n) && n > 0)).toBe(true);
+  const gen = 7; // <|im_start|> assistant \n <think> \n\n </think> \n\n: the generation prompt ending every prompt
+  expect(lines[4]!.promptTokens).toBe(tokens[0]! + tokens[1]! + tokens[2]! + tokens[3]! + gen);
+});
