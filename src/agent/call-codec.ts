@@ -12,10 +12,17 @@ export interface ParsedAnswer {
   unreadable: boolean;
 }
 
+/**
+ * The call grammar of one answer: the Constraint the sampler asks, and, when too many tokens were forced
+ * by the call format (the engine produces garbage: grammar/forced-tokens.ts), why — the grammar then ends
+ * the answer and the loop ends the request with reason `error`.
+ */
+export type CallConstraint = Constraint & { garbage?(): string | null };
+
 export interface CallCodec {
   parse(answer: string): ParsedAnswer;
   /** A fresh per-token grammar for one answer (BackendRequest.constraint); absent = unconstrained. */
-  constraint?(): Constraint;
+  constraint?(): CallConstraint;
   /** A per-token grammar for an answer that must not call a tool (the closing answer at the step limit). */
   noCalls?(): Constraint;
 }

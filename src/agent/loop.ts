@@ -8,7 +8,8 @@ import type { AgentEvent, AgentListener, NoteKind, SkipReason } from './events.t
 import type { ToolRegistry } from './tools/registry.ts';
 import type { ProjectFiles } from './files/types.ts';
 import type { ServedPort } from './tool-types.ts';
-import type { CallCodec } from './call-codec.ts';
+import type { CallCodec, CallConstraint } from './call-codec.ts';
+import { garbageNote } from './grammar/forced-tokens.ts';
 import { Conversation, type CallRecord, type Segment } from './conversation.ts';
 import { TurnRenderer } from './turns.ts';
 import { SYSTEM_PROMPT } from './system-prompt.ts';
@@ -191,12 +192,13 @@ export class Agent {
       // Cards streamed for this answer take the ids firstCallId.. in order; the parsed calls reuse them.
       const firstCallId = this.nextCallId;
       const stream = new AnswerStream(step, firstCallId, (e) => this.emit(e));
+      const constraint: CallConstraint | undefined = closing ? codec.noCalls?.() : codec.constraint?.();
       const result: BackendResult = await backend.generate({
         prompt,
         maxNewTokens: answerCapFor(prompt.length, backend.contextSize, cap),
         stopTokens: this.stopTokens(),
         pinAt: this.conversation.pinAt,
-        constraint: closing ? codec.noCalls?.() : codec.constraint?.(),
+        constraint,
         signal,
         onText: (textSoFar) => stream.update(textSoFar),
       });
@@ -215,6 +217,11 @@ export class Agent {
       if (result.finish === 'error') {
         closeStreamed(0, 'model-failed');
         return end('error', { error: result.error?.message ?? 'the model reported an error' });
+      }
+      const garbage = constraint?.garbage?.() ?? null;
+      if (garbage) {
+        closeStreamed(0, 'model-failed');
+        return end('error', { error: garbageNote(garbage) });
       }
       if (closing) {
         // Whatever it wrote closes the request; a call in it (a server without the grammar) never runs.

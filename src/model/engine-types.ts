@@ -18,6 +18,12 @@ export interface SamplingOptions {
 export interface TokenConstraint {
   bits?: Uint32Array;
   greedy?: boolean;
+  /**
+   * Called by the engine that picks this token when the model's own top choice (the unconstrained
+   * argmax) is not allowed by `bits`, before the allowed pick is returned. The pick is the same either
+   * way; the caller learns its grammar overruled the model (the agent counts that to spot garbage).
+   */
+  overruled?: () => void;
 }
 
 /** One device's share of the model with its own KV cache for those layers. */

@@ -12,6 +12,7 @@ import { LazyDfa } from './dfa.ts';
 import { jsonGrammar } from './json-grammar.ts';
 import { vocabIndexFor, type VocabIndex } from './vocab-trie.ts';
 import { xmlGrammar } from './xml-grammar.ts';
+import { ForcedTokenWatch } from './forced-tokens.ts';
 
 export interface ToolCallGrammarOptions {
   tokenizer: Tokenizer;
@@ -41,13 +42,14 @@ export class ToolCallGrammar {
    * A fresh Constraint for one answer (pass it as GenerateOptions.constraint): it follows the answer
    * through the grammar, told each new token in order, and gives the next token's mask.
    */
-  constraint(): Constraint {
+  constraint(): Constraint & { garbage(): string | null } {
     const cursor = this.cursor();
     let told = 0;
-    return (generatedSoFar) => {
+    const constraint: Constraint = (generatedSoFar) => {
       while (told < generatedSoFar.length) cursor.accept(generatedSoFar[told++]!);
       return cursor.next();
     };
+    return Object.assign(constraint, { garbage: () => cursor.garbage });
   }
 
   private noCallBits: Uint32Array | undefined;
@@ -80,6 +82,10 @@ export class ToolCallCursor {
   broken = false;
   /** Calls closed so far in this reply. */
   callsClosed = 0;
+  /** Counts the tokens the grammar overruled; once tripped, the answer is made to end (forced-tokens.ts). */
+  readonly forced = new ForcedTokenWatch();
+  private overruledNext = false;
+  private stopOnly: Uint32Array | null = null;
 
   constructor(
     private readonly dfa: LazyDfa<unknown>,
@@ -92,13 +98,28 @@ export class ToolCallCursor {
     return this.state >= 0;
   }
 
-  next(): TokenConstraint | null {
-    if (this.state < 0) return null;
-    return this.greedy ? { bits: this.dfa.mask(this.state), greedy: true } : { bits: this.dfa.mask(this.state) };
+  /** Why the answer was stopped as garbage (too many tokens forced by the call format), or null. */
+  get garbage(): string | null {
+    return this.forced.tripped;
   }
 
+  next(): TokenConstraint | null {
+    if (this.forced.tripped) return { bits: this.stopOnlyBits(), greedy: true };
+    if (this.state < 0) return null;
+    const bits = this.dfa.mask(this.state);
+    return this.greedy ? { bits, greedy: true, overruled: this.onOverruled } : { bits, overruled: this.onOverruled };
+  }
+
+  /** The sampler's report (TokenConstraint.overruled): the next token accepted was not the model's own top choice. */
+  readonly onOverruled = (): void => {
+    this.overruledNext = true;
+  };
+
   accept(tokenId: number): void {
-    if (this.broken) return;
+    const overruled = this.overruledNext;
+    this.overruledNext = false;
+    if (this.broken || this.forced.tripped) return;
+    if (this.state >= 0) this.forced.record(overruled);
     if (this.state < 0) {
       if (tokenId === this.openId) this.state = this.dfa.start;
       return;
@@ -110,8 +131,19 @@ export class ToolCallCursor {
     } else if (this.dfa.isDone(next)) {
       this.state = -1;
       this.callsClosed++;
+      this.forced.endCall();
     } else {
       this.state = next;
     }
+  }
+
+  /** Only the end-of-turn token: a tripped answer ends at once. */
+  private stopOnlyBits(): Uint32Array {
+    if (!this.stopOnly) {
+      const id = this.tokenizer.special.imEnd;
+      this.stopOnly = new Uint32Array((id >>> 5) + 1);
+      this.stopOnly[id >>> 5] = 1 << (id & 31);
+    }
+    return this.stopOnly;
   }
 }
