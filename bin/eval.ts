@@ -1,0 +1,65 @@
+// npm run eval -- --backend replay|openai|room [options]
+// Runs the eval suite (eval/tasks): each task's request through the agent on the chosen model, then a
+// Playwright check of the page it built, in real Chromium. Prints the table and writes it, with one
+// transcript per run, to eval-results/<date>/. Needs the built app for the preview (npm run build).
+//   --backend replay            the scripted right and broken answers (exit 1 unless each right one
+//                               passes its check and each broken one fails it)
+//   --backend openai URL        an OpenAI-compatible server (with --model NAME)
+//   --backend room --model DIR  our own engine on a local model folder, in this process
+//   --only a,b   only these task ids      --ctx N   context (default 8192)      --out DIR
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { EVAL_TASKS } from '../eval/tasks/index.ts';
+import { replayModel, type EvalModel } from '../eval/model.ts';
+import { formatTable, rowOk, summaryOf, writeReport } from '../eval/report.ts';
+import { runEval } from '../eval/run.ts';
+
+const USAGE = 'usage: npm run eval -- --backend replay|openai URL|room [--model NAME|DIR] [--only id,id] [--ctx N] [--out DIR]';
+
+function fail(message: string): never {
+  process.stderr.write(`eval: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: { backend: { type: 'string' }, url: { type: 'string' }, model: { type: 'string' }, only: { type: 'string' }, ctx: { type: 'string' }, out: { type: 'string' } },
+    });
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  const values = parsed.values as Record<string, string | undefined>;
+  const backend = values.backend ?? 'replay';
+  const ctx = values.ctx === undefined ? 8192 : Number(values.ctx);
+  if (!Number.isInteger(ctx) || ctx < 1024) fail(`--ctx must be a whole number of tokens (at least 1024), not ${JSON.stringify(values.ctx)}`);
+  const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = only?.filter((id) => !EVAL_TASKS.some((t) => t.id === id)) ?? [];
+  if (unknown.length) fail(`unknown task ${unknown.join(', ')}; the tasks are ${EVAL_TASKS.map((t) => t.id).join(', ')}`);
+  const tasks = only ? EVAL_TASKS.filter((t) => only.includes(t.id)) : EVAL_TASKS;
+
+  let model: EvalModel;
+  if (backend === 'replay') model = await replayModel(ctx);
+  else if (backend === 'openai' || backend === 'room') fail(`--backend ${backend} needs the OpenAI-compatible / engine backend of the agent, which this build does not have yet`);
+  else fail(`--backend must be replay, openai or room, not ${JSON.stringify(backend)}`);
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const folder = path.resolve(values.out ?? path.join('eval-results', stamp));
+  console.log(`eval: ${tasks.length} tasks on ${model.name}${model.scripted ? ' (right and broken answers)' : ''}`);
+  const rows = await runEval({
+    tasks, model, transcripts: path.join(folder, 'transcripts'),
+    onRow: (r) => console.log(`  ${rowOk(r) ? 'ok  ' : 'FAIL'} ${r.task} (${r.variant}): ${r.passed ? 'check passed' : `check failed${r.detail ? `: ${r.detail}` : ''}`} · ${r.reason} · ${r.seconds.toFixed(1)} s`),
+  });
+  await model.close?.();
+  console.log(`\n${formatTable(rows)}\n\n${summaryOf(rows)}`);
+  await writeReport(rows, { backend: model.name, date: new Date().toISOString(), tasks: String(tasks.length), ctx: String(ctx) }, folder);
+  console.log(`wrote ${path.relative(process.cwd(), folder)}/results.md`);
+  return model.scripted && !rows.every(rowOk) ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (e: unknown) => {
+  process.stderr.write(`eval: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,21 @@
+// The eval suite on the scripted model (`npm run eval -- --backend replay`): every task's right answer,
+// written by the agent loop through its real tools and grammar and served by the headless preview,
+// passes its Playwright check in real Chromium; every broken answer fails its check.
+import { expect, test } from 'vitest';
+import { EVAL_TASKS } from '../eval/tasks/index.ts';
+import { replayModel } from '../eval/model.ts';
+import { rowOk, summaryOf } from '../eval/report.ts';
+import { runEval } from '../eval/run.ts';
+
+test('12+ tasks: each right answer passes its check, each broken answer fails it', async () => {
+  expect(EVAL_TASKS.length).toBeGreaterThanOrEqual(12);
+  for (const task of EVAL_TASKS) expect(task.broken.length, task.id).toBeGreaterThanOrEqual(1);
+  const rows = await runEval({ tasks: EVAL_TASKS, model: await replayModel() });
+  const wrong = rows.filter((r) => !rowOk(r)).map((r) => `${r.task} (${r.variant}): ${r.detail || r.reason}`);
+  expect(wrong).toEqual([]);
+  const answers = rows.filter((r) => r.expected === 'pass');
+  expect(answers.map((r) => r.task)).toEqual(EVAL_TASKS.map((t) => t.id));
+  expect(answers.every((r) => r.reason === 'done' && r.toolCalls >= 3)).toBe(true);
+  expect(rows.filter((r) => r.expected === 'fail').length).toBe(EVAL_TASKS.reduce((n, t) => n + t.broken.length, 0));
+  expect(summaryOf(rows)).toBe(`${EVAL_TASKS.length} of ${EVAL_TASKS.length} tasks pass; ${rows.length - EVAL_TASKS.length} of ${rows.length - EVAL_TASKS.length} broken answers fail their check`);
+}, 600_000);
