@@ -3,7 +3,7 @@
 // line; Stop and Esc end running requests with reason `stopped`; a reload restores the timeline and the
 // files; New task clears the conversation and keeps the files.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -39,6 +39,11 @@ beforeAll(async () => {
     call('serve', {}, 'Serving it to check for errors.\n'),
     'Done: the page is served on :5173.',
   ]));
+  writeFileSync(path.join(scripts, 'toggle.jsonl'), jsonl([
+    call('write_file', { path: 'asked.txt', content: 'written after approval\n' }, 'Writing it.\n'),
+    'Written.',
+  ]));
+  writeFileSync(path.join(scripts, 'toggle-2.jsonl'), jsonl([call('write_file', { path: 'free.txt', content: 'written without asking\n' }), 'Written too.']));
   writeFileSync(path.join(scripts, 'stop.jsonl'), jsonl([
     call('write_file', { path: 'notes.txt', content: 'kept across New task\n' }, 'Writing notes.\n'),
     'Notes written.',
@@ -107,6 +112,42 @@ test('a request writes files (one edit approved, one rejected), serves them and 
 
   mkdirSync(artifactDir(), { recursive: true });
   await page.screenshot({ path: path.join(artifactDir(), 'app-workspace.png') });
+  await context.close();
+});
+
+test('the ask-first toggle, clicked in the UI, makes edits wait for approval, is kept across a reload, and turns off again; Transcript downloads the conversation', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await openReplay(page, 'script=/e2e-scripts/toggle.jsonl&delay=1');
+  const toggle = page.getByTestId('ask-first');
+  expect(await toggle.isChecked()).toBe(false);
+  await toggle.click();
+  expect(await toggle.isChecked()).toBe(true);
+  await send(page, 'Write asked.txt');
+  await page.getByTestId('approve').waitFor({ timeout: 30_000 });
+  expect(await page.getByTestId('diff').textContent()).toContain('+ written after approval');
+  await page.getByTestId('approve').click();
+  await expect.poll(async () => summaries(page).count(), { timeout: 60_000 }).toBe(1);
+
+  // Kept across a reload (the same project, the next script); clicked off, the next edit runs without asking.
+  await openReplay(page, 'script=/e2e-scripts/toggle-2.jsonl&delay=1');
+  expect(await page.getByTestId('ask-first').isChecked()).toBe(true);
+  await page.getByTestId('ask-first').click();
+  expect(await page.getByTestId('ask-first').isChecked()).toBe(false);
+  await send(page, 'Write free.txt');
+  await expect.poll(async () => summaries(page).count(), { timeout: 60_000 }).toBe(2);
+  expect(await page.getByTestId('approve').count()).toBe(0);
+  const states = await page.getByTestId('call-card').evaluateAll((cards) => cards.map((c) => `${c.getAttribute('data-name')}:${c.getAttribute('data-state')}`));
+  expect(states).toEqual(['write_file:done', 'write_file:done']);
+  const files = await page.getByTestId('file-tree').locator('button[data-path]').evaluateAll((b) => b.map((x) => x.getAttribute('data-path')));
+  expect(files).toEqual(['asked.txt', 'free.txt']);
+
+  // The transcript: one JSON line per turn as the model saw it.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('transcript').click()]);
+  const text = readFileSync((await download.path())!, 'utf8');
+  const roles = text.trimEnd().split('\n').map((l) => (JSON.parse(l) as { role: string }).role);
+  expect(roles).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
+  expect(download.suggestedFilename()).toMatch(/^pooled-transcript-.*\.jsonl$/);
   await context.close();
 });
 
