@@ -6,7 +6,7 @@
 //   room    — our own engine on a local model folder, in this process (a room of one).
 import { readFileSync } from 'node:fs';
 import type { Backend } from '../src/agent/backend.ts';
-import { ReplayBackend } from '../src/agent/replay-backend.ts';
+import { replayBackend } from '../src/agent/replay/replay-engine.ts';
 import { loadBundledQwen3Tokenizer } from '../src/model/bundled-tokenizer.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import type { Tokenizer } from '../src/model/tokenizer.ts';
@@ -33,6 +33,6 @@ export async function replayModel(contextSize = 8192): Promise<EvalModel> {
   const template = new ChatTemplate(readFileSync(new URL('../test/fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'), 'Qwen3 chat template');
   return {
     name: 'replay', tokenizer, template, scripted: true,
-    backend: (run) => new ReplayBackend({ tokenizer, template, replies: repliesWriting(run.files ?? {}, template.format), contextSize, name: 'replay' }),
+    backend: (run) => replayBackend({ tokenizer, template, replies: repliesWriting(run.files ?? {}, template.format), contextSize, name: 'replay' }).backend,
   };
 }
