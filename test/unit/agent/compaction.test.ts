@@ -185,7 +185,7 @@ test('stage 1 clears what old steps wrote: write_file content and edit_file old/
     'Wrote four files.',
   ];
   const run = async (clearWrittenContent: boolean) => {
-    const h = await harness({ contextSize: 4096, replies, clearWrittenContent });
+    const h = await harness({ contextSize: 4096, replies, clearWrittenContent, ckpt: 1 });
     return { h, out: await h.agent.run('Write four scripts') };
   };
   const on = await run(true);
