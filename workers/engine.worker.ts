@@ -73,8 +73,10 @@ const api = {
     const out = await need().logits(hidden);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
-  sample: (hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> => need().sample(hidden, opts, constraint),
-  decodeToken: (id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> => need().decodeToken(id, opts, constraint),
+  sample: (hidden: Float32Array, opts: SamplingOptions, constraint?: WireConstraint): Promise<WirePick> =>
+    reporting(constraint, (c) => need().sample(hidden, opts, c)),
+  decodeToken: (id: number, opts: SamplingOptions, constraint?: WireConstraint): Promise<WirePick> =>
+    reporting(constraint, (c) => need().decodeToken(id, opts, c)),
   stats: (): EngineStats => need().stats(),
   async dispose(): Promise<void> {
     await engine?.dispose();
@@ -83,6 +85,19 @@ const api = {
 };
 
 export type EngineWorkerApi = typeof api;
+
+/**
+ * A TokenConstraint as it crosses to the worker: a function cannot be cloned, so `overruled` travels as
+ * `report` and comes back with the pick (same message, so the report belongs to this token).
+ */
+export type WireConstraint = Omit<TokenConstraint, 'overruled'> & { report?: boolean };
+export type WirePick = { id: number; overruled: boolean };
+
+async function reporting(constraint: WireConstraint | undefined, pick: (c: TokenConstraint | undefined) => Promise<number>): Promise<WirePick> {
+  let overruled = false;
+  const c: TokenConstraint | undefined = constraint && { ...constraint, ...(constraint.report ? { overruled: () => { overruled = true; } } : {}) };
+  return { id: await pick(c), overruled };
+}
 
 installErrorTransfer();
 Comlink.expose(api);

@@ -4,7 +4,7 @@
 // decodeToken feeds one token through the whole model and picks the next on the device in one submit.
 import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/engine-errors.ts';
-import { Prng, pickFromSorted, sampleLogits } from '../model/sampler.ts';
+import { Prng, isAllowed, pickFromSorted, sampleLogits } from '../model/sampler.ts';
 import type { ModelConfig } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';
 import type { GpuLinear } from './gpu-weights.ts';
@@ -225,22 +225,38 @@ export class WebGPUEngine implements LayerEngine {
   /** Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference. */
   private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const bits = constraint?.bits;
+    let ops = [...before, ...head.logitOps];
+    if (bits && constraint?.overruled) {
+      // The caller wants to know whether the mask overrules the model: take the unmasked argmax first.
+      // When the mask allows it, it is also the masked argmax (greedy is done); otherwise report, and pick
+      // under the mask from the logits still on the device (one more small submit).
+      const top = (await this.candidates(head, ops, 1, undefined))[0]!.id;
+      const allowed = isAllowed(constraint, top);
+      if (allowed && k === 1) return top;
+      if (!allowed) constraint.overruled();
+      ops = [];
+    }
+    const cands = await this.candidates(head, ops, k, bits);
+    if (k === 1) return cands[0]!.id;
+    const top = cands.slice(0, k);
+    const u = new Prng(opts.seed ?? 0).nextFloat();
+    return pickFromSorted(top.map((c) => c.id), top.map((c) => c.value), opts, u);
+  }
+
+  /** Runs `ops` then top-k (under `bits` when given) in one submit; the candidates, best first. */
+  private async candidates(head: HeadState, ops: Op[], k: number, bits: Uint32Array | undefined): Promise<{ id: number; value: number }[]> {
     const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
     if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
     this.parts.device.queue.writeBuffer(head.params, 0, new Uint32Array([bits ? 1 : 0, maskWords, 0, 0]));
     const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
-    const pairs = new Uint32Array(await this.submitAndRead([...before, ...head.logitOps, topk], 1, head.best, head.blocks * k * 8));
+    const pairs = new Uint32Array(await this.submitAndRead([...ops, topk], 1, head.best, head.blocks * k * 8));
     const cands: { id: number; value: number }[] = [];
     const f = new Float32Array(pairs.buffer);
     for (let i = 0; i < pairs.length; i += 2) {
       if (pairs[i + 1] !== 0xffffffff) cands.push({ value: f[i]!, id: pairs[i + 1]! });
     }
     if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-    cands.sort((a, b) => b.value - a.value || a.id - b.id);
-    if (k === 1) return cands[0]!.id;
-    const top = cands.slice(0, k);
-    const u = new Prng(opts.seed ?? 0).nextFloat();
-    return pickFromSorted(top.map((c) => c.id), top.map((c) => c.value), opts, u);
+    return cands.sort((a, b) => b.value - a.value || a.id - b.id);
   }
 
   async dispose(): Promise<void> {

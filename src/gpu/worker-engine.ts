@@ -3,7 +3,7 @@
 import * as Comlink from 'comlink';
 import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import type { LoadProgress } from '../model/types.ts';
-import type { EngineWorkerApi, WorkerLoaded, WorkerLoadRequest } from '../../workers/engine.worker.ts';
+import type { EngineWorkerApi, WireConstraint, WirePick, WorkerLoaded, WorkerLoadRequest } from '../../workers/engine.worker.ts';
 import type { EngineStats } from './engine.ts';
 import { installErrorTransfer } from './worker-errors.ts';
 
@@ -58,14 +58,14 @@ export class WorkerEngine implements LayerEngine {
     return this.remote.logits(hidden);
   }
 
-  sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    return this.remote.sample(hidden, opts, constraint);
+  async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+    return picked(await this.remote.sample(hidden, opts, toWire(constraint)), constraint);
   }
 
   /** One decode token in one submit in the worker (see WebGPUEngine.decodeToken). */
   async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     try {
-      return await this.remote.decodeToken(id, opts, constraint);
+      return picked(await this.remote.decodeToken(id, opts, toWire(constraint)), constraint);
     } finally {
       this.kv = await this.remote.kvLength();
     }
@@ -83,4 +83,17 @@ export class WorkerEngine implements LayerEngine {
       this.worker.terminate();
     }
   }
+}
+
+/** The constraint without its callback (functions cannot cross to the worker): `report` asks for it instead. */
+function toWire(c: TokenConstraint | undefined): WireConstraint | undefined {
+  if (!c) return undefined;
+  const { overruled, ...plain } = c;
+  return overruled ? { ...plain, report: true } : plain;
+}
+
+/** The worker's pick, with the overruled report passed on to the caller's constraint. */
+function picked(pick: WirePick, c: TokenConstraint | undefined): number {
+  if (pick.overruled) c?.overruled?.();
+  return pick.id;
 }

@@ -165,6 +165,8 @@ export function pickFromSorted(ids: ArrayLike<number>, logits: ArrayLike<number>
 /** Sample one token id from logits [V]. Greedy when temperature <= 0 or the constraint says so. */
 export function sampleLogits(logits: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): number {
   checkOptions(opts);
+  // The caller asked to hear when the mask overrules the model's own top choice (the pick is unchanged).
+  if (constraint?.bits && constraint.overruled && !isAllowed(constraint, argmax(logits))) constraint.overruled();
   if (constraint?.greedy || !(opts.temperature > 0)) return argmax(logits, constraint);
   const candidates: number[] = [];
   for (let id = 0; id < logits.length; id++) {

@@ -66,3 +66,26 @@ it('reports upload progress: bytes rise to the total, one report per layer, embe
   expect(e.stats().weightBytes).toBe(seen.at(-1)!.bytesTotal);
   await e.dispose();
 });
+
+it('a constraint that asks is told when the mask overrules the model: greedy and top-k picks unchanged, reference agrees', async () => {
+  const gpu = await createWebGPUEngine(weights, { device, ctx: 8 });
+  const ref = new ReferenceEngine(weights, { ctx: 8 });
+  const V = weights.config.vocabSize;
+  const x = await gpu.embed([1, 2, 3]);
+  const hidden = (await gpu.runLayers([0, 3], 0, x)).subarray(2 * weights.config.hiddenSize);
+  const top = await gpu.sample(hidden, { temperature: 0 });
+  const others = Array.from({ length: V }, (_, id) => id).filter((id) => id !== top && id % 3 === 0);
+  for (const sampling of [{ temperature: 0 }, { temperature: 0.8, topK: 5, seed: 7 }]) {
+    for (const [ids, expectReport] of [[others, true], [[top, ...others], false]] as const) {
+      let gpuReports = 0;
+      let refReports = 0;
+      const plain = await gpu.sample(hidden, sampling, allowOnly(ids, V));
+      const told = await gpu.sample(hidden, sampling, { ...allowOnly(ids, V), overruled: () => gpuReports++ });
+      const byRef = await ref.sample(hidden, sampling, { ...allowOnly(ids, V), overruled: () => refReports++ });
+      expect(told).toBe(plain);
+      expect(byRef).toBe(plain);
+      expect([gpuReports, refReports]).toEqual(expectReport ? [1, 1] : [0, 0]);
+    }
+  }
+  await gpu.dispose();
+});

@@ -47,6 +47,8 @@ export class ScriptCursor {
   /** The next token of this reply under `constraint`, advancing the script; null when nothing is allowed. */
   pick(constraint: TokenConstraint | null | undefined): number | null {
     const wanted = this.pending[0] ?? this.endToken;
+    // The script's next token is the model's own top choice: say so when the grammar does not allow it.
+    if (constraint?.bits && !isAllowed(constraint.bits, wanted)) constraint.overruled?.();
     const chosen = this.choose(wanted, constraint?.bits);
     if (chosen === wanted) this.consumeWanted();
     else if (chosen !== null && !this.tokenizer.addedTokens.has(wanted)) this.consumeSubstitute(this.tokenizer.tokenBytes(chosen));

@@ -172,3 +172,19 @@ test('a serve still loading after its wait with no errors yet is not clean: the 
   expect(out.answer).toBe('It loads slowly; done.');
   expect(h.replay.repliesLeft).toBe(0);
 });
+
+test('error: a model the call format keeps overruling is producing garbage; the step stops and the note says to try again or reload', async () => {
+  // Inside the call the script wants bytes the grammar never allows: every token is forced by the format.
+  const h = await harness({ replies: [`Let me write it.\n<tool_call>${' zq#'.repeat(300)}`, 'unused'] });
+  const out = await h.agent.run('Write a.js');
+  expect(out.reason).toBe('error');
+  expect(out.note).toMatch(/^the model failed: too many tokens were forced by the call format \(the call format overruled the model's own choice .*\): the room's engine is producing garbage\. Try again, or reload the model$/);
+  expect(out.summary).toMatch(/ · error$/);
+  expect(out.stats.generated).toBeLessThan(80);                   // stopped at the threshold, not at the answer cap
+  expect(h.backend.results[0]!.finish).toBe('stop');              // the grammar ended the answer itself
+  expect(await h.files.allFiles()).toEqual([]);
+  expect(h.agent.timeline.items.find((i) => i.kind === 'call')).toMatchObject({ state: 'not-run', result: 'not run: the model failed' });
+  // A model that writes its call well is never overruled: the same request with a right call runs.
+  const ok = await harness({ replies: [call('write_file', { path: 'a.js', content: 'let a = 1;\n'.repeat(40) }), 'Done.'] });
+  expect((await ok.agent.run('Write a.js')).reason).toBe('done');
+});

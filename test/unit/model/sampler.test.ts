@@ -141,3 +141,18 @@ describe('temperature, top-k, top-p', () => {
     expect(() => sampleLogits(logits, { temperature: Number.NaN })).toThrow(/temperature is NaN/);
   });
 });
+
+it('a constraint that asks is told when its mask overrules the argmax; the pick is the same', () => {
+  const logits = Float32Array.from([0.1, 2.5, 0.3, 1.9, -1]);
+  let reports = 0;
+  const overruled = () => { reports++; };
+  const noTop = allowOnly([0, 2, 3], 5);
+  expect(sampleLogits(logits, { temperature: 0 }, { ...noTop, overruled })).toBe(sampleLogits(logits, { temperature: 0 }, noTop));
+  expect(reports).toBe(1);
+  const sampled = { temperature: 0.9, topK: 3, seed: 11 };
+  expect(sampleLogits(logits, sampled, { ...noTop, overruled })).toBe(sampleLogits(logits, sampled, noTop));
+  expect(reports).toBe(2);
+  sampleLogits(logits, { temperature: 0 }, { ...allowOnly([1, 3], 5), overruled });   // the argmax (1) is allowed
+  sampleLogits(logits, { temperature: 0 }, { overruled });                               // no mask at all
+  expect(reports).toBe(2);
+});

@@ -41,7 +41,7 @@ describe('replay + grammar: invalid scripted calls are corrected', () => {
   });
 
   it('XML: a call missing a required parameter cannot be closed', async () => {
-    const r = await sample('xml', '<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>', 60);
+    const r = await sample('xml', '<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>', 36); // (under the point where garbage detection would end an answer fighting the grammar this long)
     expect(r.finish).toBe('cap');
     expect(r.text).toMatch(/^<tool_call>\n<function=write_file>\n<parameter=path>\na\.txt\n<\/parameter>\n<parameter=/);
     expect(r.ids).not.toContain(tok.special.toolCallEnd);
