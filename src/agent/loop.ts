@@ -159,7 +159,7 @@ export class Agent {
     let cleanServeAt = -1;
     let answer = '';
 
-    const end = (reason: EndReason, detail: { error?: string; stuck?: string } = {}): RequestOutcome => {
+    const end = (reason: EndReason, detail: { error?: string; stuck?: string; left?: string } = {}): RequestOutcome => {
       stats.seconds = (performance.now() - started) / 1000;
       const note = endNote(reason, { ...detail, steps: stats.steps, devices: backend.devices });
       if (note) this.note(stats.steps, 'end', note);
@@ -212,7 +212,8 @@ export class Agent {
         closeStreamed(0, 'stopped');
         answer = result.text;
         this.conversation.addAnswer(request, step, result.ids, result.text, true);
-        return end('stopped');
+        // A stop the user did not ask for is the room's: its note names the device that left.
+        return end('stopped', result.note && !signal?.aborted ? { left: result.note } : {});
       }
       if (result.finish === 'error') {
         closeStreamed(0, 'model-failed');

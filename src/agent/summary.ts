@@ -31,12 +31,14 @@ export function summaryLine(stats: RequestStats, reason: EndReason): string {
 }
 
 /** The note each end reason leaves in the timeline (docs/agent.md, End reasons). */
-export function endNote(reason: EndReason, detail: { steps?: number; error?: string; stuck?: string; devices?: number }): string | null {
+export function endNote(reason: EndReason, detail: { steps?: number; error?: string; stuck?: string; devices?: number; left?: string }): string | null {
   switch (reason) {
     case 'done':
       return null;
     case 'stopped':
-      return 'stopped: the partial answer is kept and none of its calls ran';
+      return detail.left
+        ? `stopped: ${detail.left} mid-run. The partial answer is kept and none of its calls ran. Re-deal the layers over the devices still in the room, then send the request again`
+        : 'stopped: the partial answer is kept and none of its calls ran';
     case 'limit':
       return `stopped after ${detail.steps ?? MAX_STEPS} steps: send "continue", or split the task`;
     case 'context':
