@@ -44,6 +44,11 @@ beforeAll(async () => {
     'Written.',
   ]));
   writeFileSync(path.join(scripts, 'toggle-2.jsonl'), jsonl([call('write_file', { path: 'free.txt', content: 'written without asking\n' }), 'Written too.']));
+  writeFileSync(path.join(scripts, 'about.jsonl'), jsonl([
+    call('write_file', { path: 'docs/about.html', content: '<!doctype html>\n<title>About</title>\n<h1>About this project</h1>\n' }),
+    call('serve', { path: 'docs/about.html' }),
+    'Served the about page.',
+  ]));
   writeFileSync(path.join(scripts, 'stop.jsonl'), jsonl([
     call('write_file', { path: 'notes.txt', content: 'kept across New task\n' }, 'Writing notes.\n'),
     'Notes written.',
@@ -148,6 +153,21 @@ test('the ask-first toggle, clicked in the UI, makes edits wait for approval, is
   const roles = text.trimEnd().split('\n').map((l) => (JSON.parse(l) as { role: string }).role);
   expect(roles).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
   expect(download.suggestedFilename()).toMatch(/^pooled-transcript-.*\.jsonl$/);
+  await context.close();
+});
+
+test('a served page that is not a folder\'s index.html (docs/about.html) comes back after a reload', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await openReplay(page, 'script=/e2e-scripts/about.jsonl&delay=1');
+  await send(page, 'Make an about page');
+  await expect.poll(async () => summaries(page).count(), { timeout: 60_000 }).toBe(1);
+  const heading = () => page.frameLocator('iframe').first().locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
+  await expect.poll(heading, { timeout: 15_000 }).toBe('About this project');
+  await page.reload();
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await expect.poll(async () => page.getByTestId('preview-address').textContent(), { timeout: 15_000 }).toBe(':5173/');
+  await expect.poll(heading, { timeout: 15_000 }).toBe('About this project');
   await context.close();
 });
 

@@ -97,7 +97,9 @@ export class Workspace {
     if (problem) ws.store.set({ error: problem });
     await ws.refreshFiles();
     const ports = restored?.servedPorts ?? [];
-    if (ports.length > 0) await ws.preview.restore(ports.map((p) => ({ port: p.port, folder: p.path, page: 'index.html' }))).catch(() => undefined);
+    // The session keeps each port as the path serve was given (a folder, or a page like docs/about.html):
+    // the preview resolves it again itself.
+    if (ports.length > 0) await ws.preview.restore(ports).catch(() => undefined);
     return ws;
   }
 
