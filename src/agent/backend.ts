@@ -17,6 +17,8 @@ export interface BackendRequest extends GenerateOptions {
 /** The model layer's GenerationResult (ids, finish, error, note, stats) plus the answer's text. */
 export interface BackendResult extends GenerationResult {
   text: string;
+  /** An HTTP server's own token counts, shown beside ours (stats are counted with the model's tokenizer). */
+  serverUsage?: { promptTokens: number; completionTokens: number };
 }
 
 export interface Backend {

@@ -204,6 +204,7 @@ export class Agent {
       });
       stats.generated += result.stats.generated;
       stats.generateSeconds += result.stats.seconds;
+      if (result.serverUsage) stats.serverTokens = (stats.serverTokens ?? 0) + result.serverUsage.completionTokens;
       const streamed = stream.startedCalls;
       this.nextCallId = firstCallId + streamed;
       const closeStreamed = (from: number, why: Exclude<SkipReason, 'repeat'>) => this.closeCards(step, firstCallId + from, firstCallId + streamed, why);

@@ -12,6 +12,8 @@ export interface RequestStats {
   generateSeconds: number;     // time spent generating them (for tok/s)
   devices: number;
   seconds: number;             // wall time of the request
+  /** An HTTP server's own count of the tokens it generated (shown beside ours), when it gives one. */
+  serverTokens?: number;
 }
 
 const count = (n: number, one: string) => `${n} ${n === 1 ? one : one + 's'}`;
@@ -21,7 +23,7 @@ export function summaryLine(stats: RequestStats, reason: EndReason): string {
   const parts = [
     count(stats.steps, 'step'),
     count(stats.toolCalls, 'tool call'),
-    `${stats.generated} tok`,
+    stats.serverTokens === undefined ? `${stats.generated} tok` : `${stats.generated} tok (server: ${stats.serverTokens})`,
     `${rate.toFixed(1)} tok/s`,
     count(stats.devices, 'device'),
     `${stats.seconds.toFixed(1)} s`,

@@ -1,0 +1,151 @@
+// The OpenAI-compatible backend against a real HTTP server in this process that speaks the wire format
+// from a script: probing, streaming, Stop within one token, the server's errors quoted, the call grammar
+// sent where the server takes one (and dropped where it refuses it), and a whole agent request to done.
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
+import { probeServer, ServerError, serverBase } from '../../../src/agent/openai/server.ts';
+import { Agent } from '../../../src/agent/loop.ts';
+import { createCallCodec } from '../../../src/agent/codec.ts';
+import { MemoryFiles } from '../../../src/agent/files/memory.ts';
+import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
+import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
+import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
+import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.ts';
+import { ChatTemplate } from '../../../src/model/chat-template.ts';
+import { startOpenAIServer, type ScriptedReply, type ScriptedServer } from '../../helpers/openai-server.ts';
+import { call } from './harness.ts';
+import type { BackendRequest } from '../../../src/agent/backend.ts';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+const template = new ChatTemplate(readFileSync(new URL('../../fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'));
+let server: ScriptedServer | undefined;
+afterEach(async () => { await server?.close(); server = undefined; });
+
+async function backendOn(replies: ScriptedReply[], kind: 'llama.cpp' | 'vllm' | 'generic' = 'llama.cpp', extra: { idleMs?: number } = {}) {
+  server = await startOpenAIServer({ replies, kind, nCtx: 4096 });
+  const tokenizer = await loadBundledQwen3Tokenizer();
+  const files = new MemoryFiles({});
+  const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
+  const info = await probeServer(`${server.url}/v1/`, 'qwen3-test');
+  const backend = new OpenAIBackend({ server: info, model: 'qwen3-test', tokenizer, template, tools: tools.schemas(), ...extra });
+  return { backend, tokenizer, files, tools, info };
+}
+
+function request(backend: OpenAIBackend, text: string, extra: Partial<BackendRequest> = {}): BackendRequest {
+  const prompt = backend.encode(backend.render([{ role: 'user', content: text }], []));
+  return { prompt, maxNewTokens: 256, stopTokens: [151645], ...extra };
+}
+
+describe('finding the server', () => {
+  test('kind, context and models come from the server; a missing model and an unreachable server are named', async () => {
+    const { info } = await backendOn([]);
+    expect(info).toMatchObject({ kind: 'llama.cpp', contextSize: 4096, models: ['qwen3-test'] });
+    expect(serverBase('http://h:1/v1/')).toBe('http://h:1');
+    await expect(probeServer(server!.url, 'llama-9000')).rejects.toThrow(/has no model "llama-9000"; it serves: qwen3-test/);
+    const port = server!.port;
+    await server!.close();
+    server = undefined;
+    await expect(probeServer(`http://127.0.0.1:${port}`, 'qwen3-test')).rejects.toThrow(/^the server at http:\/\/127\.0\.0\.1:\d+ cannot be reached: \w+/);
+    expect(() => serverBase('ftp://x')).toThrow(ServerError);
+  });
+});
+
+describe('one answer', () => {
+  test('streams: the text grows chunk by chunk; tokens are counted with our tokenizer, the server\'s usage kept beside', async () => {
+    const { backend, tokenizer } = await backendOn([{ text: 'Hello there, this streams in pieces.' }]);
+    const seen: string[] = [];
+    const r = await backend.generate(request(backend, 'Say hello', { onText: (t) => seen.push(t) }));
+    expect(r.finish).toBe('stop');
+    expect(r.text).toBe('Hello there, this streams in pieces.');
+    expect(seen.length).toBe(9);
+    expect(seen.every((t, i) => i === 0 || t.startsWith(seen[i - 1]!))).toBe(true);
+    expect(r.ids).toEqual(tokenizer.encode(r.text));
+    expect(r.stats.generated).toBe(r.ids.length);
+    expect(r.serverUsage).toEqual({ promptTokens: expect.any(Number), completionTokens: 9 });
+    // The prompt went as the conversation rendered with the model's own template, thinking off.
+    const sent = server!.requests[0]!;
+    expect(sent.prompt).toBe('<|im_start|>user\nSay hello<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
+    expect(sent).toMatchObject({ model: 'qwen3-test', stream: true, max_tokens: 256, stop: ['<|im_end|>'], temperature: 0.7, top_p: 0.8, top_k: 20 });
+  });
+
+  test('Stop aborts the request within one token: the text so far is kept, the server sees the stream closed', async () => {
+    const { backend } = await backendOn([{ text: 'x'.repeat(400), chunks: Array.from({ length: 100 }, (_, i) => `c${i} `), delayMs: 25 }]);
+    const stop = new AbortController();
+    let chunks = 0;
+    const r = await backend.generate(request(backend, 'Go on', { signal: stop.signal, onText: () => { if (++chunks === 3) stop.abort(); } }));
+    expect(r.finish).toBe('stopped');
+    expect(r.text).toBe('c0 c1 c2 ');
+    await vi.waitFor(() => expect(server!.closedEarly).toBe(1));
+    expect(server!.chunksSent[0]).toBeLessThanOrEqual(4);
+  });
+
+  test('the server\'s errors end the answer with reason error, quoting it', async () => {
+    const { backend } = await backendOn([
+      { status: 500, message: 'CUDA error: out of memory' },
+      { status: 400, message: 'the request exceeds the available context size (4096 tokens)' },
+      { text: 'partial ', streamError: 'slot unavailable' },
+    ], 'generic', { idleMs: 300 });
+    const a = await backend.generate(request(backend, 'one'));
+    expect(a.finish).toBe('error');
+    expect(a.error?.message).toBe('the server answered POST /v1/completions with 500 Internal Server Error: CUDA error: out of memory');
+    const b = await backend.generate(request(backend, 'two'));
+    expect(b.error?.message).toMatch(/400 Bad Request: the request exceeds the available context size \(4096 tokens\)$/);
+    const c = await backend.generate(request(backend, 'three'));
+    expect(c).toMatchObject({ finish: 'error', text: 'partial ' });
+    expect(c.error?.message).toBe('the server reported an error mid-answer: slot unavailable');
+  });
+
+  test('a stalled server, a model the server does not have, and a server gone away are errors too', async () => {
+    const { backend, tokenizer, info } = await backendOn([{ stall: true }], 'generic', { idleMs: 300 });
+    const stalled = await backend.generate(request(backend, 'hello'));
+    expect(stalled.error?.message).toMatch(/sent nothing for 0.3 s$/);
+    const wrong = new OpenAIBackend({ server: info, model: 'other-model', tokenizer, template });
+    expect((await wrong.generate(request(wrong, 'hi'))).error?.message).toMatch(/404 Not Found: model 'other-model' not found$/);
+    await server!.close();
+    server = undefined;
+    expect((await backend.generate(request(backend, 'hi'))).error?.message).toMatch(/^the server at http:\/\/127\.0\.0\.1:\d+ cannot be reached: \w+/);
+  });
+});
+
+describe('the call grammar', () => {
+  test('goes to llama.cpp as grammar and to vLLM as structured outputs; a server that refuses it is asked again without', async () => {
+    const constraint = () => null;
+    const llama = await backendOn([{ text: 'ok', refuseGrammar: true }, { text: 'ok again' }]);
+    const first = await llama.backend.generate(request(llama.backend, 'a', { constraint }));
+    expect(first.text).toBe('ok');
+    expect(server!.requests.map((r) => typeof r.grammar)).toEqual(['string', 'undefined']);
+    expect(String(server!.requests[0]!.grammar)).toMatch(/^root ::= prose \( call ws \)\*\ncall ::=|tool-name ::= "list_dir" \| "read_file"/m);
+    expect(llama.backend.grammarRefused).toMatch(/400 Bad Request: failed to parse grammar/);
+    await llama.backend.generate(request(llama.backend, 'b', { constraint }));
+    expect(server!.requests[2]!.grammar).toBeUndefined();  // remembered
+    await server!.close();
+    const vllm = await backendOn([{ text: 'ok' }], 'vllm');
+    expect(vllm.info).toMatchObject({ kind: 'vllm', contextSize: 4096 });
+    await vllm.backend.generate(request(vllm.backend, 'a', { constraint }));
+    expect(server!.requests[0]!.structured_outputs).toEqual({ grammar: expect.stringContaining('tool-name ::= "list_dir"') });
+    await server!.close();
+    const plain = await backendOn([{ text: 'ok' }], 'generic');
+    await plain.backend.generate(request(plain.backend, 'a', { constraint }));
+    expect(server!.requests[0]!.grammar ?? server!.requests[0]!.structured_outputs).toBeUndefined();
+  });
+});
+
+test('a whole agent request on the server: writes the file, answers, ends done; the summary shows the server\'s count', async () => {
+  const { backend, tokenizer, files, tools } = await backendOn([
+    { text: call('write_file', { path: 'index.html', content: '<!doctype html>\n<h1>Hi</h1>\n' }, 'Writing it.\n') },
+    { text: 'The page says Hi.' },
+  ]);
+  const agent = new Agent({ backend, tools, files, format: 'json', codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
+  const out = await agent.run('Make a page that says Hi');
+  expect(out.reason).toBe('done');
+  expect(out.answer).toBe('The page says Hi.');
+  expect(await files.readText('index.html')).toBe('<!doctype html>\n<h1>Hi</h1>\n');
+  expect(out.summary).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · [\d.]+ tok\/s · 1 device · [\d.]+ s$/);
+  // The second prompt is the first plus the answer and the result, rendered by us: the server sees our turns.
+  const [p1, p2] = server!.requests.map((r) => String(r.prompt));
+  expect(p2!.startsWith(p1!)).toBe(true);
+  expect(p2).toContain('<tool_response>\ncreated index.html (2 lines)\n</tool_response>');
+  expect(server!.requests[0]!.grammar).toEqual(expect.stringContaining('"write_file"'));
+});
