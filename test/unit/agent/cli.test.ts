@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAgentArgs, runAgentCli, AgentCliError } from '../../../src/agent/cli.ts';
 import { call, xmlCall } from './harness.ts';
+import { startOpenAIServer } from '../../helpers/openai-server.ts';
 
 // The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
 vi.setConfig({ testTimeout: 120_000 });
@@ -45,10 +46,11 @@ test('--format xml with --ctx; a script that runs out ends with error', async ()
 
 test('bad arguments are named errors with the usage', () => {
   expect(() => parseAgentArgs(['--replay', 'x'])).toThrow(AgentCliError);
-  expect(() => parseAgentArgs(['--project', 'p'])).toThrow(/--replay FILE.jsonl is required/);
+  expect(() => parseAgentArgs(['--project', 'p'])).toThrow(/give the model: --replay FILE.jsonl or --openai URL --model NAME/);
+  expect(() => parseAgentArgs(['--project', 'p', '--openai', 'http://127.0.0.1:8080'])).toThrow(/--openai needs --model NAME/);
   expect(() => parseAgentArgs(['--project', 'p', '--replay', 'r', '--format', 'yaml'])).toThrow(/--format must be xml or json/);
   expect(() => parseAgentArgs(['--project', 'p', '--replay', 'r', '--ctx', 'big'])).toThrow(/--ctx must be a whole number/);
-  expect(parseAgentArgs(['--project', 'p', '--replay', 'r', 'Make', 'it'])).toMatchObject({ request: 'Make it', format: 'json', ctx: 8192, json: false });
+  expect(parseAgentArgs(['--project', 'p', '--replay', 'r', 'Make', 'it'])).toMatchObject({ request: 'Make it', format: 'json', json: false });
 });
 
 test('--transcript writes every turn as the model saw it: one JSON line per turn, exact text, token counts', async () => {
@@ -67,4 +69,25 @@ test('--transcript writes every turn as the model saw it: one JSON line per turn
   expect(tokens.every((n) => Number.isInteger(n) && n > 0)).toBe(true);
   const gen = 7; // <|im_start|> assistant \n <think> \n\n </think> \n\n: the generation prompt ending every prompt
   expect(lines[4]!.promptTokens).toBe(tokens[0]! + tokens[1]! + tokens[2]! + tokens[3]! + gen);
+});
+
+test('--openai URL --model NAME runs the same agent on an OpenAI-compatible server', async () => {
+  const server = await startOpenAIServer({
+    kind: 'llama.cpp', nCtx: 8192,
+    replies: [{ text: call('write_file', { path: 'hi.txt', content: 'hi from the server' }) }, { text: 'Wrote hi.txt.' }],
+  });
+  try {
+    const { dir } = await script([]);
+    const lines: string[] = [];
+    const code = await runAgentCli(['--project', path.join(dir, 'proj'), '--openai', `${server.url}/v1`, '--model', 'qwen3-test', '--json', '--request', 'Write hi.txt'], { out: (l) => lines.push(l) });
+    expect(code).toBe(0);
+    expect(lines[0]).toBe(`· qwen3-test on ${server.url} (llama.cpp, context 8192 tokens)`);
+    expect(await readFile(path.join(dir, 'proj', 'hi.txt'), 'utf8')).toBe('hi from the server');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ reason: 'done', steps: 2, toolCalls: 1 });
+    const bad: string[] = [];
+    expect(await runAgentCli(['--project', dir, '--openai', server.url, '--model', 'nope'], { out: (l) => bad.push(l) })).toBe(1);
+    expect(bad).toEqual([expect.stringMatching(/^ServerError: the server at http:\/\/127\.0\.0\.1:\d+ has no model "nope"; it serves: qwen3-test$/)]);
+  } finally {
+    await server.close();
+  }
 });
