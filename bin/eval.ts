@@ -4,17 +4,18 @@
 // transcript per run, to eval-results/<date>/. Needs the built app for the preview (npm run build).
 //   --backend replay            the scripted right and broken answers (exit 1 unless each right one
 //                               passes its check and each broken one fails it)
-//   --backend openai URL        an OpenAI-compatible server (with --model NAME)
-//   --backend room --model DIR  our own engine on a local model folder, in this process
+//   --backend openai URL        an OpenAI-compatible server (with --model NAME; --tokenizer SRC for a
+//                               model outside the Qwen3 vocabulary)
+//   --backend room --model DIR  our own engine on a local model folder, in this process (--engine webgpu)
 //   --only a,b   only these task ids      --ctx N   context (default 8192)      --out DIR
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EVAL_TASKS } from '../eval/tasks/index.ts';
-import { replayModel, type EvalModel } from '../eval/model.ts';
+import { openaiModel, replayModel, roomModel, type EvalModel } from '../eval/model.ts';
 import { formatTable, rowOk, summaryOf, writeReport } from '../eval/report.ts';
 import { runEval } from '../eval/run.ts';
 
-const USAGE = 'usage: npm run eval -- --backend replay|openai URL|room [--model NAME|DIR] [--only id,id] [--ctx N] [--out DIR]';
+const USAGE = 'usage: npm run eval -- --backend replay|openai URL|room [--model NAME|DIR] [--tokenizer SRC] [--engine reference|webgpu] [--only id,id] [--ctx N] [--out DIR]';
 
 function fail(message: string): never {
   process.stderr.write(`eval: ${message}\n${USAGE}\n`);
@@ -26,7 +27,10 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs({
       allowPositionals: true,
-      options: { backend: { type: 'string' }, url: { type: 'string' }, model: { type: 'string' }, only: { type: 'string' }, ctx: { type: 'string' }, out: { type: 'string' } },
+      options: {
+        backend: { type: 'string' }, url: { type: 'string' }, model: { type: 'string' }, tokenizer: { type: 'string' }, engine: { type: 'string' },
+        only: { type: 'string' }, ctx: { type: 'string' }, out: { type: 'string' },
+      },
     });
   } catch (e) {
     fail((e as Error).message);
@@ -41,9 +45,20 @@ async function main(): Promise<number> {
   const tasks = only ? EVAL_TASKS.filter((t) => only.includes(t.id)) : EVAL_TASKS;
 
   let model: EvalModel;
-  if (backend === 'replay') model = await replayModel(ctx);
-  else if (backend === 'openai' || backend === 'room') fail(`--backend ${backend} needs the OpenAI-compatible / engine backend of the agent, which this build does not have yet`);
-  else fail(`--backend must be replay, openai or room, not ${JSON.stringify(backend)}`);
+  const ctxGiven = values.ctx === undefined ? {} : { contextSize: ctx };
+  if (backend === 'replay') {
+    model = await replayModel(ctx);
+  } else if (backend === 'openai') {
+    const url = values.url ?? parsed.positionals[0];
+    if (!url || !values.model) fail('--backend openai needs the server URL and --model NAME');
+    model = await openaiModel(url, values.model, { ...ctxGiven, ...(values.tokenizer ? { tokenizer: values.tokenizer } : {}) });
+  } else if (backend === 'room') {
+    if (!values.model) fail('--backend room needs --model DIR|URL|HF-ID (a Qwen3 model in safetensors or MLC form)');
+    if (values.engine && values.engine !== 'reference' && values.engine !== 'webgpu') fail('--engine must be reference or webgpu');
+    model = await roomModel(values.model, { ...ctxGiven, ...(values.engine ? { engine: values.engine as 'reference' | 'webgpu' } : {}) });
+  } else {
+    fail(`--backend must be replay, openai or room, not ${JSON.stringify(backend)}`);
+  }
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const folder = path.resolve(values.out ?? path.join('eval-results', stamp));
@@ -59,7 +74,7 @@ async function main(): Promise<number> {
   return model.scripted && !rows.every(rowOk) ? 1 : 0;
 }
 
-main().then((code) => process.exit(code), (e: unknown) => {
+main().then((code) => process.exit(code), (e: unknown) => { // exit: Dawn keeps Node alive otherwise
   process.stderr.write(`eval: ${(e as Error).stack ?? String(e)}\n`);
   process.exit(1);
 });

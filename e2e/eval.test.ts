@@ -19,3 +19,18 @@ test('12+ tasks: each right answer passes its check, each broken answer fails it
   expect(rows.filter((r) => r.expected === 'fail').length).toBe(EVAL_TASKS.reduce((n, t) => n + t.broken.length, 0));
   expect(summaryOf(rows)).toBe(`${EVAL_TASKS.length} of ${EVAL_TASKS.length} tasks pass; ${rows.length - EVAL_TASKS.length} of ${rows.length - EVAL_TASKS.length} broken answers fail their check`);
 }, 600_000);
+
+test('--backend openai: a task run against an OpenAI-compatible server (scripted to answer right) passes its check', async () => {
+  const { startOpenAIServer } = await import('../test/helpers/openai-server.ts');
+  const { openaiModel } = await import('../eval/model.ts');
+  const { repliesWriting } = await import('../eval/script.ts');
+  const counter = EVAL_TASKS.find((t) => t.id === 'counter')!;
+  const server = await startOpenAIServer({ kind: 'llama.cpp', nCtx: 8192, replies: repliesWriting(counter.solution, 'json').map((text) => ({ text })) });
+  try {
+    const rows = await runEval({ tasks: [counter], model: await openaiModel(server.url, 'qwen3-test') });
+    expect(rows).toMatchObject([{ task: 'counter', variant: 'model', passed: true, reason: 'done', toolCalls: 3 }]);
+    expect(server.requests.every((r) => typeof r.grammar === 'string')).toBe(true);
+  } finally {
+    await server.close();
+  }
+}, 300_000);

@@ -9,12 +9,24 @@ import type { Backend } from '../src/agent/backend.ts';
 import { replayBackend } from '../src/agent/replay/replay-engine.ts';
 import { loadBundledQwen3Tokenizer } from '../src/model/bundled-tokenizer.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
-import type { Tokenizer } from '../src/model/tokenizer.ts';
+import { Tokenizer } from '../src/model/tokenizer.ts';
+import type { ToolSchema } from '../src/agent/tool-types.ts';
+import { OpenAIBackend } from '../src/agent/openai-backend.ts';
+import { probeServer } from '../src/agent/openai/server.ts';
+import { EngineBackend } from '../src/agent/engine-backend.ts';
+import { resolveModelSource } from '../src/model/sources/resolve.ts';
+import { loadModelConfig } from '../src/model/config.ts';
+import { loadWeights } from '../src/model/load-weights.ts';
+import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
+import { Generator } from '../src/model/generator.ts';
+import type { LayerEngine } from '../src/model/engine-types.ts';
 import { repliesWriting } from './script.ts';
 
 export interface EvalRun {
   /** The files the scripted model writes (replay only). */
   files?: Record<string, string>;
+  /** The agent's tools (a server backend sends their call grammar). */
+  tools: readonly ToolSchema[];
 }
 
 export interface EvalModel {
@@ -34,5 +46,48 @@ export async function replayModel(contextSize = 8192): Promise<EvalModel> {
   return {
     name: 'replay', tokenizer, template, scripted: true,
     backend: (run) => replayBackend({ tokenizer, template, replies: repliesWriting(run.files ?? {}, template.format), contextSize, name: 'replay' }).backend,
+  };
+}
+
+/** The model's own tokenizer and chat template from a folder, URL or Hugging Face id; the bundled Qwen3 ones by default. */
+async function tokenizerAndTemplate(source?: string): Promise<{ tokenizer: Tokenizer; template: ChatTemplate }> {
+  if (!source) {
+    const tokenizer = await loadBundledQwen3Tokenizer();
+    return { tokenizer, template: ChatTemplate.fromTokenizerConfig(tokenizer.config, 'bundled Qwen3 tokenizer_config.json') };
+  }
+  const src = await resolveModelSource(source);
+  const tokenizer = await Tokenizer.fromSource(src);
+  return { tokenizer, template: ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${src.label}/tokenizer_config.json`) };
+}
+
+/** An OpenAI-compatible server (probed once); each run gets its own backend with the agent's tools for the grammar. */
+export async function openaiModel(url: string, model: string, opts: { tokenizer?: string; contextSize?: number } = {}): Promise<EvalModel> {
+  const server = await probeServer(url, model);
+  const { tokenizer, template } = await tokenizerAndTemplate(opts.tokenizer);
+  return {
+    name: `openai ${model} (${server.kind} at ${server.base})`, tokenizer, template, scripted: false,
+    backend: (run) => new OpenAIBackend({ server, model, tokenizer, template, tools: run.tools, ...(opts.contextSize ? { contextSize: opts.contextSize } : {}) }),
+  };
+}
+
+/** Our own engine on a local model (a room of one), CPU reference or WebGPU (Dawn) in this process. */
+export async function roomModel(source: string, opts: { engine?: 'reference' | 'webgpu'; contextSize?: number } = {}): Promise<EvalModel> {
+  const src = await resolveModelSource(source);
+  const { tokenizer, template } = await tokenizerAndTemplate(source);
+  const { numLayers } = await loadModelConfig(src);
+  const weights = await loadWeights(src, { layers: [0, numLayers], embedding: true, head: true });
+  const ctx = opts.contextSize ?? Math.min(8192, weights.config.maxPositionEmbeddings);
+  let engine: LayerEngine;
+  if (opts.engine === 'webgpu') {
+    const { createWebGPUEngine } = await import('../src/gpu/create-engine.ts');
+    engine = await createWebGPUEngine(weights, { ctx });
+  } else {
+    engine = new ReferenceEngine(weights, { ctx });
+  }
+  const generator = new Generator(engine, { ctx });
+  return {
+    name: `room of one: ${src.label} (${opts.engine ?? 'reference'})`, tokenizer, template, scripted: false,
+    backend: () => new EngineBackend({ generator, tokenizer, template, contextSize: ctx, name: src.label }),
+    close: () => engine.dispose(),
   };
 }

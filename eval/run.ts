@@ -96,7 +96,7 @@ async function runOne(task: EvalTask, v: { variant: string; expected: 'pass' | '
     env.project.current = files;
     const { tokenizer, template } = env.model;
     const tools = new ToolRegistry([...createFileTools(files, { regexRunner: new NodeRegexRunner() }), ...createPreviewTools(env.preview)]);
-    const backend = env.model.backend(v.files ? { files: v.files } : {});
+    const backend = env.model.backend({ tools: tools.schemas(), ...(v.files ? { files: v.files } : {}) });
     const agent = new Agent({
       backend, tools, files, format: template.format,
       codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }),
