@@ -51,7 +51,7 @@ export class OpenAIBackend implements Backend {
     this.contextSize = opts.contextSize ?? opts.server.contextSize ?? 8192;
     const takesGrammar = opts.server.kind === 'llama.cpp' || opts.server.kind === 'vllm';
     this.grammar = takesGrammar && opts.tools?.length ? callGrammar(opts.template.format, opts.tools) : null;
-    this.fetchFn = opts.fetch ?? fetch;
+    this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init)); // unbound: a browser's fetch refuses another `this`
   }
 
   encode(text: string): number[] {

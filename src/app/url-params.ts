@@ -9,6 +9,7 @@
 //   ?name=<device name>
 //   ?mem=<GiB>                    memory this device offers the room (default: half of navigator.deviceMemory, else 2)
 //   ?speed=<n>                    this device's speed for dealing, instead of the quick measurement (tests, demos)
+//   ?server=<url>&server-model=<name>&tokenizer=<src>   the agent on an OpenAI-compatible server (src/app/server-session.ts)
 
 import { memoryBudgetFromGiB } from './memory-budget.ts';
 
@@ -33,6 +34,8 @@ export interface AppParams {
   memoryBudgetBytes?: number;
   /** Edits ask first (approval cards); also a toggle in the workspace. */
   ask?: boolean;
+  /** The agent on an OpenAI-compatible server instead of a room. */
+  server?: { url: string; model: string; tokenizer: string };
 }
 
 /** A URL parameter has a value the app cannot use. Names the parameter and says what is allowed. */
@@ -99,6 +102,13 @@ export function parseAppParams(search: string): AppParams {
   }
   const ask = q.get('ask');
   if (ask !== null) params.ask = ask !== '0' && ask !== 'false';
+  const server = q.get('server')?.trim();
+  if (server) {
+    if (!/^https?:\/\//i.test(server)) throw new UrlParamError('server', `must be an http(s) URL of an OpenAI-compatible server, got "${server}"`);
+    const model = q.get('server-model')?.trim();
+    if (!model) throw new UrlParamError('server-model', 'names the model on the server (it goes with ?server=)');
+    params.server = { url: server, model, tokenizer: q.get('tokenizer')?.trim() || 'Qwen/Qwen3-1.7B' };
+  }
   return params;
 }
 

@@ -4,10 +4,11 @@ import { customElement, state } from 'lit/decorators.js';
 import { GuestSession } from '../app/guest-session.ts';
 import { HostSession } from '../app/host-session.ts';
 import { openReplayWorkspace } from '../app/replay-session.ts';
+import { openServerWorkspace, saveServerChoice, type ServerChoice } from '../app/server-session.ts';
 import { parseAppParams, type AppParams } from '../app/url-params.ts';
 import type { Workspace } from '../app/workspace.ts';
 import { inviteLink } from '../room/signaling.ts';
-import type { HostRequest, JoinRequest } from './start-screen.ts';
+import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts';
 import { gibText } from '../app/memory-budget.ts';
 import { theme } from './theme.ts';
 import './start-screen.ts';
@@ -20,6 +21,7 @@ type Screen =
   | { kind: 'host'; session: HostSession }
   | { kind: 'guest'; session: GuestSession }
   | { kind: 'replay'; workspace?: Workspace; error?: string }
+  | { kind: 'server'; choice: ServerChoice; workspace?: Workspace; error?: string }
   | { kind: 'bad-url'; error: string };
 
 /** The app: start (host or join), the host's room + workspace, a guest's screen, or the replay workspace. */
@@ -44,6 +46,7 @@ export class PooledApp extends LitElement {
     }
     if (this.params.room) this.joinRoom({ roomId: this.params.room, ...(this.params.memoryBudgetBytes ? { memoryBudgetBytes: this.params.memoryBudgetBytes } : {}) });
     else if (this.params.agent === 'replay') this.openReplay();
+    else if (this.params.server) this.openServer(this.params.server);
   }
 
   private hostRoom(req: HostRequest): void {
@@ -83,6 +86,19 @@ export class PooledApp extends LitElement {
     void session.join();
   }
 
+  private openServer(choice: ServerChoice): void {
+    saveServerChoice(choice);
+    const q = new URLSearchParams(location.search);
+    q.set('server', choice.url);
+    q.set('server-model', choice.model);
+    q.set('tokenizer', choice.tokenizer);
+    history.replaceState(null, '', `${location.pathname}?${q}`);   // a reload comes back to this server
+    this.screen = { kind: 'server', choice };
+    openServerWorkspace(choice, { ...(this.params.ctx ? { ctx: this.params.ctx } : {}), ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }) })
+      .then((workspace) => (this.screen = { kind: 'server', choice, workspace }))
+      .catch((e: Error) => (this.screen = { kind: 'server', choice, error: `${e.name}: ${e.message}` }));
+  }
+
   private openReplay(): void {
     this.screen = { kind: 'replay' };
     openReplayWorkspace(this.params)
@@ -96,7 +112,8 @@ export class PooledApp extends LitElement {
       case 'start':
         return html`<pooled-start-screen .model=${this.params.model ?? 'tiny'} .ctx=${this.params.ctx ?? 0} .memoryBudgetBytes=${this.params.memoryBudgetBytes ?? 0}
           @host=${(e: CustomEvent<HostRequest>) => this.hostRoom(e.detail)}
-          @join=${(e: CustomEvent<JoinRequest>) => this.joinRoom(e.detail)}></pooled-start-screen>`;
+          @join=${(e: CustomEvent<JoinRequest>) => this.joinRoom(e.detail)}
+          @server=${(e: CustomEvent<ServerRequest>) => this.openServer(e.detail)}></pooled-start-screen>`;
       case 'host':
         return html`<pooled-host-screen .session=${s.session}></pooled-host-screen>`;
       case 'guest':
@@ -106,6 +123,14 @@ export class PooledApp extends LitElement {
         return s.workspace
           ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading="Agent · scripted replay model"></pooled-agent-workspace>`
           : html`<div class="center"><p class="muted">Opening the replay workspace…</p></div>`;
+      case 'server':
+        if (s.error) {
+          return html`<div class="center"><h1>Server</h1><div class="error" role="alert" data-testid="server-error">${s.error}</div>
+            <a class="button" href=${location.pathname}>Start over</a></div>`;
+        }
+        return s.workspace
+          ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading=${`Agent · ${s.choice.model} on ${s.choice.url}`}></pooled-agent-workspace>`
+          : html`<div class="center"><p class="muted">Connecting to ${s.choice.url}…</p></div>`;
       case 'bad-url':
         return html`<div class="center"><h1>pooled</h1><div class="error" role="alert" data-testid="url-error">${s.error}</div>
           <a class="button" href=${location.pathname}>Start over</a></div>`;

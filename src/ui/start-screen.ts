@@ -5,6 +5,7 @@ import { adapterLabel, requestAdapter, summarizeAdapter, type AdapterInfoSummary
 import { parseInvite } from '../room/signaling.ts';
 import { contextWarning } from '../app/url-params.ts';
 import type { ModelChoice } from '../app/host-session.ts';
+import { savedServerChoice, type ServerChoice } from '../app/server-session.ts';
 import type { ModelPicker } from './model-picker.ts';
 import { gibText, memoryBudgetFromGiB } from '../app/memory-budget.ts';
 import { theme } from './theme.ts';
@@ -14,6 +15,7 @@ import './memory-field.ts';
 /** ctx absent: the model's default context (8,192 up to 4B parameters, 16,384 bigger dense, 32,768 MoE). */
 export interface HostRequest { choice: ModelChoice; ctx?: number; memoryBudgetBytes?: number }
 export interface JoinRequest { roomId: string; memoryBudgetBytes?: number }
+export type ServerRequest = ServerChoice;
 
 /** First screen: host a room (model picker, context) or join one from a link; says what this device offers. */
 @customElement('pooled-start-screen')
@@ -30,6 +32,8 @@ export class StartScreen extends LitElement {
   @state() private problem?: string;
   @state() private joinProblem?: string;
   @state() private link = '';
+  @state() private server: ServerChoice = savedServerChoice();
+  @state() private serverProblem?: string;
   @query('pooled-model-picker') private picker?: ModelPicker;
 
   static override styles = [theme, css`
@@ -43,6 +47,7 @@ export class StartScreen extends LitElement {
     .ctx { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
     .ctx input { width: 7rem; }
     .ok { color: var(--accent-2); } .bad { color: var(--bad); }
+    label.field { display: grid; gap: .25rem; font-size: 13px; color: var(--muted); }
     @media (max-width: 760px) { .cols { grid-template-columns: 1fr; } }
   `];
 
@@ -110,6 +115,21 @@ export class StartScreen extends LitElement {
                     <p class="muted">It can still join with the CPU engine, slowly.</p>`
                 : html`<p>Looking for a WebGPU adapter…</p>`}
           </section>
+          <section class="card" aria-labelledby="server-title">
+            <form @submit=${this.useServer}>
+              <h2 id="server-title">Use a server</h2>
+              <p class="muted">Run the agent on llama.cpp's server, vLLM or Ollama (OpenAI-compatible) instead of a room.</p>
+              <label class="field">Server URL <input type="url" required .value=${this.server.url} data-testid="server-url"
+                @input=${(e: Event) => (this.server = { ...this.server, url: (e.target as HTMLInputElement).value })} /></label>
+              <label class="field">Model name on the server <input type="text" required .value=${this.server.model} placeholder="qwen3-1.7b" data-testid="server-model"
+                @input=${(e: Event) => (this.server = { ...this.server, model: (e.target as HTMLInputElement).value })} /></label>
+              <label class="field">Tokenizer and chat template from <input type="text" required .value=${this.server.tokenizer} data-testid="server-tokenizer"
+                title="A Hugging Face id, URL or folder with the model's tokenizer.json and tokenizer_config.json"
+                @input=${(e: Event) => (this.server = { ...this.server, tokenizer: (e.target as HTMLInputElement).value })} /></label>
+              ${this.serverProblem ? html`<div class="error" role="alert">${this.serverProblem}</div>` : nothing}
+              <div><button type="submit" data-testid="use-server">Open the workspace</button></div>
+            </form>
+          </section>
           <section class="card" aria-labelledby="try-title">
             <h2 id="try-title">Just looking?</h2>
             <p class="muted">Try the agent workspace on a scripted model: no download, no GPU.</p>
@@ -132,6 +152,15 @@ export class StartScreen extends LitElement {
     } catch (err) {
       this.problem = (err as Error).message;
     }
+  }
+
+  private useServer(e: Event): void {
+    e.preventDefault();
+    const choice: ServerChoice = { url: this.server.url.trim(), model: this.server.model.trim(), tokenizer: this.server.tokenizer.trim() };
+    if (!/^https?:\/\//i.test(choice.url)) { this.serverProblem = 'The server URL starts with http:// or https://'; return; }
+    if (!choice.model || !choice.tokenizer) { this.serverProblem = 'Give the model name the server knows, and where its tokenizer is.'; return; }
+    this.serverProblem = undefined;
+    this.dispatchEvent(new CustomEvent<ServerRequest>('server', { detail: choice, bubbles: true, composed: true }));
   }
 
   private join(e: Event): void {
