@@ -10,7 +10,7 @@ import { replayBackend } from '../src/agent/replay/replay-engine.ts';
 import { loadBundledQwen3Tokenizer } from '../src/model/bundled-tokenizer.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
-import type { ToolSchema } from '../src/agent/tool-types.ts';
+import type { ToolSchema } from '../src/model/chat-types.ts';
 import { OpenAIBackend } from '../src/agent/openai-backend.ts';
 import { probeServer } from '../src/agent/openai/server.ts';
 import { EngineBackend } from '../src/agent/engine-backend.ts';

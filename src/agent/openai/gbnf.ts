@@ -6,7 +6,7 @@
 // written as "pieces after a separator that do not start with the literal", which GBNF's repetition can
 // say without lookahead.
 import type { ToolFormat } from '../../model/tool-format.ts';
-import type { ToolSchema } from '../tool-types.ts';
+import type { ToolSchema } from '../../model/chat-types.ts';
 
 /** A GBNF string literal. */
 export function lit(text: string): string {
