@@ -149,3 +149,12 @@ test('a whole agent request on the server: writes the file, answers, ends done; 
   expect(p2).toContain('<tool_response>\ncreated index.html (2 lines)\n</tool_response>');
   expect(server!.requests[0]!.grammar).toEqual(expect.stringContaining('"write_file"'));
 });
+
+test('a server error ends the agent\'s request with reason error and a note quoting the server', async () => {
+  const { backend, tokenizer, files, tools } = await backendOn([{ status: 503, message: 'Loading model' }], 'generic');
+  const agent = new Agent({ backend, tools, files, format: 'json', codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
+  const out = await agent.run('Make a page');
+  expect(out.reason).toBe('error');
+  expect(out.note).toBe('the model failed: the server answered POST /v1/completions with 503 Service Unavailable: Loading model');
+  expect(out.summary).toMatch(/ · error$/);
+});
