@@ -12,8 +12,11 @@ import type { ParsedCall } from './parse/types.ts';
 import { frameToolResult } from './tools/clip.ts';
 import { TOOL_LIMITS as LIMITS } from './limits.ts';
 
-/** What runs: a parsed call's name and (repaired) arguments. */
-export type CallToRun = Pick<ParsedCall, 'name' | 'arguments'>;
+/** What runs: a parsed call's name and (repaired) arguments, and what was mended to get them. */
+export type CallToRun = Pick<ParsedCall, 'name' | 'arguments'> & {
+  /** What was mended to read and repair it (src/agent/repairs.ts); absent for a clean call. */
+  repairs?: readonly string[];
+};
 
 export interface ApprovalRequest {
   step: number; call: number; name: string; arguments: Record<string, unknown>;

@@ -4,6 +4,7 @@ import type { Tokenizer } from '../model/tokenizer.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
 import type { ToolSchema } from '../model/chat-types.ts';
 import type { CallCodec, ParsedAnswer } from './call-codec.ts';
+import type { CallToRun } from './call-runner.ts';
 import { ToolCallGrammar } from './grammar/tool-call-mask.ts';
 import { parseToolCalls } from './parse/index.ts';
 import { repairCall } from './repairs.ts';
@@ -21,9 +22,11 @@ export function createCallCodec(opts: CodecOptions): CallCodec {
 
 function parseAnswer(answer: string, opts: CodecOptions): ParsedAnswer {
   const parsed = parseToolCalls(answer, { format: opts.format, tools: opts.tools });
-  const calls = parsed.calls.map((c) => {
+  const calls = parsed.calls.map((c): CallToRun => {
     const repaired = repairCall(c, opts.tools);
-    return { name: repaired.name, arguments: repaired.arguments };
+    const call: CallToRun = { name: repaired.name, arguments: repaired.arguments };
+    if (repaired.repairs.length > 0) call.repairs = repaired.repairs;
+    return call;
   });
   return { calls, text: parsed.text, unreadable: calls.length === 0 && answer.includes('<tool_call>') };
 }

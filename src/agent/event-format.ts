@@ -36,6 +36,7 @@ export class EventPrinter {
         break;
       case 'call':
         out.push(`→ ${event.name} ${firstLine(JSON.stringify(event.arguments), 120)}`);
+        if (event.repairs?.length) out.push(`  mended: ${event.repairs.join('; ')}`);
         break;
       case 'approval':
         out.push(`? ${event.state} (call ${event.call})`);

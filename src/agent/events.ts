@@ -9,7 +9,7 @@ export type AgentEvent =
   | { type: 'text'; step: number; delta: string }
   | { type: 'call-start'; step: number; call: number }
   | { type: 'call-args'; step: number; call: number; raw: string }
-  | { type: 'call'; step: number; call: number; name: string; arguments: Record<string, unknown> }
+  | { type: 'call'; step: number; call: number; name: string; arguments: Record<string, unknown>; repairs?: string[] }
   | { type: 'approval'; step: number; call: number; state: 'waiting' | 'approved' | 'rejected' }
   | { type: 'result'; step: number; call: number; name: string; ok: boolean; text: string; changed: boolean; skipped?: SkipReason }
   | { type: 'note'; step: number; kind: NoteKind; text: string }

@@ -279,7 +279,7 @@ export class Agent {
           if (i < streamed) this.closeCards(step, id, id + 1, 'stopped');
           continue;
         }
-        this.emit({ type: 'call', step, call: id, name: call.name, arguments: call.arguments });
+        this.emit({ type: 'call', step, call: id, name: call.name, arguments: call.arguments, ...(call.repairs ? { repairs: [...call.repairs] } : {}) });
         stats.toolCalls++;
         const run = await runCall(call, step, id, {
           tools, hints, memory, askFirst: this.opts.askFirst ?? false,

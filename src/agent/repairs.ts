@@ -1,6 +1,8 @@
-// Repairs for small models (docs/agent.md, Repairs and guards): before a call runs, fill in what its intent makes clear. A repair
-// only fills a parameter the call left out, or converts a value to the type the schema declares; it
-// never replaces a value the call gave.
+// Repairs for small models (docs/agent.md, Repairs and guards): before a call runs, fill in what its
+// intent makes clear. A repair only fills a parameter the call left out, or converts a value to the type
+// the schema declares; it never replaces a value the call gave. The parser's mends (how the call's text
+// was read) come first in the list, so one list says everything mended between the model's text and
+// the call that runs.
 import type { ParsedCall } from './parse/types.ts';
 import type { ToolSchema } from '../model/chat-types.ts';
 
@@ -11,14 +13,16 @@ export interface RepairedCall {
   repairs: string[];
 }
 
+export type RepairableCall = Pick<ParsedCall, 'name' | 'arguments'> & Partial<Pick<ParsedCall, 'mends'>>;
+
 const ALIASES: Record<string, string[]> = {
   path: ['file', 'filename', 'file_path'],
   content: ['contents', 'text', 'code'],
 };
 
-export function repairCall(call: Pick<ParsedCall, 'name' | 'arguments'>, tools: readonly ToolSchema[]): RepairedCall {
+export function repairCall(call: RepairableCall, tools: readonly ToolSchema[]): RepairedCall {
   const args: Record<string, unknown> = { ...call.arguments };
-  const repairs: string[] = [];
+  const repairs: string[] = [...(call.mends ?? [])];
   const tool = tools.find((t) => t.name === call.name);
   if (!tool) return { name: call.name, arguments: args, repairs };
   const props = tool.parameters.properties;

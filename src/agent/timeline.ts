@@ -12,6 +12,8 @@ export type TimelineItem =
       kind: 'call'; step: number; call: number; name: string; arguments: Record<string, unknown>; raw: string;
       state: CallState;
       result?: string;
+      /** What was mended between the model's text and the call that ran (absent for a clean call). */
+      repairs?: string[];
     }
   | { kind: 'note'; step: number; note: NoteKind; text: string }
   | { kind: 'summary'; request: number; reason: EndReason; line: string };
@@ -49,8 +51,9 @@ export class Timeline {
       }
       case 'call': {
         const item = this.call(event.call);
-        if (item) Object.assign(item, { name: event.name, arguments: event.arguments, state: 'running' });
-        else this.push({ kind: 'call', step: event.step, call: event.call, name: event.name, arguments: event.arguments, raw: '', state: 'running' });
+        const repairs = event.repairs?.length ? { repairs: [...event.repairs] } : {};
+        if (item) Object.assign(item, { name: event.name, arguments: event.arguments, state: 'running' }, repairs);
+        else this.push({ kind: 'call', step: event.step, call: event.call, name: event.name, arguments: event.arguments, raw: '', state: 'running', ...repairs });
         break;
       }
       case 'approval': {

@@ -21,7 +21,8 @@ function headline(item: CallItem): string {
 
 /**
  * One tool call in the timeline: fills in live while the model writes it (raw arguments), then shows its
- * state and result. An "ask first" edit shows its diff with Approve / Reject (fires `decide`).
+ * state and result. An "ask first" edit shows its diff with Approve / Reject (fires `decide`). A call
+ * whose text had to be mended or repaired says so ("mended" in the header, what was mended below it).
  */
 @customElement('pooled-call-card')
 export class CallCard extends LitElement {
@@ -40,6 +41,9 @@ export class CallCard extends LitElement {
     pre { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 14rem; overflow: auto; background: var(--bg); border-radius: 6px; padding: .35rem .5rem; }
     details summary { cursor: pointer; color: var(--muted); font-size: 12px; }
     .actions { display: flex; gap: .5rem; }
+    .badge.mended { color: var(--warn); font-weight: 500; }
+    .repairs { margin: 0; font-size: 12px; color: var(--muted); }
+    .repairs b { color: var(--warn); font-weight: 600; }
   `];
 
   override render() {
@@ -49,9 +53,11 @@ export class CallCard extends LitElement {
     return html`<article data-testid="call-card" data-state=${item.state} data-name=${item.name} aria-label=${`Tool call ${headline(item)}`}>
       <header>
         <span class="name mono">${headline(item)}</span>
+        ${item.repairs?.length ? html`<span class="badge mended" title="The model's call was not written cleanly: see below">mended</span>` : nothing}
         <span class="state ${item.state}" data-testid="call-state">${STATE_LABEL[item.state]}</span>
       </header>
       <div class="body">
+        ${item.repairs?.length ? html`<p class="repairs" data-testid="call-repairs"><b>Mended:</b> ${item.repairs.join(' · ')}</p>` : nothing}
         ${item.state === 'writing' && item.raw ? html`<pre class="mono" aria-live="off">${item.raw}</pre>` : nothing}
         ${this.approval ? html`
           <pooled-diff-view .edit=${this.approval.edit}></pooled-diff-view>

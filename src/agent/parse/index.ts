@@ -1,9 +1,11 @@
 // Extracts tool calls from a raw model reply: the model's own format first, then the near misses open
-// models write (docs/agent.md, Call formats and the call grammar). Inside <tool_call> blocks any name is kept (the loop
-// reports unknown tools); outside them only declared tools count, so prose is not mistaken for a call.
+// models write (docs/agent.md, Call formats and the call grammar; the JSON near misses of loose-json.ts).
+// Inside <tool_call> blocks any name is kept (the loop reports unknown tools); outside them only declared
+// tools count, so prose is not mistaken for a call. A call's `mends` say what had to be mended to read it.
 import type { ToolFormat } from '../../model/tool-format.ts';
 import type { ToolSchema } from '../../model/chat-types.ts';
-import { balancedEnd, callFromJson, callsFromJsonText, parseLooseJson } from './json-calls.ts';
+import { callFromJson, callsFromJsonText, FLAT_ARGUMENTS, jsonValuesEnd } from './json-calls.ts';
+import { readLooseValue } from './loose-json.ts';
 import { positionalCalls } from './positional.ts';
 import type { ParsedCall, ParseResult } from './types.ts';
 import { xmlCalls } from './xml-calls.ts';
@@ -23,7 +25,11 @@ const CLOSE_TAG = '</tool_call>';
 export function parseToolCalls(reply: string, opts: ParseOptions): ParseResult {
   const spans: Span[] = [...toolCallBlocks(reply, opts)];
   let rest = blank(reply, spans);
-  const known = (c: ParsedCall) => opts.tools.some((t) => t.name === c.name);
+  const known = (c: ParsedCall) => {
+    const tool = opts.tools.find((t) => t.name === declaredName(c.name, opts.tools));
+    // Arguments beside the name count outside a block only when every one is a parameter of the tool.
+    return tool !== undefined && (!c.mends?.includes(FLAT_ARGUMENTS) || Object.keys(c.arguments).every((k) => k in tool.parameters.properties));
+  };
 
   // <function=...> / <invoke ...> without the <tool_call> wrapper.
   for (const s of xmlSpans(rest)) if (s.calls.every(known)) spans.push(s);
@@ -46,7 +52,7 @@ export function parseToolCalls(reply: string, opts: ParseOptions): ParseResult {
 
   spans.sort((a, b) => a.start - b.start);
   return {
-    calls: spans.flatMap((s) => s.calls),
+    calls: spans.flatMap((s) => s.calls).map((c) => withDeclaredName(c, opts.tools)),
     text: blank(reply, spans).replace(/\u0000+/g, '').replace(/\n{3,}/g, '\n\n').trim(),
   };
 }
@@ -56,8 +62,11 @@ function* toolCallBlocks(reply: string, opts: ParseOptions): Generator<Span> {
   let at = reply.indexOf(OPEN_TAG);
   while (at >= 0) {
     const bodyStart = at + OPEN_TAG.length;
-    const close = reply.indexOf(CLOSE_TAG, bodyStart);
-    const nextOpen = reply.indexOf(OPEN_TAG, bodyStart);
+    // A JSON body is read first, so a "</tool_call>" inside one of its strings does not end the block.
+    const jsonEnd = jsonValuesEnd(reply, bodyStart);
+    const searchFrom = jsonEnd >= 0 ? jsonEnd : bodyStart;
+    const close = reply.indexOf(CLOSE_TAG, searchFrom);
+    const nextOpen = reply.indexOf(OPEN_TAG, searchFrom);
     let bodyEnd = close >= 0 ? close : reply.length;
     if (nextOpen >= 0 && nextOpen < bodyEnd) bodyEnd = nextOpen;
     const end = bodyEnd === close ? close + CLOSE_TAG.length : bodyEnd;
@@ -88,12 +97,31 @@ function xmlSpans(text: string): Span[] {
 function bareJsonAtEnd(text: string): Span | null {
   const end = text.replace(/[\s\u0000]+$/, '').length;
   if (end === 0 || text[end - 1] !== '}') return null;
-  for (let i = text.indexOf('{'); i >= 0 && i < end; i = text.indexOf('{', i + 1)) {
-    if (balancedEnd(text, i) !== end) continue;
-    const call = callFromJson(parseLooseJson(text.slice(i, end)), 'bare-json', text.slice(i, end));
+  const body = text.slice(0, end);
+  for (let i = body.indexOf('{'); i >= 0; i = body.indexOf('{', i + 1)) {
+    const read = readLooseValue(body, i);
+    if (!read || read.end !== end) continue;
+    const call = callFromJson(read.value, 'bare-json', body.slice(i, end), read.mends);
     if (call) return { start: i, end, calls: [call] };
   }
   return null;
+}
+
+/** Namespaces models put before a tool's name: functions.read_file, default_api.read_file. */
+const NAMESPACE = /^(?:functions|function|tools|tool|default_api)\./;
+
+/** The declared tool a name means: itself, or the name without a namespace when that is declared. */
+function declaredName(name: string, tools: readonly ToolSchema[]): string {
+  const isDeclared = (n: string) => tools.some((t) => t.name === n);
+  let bare = name;
+  while (!isDeclared(bare) && NAMESPACE.test(bare)) bare = bare.replace(NAMESPACE, '');
+  return isDeclared(bare) ? bare : name;
+}
+
+function withDeclaredName(call: ParsedCall, tools: readonly ToolSchema[]): ParsedCall {
+  const name = declaredName(call.name, tools);
+  if (name === call.name) return call;
+  return { ...call, name, mends: [...(call.mends ?? []), `name ${JSON.stringify(call.name)} as ${name}`] };
 }
 
 /** The reply with the spans' characters replaced by NULs (keeps offsets stable between passes). */

@@ -7,6 +7,11 @@ export interface ParsedCall {
   via: string;
   /** The raw text of the call as the model wrote it. */
   raw: string;
+  /**
+   * What the parser had to mend to read it (e.g. "Python-style dict read as JSON"); absent when the
+   * call was written cleanly. Repairs add their own lines after these, and the call card shows both.
+   */
+  mends?: string[];
 }
 
 export interface ParseResult {

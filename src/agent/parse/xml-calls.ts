@@ -2,7 +2,8 @@
 // <invoke name="NAME">; parameters as <parameter=P>, <parameter name="P">; or JSON arguments inside.
 // The body is read parameter by parameter (not up to the first </function>), so a value may contain
 // </function> or other tags; a value ends at its </parameter>, or where the next parameter opens.
-import { callsFromJsonText, parseLooseJson } from './json-calls.ts';
+import { callsFromJsonText } from './json-calls.ts';
+import { JSON_MEND_LABELS, parseLooseJson } from './loose-json.ts';
 import type { ParsedCall } from './types.ts';
 
 const OPEN = /<(function|invoke)(?:=\s*["']?([\w.-]+)["']?|\s+name\s*=\s*["']([\w.-]+)["'])\s*>/g;
@@ -31,6 +32,7 @@ export function xmlCalls(text: string): ParsedCall[] {
     const closeTag = `</${tag}>`;
     const name = m[2] ?? m[3];
     const args: Record<string, unknown> = {};
+    let mends: string[] = [];
     let pos = m.index + m[0].length;
     for (;;) {
       const ws = /^\s*/.exec(text.slice(pos))![0].length;
@@ -58,20 +60,28 @@ export function xmlCalls(text: string): ParsedCall[] {
       // Not a parameter: JSON arguments (or junk) up to the closing tag.
       const fnClose = text.indexOf(closeTag, pos);
       const body = text.slice(pos, fnClose >= 0 ? fnClose : text.length).trim();
-      if (Object.keys(args).length === 0 && body.length > 0) Object.assign(args, jsonArguments(body, name));
+      if (Object.keys(args).length === 0 && body.length > 0) {
+        const json = jsonArguments(body, name);
+        Object.assign(args, json.args);
+        mends = json.mends;
+      }
       pos = fnClose >= 0 ? fnClose + closeTag.length : text.length;
       break;
     }
-    calls.push({ name, arguments: args, via: tag === 'invoke' ? 'invoke' : 'xml', raw: text.slice(m.index, pos) });
+    const call: ParsedCall = { name, arguments: args, via: tag === 'invoke' ? 'invoke' : 'xml', raw: text.slice(m.index, pos) };
+    if (mends.length > 0) call.mends = mends;
+    calls.push(call);
     cursor = pos;
   }
   return calls;
 }
 
 /** JSON arguments inside <function=NAME>: a plain object, or a whole {"name", "arguments"} call. */
-function jsonArguments(body: string, name: string): Record<string, unknown> {
-  const value = parseLooseJson(body.replace(/^```[\w-]*\s*\n?|\n?```$/g, ''));
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+function jsonArguments(body: string, name: string): { args: Record<string, unknown>; mends: string[] } {
+  const read = parseLooseJson(body.replace(/^```[\w-]*\s*\n?|\n?```$/g, ''), { closeAtEnd: true });
+  const value = read?.value;
+  if (!read || !value || typeof value !== 'object' || Array.isArray(value)) return { args: {}, mends: [] };
   const inner = callsFromJsonText(body, 'xml+json')[0];
-  return inner && inner.name === name ? inner.arguments : (value as Record<string, unknown>);
+  if (inner && inner.name === name) return { args: inner.arguments, mends: inner.mends ?? [] };
+  return { args: value as Record<string, unknown>, mends: read.mends.map((m) => JSON_MEND_LABELS[m]) };
 }
