@@ -120,7 +120,8 @@ function expectations(needs: Needs): Map<string, Expect> {
 
 async function detectFormat(source: ModelSource): Promise<'safetensors' | 'mlc' | 'gguf'> {
   if (source.modelFile) return 'gguf';
-  if ((await source.exists(SAFETENSORS_INDEX)) || (await source.exists(SAFETENSORS_FILE))) return 'safetensors';
+  // The single file first: the built-in model and small checkpoints have it, so nothing missing is asked for.
+  if ((await source.exists(SAFETENSORS_FILE)) || (await source.exists(SAFETENSORS_INDEX))) return 'safetensors';
   if (await findMlcCacheFile(source)) return 'mlc';
   throw new UnknownFormatError(
     `no weights found: expected ${SAFETENSORS_FILE}, ${SAFETENSORS_INDEX}, tensor-cache.json, ndarray-cache.json or a .gguf file`,

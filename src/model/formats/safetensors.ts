@@ -114,7 +114,9 @@ export async function openSafetensors(source: ModelSource, needed: readonly stri
   const metadataReads: TensorCatalogue['metadataReads'] = [];
   let fileOf: (name: string) => string;
   let files: string[];
-  if (await source.exists(SAFETENSORS_INDEX)) {
+  // A single model.safetensors holds every tensor; only without it is the index read (asked in this
+  // order so that a single-file checkpoint is never asked for an index it does not have).
+  if (!(await source.exists(SAFETENSORS_FILE)) && (await source.exists(SAFETENSORS_INDEX))) {
     const bytes = await source.readFile(SAFETENSORS_INDEX);
     metadataReads.push({ file: SAFETENSORS_INDEX, bytes: bytes.byteLength });
     const map = parseSafetensorsIndex(bytes);

@@ -1,6 +1,8 @@
 // ModelSource over HTTP(S): a Hugging Face repo (resolve URLs) or any base URL with the same layout.
 // Ranged reads send `Range: bytes=a-(b-1)`; a server that ignores Range (answers 200) makes us read
-// the whole file once, keep it, and slice it for every later range of that file.
+// the whole file once, keep it, and slice it for every later range of that file. Where the files can be
+// listed (the hub's API), exists() answers from that list, so no probe ever asks for a missing file
+// (a browser logs every 404 as a console error, even one we expect).
 
 import { ModelSourceError, TruncatedFileError } from '../errors.ts';
 import type { ModelSource } from '../types.ts';
@@ -17,6 +19,8 @@ export interface HttpSourceOptions {
   retryDelayMs?: number;
   /** The model is this one GGUF file under the base URL (see ModelSource.modelFile). */
   modelFile?: string;
+  /** Every file's path, asked once on the first exists(); when it fails, exists() asks per file. */
+  listFiles?: () => Promise<Iterable<string>>;
 }
 
 export class HttpModelSource implements ModelSource {
@@ -29,6 +33,10 @@ export class HttpModelSource implements ModelSource {
   private readonly retryDelayMs: number;
   /** Files whose server ignored Range: their whole bytes, fetched once. */
   private readonly wholeFiles = new Map<string, Promise<Uint8Array>>();
+  private readonly listFiles: (() => Promise<Iterable<string>>) | undefined;
+  private listing: Promise<ReadonlySet<string> | null> | undefined;
+  /** exists() answers already had (a missing file is asked for once, not once per reader). */
+  private readonly existence = new Map<string, boolean>();
 
   constructor(baseUrl: string, opts: HttpSourceOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
@@ -38,6 +46,7 @@ export class HttpModelSource implements ModelSource {
     this.retries = Math.max(0, opts.retries ?? 2);
     this.retryDelayMs = Math.max(0, opts.retryDelayMs ?? 500);
     if (opts.modelFile !== undefined) this.modelFile = opts.modelFile;
+    this.listFiles = opts.listFiles;
   }
 
   /** The file's length: Content-Length of a HEAD, else the total of a one-byte Range answer. */
@@ -111,15 +120,30 @@ export class HttpModelSource implements ModelSource {
 
   async exists(path: string): Promise<boolean> {
     if (this.wholeFiles.has(path)) return true;
+    const listed = await this.listedFiles();
+    if (listed) return listed.has(normalisePath(path));
+    const known = this.existence.get(path);
+    if (known !== undefined) return known;
     const url = this.urlFor(path);
     let res = await this.request(path, url, undefined, 'HEAD');
     if (res.status === 405 || res.status === 501) {
       res = await this.request(path, url, { Range: 'bytes=0-0' });
       await res.body?.cancel();
     }
-    if (res.ok) return true;
-    if (res.status === 404 || res.status === 410) return false;
+    if (res.ok || res.status === 404 || res.status === 410) {
+      this.existence.set(path, res.ok);
+      return res.ok;
+    }
     throw this.statusError(path, url, res);
+  }
+
+  /** The file list, once (null when there is none or it could not be had). */
+  private listedFiles(): Promise<ReadonlySet<string> | null> {
+    const list = this.listFiles;
+    this.listing ??= list
+      ? list().then((paths) => new Set([...paths].map(normalisePath)), () => null)
+      : Promise.resolve(null);
+    return this.listing;
   }
 
   /** One request, retried on transient failures (network error, 5xx, 429); other statuses return as they are. */

@@ -30,11 +30,17 @@ export function parseHfId(spec: string): { repo: string; revision: string } | nu
   return { repo: `${m[1]}/${m[2]}`, revision: m[3] ?? 'main' };
 }
 
-/** An HF model repo read through https://huggingface.co/{id}/resolve/{revision}/{file}. */
+const HF_HUB = 'https://huggingface.co';
+
+/**
+ * An HF model repo read through https://huggingface.co/{id}/resolve/{revision}/{file}. Which files exist
+ * comes from the hub's file list (listHfRepo), asked once on the first exists() instead of a probe per file.
+ */
 export function huggingFaceSource(repo: string, revision = 'main', opts: ResolveOptions = {}, modelFile?: string): HttpModelSource {
-  const endpoint = (opts.hfEndpoint ?? 'https://huggingface.co').replace(/\/+$/, '');
+  const endpoint = (opts.hfEndpoint ?? HF_HUB).replace(/\/+$/, '');
   const base = `${endpoint}/${repo}/resolve/${encodeURIComponent(revision)}`;
-  const httpOpts: HttpSourceOptions = { label: modelFile ? `${repo}@${revision}/${modelFile}` : `${repo}@${revision}` };
+  const listFiles = async () => (await listHfRepo(endpoint, repo, revision, opts.fetch)).map((f) => f.path);
+  const httpOpts: HttpSourceOptions = { label: modelFile ? `${repo}@${revision}/${modelFile}` : `${repo}@${revision}`, listFiles };
   if (opts.fetch) httpOpts.fetch = opts.fetch;
   if (modelFile) httpOpts.modelFile = modelFile;
   return new HttpModelSource(base, httpOpts);
@@ -42,7 +48,7 @@ export function huggingFaceSource(repo: string, revision = 'main', opts: Resolve
 
 /** "Qwen/Qwen3-8B-GGUF:Q4_K_M" → the repo's Q4_K_M file, chosen from the hub's file listing. */
 export async function huggingFaceGgufSource(repo: string, revision: string, pick: string, opts: ResolveOptions = {}): Promise<HttpModelSource> {
-  const endpoint = opts.hfEndpoint ?? 'https://huggingface.co';
+  const endpoint = opts.hfEndpoint ?? HF_HUB;
   const files = await listHfRepo(endpoint, repo, revision, opts.fetch);
   return huggingFaceSource(repo, revision, opts, pickGgufFile(files.map((f) => f.path), pick, `${repo}@${revision}`));
 }
@@ -57,6 +63,21 @@ function ggufUrlSource(url: string, opts: ResolveOptions): HttpModelSource {
 }
 
 const isGgufPath = (s: string) => /\.gguf$/i.test(s.replace(/[?#].*$/, ''));
+
+/** "https://huggingface.co/Qwen/Qwen3-1.7B/resolve/main" (on the hub or opts.hfEndpoint) → its repo and revision. */
+function hubResolveUrl(url: string, opts: ResolveOptions): { repo: string; revision: string } | null {
+  for (const endpoint of new Set([HF_HUB, ...(opts.hfEndpoint ? [opts.hfEndpoint.replace(/\/+$/, '')] : [])])) {
+    if (!url.startsWith(endpoint + '/')) continue;
+    const m = /^([A-Za-z0-9][\w.-]*\/[\w.-]+)\/resolve\/([^/]+)\/*$/.exec(url.slice(endpoint.length + 1));
+    if (!m) continue;
+    try {
+      return { repo: m[1]!, revision: decodeURIComponent(m[2]!) };
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
 
 function isNode(): boolean {
   return typeof process !== 'undefined' && typeof process.versions?.node === 'string';
@@ -91,6 +112,8 @@ export async function resolveModelSource(spec: ModelSourceSpec, opts: ResolveOpt
   const s = spec.trim();
   if (/^https?:\/\//i.test(s)) {
     if (isGgufPath(s)) return ggufUrlSource(s, opts);
+    const hub = hubResolveUrl(s, opts);
+    if (hub) return huggingFaceSource(hub.repo, hub.revision, opts);
     return new HttpModelSource(s, opts.fetch ? { fetch: opts.fetch } : {});
   }
   const base = opts.base ?? (isNode() ? undefined : (globalThis as { location?: { href: string } }).location?.href);
