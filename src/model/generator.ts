@@ -27,6 +27,24 @@ export interface GeneratorOptions {
 
 const DEFAULT_CKPT = 4;
 const DEFAULT_PREFILL_CHUNK = 512;
+/** A CPU engine computes on the caller's thread: the loop lets the page run (paint, Stop) this often. */
+const YIELD_EVERY_MS = 50;
+
+/**
+ * One turn of the event loop: a message to ourselves is a task of its own, so input, timers and
+ * painting get their turn before it (setTimeout would add its 4 ms clamp; scheduler.yield() runs
+ * ahead of them and starves them).
+ */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+}
 
 export class Generator implements TokenGenerator {
   readonly ctx: number;
@@ -94,6 +112,12 @@ export class Generator implements TokenGenerator {
     let tFirst: number | undefined;
     let decodeSteps = 0;
     let feeding: number | undefined;                // the token decodeToken is feeding, while it runs
+    let yieldedAt = t0;
+    const letThePageRun = async () => {
+      if (performance.now() - yieldedAt < YIELD_EVERY_MS) return;
+      await yieldToEventLoop();
+      yieldedAt = performance.now();
+    };
     const finish = (reason: FinishReason, extra: Partial<GenerationResult> = {}): GenerationResult => {
       const now = performance.now();
       stats.generated = ids.length;
@@ -137,6 +161,7 @@ export class Generator implements TokenGenerator {
         stats.promptComputed += end - at;
         if (pinAt === end && this.ckpt > 0) this.pinned = end;
         at = end;
+        await letThePageRun();
       }
       if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');
       this.addAnswerCheckpoint(prompt.length, hidden);
@@ -166,6 +191,7 @@ export class Generator implements TokenGenerator {
         opts.onToken?.(id, ids);
         if (ids.length >= opts.maxNewTokens) return finish('cap');
         if (prompt.length + ids.length >= this.ctx) return finish('context');
+        await letThePageRun();
       }
     } catch (e) {
       // The engine failed part-way: which K/V it holds is unknown, so start from an empty cache. Failures
