@@ -128,7 +128,8 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   const summary = host.getByTestId('tl-summary');
   await summary.waitFor({ timeout: 60_000 });
   expect(await summary.textContent()).toMatch(/ · 2 devices · /);
-  expect(['stopped', 'done']).toContain(await summary.getAttribute('data-reason'));
+  // (`limit`: the tiny model's answers stop at their small cap, should that come before the click.)
+  expect(['stopped', 'done', 'limit']).toContain(await summary.getAttribute('data-reason'));
   await expect.poll(async () => (await hostDevices(host)).map((d) => d.status), { timeout: 10_000 }).toEqual(['ready', 'ready']);
   expect(await host.getByTestId('device').first().locator('[data-testid=device-toks]').textContent()).toMatch(/^\d+\.\d tok\/s$/);
   await shot(host, 'app-host-after-request.png');

@@ -47,6 +47,12 @@ export interface AgentOptions {
   systemPrompt?: string;
   maxSteps?: number;
   answerCap?: number;
+  /**
+   * When set, an answer that reaches the answer cap ends the request (reason `limit`) with this note
+   * instead of being dropped and asked again: for a model whose long answers are not worth another try
+   * (the built-in tiny model has random weights and only writes gibberish).
+   */
+  answerCapNote?: string;
   /** "Ask first": write_file / edit_file wait for approve() or decide(). */
   askFirst?: boolean;
   approve?: (request: ApprovalRequest) => Promise<boolean>;
@@ -159,9 +165,9 @@ export class Agent {
     let cleanServeAt = -1;
     let answer = '';
 
-    const end = (reason: EndReason, detail: { error?: string; stuck?: string; left?: string } = {}): RequestOutcome => {
+    const end = (reason: EndReason, detail: { error?: string; stuck?: string; left?: string; note?: string } = {}): RequestOutcome => {
       stats.seconds = (performance.now() - started) / 1000;
-      const note = endNote(reason, { ...detail, steps: stats.steps, devices: backend.devices });
+      const note = detail.note ?? endNote(reason, { ...detail, steps: stats.steps, devices: backend.devices });
       if (note) this.note(stats.steps, 'end', note);
       const line = summaryLine(stats, reason);
       this.emit({ type: 'summary', request, reason, line, stats: { ...stats }, answer });
@@ -232,6 +238,12 @@ export class Agent {
         answer = parsed.calls.length > 0 || parsed.unreadable ? parsed.text : result.text;
         this.conversation.addAnswer(request, step, result.ids, result.text, true);
         return end('limit');
+      }
+      if (result.finish === 'cap' && this.opts.answerCapNote) {
+        closeStreamed(0, 'cut-off');
+        answer = result.text;
+        this.conversation.addAnswer(request, step, result.ids, result.text, true);
+        return end('limit', { note: this.opts.answerCapNote });
       }
       if (result.finish === 'cap' || result.finish === 'context') {
         closeStreamed(0, 'cut-off');

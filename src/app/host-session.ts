@@ -15,6 +15,7 @@ import type { DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
+import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
 import { Store } from './store.ts';
 import { Workspace } from './workspace.ts';
 
@@ -45,7 +46,8 @@ export interface HostState {
   config?: ModelConfig;
   devices: DeviceInfo[];
   generating: boolean;
-  tokensPerSecond: number;     // the room's last decode speed (each device's own layer speed is in devices[i].tokensPerSecond)
+  /** The room's decode speed: live while tokens flow, then the last answer's; 0 until measured (each device's own layer speed is in devices[i].tokensPerSecond). */
+  tokensPerSecond: number;
   deal: DealEntry[];            // the deal in effect (pipeline order)
   /** The expert's manual deal while one is set (null = automatic, in proportion to memory and speed). */
   manualDeal: DealEntry[] | null;
@@ -56,10 +58,13 @@ export interface HostState {
 
 export class HostSession {
   readonly store: Store<HostState>;
+  /** The built-in random-weights model: answers are gibberish, capped at TINY_ANSWER_CAP. */
+  readonly tinyModel: boolean;
   room?: HostRoom;
   workspace?: Workspace;
 
   constructor(private readonly opts: HostStartOptions) {
+    this.tinyModel = opts.choice.kind === 'url' && opts.choice.id === TINY_MODEL_ID;
     const warnings: string[] = [];
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
@@ -107,9 +112,11 @@ export class HostSession {
         devices: () => room.host.currentDeal.filter((d) => d.deviceId === HOST_ID || d.range[1] > d.range[0]).length || 1,
       });
       this.store.set({ step: 'opening the project…' });
+      const tiny = this.tinyModel;
       this.workspace = await Workspace.open({
         backend, tokenizer, format: template.format, projectId: 'default', runJs,
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
+        ...(tiny ? { answerCap: TINY_ANSWER_CAP, answerCapNote: TINY_CAP_NOTE } : {}),
       });
       this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal });
     } catch (e) {
@@ -120,8 +127,9 @@ export class HostSession {
   private async generate(prompt: readonly number[], o: GenerateOptions): Promise<GenerationResult> {
     const room = this.room!;
     this.store.set({ generating: true });
+    const live = new LiveSpeed((tps) => this.store.set({ tokensPerSecond: tps }));
     try {
-      const result = await room.host.generate(prompt, o);
+      const result = await room.host.generate(prompt, { ...o, onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); } });
       if (result.stats.decodeTokensPerSecond > 0) this.store.set({ tokensPerSecond: result.stats.decodeTokensPerSecond });
       if (result.note) this.log(result.note);
       return result;
@@ -167,5 +175,28 @@ export class HostSession {
 
   async close(): Promise<void> {
     await this.room?.close();
+  }
+}
+
+/**
+ * The decode speed while an answer streams: tokens after the first over the time since the first (so
+ * the prefill is not counted), shown at most every 250 ms and only once there is a measurement.
+ */
+export class LiveSpeed {
+  private first = 0;
+  private tokens = 0;
+  private shownAt = 0;
+
+  constructor(private readonly show: (tokensPerSecond: number) => void, private readonly now = () => performance.now()) {}
+
+  token(): void {
+    const t = this.now();
+    if (this.tokens++ === 0) {
+      this.first = t;
+      return;
+    }
+    if (t - this.shownAt < 250 || t <= this.first) return;
+    this.shownAt = t;
+    this.show((this.tokens - 1) / ((t - this.first) / 1000));
   }
 }

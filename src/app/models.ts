@@ -44,6 +44,15 @@ export function devicesNeeded(p: ModelPreset, budgetBytes: number, ctx: number):
 export const TINY_MODEL_ID = 'tiny';
 export const TINY_MODEL_PATH = '/models/tiny';
 
+/**
+ * The built-in model has random weights: it writes gibberish until the answer cap, which on a software
+ * adapter takes minutes at the usual 8,192 tokens. Its answers stop at this many, and the request ends
+ * there with TINY_CAP_NOTE in the timeline.
+ */
+export const TINY_ANSWER_CAP = 256;
+export const TINY_CAP_NOTE = `the built-in tiny test model has random weights, so it only writes gibberish: its answers stop at ` +
+  `${TINY_ANSWER_CAP} tokens (other models get 8,192). Host the room with a Qwen3 model to build apps.`;
+
 export const MODEL_PRESETS: readonly ModelPreset[] = [
   { id: TINY_MODEL_ID, label: 'Built-in tiny test model', size: '≈20 MB', note: 'Random weights, for trying the room: it loads in seconds and answers gibberish.' },
   ...GGUF_PRESETS,

@@ -47,6 +47,11 @@ export interface WorkspaceOptions {
   askFirst?: boolean;
   /** The deployment's run_js switch (pooled-config.json); default on. */
   runJs?: boolean;
+  /** Sample calls under the call grammar (default). Off: calls are read by the near-miss parser alone. */
+  constrained?: boolean;
+  /** Answer cap (default ANSWER_CAP) and, when set, the note that ends a request reaching it (AgentOptions). */
+  answerCap?: number;
+  answerCapNote?: string;
 }
 
 export class Workspace {
@@ -62,16 +67,19 @@ export class Workspace {
     restored: RestoredState | undefined, askFirst: boolean) {
     this.preview = new PreviewHost({ files, transpile: esbuildTranspile });
     const tools = new ToolRegistry(agentTools(files, this.preview, { runJs: opts.runJs ?? true }));
-    const codec = createCallCodec({ tokenizer: opts.tokenizer, format: opts.format, tools: tools.schemas() });
+    const fullCodec = createCallCodec({ tokenizer: opts.tokenizer, format: opts.format, tools: tools.schemas() });
+    const codec = opts.constrained === false ? { parse: fullCodec.parse } : fullCodec;
     this.agentOptions = {
       backend: opts.backend, tools, format: opts.format, codec, files, askFirst,
       approve: (req) => this.askApproval(req),
     };
+    if (opts.answerCap !== undefined) this.agentOptions.answerCap = opts.answerCap;
+    if (opts.answerCapNote !== undefined) this.agentOptions.answerCapNote = opts.answerCapNote;
     if (restored) this.agentOptions.restore = restored;
     this.agent = new Agent(this.agentOptions);
     this.store = new Store<WorkspaceState>({
       items: this.snapshot(), running: false, contextUsed: this.agent.conversation.promptLength(),
-      contextBudget: conversationBudget(opts.backend.contextSize, ANSWER_CAP), contextSize: opts.backend.contextSize,
+      contextBudget: conversationBudget(opts.backend.contextSize, opts.answerCap ?? ANSWER_CAP), contextSize: opts.backend.contextSize,
       files: [], approvals: [], askFirst, restored: Boolean(restored && restored.timeline.length > 0),
     });
     this.agent.subscribe((e) => this.onEvent(e));

@@ -21,13 +21,15 @@ export function shownStatus(d: DeviceInfo, generating: boolean): ShownStatus {
 
 /**
  * One device of the room: name, adapter, memory, its dealt layers over the model's layers, load
- * progress, status and tok/s; guests get a Remove button (fires `remove` with the device id).
+ * progress, status and tok/s ("—" until measured; the host's card shows the room's speed, since every
+ * token passes through it); guests get a Remove button (fires `remove` with the device id).
  */
 @customElement('pooled-device-card')
 export class DeviceCard extends LitElement {
   @property({ attribute: false }) device?: DeviceInfo;
   @property({ type: Number }) totalLayers = 0;
   @property({ type: Boolean }) generating = false;
+  /** tok/s to show; 0 = no measurement yet. */
   @property({ type: Number }) tokensPerSecond = 0;
 
   static override styles = [theme, css`
@@ -57,7 +59,7 @@ export class DeviceCard extends LitElement {
         <dt>Adapter</dt><dd>${d.caps.adapter}${d.caps.engine === 'reference' ? ' · CPU engine' : ''}</dd>
         <dt>Memory</dt><dd data-testid="device-memory">${memory}</dd>
         ${d.isHost ? nothing : html`<dt>Link</dt><dd>${d.rttMs > 0 ? `${d.rttMs.toFixed(1)} ms round trip` : '—'}</dd>`}
-        <dt>Speed</dt><dd data-testid="device-toks">${status === 'computing' || this.tokensPerSecond > 0 ? `${this.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
+        <dt>${d.isHost ? 'Room speed' : 'Speed'}</dt><dd data-testid="device-toks">${this.tokensPerSecond > 0 ? `${this.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
       </dl>
       <pooled-layer-bar .range=${d.range} .total=${this.totalLayers}></pooled-layer-bar>
       <div class="row">

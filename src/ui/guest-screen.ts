@@ -88,7 +88,7 @@ export class GuestScreen extends LitElement {
         <dl>
           <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps?.engine === 'reference' ? ' · CPU engine' : ''}</dd>
           <dt>Memory</dt><dd data-testid="guest-memory-offered">${s.caps ? `${formatBytes(s.caps.memoryBudgetBytes)} offered${s.caps.deviceMemoryGiB > 0 ? ` of ${s.caps.deviceMemoryGiB} GB` : ''}` : '…'}</dd>
-          <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
+          <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' && s.tokensPerSecond > 0 ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
           <dt>Screen</dt><dd data-testid="guest-wake">${WAKE_TEXT[s.wakeLock]}</dd>
         </dl>
         ${s.status === 'gone' ? nothing : this.changingMemory

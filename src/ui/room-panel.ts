@@ -75,7 +75,7 @@ export class RoomPanel extends LitElement {
         <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>
           ${s.devices.map((d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}
-              .tokensPerSecond=${d.tokensPerSecond > 0 ? d.tokensPerSecond : computesTokens(d) ? s.tokensPerSecond : 0}></pooled-device-card>`)}
+              .tokensPerSecond=${d.isHost ? s.tokensPerSecond : d.tokensPerSecond > 0 ? d.tokensPerSecond : computesTokens(d) ? s.tokensPerSecond : 0}></pooled-device-card>`)}
         </div>
       </section>
       ${s.events.length ? html`<section aria-labelledby="events-title"><h3 id="events-title">Room events</h3>
