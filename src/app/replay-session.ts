@@ -7,12 +7,12 @@ import { ChatTemplate } from '../model/chat-template.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import { modelUrlFor, TINY_MODEL_ID } from './models.ts';
-import { DEFAULT_CTX, type AppParams } from './url-params.ts';
+import { DEFAULT_CTX, DEMO_SCRIPT, type AppParams } from './url-params.ts';
 import { Workspace } from './workspace.ts';
 import { loadDeployment } from './deploy-config.ts';
 
 export async function openReplayWorkspace(params: AppParams, origin = location.origin): Promise<Workspace> {
-  const script = params.script ?? '/replay/demo.jsonl';
+  const script = params.script ?? DEMO_SCRIPT;
   const scriptUrl = new URL(script, origin).href;
   const response = await fetch(scriptUrl);
   if (!response.ok) throw new ReplayScriptError(`${script}: the replay script could not be fetched (HTTP ${response.status})`);
@@ -25,5 +25,6 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   return Workspace.open({
     backend, tokenizer, format: template.format, projectId: 'replay', runJs,
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),
+    ...(params.grammar === false ? { constrained: false } : {}),
   });
 }

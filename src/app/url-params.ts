@@ -6,6 +6,8 @@
 //   ?engine=webgpu|reference      which engine runs this device's layers (default: WebGPU when present)
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
+//   &grammar=0                    replay: sample without the call grammar, as a server that takes none
+//                                 would (the near-miss parser alone reads the calls)
 //   ?name=<device name>
 //   ?mem=<GiB>                    memory this device offers the room (default: half of navigator.deviceMemory, else 2)
 //   ?speed=<n>                    this device's speed for dealing, instead of the quick measurement (tests, demos)
@@ -15,6 +17,8 @@ import { memoryBudgetFromGiB } from './memory-budget.ts';
 
 /** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */
 export const DEFAULT_CTX = 8192;
+/** The demo workspace's script (what "Open the demo workspace" replays). */
+export const DEMO_SCRIPT = '/replay/demo.jsonl';
 export const DEFAULT_CKPT = 4;
 export const SMALL_CONTEXT = 8192;
 
@@ -36,6 +40,8 @@ export interface AppParams {
   ask?: boolean;
   /** The agent on an OpenAI-compatible server instead of a room. */
   server?: { url: string; model: string; tokenizer: string };
+  /** Replay: false = no call grammar while sampling (&grammar=0). */
+  grammar?: boolean;
 }
 
 /** A URL parameter has a value the app cannot use. Names the parameter and says what is allowed. */
@@ -82,7 +88,9 @@ export function parseAppParams(search: string): AppParams {
   if (agent) {
     if (agent !== 'replay') throw new UrlParamError('agent', `must be replay (a scripted model for trying the workspace), got "${agent}"`);
     params.agent = agent;
-    params.script = q.get('script') ?? '/replay/demo.jsonl';
+    params.script = q.get('script') ?? DEMO_SCRIPT;
+    const grammar = q.get('grammar');
+    if (grammar !== null) params.grammar = grammar !== '0' && grammar !== 'false';
   }
   const name = q.get('name')?.trim();
   if (name) params.name = name.slice(0, 40);

@@ -20,6 +20,8 @@ export class AgentTimeline extends LitElement {
   @property({ attribute: false }) items: TimelineItem[] = [];
   @property({ attribute: false }) approvals: PendingApproval[] = [];
   @property({ type: Boolean }) running = false;
+  /** What an empty timeline says (default: an invitation to ask for an app). */
+  @property() emptyText?: string;
   private stick = true;
 
   static override styles = [theme, css`
@@ -40,8 +42,8 @@ export class AgentTimeline extends LitElement {
 
   override render() {
     if (this.items.length === 0) {
-      return html`<div class="empty">Ask for a static web app — “a snake game”, “a todo list with local storage” —
-        and the agent writes the files, serves them in the preview and fixes what the page reports.</div>`;
+      return html`<div class="empty" data-testid="timeline-empty">${this.emptyText ?? html`Ask for a static web app — “a snake game”, “a todo list with local storage” —
+        and the agent writes the files, serves them in the preview and fixes what the page reports.`}</div>`;
     }
     const last = this.items.length - 1;
     return html`<ol aria-label="Agent timeline" data-testid="timeline">

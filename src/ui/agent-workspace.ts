@@ -9,6 +9,16 @@ import './context-meter.ts';
 import './file-browser.ts';
 import './preview-pane.ts';
 
+/** A line above the request box saying what answers to expect (the scripted demo ignores requests). */
+export interface WorkspaceNotice {
+  title: string;
+  text: string;
+  placeholder?: string;
+  /** What the empty timeline says instead of inviting any request. */
+  empty?: string;
+  link?: { href: string; label: string };
+}
+
 /**
  * The agent workspace: timeline + request box on the left; files and the preview on the right. The
  * header has the context meter next to New task, Stop (Esc also stops), and "ask before edits".
@@ -17,6 +27,7 @@ import './preview-pane.ts';
 export class AgentWorkspace extends LitElement {
   @property({ attribute: false }) workspace?: Workspace;
   @property() heading = 'Agent';
+  @property({ attribute: false }) notice?: WorkspaceNotice;
   @state() private draft = '';
   @query('textarea') private input?: HTMLTextAreaElement;
   private watch?: StoreController<WorkspaceState>;
@@ -34,6 +45,9 @@ export class AgentWorkspace extends LitElement {
     form { display: flex; gap: .5rem; padding: .6rem; border-top: 1px solid var(--line); background: var(--panel); align-items: flex-end; }
     textarea { flex: 1; resize: vertical; min-height: 2.6rem; max-height: 12rem; }
     .status { font-size: 12px; color: var(--muted); padding: 0 .75rem .35rem; }
+    .notice { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem .6rem; margin: 0; padding: .45rem .75rem;
+      border-top: 1px solid var(--line); border-left: 3px solid var(--warn); background: #2a2516; color: #ffe9b8; font-size: 13px; }
+    .notice a { color: var(--accent); white-space: nowrap; }
     pooled-agent-timeline { min-height: 0; }
     pooled-preview-pane { min-height: 0; height: 100%; }
     @media (max-width: 820px) {
@@ -79,14 +93,18 @@ export class AgentWorkspace extends LitElement {
       </header>
       <div class="main">
         <div class="left">
-          <pooled-agent-timeline .items=${s.items} .approvals=${s.approvals} .running=${s.running}
+          <pooled-agent-timeline .items=${s.items} .approvals=${s.approvals} .running=${s.running} .emptyText=${this.notice?.empty}
             @decide=${(e: CustomEvent<{ call: number; approved: boolean }>) => ws.decide(e.detail.call, e.detail.approved)}></pooled-agent-timeline>
           <div>
             ${s.restored ? html`<div class="status" data-testid="restored">Session restored from this browser.</div>` : nothing}
             ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
+            ${this.notice ? html`<p class="notice" role="note" data-testid="workspace-notice">
+                <span><b>${this.notice.title}:</b> ${this.notice.text}</span>
+                ${this.notice.link ? html`<a href=${this.notice.link.href}>${this.notice.link.label}</a>` : nothing}
+              </p>` : nothing}
             <form @submit=${this.submit}>
               <label class="sr-only" for="request">Request to the agent</label>
-              <textarea id="request" rows="2" placeholder=${s.running ? 'The agent is working… (Esc stops it)' : 'Ask for an app, or a change to this one'}
+              <textarea id="request" rows="2" placeholder=${s.running ? 'The agent is working… (Esc stops it)' : this.notice?.placeholder ?? 'Ask for an app, or a change to this one'}
                 .value=${this.draft} @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}
                 @keydown=${this.onEnter} data-testid="request-input"></textarea>
               <button class="primary" type="submit" ?disabled=${s.running || this.draft.trim() === ''} data-testid="send">Send</button>

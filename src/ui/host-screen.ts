@@ -3,9 +3,21 @@ import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { HostSession, HostState } from '../app/host-session.ts';
 import { StoreController } from '../app/store.ts';
+import { TINY_ANSWER_CAP } from '../app/models.ts';
+import type { WorkspaceNotice } from './agent-workspace.ts';
 import { theme } from './theme.ts';
 import './room-panel.ts';
 import './agent-workspace.ts';
+
+/** Said where the request is typed when the room runs the built-in random-weights model. */
+function tinyNotice(): WorkspaceNotice {
+  return {
+    title: 'Tiny test model',
+    text: `random weights, for trying the room: answers are gibberish and stop at ${TINY_ANSWER_CAP} tokens.`,
+    empty: 'Send any request to watch tokens stream through the room. To build apps, host the room with a Qwen3 model.',
+    link: { href: location.pathname, label: 'Pick another model →' },
+  };
+}
 
 /** The host: the room (devices, invite) beside the agent workspace that runs on it. */
 @customElement('pooled-host-screen')
@@ -36,7 +48,8 @@ export class HostScreen extends LitElement {
     }
     return html`
       <aside aria-label="Room"><pooled-room-panel .session=${this.session}></pooled-room-panel></aside>
-      <pooled-agent-workspace .workspace=${this.session!.workspace} heading=${`Agent · ${s.modelName}`}></pooled-agent-workspace>`;
+      <pooled-agent-workspace .workspace=${this.session!.workspace} heading=${`Agent · ${s.modelName}`}
+        .notice=${this.session!.tinyModel ? tinyNotice() : undefined}></pooled-agent-workspace>`;
   }
 }
 

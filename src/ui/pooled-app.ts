@@ -5,7 +5,7 @@ import { GuestSession } from '../app/guest-session.ts';
 import { HostSession } from '../app/host-session.ts';
 import { openReplayWorkspace } from '../app/replay-session.ts';
 import { openServerWorkspace, saveServerChoice, type ServerChoice } from '../app/server-session.ts';
-import { parseAppParams, type AppParams } from '../app/url-params.ts';
+import { DEMO_SCRIPT, parseAppParams, type AppParams } from '../app/url-params.ts';
 import type { Workspace } from '../app/workspace.ts';
 import { inviteLink } from '../room/signaling.ts';
 import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts';
@@ -15,6 +15,7 @@ import './start-screen.ts';
 import './host-screen.ts';
 import './guest-screen.ts';
 import './agent-workspace.ts';
+import type { WorkspaceNotice } from './agent-workspace.ts';
 
 type Screen =
   | { kind: 'start' }
@@ -121,7 +122,8 @@ export class PooledApp extends LitElement {
       case 'replay':
         if (s.error) return html`<div class="center"><h1>Replay workspace</h1><div class="error" role="alert" data-testid="replay-error">${s.error}</div></div>`;
         return s.workspace
-          ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading="Agent · scripted replay model"></pooled-agent-workspace>`
+          ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading="Agent · scripted replay model"
+              .notice=${replayNotice(this.params.script ?? DEMO_SCRIPT)}></pooled-agent-workspace>`
           : html`<div class="center"><p class="muted">Opening the replay workspace…</p></div>`;
       case 'server':
         if (s.error) {
@@ -142,4 +144,19 @@ export class PooledApp extends LitElement {
 
 declare global {
   interface HTMLElementTagNameMap { 'pooled-app': PooledApp }
+}
+
+/** What the replay workspace tells the user where the request is typed: the answers are scripted. */
+function replayNotice(script: string): WorkspaceNotice {
+  const link = { href: location.pathname, label: 'Host a room with a model →' };
+  if (script === DEMO_SCRIPT) {
+    return {
+      title: 'Scripted demo',
+      text: 'no model runs here. Whatever you ask, it replays the same script, which builds a counter app.',
+      placeholder: 'Ask for anything: the demo builds its counter app',
+      empty: 'Send any request to watch the agent write a small counter app, serve it in the preview and check its console.',
+      link,
+    };
+  }
+  return { title: 'Scripted replay', text: `the answers come from ${script}, not from what you ask.`, link };
 }
