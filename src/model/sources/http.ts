@@ -19,7 +19,10 @@ export interface HttpSourceOptions {
   retryDelayMs?: number;
   /** The model is this one GGUF file under the base URL (see ModelSource.modelFile). */
   modelFile?: string;
-  /** Every file's path, asked once on the first exists(); when it fails, exists() asks per file. */
+  /**
+   * Every file's path (the hub's file list), asked once on the first exists() and retried like a read;
+   * when it still fails, exists() asks per file.
+   */
   listFiles?: () => Promise<Iterable<string>>;
 }
 
@@ -139,12 +142,26 @@ export class HttpModelSource implements ModelSource {
 
   /** The file list, once (null when there is none or it could not be had). */
   private listedFiles(): Promise<ReadonlySet<string> | null> {
-    const list = this.listFiles;
-    this.listing ??= list
-      ? list().then((paths) => new Set([...paths].map(normalisePath)), () => null)
-      : Promise.resolve(null);
+    this.listing ??= this.readListing();
     return this.listing;
   }
+
+  private async readListing(): Promise<ReadonlySet<string> | null> {
+    const list = this.listFiles;
+    if (!list) return null;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return new Set([...(await list())].map(normalisePath));
+      } catch (e) {
+        // A network error or a server's hiccup is tried again, as reads are; an answer (404, 401) is final.
+        const status = (e as { status?: unknown }).status;
+        const transient = typeof status !== 'number' || status >= 500 || status === 429;
+        if (!transient || attempt >= this.retries) return null;
+        await new Promise((ok) => setTimeout(ok, this.retryDelayMs * (attempt + 1)));
+      }
+    }
+  }
+
 
   /** One request, retried on transient failures (network error, 5xx, 429); other statuses return as they are. */
   private async request(path: string, url: string, headers?: Record<string, string>, method = 'GET'): Promise<Response> {

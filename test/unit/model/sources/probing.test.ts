@@ -37,15 +37,15 @@ async function loadLikeTheApp(spec: string, hfEndpoint?: string): Promise<void> 
   expect([...w.layers.keys()]).toEqual([0, 1]);
 }
 
-/** A local "hub": /{repo}/resolve/{rev}/… serves the folder, /api/models/{repo}/revision/{rev} lists it. */
+/** A local "hub": /{repo}/resolve/{rev}/… serves the folder, /api/models/{repo}/tree/{rev} lists it. */
 async function startHub(folder: string, repo: string, revision: string): Promise<RangeServer> {
   const root = await mkdtemp(join(tmpdir(), 'pooled-hub-'));
   roots.push(root);
   await mkdir(join(root, repo, 'resolve'), { recursive: true });
   await symlink(folder, join(root, repo, 'resolve', revision));
-  await mkdir(join(root, 'api', 'models', repo, 'revision'), { recursive: true });
-  const siblings = (await readdir(folder)).map((rfilename) => ({ rfilename }));
-  await writeFile(join(root, 'api', 'models', repo, 'revision', revision), JSON.stringify({ id: repo, siblings }));
+  await mkdir(join(root, 'api', 'models', repo, 'tree'), { recursive: true });
+  const tree = (await readdir(folder)).map((path) => ({ type: 'file', path, size: 1 }));
+  await writeFile(join(root, 'api', 'models', repo, 'tree', revision), JSON.stringify(tree));
   return startRangeServer(root);
 }
 
@@ -56,7 +56,7 @@ describe('no request for a missing file', () => {
     server = await startHub(sharded, 'Qwen/Tiny', 'main');
     await loadLikeTheApp('Qwen/Tiny', server.url);
     expect(misses(server)).toEqual([]);
-    expect(server.requests.filter((r) => r.path.startsWith('api/')).map((r) => r.path)).toEqual(['api/models/Qwen/Tiny/revision/main']);
+    expect(server.requests.filter((r) => r.path.startsWith('api/')).map((r) => r.path)).toEqual(['api/models/Qwen/Tiny/tree/main']);
     expect(server.requests.filter((r) => r.method === 'HEAD')).toEqual([]);
     expect(server.requests.some((r) => r.path === 'Qwen/Tiny/resolve/main/model.safetensors.index.json' && r.status === 200)).toBe(true);
   });
@@ -73,7 +73,7 @@ describe('no request for a missing file', () => {
     const src = await resolveModelSource('Qwen/Tiny@other', { hfEndpoint: server.url });
     expect(await src.exists('config.json')).toBe(false);       // no such revision: probed, not listed
     expect(server.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
-      'GET api/models/Qwen/Tiny/revision/other 404', 'HEAD Qwen/Tiny/resolve/other/config.json 404',
+      'GET api/models/Qwen/Tiny/tree/other 404', 'HEAD Qwen/Tiny/resolve/other/config.json 404',
     ]);
   });
 
