@@ -26,9 +26,9 @@ test('an answer at the cap ends the request at once, with the note, and the answ
 });
 
 test('without the note a capped answer is dropped and asked again, as before', async () => {
-  const h = await harness({ answerCap: 32, maxSteps: 2, replies: [GIBBERISH, GIBBERISH] });
+  const h = await harness({ answerCap: 32, maxSteps: 3, replies: [GIBBERISH, GIBBERISH, GIBBERISH] });
   const out = await h.agent.run('Build a todo list');
   expect(out.reason).toBe('limit');
-  expect(h.backend.requests).toHaveLength(2);
+  expect(h.backend.requests).toHaveLength(3);                      // the last step is the closing answer
   expect(notes(h.events).filter((n) => n.startsWith('cut-off:'))).toHaveLength(2);
 });
