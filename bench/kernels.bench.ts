@@ -3,7 +3,9 @@
 // [12288, 2048] in q4f16_1 and down-sized [6144, 2048] in BF16, one token (decode).
 import { adapterLabel, summarizeAdapter } from '../src/gpu/adapter.ts';
 import { uploadLinear } from '../src/gpu/gpu-weights.ts';
-import { encodeOps, matvecOps } from '../src/gpu/ops.ts';
+import { copyOp } from '../src/gpu/kernels/copy.ts';
+import { Epilogue, linearOps } from '../src/gpu/kernels/linear.ts';
+import { encodeOps } from '../src/gpu/op.ts';
 import { PipelineCache } from '../src/gpu/pipelines.ts';
 import { fromFloat32 } from '../src/model/tensor-utils.ts';
 import type { Linear } from '../src/model/types.ts';
@@ -26,17 +28,8 @@ export async function run(): Promise<Record<string, number | string>> {
   const src = device.createBuffer({ size: copyBytes, usage });
   const dst = device.createBuffer({ size: copyBytes, usage });
   const count = copyBytes / 16;
-  const copyGroups = Math.ceil(count / 256);
-  const copyPipe = cache.get('copy', { COUNT: count, WG: 256 });
-  const copyBind = cache.bind('copy', [src, dst]);
-  const gx = Math.min(copyGroups, 65535);
-  const tCopy = await timeSubmits(device, REPS, (pass) => {
-    for (let i = 0; i < PER_SUBMIT; i++) {
-      pass.setPipeline(copyPipe);
-      pass.setBindGroup(0, copyBind);
-      pass.dispatchWorkgroups(gx, Math.ceil(copyGroups / gx));
-    }
-  });
+  const copy = copyOp(cache, { src, dst }, count, 256);
+  const tCopy = await timeSubmits(device, REPS, (pass) => { for (let i = 0; i < PER_SUBMIT; i++) copy.encode(pass, 1); });
   const copyGBs = (2 * copyBytes * PER_SUBMIT) / tCopy / 1e9;
   out['copy GB/s (read + write)'] = copyGBs;
 
@@ -46,8 +39,8 @@ export async function run(): Promise<Record<string, number | string>> {
     const g = uploadLinear(device, w, device.limits.maxStorageBufferBindingSize);
     const x = device.createBuffer({ size: w.cols * 4, usage });
     const y = device.createBuffer({ size: w.rows * 4, usage });
-    const ops = matvecOps(cache, g, { step, x, y, outStride: w.rows, epilogue: 0 });
-    const t = await timeSubmits(device, REPS, (pass) => { for (let i = 0; i < PER_SUBMIT; i++) encodeOps(pass, cache, ops, 1); });
+    const ops = linearOps(cache, g, { step, x, y, outStride: w.rows, epilogue: Epilogue.STORE });
+    const t = await timeSubmits(device, REPS, (pass) => { for (let i = 0; i < PER_SUBMIT; i++) encodeOps(pass, ops, 1); });
     const gbs = (g.bytes * PER_SUBMIT) / t / 1e9;
     out[`${label} matvec GB/s`] = gbs;
     out[`${label} matvec / copy`] = gbs / copyGBs;
@@ -57,7 +50,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const bf = new Float32Array(6144 * 2048);
   for (let i = 0; i < bf.length; i++) bf[i] = ((i * 2654435761) % 1000) / 1000 - 0.5;
   await bench('BF16 [6144, 2048]', { kind: 'dense', rows: 6144, cols: 2048, weight: fromFloat32('w', bf, [6144, 2048], 'BF16') });
-  out['pipelines compiled'] = cache.compiled;
+  out['pipelines compiled'] = cache.size;
   device.destroy();
   return out;
 }

@@ -3,12 +3,12 @@
 // online softmax (running max and sum), so any context length works with fixed workgroup memory.
 // Query head h reads KV head h / (HQ / HKV); the token at position p sees keys 0..p; scale 1/√D.
 //
-// Bindings (group 0):
-//   0 step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
-//   1 q      storage, read  array<f32> [n, HQ·D] (already normalised and rotated)
-//   2 kcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs (this step's keys already written)
-//   3 vcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs
-//   4 out    storage, rw    array<f32> [n, HQ·D]
+// Bindings (declared in src/gpu/kernels/attention.ts, which generates their WGSL):
+//   step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
+//   q      storage, read  array<f32> [n, HQ·D] (already normalised and rotated)
+//   kcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs (this step's keys already written)
+//   vcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs
+//   out    storage, rw    array<f32> [n, HQ·D]
 // Dispatch: (HQ, n)
 
 override HQ: u32;
@@ -16,14 +16,6 @@ override HKV: u32;
 override D: u32;                 // even, ≤ 512
 override SCALE: f32;             // 1 / sqrt(D)
 override WG: u32 = 64u;          // power of two; keys per tile
-
-struct Step { n: u32, pos0: u32 }
-
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kcache: array<u32>;
-@group(0) @binding(3) var<storage, read> vcache: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 const MAX_WORDS_PER_THREAD: u32 = 8u;    // D/2 / WG, rounded up
 var<workgroup> qs: array<f32, 512>;

@@ -1,15 +1,12 @@
 // copy: dst = src, 16 bytes per invocation. The bench's roofline: the bandwidth a plain copy reaches.
 //
-// Bindings (group 0):
-//   0 src storage, read  array<vec4<u32>> [COUNT]
-//   1 dst storage, rw    array<vec4<u32>> [COUNT]
+// Bindings (declared in src/gpu/kernels/copy.ts, which generates their WGSL):
+//   src storage, read  array<vec4<u32>> [COUNT]
+//   dst storage, rw    array<vec4<u32>> [COUNT]
 // Dispatch: (gx, gy) with gx·gy·WG ≥ COUNT
 
 override COUNT: u32;             // vec4 words
 override WG: u32 = 64u;
-
-@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

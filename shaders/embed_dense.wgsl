@@ -2,26 +2,18 @@
 // Each dispatch covers one chunk (rows [row_start, row_start + rows)); tokens whose id lies
 // elsewhere are left to the dispatch of their chunk.
 //
-// Bindings (group 0), the last one: 4 chunk uniform Chunk { row_start, rows }:
-//   0 step   uniform        Step { n, pos0 }: n = tokens
-//   1 table  storage, read  array<u32> [chunk rows, ROW_WORDS] (F32 one value a word, F16/BF16 two;
+// Bindings (declared in src/gpu/kernels/embed-dense.ts, which generates their WGSL):
+//   step   uniform        Step { n, pos0 }: n = tokens
+//   table  storage, read  array<u32> [chunk rows, ROW_WORDS] (F32 one value a word, F16/BF16 two;
 //                           rows padded to a whole word)
-//   2 ids    storage, read  array<u32> [n]
-//   3 out    storage, rw    array<f32> [n, H]
+//   ids    storage, read  array<u32> [n]
+//   out    storage, rw    array<f32> [n, H]
+//   chunk  uniform        Chunk { row_start, rows }
 // Dispatch: (ceil(ceil(H / 2) / WG), n)
 
 override H: u32;
 override WDTYPE: u32;            // 0 F32, 1 F16, 2 BF16
 override WG: u32 = 64u;
-
-struct Step { n: u32, pos0: u32 }
-struct Chunk { row_start: u32, rows: u32 }
-
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> table: array<u32>;
-@group(0) @binding(2) var<storage, read> ids: array<u32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-@group(0) @binding(4) var<uniform> chunk: Chunk;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

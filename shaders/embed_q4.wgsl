@@ -1,26 +1,17 @@
 // embed_q4: embedding gather for an MLC q4f16_1 table [V, H] held in row chunks (w = (q − 7)·scale).
 // Each dispatch covers one chunk (rows [row_start, row_start + rows)).
 //
-// Bindings (group 0), the last one: 5 chunk uniform Chunk { row_start, rows }:
-//   0 step    uniform        Step { n, pos0 }: n = tokens
-//   1 qweight storage, read  array<u32> [chunk rows, H/8]
-//   2 scales  storage, read  array<u32> f16 pairs of [chunk rows, H/32]
-//   3 ids     storage, read  array<u32> [n]
-//   4 out     storage, rw    array<f32> [n, H]
+// Bindings (declared in src/gpu/kernels/embed-q4.ts, which generates their WGSL):
+//   step    uniform        Step { n, pos0 }: n = tokens
+//   qweight storage, read  array<u32> [chunk rows, H/8]
+//   scales  storage, read  array<u32> f16 pairs of [chunk rows, H/32]
+//   ids     storage, read  array<u32> [n]
+//   out     storage, rw    array<f32> [n, H]
+//   chunk   uniform        Chunk { row_start, rows }
 // Dispatch: (ceil(H / 8 / WG), n)
 
 override H: u32;                 // multiple of 32
 override WG: u32 = 64u;
-
-struct Step { n: u32, pos0: u32 }
-struct Chunk { row_start: u32, rows: u32 }
-
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> qweight: array<u32>;
-@group(0) @binding(2) var<storage, read> scales: array<u32>;
-@group(0) @binding(3) var<storage, read> ids: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<uniform> chunk: Chunk;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

@@ -3,29 +3,20 @@
 // large K both keep every invocation busy). Decode (TILE_T = 1) is a matvec; prefill (TILE_T > 1) reuses
 // every decoded weight for TILE_T tokens: a skinny matmul reading the weight once per TILE_T tokens.
 //
-// Bindings (group 0):
-//   0 step    uniform             Step { n, pos0 }: n = tokens (rows of x and y) in this step
-//   1 qweight storage, read       array<u32> [rows, k/8]; element k at bits (k%8)*4 of word k/8
-//   2 scales  storage, read       array<u32> f16 pairs of [rows, k/32]; w = (q − 7)·scale
-//   3 x       storage, read       array<f32> [n, k]
-//   4 y       storage, read_write array<f32> [n, out_stride]; this chunk writes columns row_offset + r
-//   5 chunk   uniform             Chunk { k, out_stride, row_offset, out_rows, epilogue }
-// epilogue: 0 y = acc; 1 y += acc (residual); 2 y[r] = silu(acc[r])·acc[r + out_rows] (gate|up rows).
+// Bindings (declared in src/gpu/kernels/matvec-q4.ts, which generates their WGSL):
+//   step    uniform             Step { n, pos0 }: n = tokens (rows of x and y) in this step
+//   qweight storage, read       array<u32> [rows, k/8]; element k at bits (k%8)*4 of word k/8
+//   scales  storage, read       array<u32> f16 pairs of [rows, k/32]; w = (q − 7)·scale
+//   x       storage, read       array<f32> [n, k]
+//   y       storage, read_write array<f32> [n, out_stride]; this chunk writes columns row_offset + r
+//   chunk   uniform             Chunk { k, out_stride, row_offset, out_rows, epilogue }
+// epilogue (codes from src/gpu/kernels/linear-contract.ts): STORE y = acc; ADD_RESIDUAL y += acc;
+// SILU_GATE_UP y[r] = silu(acc[r])·acc[r + out_rows] (gate rows, then up rows).
 // Dispatch: (gx, gy, ceil(n / TILE_T)) with gx·gy ≥ ceil(out_rows / (WG / LANES)) workgroups of WG.
 
 override TILE_T: u32 = 1u;       // tokens per workgroup: 1 (decode, scalar) or 4 (prefill, vec4)
 override LANES: u32 = 64u;       // invocations per row: a power of two dividing WG
 override WG: u32 = 64u;
-
-struct Step { n: u32, pos0: u32 }
-struct Chunk { k: u32, out_stride: u32, row_offset: u32, out_rows: u32, epilogue: u32 }
-
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> qweight: array<u32>;
-@group(0) @binding(2) var<storage, read> scales: array<u32>;
-@group(0) @binding(3) var<storage, read> x: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
-@group(0) @binding(5) var<uniform> chunk: Chunk;
 
 const MAX_ACC: u32 = 8u;         // (gate, up) × 4 tokens
 var<workgroup> partial: array<f32, WG * MAX_ACC>;
@@ -45,7 +36,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let epilogue = chunk.epilogue;
   let words = kdim / 8u;
   let groups = kdim / 32u;
-  let fused = select(1u, 2u, epilogue == 2u);
+  let fused = select(1u, 2u, epilogue == SILU_GATE_UP);
   let lane = lid % LANES;
   let out_row = (wid.y * nwg.x + wid.x) * (WG / LANES) + lid / LANES;
   let t0 = wid.z * TILE_T;
@@ -92,12 +83,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var up = 0.0;
     for (var l = 0u; l < LANES; l++) {
       sum += partial[t * WG + lid + l];
-      if (epilogue == 2u) { up += partial[(4u + t) * WG + lid + l]; }
+      if (epilogue == SILU_GATE_UP) { up += partial[(4u + t) * WG + lid + l]; }
     }
     let at = tok * out_stride + row_offset + out_row;
-    if (epilogue == 2u) {
+    if (epilogue == SILU_GATE_UP) {
       y[at] = sum / (1.0 + exp(-sum)) * up;   // silu(gate) · up
-    } else if (epilogue == 1u) {
+    } else if (epilogue == ADD_RESIDUAL) {
       y[at] = y[at] + sum;
     } else {
       y[at] = sum;

@@ -3,15 +3,15 @@
 // The cos/sin table is computed on the CPU exactly as the reference does (f32(pos·inv_freq), then
 // f32(cos), f32(sin)), so no GPU transcendental enters the result.
 //
-// Bindings (group 0):
-//   0 step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
-//   1 qkv    storage, read  array<f32> [n, (HQ + 2·HKV)·D]
-//   2 qnorm  storage, read  array<f32> [D]
-//   3 knorm  storage, read  array<f32> [D]
-//   4 rope   storage, read  array<vec2<f32>> [ctx, D/2] (cos, sin)
-//   5 q      storage, rw    array<f32> [n, HQ·D]
-//   6 kcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
-//   7 vcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
+// Bindings (declared in src/gpu/kernels/qk-norm-rope.ts, which generates their WGSL):
+//   step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
+//   qkv    storage, read  array<f32> [n, (HQ + 2·HKV)·D]
+//   qnorm  storage, read  array<f32> [D]
+//   knorm  storage, read  array<f32> [D]
+//   rope   storage, read  array<vec2<f32>> [ctx, D/2] (cos, sin)
+//   q      storage, rw    array<f32> [n, HQ·D]
+//   kcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
+//   vcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
 // Dispatch: (HQ + 2·HKV, n): one workgroup per head per token.
 
 override HQ: u32;
@@ -19,17 +19,6 @@ override HKV: u32;
 override D: u32;                 // even, ≤ 512
 override EPS: f32;
 override WG: u32 = 64u;          // power of two
-
-struct Step { n: u32, pos0: u32 }
-
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> qkv: array<f32>;
-@group(0) @binding(2) var<storage, read> qnorm: array<f32>;
-@group(0) @binding(3) var<storage, read> knorm: array<f32>;
-@group(0) @binding(4) var<storage, read> rope: array<vec2<f32>>;
-@group(0) @binding(5) var<storage, read_write> q: array<f32>;
-@group(0) @binding(6) var<storage, read_write> kcache: array<u32>;
-@group(0) @binding(7) var<storage, read_write> vcache: array<u32>;
 
 var<workgroup> xs: array<f32, 512>;
 var<workgroup> sums: array<f32, WG>;

@@ -1,22 +1,15 @@
 // rmsnorm: y = x / sqrt(mean(x²) + EPS) · weight, one workgroup per row.
 //
-// Bindings (group 0):
-//   0 step   uniform        Step { n, pos0 }: n = rows
-//   1 x      storage, read  array<f32> [n, H]
-//   2 weight storage, read  array<f32> [H]
-//   3 y      storage, rw    array<f32> [n, H]
+// Bindings (declared in src/gpu/kernels/rmsnorm.ts, which generates their WGSL):
+//   step   uniform        Step { n, pos0 }: n = rows
+//   x      storage, read  array<f32> [n, H]
+//   weight storage, read  array<f32> [H]
+//   y      storage, rw    array<f32> [n, H]
 // Dispatch: (n)
 
 override H: u32;
 override EPS: f32;
 override WG: u32 = 64u;          // power of two
-
-struct Step { n: u32, pos0: u32 }
-
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> weight: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
 
 var<workgroup> sums: array<f32, WG>;
 

@@ -1,20 +1,14 @@
 // silu_mul: out[t, i] = silu(gu[t, i]) · gu[t, I + i]; used when the gate|up weight is split across
 // buffers (otherwise it is fused into the matvec epilogue).
 //
-// Bindings (group 0):
-//   0 step  uniform        Step { n, pos0 }: n = tokens
-//   1 gu    storage, read  array<f32> [n, 2·I] (gate I values, then up I values)
-//   2 out   storage, rw    array<f32> [n, I]
+// Bindings (declared in src/gpu/kernels/silu-mul.ts, which generates their WGSL):
+//   step  uniform        Step { n, pos0 }: n = tokens
+//   gu    storage, read  array<f32> [n, 2·I] (gate I values, then up I values)
+//   out   storage, rw    array<f32> [n, I]
 // Dispatch: (ceil(I / WG), n)
 
 override I: u32;
 override WG: u32 = 64u;
-
-struct Step { n: u32, pos0: u32 }
-
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> gu: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

@@ -3,24 +3,17 @@
 // Allowed: bit id%32 of mask word id/32 set (when use_mask is 1; ids past mask_words are not allowed)
 // and the logit is > −inf (NaN never wins). Ties go to the lower id, as in src/model/sampler.ts.
 //
-// Bindings (group 0):
-//   0 params uniform        Params { use_mask, mask_words }
-//   1 logits storage, read  array<f32> [V]
-//   2 mask   storage, read  array<u32> [≥ 1]
-//   3 best   storage, rw    array<vec2<u32>> [blocks, TOPK]: (f32 bits, id); id 0xffffffff = none
+// Bindings (declared in src/gpu/kernels/topk-blocks.ts, which generates their WGSL):
+//   params uniform        Params { use_mask, mask_words }
+//   logits storage, read  array<f32> [V]
+//   mask   storage, read  array<u32> [≥ 1]
+//   best   storage, rw    array<vec2<u32>> [blocks, TOPK]: (f32 bits, id); id 0xffffffff = none
 // Dispatch: (blocks) with blocks = ceil(V / (WG · ITEMS))
 
 override V: u32;
 override TOPK: u32 = 1u;
 override ITEMS: u32 = 8u;
 override WG: u32 = 128u;         // power of two
-
-struct Params { use_mask: u32, mask_words: u32 }
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> logits: array<f32>;
-@group(0) @binding(2) var<storage, read> mask: array<u32>;
-@group(0) @binding(3) var<storage, read_write> best: array<vec2<u32>>;
 
 const NONE: u32 = 0xffffffffu;
 const MAX_ITEMS: u32 = 64u;

@@ -9,7 +9,7 @@ import { WebGPUEngine } from './engine.ts';
 import { uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { createHead } from './head.ts';
 import { ropeTable, uploadLayer, type Activations, type GpuLayer } from './layers.ts';
-import { embedOps } from './ops.ts';
+import { embedOps } from './kernels/linear.ts';
 import { PipelineCache } from './pipelines.ts';
 
 export interface WebGPUEngineOptions {
@@ -140,7 +140,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     + (embedding?.bytes ?? 0) + headBytes;
   const engine = new WebGPUEngine({
     device, cache, config: cfg, range, layers, act, maxBatch, ctx, maxBindingBytes, weightBytes,
-    embedding, embedOps: embedding ? embedOps(cache, embedding, act.step, ids, act.x) : [], ids, head,
+    embedding, embedOps: embedding ? embedOps(cache, embedding, { step: act.step, ids, out: act.x }) : [], ids, head,
     ownsDevice: !opts.device,
   });
   await device.queue.onSubmittedWorkDone();

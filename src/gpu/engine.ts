@@ -9,7 +9,9 @@ import type { ModelConfig } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';
 import type { GpuLinear } from './gpu-weights.ts';
 import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
-import { destroyOps, encodeOps, type Op } from './ops.ts';
+import { uniformWords } from './kernel.ts';
+import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
+import { destroyOps, encodeOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import type { HeadState } from './head.ts';
 
@@ -247,7 +249,7 @@ export class WebGPUEngine implements LayerEngine {
   private async candidates(head: HeadState, ops: Op[], k: number, bits: Uint32Array | undefined): Promise<{ id: number; value: number }[]> {
     const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
     if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
-    this.parts.device.queue.writeBuffer(head.params, 0, new Uint32Array([bits ? 1 : 0, maskWords, 0, 0]));
+    this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords })));
     const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
     const pairs = new Uint32Array(await this.submitAndRead([...ops, topk], 1, head.best, head.blocks * k * 8));
     const cands: { id: number; value: number }[] = [];
@@ -313,10 +315,10 @@ export class WebGPUEngine implements LayerEngine {
 
   /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */
   private async submitAndRead(ops: readonly Op[], n: number, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
-    const { device, cache } = this.parts;
+    const { device } = this.parts;
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
-    const dispatches = encodeOps(pass, cache, ops, n);
+    const dispatches = encodeOps(pass, ops, n);
     pass.end();
     const staging = this.staging(bytes);
     encoder.copyBufferToBuffer(src, 0, staging, 0, bytes);

@@ -3,11 +3,12 @@
 import type { ModelConfig, TensorData } from '../model/types.ts';
 import { createBufferFrom, destroyLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
 import type { Activations } from './layers.ts';
-import { destroyOps, matvecOps, rmsnormOp, type Op } from './ops.ts';
+import { Epilogue, linearOps } from './kernels/linear.ts';
+import { rmsnormOp } from './kernels/rmsnorm.ts';
+import { topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
+import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 
-const TOPK_WG = 128;
-const TOPK_ITEMS = 8;
 const MAX_K = 64;
 
 export interface HeadState {
@@ -36,23 +37,18 @@ export function createHead(
   const maskWords = Math.ceil(V / 32);
   const mask = createBufferFrom(device, new Uint8Array(maskWords * 4), storage, 'token mask');
   const params = device.createBuffer({ label: 'sample params', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  const blocks = Math.ceil(V / (TOPK_WG * TOPK_ITEMS));
+  const blocks = topkBlocks(V);
   const best = device.createBuffer({ label: 'top-k candidates', size: blocks * MAX_K * 8, usage: storage });
   const logitOps: Op[] = [
-    rmsnormOp(cache, act.step, act.x, norm, act.xn, H, cfg.rmsNormEps, 'model.norm'),
-    ...matvecOps(cache, head, { step: act.step, x: act.xn, y: logits, outStride: V, epilogue: 0 }),
+    rmsnormOp(cache, { step: act.step, x: act.x, weight: norm, y: act.xn }, H, cfg.rmsNormEps, 'model.norm'),
+    ...linearOps(cache, head, { step: act.step, x: act.xn, y: logits, outStride: V, epilogue: Epilogue.STORE }),
   ];
-  const bindGroup = cache.bind('topk_blocks', [params, logits, mask, best]);
   const topkOps = new Map<number, Op>();
   const topkOp = (k: number): Op => {
     if (!(k >= 1 && k <= MAX_K)) throw new RangeError(`top-k on the device takes 1..${MAX_K}, got ${k}`);
     let op = topkOps.get(k);
     if (!op) {
-      op = {
-        label: `top-${k}`, kernel: 'topk_blocks', tiled: false, bindGroup,
-        consts: { V, TOPK: k, ITEMS: TOPK_ITEMS, WG: TOPK_WG },
-        grid: () => [blocks, 1, 1],
-      };
+      op = makeTopkOp(cache, { params, logits, mask, best }, V, k);
       topkOps.set(k, op);
     }
     return op;

@@ -12,7 +12,12 @@ import { ropeInvFreq } from '../model/reference/ops.ts';
 import type { LayerWeights, ModelConfig } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';
 import { destroyLinear, uploadLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
-import { destroyOps, matvecOps, rmsnormOp, type Op } from './ops.ts';
+import { attentionOp } from './kernels/attention.ts';
+import { Epilogue, linearOps } from './kernels/linear.ts';
+import { qkNormRopeOp } from './kernels/qk-norm-rope.ts';
+import { rmsnormOp } from './kernels/rmsnorm.ts';
+import { siluMulOp } from './kernels/silu-mul.ts';
+import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 
 /** Activation buffers shared by all layers of an engine, sized for `maxTokens` tokens per step. */
@@ -56,35 +61,25 @@ export function uploadLayer(
   const kcache = device.createBuffer({ label: `layer ${w.index} K cache`, size: kvBytes, usage: kvUsage });
   const vcache = device.createBuffer({ label: `layer ${w.index} V cache`, size: kvBytes, usage: kvUsage });
 
-  const ops: Op[] = [];
-  ops.push(rmsnormOp(cache, act.step, act.x, inputNorm, act.xn, H, eps, `layer ${w.index} input_layernorm`));
-  ops.push(...matvecOps(cache, qkv, { step: act.step, x: act.xn, y: act.qkv, outStride: (Hq + 2 * Hkv) * D, epilogue: 0 }));
-  ops.push({
-    label: `layer ${w.index} qk_norm_rope`, kernel: 'qk_norm_rope', tiled: false,
-    consts: { HQ: Hq, HKV: Hkv, D, EPS: eps, WG: 64 },
-    bindGroup: cache.bind('qk_norm_rope', [act.step, act.qkv, qNorm, kNorm, act.rope, act.q, kcache, vcache]),
-    grid: (n: number) => [Hq + 2 * Hkv, n, 1],
-  });
-  ops.push({
-    label: `layer ${w.index} attention`, kernel: 'attention', tiled: false,
-    consts: { HQ: Hq, HKV: Hkv, D, SCALE: Math.fround(1 / Math.sqrt(D)), WG: 64 },
-    bindGroup: cache.bind('attention', [act.step, act.q, kcache, vcache, act.att]),
-    grid: (n: number) => [Hq, n, 1],
-  });
-  ops.push(...matvecOps(cache, o, { step: act.step, x: act.att, y: act.x, outStride: H, epilogue: 1 }));
-  ops.push(rmsnormOp(cache, act.step, act.x, postNorm, act.xn, H, eps, `layer ${w.index} post_attention_layernorm`));
+  const step = act.step;
+  const heads = { Hq, Hkv, D };
+  const name = `layer ${w.index}`;
+  const ops: Op[] = [
+    rmsnormOp(cache, { step, x: act.x, weight: inputNorm, y: act.xn }, H, eps, `${name} input_layernorm`),
+    ...linearOps(cache, qkv, { step, x: act.xn, y: act.qkv, outStride: (Hq + 2 * Hkv) * D, epilogue: Epilogue.STORE }),
+    qkNormRopeOp(cache, { step, qkv: act.qkv, qnorm: qNorm, knorm: kNorm, rope: act.rope, q: act.q, kcache, vcache }, heads, eps, `${name} qk_norm_rope`),
+    attentionOp(cache, { step, q: act.q, kcache, vcache, out: act.att }, heads, `${name} attention`),
+    ...linearOps(cache, o, { step, x: act.att, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }),
+    rmsnormOp(cache, { step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${name} post_attention_layernorm`),
+  ];
   if (gateUp.chunks.length === 1) {
-    ops.push(...matvecOps(cache, gateUp, { step: act.step, x: act.xn, y: act.act, outStride: I, epilogue: 2 }));
+    ops.push(...linearOps(cache, gateUp, { step, x: act.xn, y: act.act, outStride: I, epilogue: Epilogue.SILU_GATE_UP }));
   } else {
     if (!act.gu) throw new Error('engine: gate|up is split but no [T, 2I] buffer was made');
-    ops.push(...matvecOps(cache, gateUp, { step: act.step, x: act.xn, y: act.gu, outStride: 2 * I, epilogue: 0 }));
-    ops.push({
-      label: `layer ${w.index} silu_mul`, kernel: 'silu_mul', tiled: false, consts: { I, WG: 64 },
-      bindGroup: cache.bind('silu_mul', [act.step, act.gu, act.act]),
-      grid: (n: number) => [Math.ceil(I / 64), n, 1],
-    });
+    ops.push(...linearOps(cache, gateUp, { step, x: act.xn, y: act.gu, outStride: 2 * I, epilogue: Epilogue.STORE }));
+    ops.push(siluMulOp(cache, { step, gu: act.gu, out: act.act }, I, `${name} silu_mul`));
   }
-  ops.push(...matvecOps(cache, down, { step: act.step, x: act.act, y: act.x, outStride: H, epilogue: 1 }));
+  ops.push(...linearOps(cache, down, { step, x: act.act, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }));
   return { index: w.index, linears: [qkv, o, gateUp, down], norms: [inputNorm, qNorm, kNorm, postNorm], kcache, vcache, ops, kvLength: 0 };
 }
 

@@ -3,7 +3,7 @@
 // both sides of the split (and the last ones) equal the reference.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
-import { matvecOps } from '../../src/gpu/ops.ts';
+import { Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
 import { matmul } from '../../src/model/reference/ops.ts';
 import { f32ToF16Bits } from '../../src/model/tensor-utils.ts';
 import type { Q4Linear } from '../../src/model/types.ts';
@@ -50,7 +50,7 @@ it('a 138 MB q4f16_1 weight is split across buffers under the 128 MiB binding li
   const split = g.chunks[1]!.rowStart;
   const x = randomF32(cols, 5);
   const y = h.buffer(rows * 4);
-  await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y, outStride: rows, epilogue: 0 }), 1);
+  await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y, outStride: rows, epilogue: Epilogue.STORE }), 1);
   const out = await h.readF32(y, rows);
   for (const [r0, r1] of [[0, 40], [split - 40, split + 40], [rows - 40, rows]] as const) {
     expect(relErr(out.subarray(r0, r1), matmul(rowsOf(w, r0, r1), x, 1))).toBeLessThan(2e-6);

@@ -1,5 +1,5 @@
 // Runs single kernels through the engine's own pipeline cache and op builders, for the kernel tests.
-import { encodeOps, type Op } from '../../src/gpu/ops.ts';
+import { encodeOps, type Op } from '../../src/gpu/op.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import type { MatvecTuning } from '../../src/gpu/tuning.ts';
 
@@ -32,7 +32,7 @@ export class KernelHarness {
     this.device.pushErrorScope('validation');
     const enc = this.device.createCommandEncoder();
     const pass = enc.beginComputePass();
-    encodeOps(pass, this.cache, ops, n);
+    encodeOps(pass, ops, n);
     pass.end();
     this.device.queue.submit([enc.finish()]);
     const err = await this.device.popErrorScope();

@@ -10,7 +10,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
 import { ropeTable } from '../../src/gpu/layers.ts';
-import { embedOps, matvecOps, rmsnormOp, type Op } from '../../src/gpu/ops.ts';
+import { attentionOp } from '../../src/gpu/kernels/attention.ts';
+import { copyOp } from '../../src/gpu/kernels/copy.ts';
+import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
+import { qkNormRopeOp } from '../../src/gpu/kernels/qk-norm-rope.ts';
+import { rmsnormOp } from '../../src/gpu/kernels/rmsnorm.ts';
+import { siluMulOp } from '../../src/gpu/kernels/silu-mul.ts';
+import { topkOp } from '../../src/gpu/kernels/topk-blocks.ts';
 import {
   attention, embedRows, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul,
 } from '../../src/model/reference/ops.ts';
@@ -57,7 +63,7 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
         if (maxBinding === 256) expect(g.chunks.length).toBeGreaterThan(1);
         const xb = h.buffer(x);
         const yb = h.buffer(n * w.rows * 4);
-        await h.run(matvecOps(h.cache, g, { step: h.step, x: xb, y: yb, outStride: w.rows, epilogue: 0 }), n);
+        await h.run(linearOps(h.cache, g, { step: h.step, x: xb, y: yb, outStride: w.rows, epilogue: Epilogue.STORE }), n);
         expect(relErr(await h.readF32(yb, n * w.rows), ref)).toBeLessThan(2e-6);
       }
     });
@@ -70,7 +76,7 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       const ref = matmul(w, x, n).map((v, i) => v + y0[i]!);
       const g = uploadLinear(device, w, 1 << 30);
       const yb = h.buffer(y0);
-      await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: 1 }), n);
+      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: Epilogue.ADD_RESIDUAL }), n);
       expect(relErr(await h.readF32(yb, n * w.rows), Float32Array.from(ref))).toBeLessThan(2e-6);
     });
   });
@@ -85,15 +91,11 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     const ref = siluMul(gu, I);
     const g = uploadLinear(device, w, 1 << 30);
     const out = h.buffer(n * I * 4);
-    await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: out, outStride: I, epilogue: 2 }), n);
+    await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: out, outStride: I, epilogue: Epilogue.SILU_GATE_UP }), n);
     expect(relErr(await h.readF32(out, n * I), ref)).toBeLessThan(2e-6);
     // silu_mul alone on the reference gate|up values
     const out2 = h.buffer(n * I * 4);
-    const op: Op = {
-      label: 'silu_mul', kernel: 'silu_mul', tiled: false, consts: { I, WG: 64 },
-      bindGroup: h.cache.bind('silu_mul', [h.step, h.buffer(gu), out2]), grid: (m) => [Math.ceil(I / 64), m, 1],
-    };
-    await h.run([op], n);
+    await h.run([siluMulOp(h.cache, { step: h.step, gu: h.buffer(gu), out: out2 }, I, 'silu_mul')], n);
     expect(relErr(await h.readF32(out2, n * I), ref)).toBeLessThan(2e-6);
   });
 
@@ -106,7 +108,7 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
         const g = uploadLinear(device, w, maxBinding);
         if (maxBinding === 300) expect(g.chunks.length).toBeGreaterThan(1);
         const out = h.buffer(ids.length * H * 4);
-        await h.run(embedOps(h.cache, g, h.step, h.buffer(new Uint32Array(ids)), out), ids.length);
+        await h.run(embedOps(h.cache, g, { step: h.step, ids: h.buffer(new Uint32Array(ids)), out }), ids.length);
         expect(await h.readF32(out, ids.length * H)).toEqual(ref);
       }
     });
@@ -116,7 +118,7 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     const wt = randomF32(H, H + 1);
     const eps = 1e-6;
     const out = h.buffer(n * H * 4);
-    await h.run([rmsnormOp(h.cache, h.step, h.buffer(x), h.buffer(wt), out, H, eps, 'norm')], n);
+    await h.run([rmsnormOp(h.cache, { step: h.step, x: h.buffer(x), weight: h.buffer(wt), y: out }, H, eps, 'norm')], n);
     expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
   });
 
@@ -132,11 +134,7 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     const params = h.uniform([0, 0]);
     const paramsMasked = h.uniform([1, mask.length]);
     const run = async (k: number, p: GPUBuffer): Promise<{ id: number; v: number }[]> => {
-      const op: Op = {
-        label: 'topk', kernel: 'topk_blocks', tiled: false, consts: { V, TOPK: k, ITEMS: 8, WG: 128 },
-        bindGroup: h.cache.bind('topk_blocks', [p, h.buffer(logits), h.buffer(mask), best]), grid: () => [5, 1, 1],
-      };
-      await h.run([op], 1);
+      await h.run([topkOp(h.cache, { params: p, logits: h.buffer(logits), mask: h.buffer(mask), best }, V, k)], 1);
       const raw = new Uint32Array(await h.read(best, 5 * k * 8));
       const f = new Float32Array(raw.buffer);
       const out: { id: number; v: number }[] = [];
@@ -155,11 +153,7 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
   it('copy moves every byte', async () => {
     const data = new Uint32Array(4 * 1000).map((_, i) => (i * 2654435761) >>> 0);
     const dst = h.buffer(data.byteLength);
-    const op: Op = {
-      label: 'copy', kernel: 'copy', tiled: false, consts: { COUNT: 1000, WG: 64 },
-      bindGroup: h.cache.bind('copy', [h.buffer(data), dst]), grid: () => [Math.ceil(1000 / 64), 1, 1],
-    };
-    await h.run([op], 1);
+    await h.run([copyOp(h.cache, { src: h.buffer(data), dst }, 1000)], 1);
     expect(new Uint32Array(await h.read(dst, data.byteLength))).toEqual(data);
   });
 
@@ -185,11 +179,9 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     const q = h.buffer(n * Hq * D * 4);
     const kc = h.buffer(ctx * Hkv * D * 2);
     const vc = h.buffer(ctx * Hkv * D * 2);
-    const op: Op = {
-      label: 'qk_norm_rope', kernel: 'qk_norm_rope', tiled: false, consts: { HQ: Hq, HKV: Hkv, D, EPS: eps, WG: 64 },
-      bindGroup: h.cache.bind('qk_norm_rope', [h.step, h.buffer(qkv), h.buffer(qn), h.buffer(kn), h.buffer(ropeTable(ctx, D, theta)), q, kc, vc]),
-      grid: (m) => [Hq + 2 * Hkv, m, 1],
-    };
+    const op = qkNormRopeOp(h.cache, {
+      step: h.step, qkv: h.buffer(qkv), qnorm: h.buffer(qn), knorm: h.buffer(kn), rope: h.buffer(ropeTable(ctx, D, theta)), q, kcache: kc, vcache: vc,
+    }, { Hq, Hkv, D }, eps, 'qk_norm_rope');
     await h.run([op], n, pos0);
     return { q, kc, vc, qRef, kRef, vRef };
   }
@@ -233,12 +225,7 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       const positions = Array.from({ length: n }, (_, i) => pos0 + i);
       const ref = attention(q, { keys, values }, positions, Hq, Hkv, D);
       const out = h.buffer(n * Hq * D * 4);
-      const op: Op = {
-        label: 'attention', kernel: 'attention', tiled: false,
-        consts: { HQ: Hq, HKV: Hkv, D, SCALE: Math.fround(1 / Math.sqrt(D)), WG: 64 },
-        bindGroup: h.cache.bind('attention', [h.step, h.buffer(q), h.buffer(pack(keys)), h.buffer(pack(values)), out]),
-        grid: (m) => [Hq, m, 1],
-      };
+      const op = attentionOp(h.cache, { step: h.step, q: h.buffer(q), kcache: h.buffer(pack(keys)), vcache: h.buffer(pack(values)), out }, { Hq, Hkv, D }, 'attention');
       await h.run([op], n, pos0);
       expect(relErr(await h.readF32(out, n * Hq * D), ref)).toBeLessThan(5e-6);
     });
@@ -267,16 +254,16 @@ describe.each([['GPU layout', GPU_TUNING], ['CPU layout', CPU_TUNING]] as [strin
       const ref = matmul(w, x, n);
       const g = uploadLinear(device, w, 1 << 30);
       const yb = h.buffer(n * w.rows * 4);
-      await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: 0 }), n);
+      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: Epilogue.STORE }), n);
       expect(relErr(await h.readF32(yb, n * w.rows), ref)).toBeLessThan(2e-6);
       const y0 = randomF32(n * w.rows, 50 + n);
       const yr = h.buffer(y0);
-      await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yr, outStride: w.rows, epilogue: 1 }), n);
+      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yr, outStride: w.rows, epilogue: Epilogue.ADD_RESIDUAL }), n);
       expect(relErr(await h.readF32(yr, n * w.rows), ref.map((v, i) => v + y0[i]!))).toBeLessThan(2e-6);
       if (w.rows % 2 === 0) {
         const I = w.rows / 2;
         const ys = h.buffer(n * I * 4);
-        await h.run(matvecOps(h.cache, g, { step: h.step, x: h.buffer(x), y: ys, outStride: I, epilogue: 2 }), n);
+        await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: ys, outStride: I, epilogue: Epilogue.SILU_GATE_UP }), n);
         expect(relErr(await h.readF32(ys, n * I), siluMul(ref, I))).toBeLessThan(2e-6);
       }
     }

@@ -1,0 +1,22 @@
+// silu_mul (shaders/silu_mul.wgsl): out = silu(gate) · up for a gate|up result that could not take the
+// fused matvec epilogue (its weight is split across buffers).
+import source from '../../../shaders/silu_mul.wgsl?raw';
+import { defineKernel, read, rw, STEP, type BufferSet } from '../kernel.ts';
+import { kernelOp, type Op } from '../op.ts';
+import type { PipelineCache } from '../pipelines.ts';
+
+export const SILU_MUL = defineKernel({
+  name: 'silu_mul',
+  source,
+  bindings: {
+    step: STEP,                  // n = tokens
+    gu: read('array<f32>'),      // [n, 2·I]: gate I values, then up I values
+    out: rw('array<f32>'),       // [n, I]
+  },
+});
+
+const WG = 64;
+
+export function siluMulOp(cache: PipelineCache, buffers: BufferSet<typeof SILU_MUL.bindings>, I: number, label: string): Op {
+  return kernelOp(cache, SILU_MUL, { label, consts: { I, WG }, buffers, grid: (n) => [Math.ceil(I / WG), n, 1] });
+}

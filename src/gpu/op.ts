@@ -1,0 +1,49 @@
+// Prepared dispatches. Bind groups are made once (at load); a step only picks the pipeline variant and
+// the grid for its token count, so a decode token costs no allocations.
+import type { Bindings, BufferSet, Kernel } from './kernel.ts';
+import type { Consts, PipelineCache } from './pipelines.ts';
+
+export type Grid = [number, number, number];
+
+/** One dispatch (or a choice of dispatches) that encodes itself for a step of n tokens. */
+export interface Op {
+  label: string;
+  encode(pass: GPUComputePassEncoder, n: number): void;
+  /** Small buffers made for this op (per-chunk uniforms), destroyed with the engine. */
+  owned?: GPUBuffer[];
+}
+
+export interface KernelOpSpec<B extends Bindings> {
+  label: string;
+  consts: Consts;
+  buffers: BufferSet<B>;
+  grid(n: number): Grid;
+  owned?: GPUBuffer[];
+}
+
+/** An op running `kernel` with fixed override constants; its pipeline is compiled on first use. */
+export function kernelOp<B extends Bindings>(cache: PipelineCache, kernel: Kernel<B>, spec: KernelOpSpec<B>): Op {
+  const bindGroup = cache.bind(kernel, spec.buffers, spec.label);
+  let pipeline: GPUComputePipeline | undefined;
+  return {
+    label: spec.label,
+    owned: spec.owned,
+    encode(pass, n) {
+      pipeline ??= cache.pipeline(kernel, spec.consts);
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      const [x, y, z] = spec.grid(n);
+      pass.dispatchWorkgroups(x, y, z);
+    },
+  };
+}
+
+/** Encode ops in order for a step of n tokens; returns the number of dispatches. */
+export function encodeOps(pass: GPUComputePassEncoder, ops: readonly Op[], n: number): number {
+  for (const op of ops) op.encode(pass, n);
+  return ops.length;
+}
+
+export function destroyOps(ops: readonly Op[]): void {
+  for (const op of ops) op.owned?.forEach((b) => b.destroy());
+}
