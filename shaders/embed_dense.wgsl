@@ -5,7 +5,7 @@
 // Bindings (declared in src/gpu/kernels/embed-dense.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   table  storage, read  array<u32> [chunk rows, ROW_WORDS] (F32 one value a word, F16/BF16 two;
-//                           rows padded to a whole word)
+//                           rows padded to a whole 16 bytes)
 //   ids    storage, read  array<u32> [n]
 //   out    storage, rw    array<f32> [n, H]
 //   chunk  uniform        Chunk { row_start, rows }
@@ -27,10 +27,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (k0 >= H) { return; }
   var v: vec2<f32>;
   if (WDTYPE == 0u) {
-    v = vec2<f32>(bitcast<f32>(table[row * H + k0]), 0.0);
-    if (k0 + 1u < H) { v.y = bitcast<f32>(table[row * H + k0 + 1u]); }
+    let row_words = (H + 3u) / 4u * 4u;
+    v = vec2<f32>(bitcast<f32>(table[row * row_words + k0]), 0.0);
+    if (k0 + 1u < H) { v.y = bitcast<f32>(table[row * row_words + k0 + 1u]); }
   } else {
-    let w = table[row * ((H + 1u) / 2u) + pair];
+    let w = table[row * ((H + 7u) / 8u * 4u) + pair];
     v = select(unpack_bf16x2(w), unpack_f16x2(w), WDTYPE == 1u);
   }
   out[t * H + k0] = v.x;

@@ -1,97 +1,54 @@
-// matvec_q4: y = x · Wᵀ for an MLC q4f16_1 weight W (one row chunk of it), with a fused epilogue.
-// LANES invocations share a row (WG / LANES rows per workgroup; the host picks LANES from K so small and
-// large K both keep every invocation busy). Decode (TILE_T = 1) is a matvec; prefill (TILE_T > 1) reuses
-// every decoded weight for TILE_T tokens: a skinny matmul reading the weight once per TILE_T tokens.
+// matvec_q4: the MLC q4f16_1 block of the decode matvec (skeleton: shaders/lib/matvec_rows.wgsl).
+// A block is 32 weights of one row: 4 words of 8 nibbles (element k at bits (k%8)·4 of word k/8, low
+// nibble first) loaded as one vec4<u32>, and one f16 scale; w = (q − 7)·scale. The block's dot product
+// is scale·(Σ q·x − 7·Σ x): the offset folds into the x block's sum (computed once for all rows) and the
+// scale is applied once per block.
 //
 // Bindings (declared in src/gpu/kernels/matvec-q4.ts, which generates their WGSL):
-//   step    uniform             Step { n, pos0 }: n = tokens (rows of x and y) in this step
-//   qweight storage, read       array<u32> [rows, k/8]; element k at bits (k%8)*4 of word k/8
-//   scales  storage, read       array<u32> f16 pairs of [rows, k/32]; w = (q − 7)·scale
-//   x       storage, read       array<f32> [n, k]
-//   y       storage, read_write array<f32> [n, out_stride]; this chunk writes columns row_offset + r
-//   chunk   uniform             Chunk { k, out_stride, row_offset, out_rows, epilogue }
-// epilogue (codes from src/gpu/kernels/linear-contract.ts): STORE y = acc; ADD_RESIDUAL y += acc;
-// SILU_GATE_UP y[r] = silu(acc[r])·acc[r + out_rows] (gate rows, then up rows).
-// Dispatch: (gx, gy, ceil(n / TILE_T)) with gx·gy ≥ ceil(out_rows / (WG / LANES)) workgroups of WG.
+//   step    uniform        Step (unused: decode is one token)
+//   qweight storage, read  array<vec4<u32>> [rows, k/32]: one block per vec4
+//   scales  storage, read  array<u32> f16 pairs of [rows, k/32]
+//   x       storage, read  array<vec4<f32>> [k/4]
+//   y       storage, rw    array<f32> [out_stride]; this chunk writes columns row_offset + r
+//   chunk   uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
 
-override TILE_T: u32 = 1u;       // tokens per workgroup: 1 (decode, scalar) or 4 (prefill, vec4)
-override LANES: u32 = 64u;       // invocations per row: a power of two dividing WG
-override WG: u32 = 64u;
+const BLOCK_K: u32 = 32u;
 
-const MAX_ACC: u32 = 8u;         // (gate, up) × 4 tokens
-var<workgroup> partial: array<f32, WG * MAX_ACC>;
+// Codes are isolated in place with a mask (q·16^j for nibble j of a half word) instead of shifted down,
+// so x is scaled by 16^−j instead, once per block for all rows (powers of two: exact).
+const NIBBLE_MASK = vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u);
+const NIBBLE_SCALE = vec4<f32>(1.0, 1.0 / 16.0, 1.0 / 256.0, 1.0 / 4096.0);
 
-fn scale_at(i: u32) -> f32 {
-  let pair = unpack_f16x2(scales[i >> 1u]);
-  return select(pair.x, pair.y, (i & 1u) == 1u);
+struct XBlock {
+  v: array<vec4<f32>, 8>,        // x[4i .. 4i + 3] · NIBBLE_SCALE
+  sum: f32,                      // Σ x over the block
 }
 
-@compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let kdim = chunk.k;
-  let out_stride = chunk.out_stride;
-  let out_rows = chunk.out_rows;
-  let row_offset = chunk.row_offset;
-  let epilogue = chunk.epilogue;
-  let words = kdim / 8u;
-  let groups = kdim / 32u;
-  let fused = select(1u, 2u, epilogue == SILU_GATE_UP);
-  let lane = lid % LANES;
-  let out_row = (wid.y * nwg.x + wid.x) * (WG / LANES) + lid / LANES;
-  let t0 = wid.z * TILE_T;
-  let n = step.n;
-
-  // acc[s] = sums for tokens t0 .. t0 + 3 (s = 0 gate / plain, 1 up); rows of x past n are clamped to
-  // the last token (read, then discarded), so the inner loop has no branches.
-  var acc = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
-  let last = n - 1u;
-  let xr = vec4<u32>(min(t0, last), min(t0 + 1u, last), min(t0 + 2u, last), min(t0 + 3u, last)) * kdim;
-  if (out_row < out_rows) {
-    for (var s = 0u; s < fused; s++) {
-      let w_row = out_row + s * out_rows;    // up rows follow the gate rows
-      for (var w = lane; w < words; w += LANES) {
-        let q = qweight[w_row * words + w];
-        let sc = scale_at(w_row * groups + w / 4u);
-        var wv: array<f32, 8>;
-        for (var j = 0u; j < 8u; j++) { wv[j] = (f32((q >> (4u * j)) & 0xfu) - 7.0) * sc; }
-        let k0 = w * 8u;
-        if (TILE_T == 1u) {
-          var dot = 0.0;
-          for (var j = 0u; j < 8u; j++) { dot += wv[j] * x[xr.x + k0 + j]; }
-          acc[s].x += dot;
-        } else {
-          for (var j = 0u; j < 8u; j++) {
-            let kk = k0 + j;
-            acc[s] += wv[j] * vec4<f32>(x[xr.x + kk], x[xr.y + kk], x[xr.z + kk], x[xr.w + kk]);
-          }
-        }
-      }
-    }
+fn load_x(blk: u32) -> XBlock {
+  var xb: XBlock;
+  var s = vec4<f32>(0.0);
+  for (var i = 0u; i < 8u; i++) {
+    let v = x[blk * 8u + i];
+    s += v;
+    xb.v[i] = v * NIBBLE_SCALE;
   }
+  xb.sum = (s.x + s.y) + (s.z + s.w);
+  return xb;
+}
 
-  for (var s = 0u; s < fused; s++) {
-    for (var t = 0u; t < TILE_T; t++) { partial[(s * 4u + t) * WG + lid] = acc[s][t]; }
-  }
-  workgroupBarrier();
+// Σ q·x over a word's 8 codes against the scaled x of elements 8i .. 8i + 7.
+fn word_dot(w: u32, lo: vec4<f32>, hi: vec4<f32>) -> f32 {
+  let a = vec4<f32>(vec4<u32>(w) & NIBBLE_MASK);
+  let b = vec4<f32>(vec4<u32>(w >> 16u) & NIBBLE_MASK);
+  return dot(a, lo) + dot(b, hi);
+}
 
-  if (lane != 0u || out_row >= out_rows) { return; }
-  for (var t = 0u; t < TILE_T; t++) {
-    let tok = t0 + t;
-    if (tok >= n) { break; }
-    var sum = 0.0;
-    var up = 0.0;
-    for (var l = 0u; l < LANES; l++) {
-      sum += partial[t * WG + lid + l];
-      if (epilogue == SILU_GATE_UP) { up += partial[(4u + t) * WG + lid + l]; }
-    }
-    let at = tok * out_stride + row_offset + out_row;
-    if (epilogue == SILU_GATE_UP) {
-      y[at] = sum / (1.0 + exp(-sum)) * up;   // silu(gate) · up
-    } else if (epilogue == ADD_RESIDUAL) {
-      y[at] = y[at] + sum;
-    } else {
-      y[at] = sum;
-    }
-  }
+fn block_dot(row: u32, blk: u32, xb: XBlock) -> f32 {
+  let i = row * (chunk.k / 32u) + blk;
+  let q = qweight[i];
+  let pair = unpack_f16x2(scales[i >> 1u]);
+  let scale = select(pair.x, pair.y, (i & 1u) == 1u);
+  let d = (word_dot(q.x, xb.v[0], xb.v[1]) + word_dot(q.y, xb.v[2], xb.v[3]))
+        + (word_dot(q.z, xb.v[4], xb.v[5]) + word_dot(q.w, xb.v[6], xb.v[7]));
+  return scale * (d - 7.0 * xb.sum);
 }

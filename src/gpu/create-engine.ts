@@ -11,6 +11,8 @@ import { createHead } from './head.ts';
 import { ropeTable, uploadLayer, type Activations, type GpuLayer } from './layers.ts';
 import { embedOps } from './kernels/linear.ts';
 import { PipelineCache } from './pipelines.ts';
+import { autotune } from './autotune.ts';
+import type { LinearFormat, Tuning } from './tuning.ts';
 
 export interface WebGPUEngineOptions {
   /** KV capacity in tokens. Default: the model's maxPositionEmbeddings, capped at DEFAULT_CTX_CAP. */
@@ -25,6 +27,11 @@ export interface WebGPUEngineOptions {
   maxBatch?: number;
   /** Upload progress: bytes of weights on the device so far. */
   onProgress?: (p: LoadProgress) => void;
+  /**
+   * Kernel layouts: 'auto' (default) times the adapter class's candidates once per adapter (cached);
+   * 'default' takes the class's first candidate untimed; or an explicit Tuning.
+   */
+  tuning?: Tuning | 'auto' | 'default';
 }
 
 /** Without a ctx option a model's full context (40k for Qwen3) would cost 4.7 GB of KV for 1.7B. */
@@ -78,6 +85,29 @@ function tensorBytes(layers: Map<number, LayerWeights>, weights: ModelWeights): 
   return total;
 }
 
+/** The weight formats the engine's linears use (what the start-up tuning measures). */
+function formatsOf(layers: Map<number, LayerWeights>, weights: ModelWeights): LinearFormat[] {
+  const linears = [...layers.values()].flatMap((w) => [w.qkv, w.o, w.gateUp, w.down]);
+  if (weights.lmHead) linears.push(weights.lmHead);
+  else if (weights.embedding && weights.finalNorm) linears.push(weights.embedding);   // the tied head
+  const formats = new Set<LinearFormat>();
+  for (const l of linears) {
+    if (l.kind === 'dense') formats.add('dense');
+    else if (l.kind === 'q4f16_1') formats.add('q4');
+  }
+  return [...formats].sort();
+}
+
+async function pipelineCache(
+  device: GPUDevice, useF16: boolean, layers: Map<number, LayerWeights>, weights: ModelWeights, tuning: Tuning | 'auto' | 'default',
+): Promise<PipelineCache> {
+  if (typeof tuning === 'object') return new PipelineCache(device, useF16, tuning);
+  const cache = new PipelineCache(device, useF16);
+  const formats = formatsOf(layers, weights);
+  if (tuning === 'default' || formats.length === 0) return cache;
+  return cache.withTuning((await autotune(cache, formats)).tuning);
+}
+
 export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngineOptions = {}): Promise<WebGPUEngine> {
   const cfg = weights.config;
   const dense = denseLayers(weights);
@@ -95,12 +125,13 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   }
   const hasHead = Boolean(weights.finalNorm && headWeight);
   const range = layerRange(weights, hasHead);
-  const cache = new PipelineCache(device, useF16);
+  const cache = await pipelineCache(device, useF16, dense, weights, opts.tuning ?? 'auto');
 
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
   const T = maxBatch;
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-  const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, floats * 4), usage: storage });
+  // Activations are read in vec4s: sizes are whole 16 bytes.
+  const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, Math.ceil(floats / 4) * 16), usage: storage });
   const gateUpSplit = [...dense.values()].some((w) => linearBytes(w.gateUp) + 4 * w.gateUp.rows > maxBindingBytes);
   const act: Activations = {
     step: device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),

@@ -1,6 +1,7 @@
 // Weights on the device. A Linear [N, K] becomes row chunks, each within maxBindingBytes, so a tensor
 // larger than the binding limit (a 151k-row embedding) is split transparently; kernels run per chunk.
-//   dense: one u32 buffer [rows, rowWords]: F32 one value a word, F16/BF16 two (rows padded to a word)
+//   dense: one u32 buffer [rows, rowWords]: F32 one value a word, F16/BF16 two, each row padded with zeros
+//          to a whole 16 bytes so kernels read it in vec4<u32> blocks
 //   q4f16_1: qweight u32 [rows, K/8] and scales (f16 pairs) [rows, K/32], sliced by the same rows
 import { toFloat32 } from '../model/tensor-utils.ts';
 import type { Linear, TensorData } from '../model/types.ts';
@@ -78,7 +79,7 @@ export function uploadLinear(device: GPUDevice, l: Linear, maxBindingBytes: numb
     }
     const elem = dtype === 'F32' ? 4 : 2;
     const rowBytes = l.cols * elem;
-    const rowStride = padded(rowBytes);
+    const rowStride = Math.ceil(rowBytes / 16) * 16;
     const per = rowsPerChunk(rowStride, maxBindingBytes, name, l.rows);
     for (let r0 = 0; r0 < l.rows; r0 += per) {
       const r1 = Math.min(l.rows, r0 + per);

@@ -7,6 +7,8 @@
 // The idea is ratchet's register_bindings: one declaration, no binding index written twice.
 import decodeF16 from '../../shaders/lib/decode_f16.wgsl?raw';
 import decodeF32 from '../../shaders/lib/decode_f32.wgsl?raw';
+import reduceShared from '../../shaders/lib/reduce_shared.wgsl?raw';
+import reduceSubgroup from '../../shaders/lib/reduce_subgroup.wgsl?raw';
 import step from '../../shaders/lib/step.wgsl?raw';
 
 /** A binding: a uniform struct, or a storage array read-only ('read') or read-write ('rw'). */
@@ -33,6 +35,10 @@ export interface KernelDef<B extends Bindings> {
   bindings: B;                 // binding i = the i-th key
   /** Named u32 constants shared with the host (e.g. epilogue codes), generated as WGSL `const`s. */
   constants?: Record<string, number>;
+  /** Shared WGSL (shaders/lib) this kernel's code builds on, placed before it. */
+  libs?: readonly string[];
+  /** The kernel calls reduce_rows: its module comes in a subgroup and a workgroup-memory variant. */
+  reduces?: boolean;
 }
 
 export interface Kernel<B extends Bindings = Bindings> extends KernelDef<B> {
@@ -46,9 +52,10 @@ export function defineKernel<const B extends Bindings>(def: KernelDef<B>): Kerne
   return { ...def, names: Object.keys(def.bindings) };
 }
 
-/** Text variants of a module: the packed-number helpers with or without native f16. */
+/** Text variants of a module: native f16 or not; for reducing kernels, subgroupAdd or workgroup memory. */
 export interface ModuleVariant {
   useF16: boolean;
+  subgroups?: boolean;
 }
 
 function declarations(k: Kernel): string {
@@ -65,12 +72,18 @@ function declarations(k: Kernel): string {
 }
 
 /**
- * The WGSL module text for a kernel: the helpers of the chosen path (shaders/lib/decode_f16 or
- * decode_f32, which also carries the `enable` directive), struct Step, the generated binding
- * declarations, then the kernel file.
+ * The WGSL module text for a kernel: the `enable` directives of the variant, the packed-number helpers
+ * of the chosen path (shaders/lib/decode_f16 or decode_f32), struct Step, the generated declarations,
+ * the kernel's libraries and reduction (when it reduces), then the kernel file.
  */
 export function kernelModuleSource(k: Kernel, v: ModuleVariant): string {
-  return [v.useF16 ? decodeF16 : decodeF32, step, `// bindings of ${k.name} (src/gpu/kernels)`, declarations(k), k.source].join('\n');
+  const subgroups = Boolean(k.reduces && v.subgroups);
+  const directives = [v.useF16 ? 'enable f16;' : '', subgroups ? 'enable subgroups;' : ''].filter(Boolean);
+  const reduce = k.reduces ? [subgroups ? reduceSubgroup : reduceShared] : [];
+  return [
+    ...directives, v.useF16 ? decodeF16 : decodeF32, step, `// bindings of ${k.name} (src/gpu/kernels)`, declarations(k),
+    ...(k.libs ?? []), ...reduce, k.source,
+  ].join('\n');
 }
 
 /** The words of a uniform struct declared with fields, in declaration order, padded to 16 bytes. */

@@ -19,6 +19,8 @@ export interface KernelOpSpec<B extends Bindings> {
   buffers: BufferSet<B>;
   grid(n: number): Grid;
   owned?: GPUBuffer[];
+  /** For kernels that reduce: sum lanes with subgroupAdd (else workgroup memory). */
+  subgroups?: boolean;
 }
 
 /** An op running `kernel` with fixed override constants; its pipeline is compiled on first use. */
@@ -29,7 +31,7 @@ export function kernelOp<B extends Bindings>(cache: PipelineCache, kernel: Kerne
     label: spec.label,
     owned: spec.owned,
     encode(pass, n) {
-      pipeline ??= cache.pipeline(kernel, spec.consts);
+      pipeline ??= cache.pipeline(kernel, spec.consts, spec.subgroups ?? false);
       pass.setPipeline(pipeline);
       pass.setBindGroup(0, bindGroup);
       const [x, y, z] = spec.grid(n);

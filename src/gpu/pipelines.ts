@@ -2,7 +2,7 @@
 // constants sorted by name). Bind group layouts are explicit per kernel (from its binding declarations),
 // so one bind group serves every variant (decode or prefill constants) of a kernel.
 import { kernelModuleSource, type Bindings, type BufferSet, type Kernel } from './kernel.ts';
-import { defaultTuning, type MatvecTuning } from './tuning.ts';
+import { defaultTuning, type Tuning } from './tuning.ts';
 
 export type Consts = Record<string, number>;
 
@@ -12,20 +12,30 @@ interface Layout {
 }
 
 export class PipelineCache {
-  private readonly modules = new Map<Kernel, GPUShaderModule>();
-  private readonly layouts = new Map<Kernel, Layout>();
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private modules = new Map<string, GPUShaderModule>();
+  private layouts = new Map<Kernel, Layout>();
+  private pipelines = new Map<string, GPUComputePipeline>();
 
-  readonly tuning: MatvecTuning;
+  readonly tuning: Tuning;
 
-  constructor(readonly device: GPUDevice, readonly useF16: boolean, tuning?: MatvecTuning) {
+  constructor(readonly device: GPUDevice, readonly useF16: boolean, tuning?: Tuning) {
     this.tuning = tuning ?? defaultTuning(device);
   }
 
-  static key(kernel: Kernel, useF16: boolean, consts: Consts): string {
+  /** The same compiled pipelines, with op builders reading another tuning (the start-up tuning uses it). */
+  withTuning(tuning: Tuning): PipelineCache {
+    const view = new PipelineCache(this.device, this.useF16, tuning);
+    view.modules = this.modules;
+    view.layouts = this.layouts;
+    view.pipelines = this.pipelines;
+    return view;
+  }
+
+  /** "kernel:path:wg:consts" where path is f16 or f32, and +sg for the subgroup variant. */
+  static key(kernel: Kernel, useF16: boolean, consts: Consts, subgroups = false): string {
     const wg = consts.WG ?? 'default';
     const rest = Object.keys(consts).filter((k) => k !== 'WG').sort().map((k) => `${k}=${consts[k]}`).join(',');
-    return `${kernel.name}:${useF16 ? 'f16' : 'f32'}:${wg}:${rest}`;
+    return `${kernel.name}:${useF16 ? 'f16' : 'f32'}${subgroups && kernel.reduces ? '+sg' : ''}:${wg}:${rest}`;
   }
 
   private layout(kernel: Kernel): Layout {
@@ -46,14 +56,16 @@ export class PipelineCache {
     return l;
   }
 
-  pipeline(kernel: Kernel, consts: Consts): GPUComputePipeline {
-    const key = PipelineCache.key(kernel, this.useF16, consts);
+  pipeline(kernel: Kernel, consts: Consts, subgroups = false): GPUComputePipeline {
+    const key = PipelineCache.key(kernel, this.useF16, consts, subgroups);
     let p = this.pipelines.get(key);
     if (!p) {
-      let module = this.modules.get(kernel);
+      const sg = subgroups && Boolean(kernel.reduces);
+      const moduleKey = `${kernel.name}${sg ? '+sg' : ''}`;
+      let module = this.modules.get(moduleKey);
       if (!module) {
-        module = this.device.createShaderModule({ label: kernel.name, code: kernelModuleSource(kernel, { useF16: this.useF16 }) });
-        this.modules.set(kernel, module);
+        module = this.device.createShaderModule({ label: moduleKey, code: kernelModuleSource(kernel, { useF16: this.useF16, subgroups: sg }) });
+        this.modules.set(moduleKey, module);
       }
       p = this.device.createComputePipeline({
         label: key,

@@ -1,14 +1,14 @@
 // Runs single kernels through the engine's own pipeline cache and op builders, for the kernel tests.
 import { encodeOps, type Op } from '../../src/gpu/op.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
-import type { MatvecTuning } from '../../src/gpu/tuning.ts';
+import type { Tuning } from '../../src/gpu/tuning.ts';
 
 export class KernelHarness {
   readonly cache: PipelineCache;
   readonly step: GPUBuffer;
   private readonly owned: GPUBuffer[] = [];
 
-  constructor(readonly device: GPUDevice, useF16: boolean, tuning?: MatvecTuning) {
+  constructor(readonly device: GPUDevice, useF16: boolean, tuning?: Tuning) {
     this.cache = new PipelineCache(device, useF16, tuning);
     this.step = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     this.owned.push(this.step);
@@ -16,7 +16,7 @@ export class KernelHarness {
 
   buffer(data: Float32Array | Uint32Array | number, usage = GPUBufferUsage.STORAGE): GPUBuffer {
     const bytes = typeof data === 'number' ? data : data.byteLength;
-    const b = this.device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: usage | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    const b = this.device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 16) * 16), usage: usage | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     if (typeof data !== 'number') this.device.queue.writeBuffer(b, 0, data as Float32Array<ArrayBuffer>);
     this.owned.push(b);
     return b;

@@ -22,7 +22,7 @@ import {
 } from '../../src/model/reference/ops.ts';
 import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } from '../../src/model/tensor-utils.ts';
 import type { Linear } from '../../src/model/types.ts';
-import { CPU_TUNING, GPU_TUNING, type MatvecTuning } from '../../src/gpu/tuning.ts';
+import type { MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
@@ -231,22 +231,36 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     });
 });
 
-// The engine picks a matvec layout per adapter (src/gpu/tuning.ts): one invocation per row on CPU
-// rasterizers, up to 32 invocations sharing a row on GPUs. lavapipe runs the CPU layout by default, so
-// the GPU layout (with its cross-invocation reduction) is checked here explicitly, and vice versa.
-describe.each([['GPU layout', GPU_TUNING], ['CPU layout', CPU_TUNING]] as [string, MatvecTuning][])('linear kernels, %s', (_l, tuning) => {
+// The engine picks a decode matvec layout per adapter (src/gpu/tuning.ts, timed by src/gpu/autotune.ts):
+// lanes per workgroup, rows per workgroup, and the lanes' reduction (subgroupAdd when the workgroup is one
+// subgroup, else workgroup memory). lavapipe (subgroup size 8) runs every layout here, so each reduction
+// and row grouping is checked on both paths, whatever the tuning picks on this machine.
+const LAYOUTS: [string, MatvecLayout][] = [
+  ['8 lanes a row, 2 rows, subgroupAdd', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }],
+  ['8 lanes a row, 8 rows, subgroupAdd', { WG: 8, LANES: 8, ROWS: 8, subgroups: true }],
+  ['4 lanes a row in 8, 4 rows, subgroup shuffles', { WG: 8, LANES: 4, ROWS: 4, subgroups: true }],
+  ['8 lanes a row, 4 rows, workgroup memory', { WG: 8, LANES: 8, ROWS: 4, subgroups: false }],
+  ['1 lane a row in 8, 2 rows', { WG: 8, LANES: 1, ROWS: 2, subgroups: false }],
+  ['16 lanes a row in 64, 6 rows, workgroup memory', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }],
+  ['128 lanes a row, 2 rows, workgroup memory (GPU class prefill)', { WG: 128, LANES: 128, ROWS: 2, subgroups: false }],
+];
+
+describe.each(LAYOUTS.flatMap(([l, layout]) => [false, true].map((f16) => [l, f16, layout] as const)))('linear kernels, %s, shader-f16 %s', (_l, useF16, layout) => {
   let device: GPUDevice;
   let h: KernelHarness;
   beforeAll(async () => {
-    device = await testDevice(false);
-    h = new KernelHarness(device, false, tuning);
+    device = await testDevice(useF16);
+    const adapterClass = layout.WG > 64 ? 'discrete' : 'cpu';
+    h = new KernelHarness(device, useF16, { adapterClass, matvec: { dense: layout, q4: layout } });
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 
   it.each([
     ['BF16 300×512', (): Linear => denseLinear('w', 300, 512, 'BF16', 1)],
     ['F16 45×77', (): Linear => denseLinear('w', 45, 77, 'F16', 2)],
+    ['F32 34×21', (): Linear => denseLinear('w', 34, 21, 'F32', 4)],
     ['q4f16_1 200×1024', (): Linear => q4Linear('w', 200, 1024, 3)],
+    ['q4f16_1 14×96', (): Linear => q4Linear('w', 14, 96, 5)],
   ] as [string, () => Linear][])('%s: plain, residual and gate|up epilogues for 1 and 6 tokens', async (_label, make) => {
     const w = make();
     for (const n of [1, 6]) {

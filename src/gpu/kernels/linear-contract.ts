@@ -1,5 +1,6 @@
 // What every linear kernel (one per weight format) shares: the epilogue codes, the per-chunk uniform and
 // what a caller asks of a linear (where x comes from, where y goes, how it is combined).
+import { uniformStruct } from '../kernel.ts';
 
 /** How a linear's result is written: the codes are shared with the WGSL as constants of these names. */
 export const Epilogue = {
@@ -13,8 +14,11 @@ export const Epilogue = {
 
 export type Epilogue = (typeof Epilogue)[keyof typeof Epilogue];
 
-/** A chunk of weight rows: the kernel's view of which columns of y it writes. */
-export const CHUNK_FIELDS = ['k', 'out_stride', 'row_offset', 'out_rows', 'epilogue'] as const;
+/**
+ * The per-chunk uniform of every linear kernel: K, y's row stride, the first column of y this chunk of
+ * weight rows writes, how many (out_rows: rows, or rows / 2 for SILU_GATE_UP) and the epilogue.
+ */
+export const CHUNK = uniformStruct('Chunk', ['k', 'out_stride', 'row_offset', 'out_rows', 'epilogue']);
 
 export interface LinearTarget {
   step: GPUBuffer;

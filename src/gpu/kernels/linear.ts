@@ -1,31 +1,53 @@
-// Linears and embeddings by weight format: each format names its kernels here, so adding a format is
-// one .wgsl file, one kernel module and one line in FORMATS.
+// Linears and embeddings by weight format: each format names its kernels here (decode matvec, prefill
+// matmul, embedding gather), so adding a format is its .wgsl files, their modules and one line in FORMATS.
 import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
+import { uniformBuffer } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 import { denseEmbedOp, type EmbedTarget } from './embed-dense.ts';
 import { q4EmbedOp } from './embed-q4.ts';
-import { Epilogue, type LinearTarget } from './linear-contract.ts';
+import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { denseMatmulOp } from './matmul-dense.ts';
+import { q4MatmulOp } from './matmul-q4.ts';
 import { denseMatvecOp } from './matvec-dense.ts';
 import { q4MatvecOp } from './matvec-q4.ts';
 
 export { Epilogue, type LinearTarget } from './linear-contract.ts';
 export type { EmbedTarget } from './embed-dense.ts';
 
+type LinearOpBuilder = (cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, chunkUniform: GPUBuffer) => Op;
+
 interface FormatKernels {
-  linear(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget): Op;
+  decode: LinearOpBuilder;     // one token
+  prefill: LinearOpBuilder;    // several tokens
   embed(cache: PipelineCache, e: GpuLinear, chunk: GpuLinearChunk, t: EmbedTarget): Op;
 }
 
 const FORMATS: Record<GpuLinear['kind'], FormatKernels> = {
-  dense: { linear: denseMatvecOp, embed: denseEmbedOp },
-  q4: { linear: q4MatvecOp, embed: q4EmbedOp },
+  dense: { decode: denseMatvecOp, prefill: denseMatmulOp, embed: denseEmbedOp },
+  q4: { decode: q4MatvecOp, prefill: q4MatmulOp, embed: q4EmbedOp },
 };
 
-/** y = x·Wᵀ (with t's epilogue): one op per row chunk of W. SILU_GATE_UP needs gate and up in one chunk. */
+/**
+ * y = x·Wᵀ (with t's epilogue) for a step of n tokens: one op per row chunk of W, running the decode
+ * matvec when n = 1 and the prefill matmul otherwise. SILU_GATE_UP needs gate and up in one chunk.
+ */
 export function linearOps(cache: PipelineCache, w: GpuLinear, t: LinearTarget): Op[] {
   if (t.epilogue === Epilogue.SILU_GATE_UP && w.chunks.length !== 1) throw new Error(`${w.name}: the fused silu epilogue needs one chunk`);
-  return w.chunks.map((chunk) => FORMATS[w.kind].linear(cache, w, chunk, t));
+  const kernels = FORMATS[w.kind];
+  return w.chunks.map((chunk) => {
+    const outRows = t.epilogue === Epilogue.SILU_GATE_UP ? chunk.rows / 2 : chunk.rows;
+    const uniform = uniformBuffer(cache.device, CHUNK, {
+      k: w.cols, out_stride: t.outStride, row_offset: chunk.rowStart, out_rows: outRows, epilogue: t.epilogue,
+    });
+    const decode = kernels.decode(cache, w, chunk, t, uniform);
+    const prefill = kernels.prefill(cache, w, chunk, t, uniform);
+    return {
+      label: `${w.name}[${chunk.rowStart}:${chunk.rowStart + chunk.rows}]`,
+      owned: [uniform],
+      encode: (pass, n) => (n === 1 ? decode : prefill).encode(pass, n),
+    };
+  });
 }
 
 /** Embedding gather: one op per row chunk (each writes the tokens whose id it holds). */

@@ -1,41 +1,34 @@
-// matvec_q4 (shaders/matvec_q4.wgsl): y = x·Wᵀ for an MLC q4f16_1 weight, one op per row chunk.
+// matvec_q4 (shaders/matvec_q4.wgsl on shaders/lib/matvec_rows.wgsl): the decode matvec for an MLC
+// q4f16_1 weight, one op per row chunk, in the device's tuned layout.
+import rows from '../../../shaders/lib/matvec_rows.wgsl?raw';
 import source from '../../../shaders/matvec_q4.wgsl?raw';
 import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
-import { defineKernel, grid2d, read, rw, STEP, uniformBuffer, uniformStruct } from '../kernel.ts';
-import { kernelOp, type Op } from '../op.ts';
+import { defineKernel, read, rw, STEP } from '../kernel.ts';
+import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
-import { lanesFor, TILES } from '../tuning.ts';
-import { CHUNK_FIELDS, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { matvecRowsOp } from './matvec-rows.ts';
 
 export const MATVEC_Q4 = defineKernel({
   name: 'matvec_q4',
   source,
+  libs: [rows],
+  reduces: true,
   constants: Epilogue,
   bindings: {
-    step: STEP,                        // n = tokens
-    qweight: read('array<u32>'),       // [rows, k/8]: element k at bits (k%8)·4 of word k/8
-    scales: read('array<u32>'),        // f16 pairs of [rows, k/32]: w = (q − 7)·scale
-    x: read('array<f32>'),             // [n, k]
-    y: rw('array<f32>'),               // [n, out_stride]: this chunk writes columns row_offset + r
-    chunk: uniformStruct('Chunk', CHUNK_FIELDS),
+    step: STEP,
+    qweight: read('array<vec4<u32>>'), // [rows, k/32]: a block of 32 codes per vec4
+    scales: read('array<u32>'),        // f16 pairs of [rows, k/32]
+    x: read('array<vec4<f32>>'),       // [k/4]
+    y: rw('array<f32>'),               // [out_stride]
+    chunk: CHUNK,
   },
 });
 
-export function q4MatvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget): Op {
-  const outRows = t.epilogue === Epilogue.SILU_GATE_UP ? chunk.rows / 2 : chunk.rows;
-  const lanes = lanesFor(w.cols / 8, cache.tuning);
-  const wg = cache.tuning.WG;
+export function q4MatvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
   const [qweight, scales] = chunk.buffers as [GPUBuffer, GPUBuffer];
-  const uniform = uniformBuffer(cache.device, MATVEC_Q4.bindings.chunk, {
-    k: w.cols, out_stride: t.outStride, row_offset: chunk.rowStart, out_rows: outRows, epilogue: t.epilogue,
+  return matvecRowsOp(cache, MATVEC_Q4, cache.tuning.matvec.q4, w, chunk, t, {
+    consts: {},
+    buffers: { step: t.step, qweight, scales, x: t.x, y: t.y, chunk: uniform },
   });
-  const buffers = { step: t.step, qweight, scales, x: t.x, y: t.y, chunk: uniform };
-  const grid = (n: number, tile: number): [number, number, number] => {
-    const [gx, gy] = grid2d(Math.ceil(outRows / (wg / lanes)));
-    return [gx, gy, Math.ceil(n / tile)];
-  };
-  const label = `${w.name}[${chunk.rowStart}:${chunk.rowStart + chunk.rows}]`;
-  const decode = kernelOp(cache, MATVEC_Q4, { label, buffers, consts: { LANES: lanes, WG: wg, ...TILES.decode }, grid: (n) => grid(n, TILES.decode.TILE_T) });
-  const prefill = kernelOp(cache, MATVEC_Q4, { label, buffers, consts: { LANES: lanes, WG: wg, ...TILES.prefill }, grid: (n) => grid(n, TILES.prefill.TILE_T) });
-  return { label, owned: [uniform], encode: (pass, n) => (n === 1 ? decode : prefill).encode(pass, n) };
 }

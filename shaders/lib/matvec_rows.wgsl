@@ -1,0 +1,61 @@
+// matvec_rows: the decode matvec (y = x·Wᵀ for one token) shared by every weight format; the format's
+// file supplies the block: BLOCK_K (elements per block), struct XBlock, fn load_x(blk) -> XBlock and
+// fn block_dot(row, blk, xb) -> f32 (W[row, block blk] · x[block blk]).
+//
+// A workgroup of WG lanes is WG / LANES row groups of LANES lanes; each group computes ROWS rows of W.
+// The LANES lanes of a group split each row: lane l takes blocks l, l + LANES, … so neighbouring lanes
+// read neighbouring 16-byte chunks; each x block is loaded once for the group's ROWS rows and the ROWS
+// partial sums stay in registers. reduce_rows (shaders/lib/reduce_*) sums each group's lanes and the
+// group's lane 0 writes the epilogue. LANES = WG is llama.cpp's layout (one row group per workgroup);
+// LANES = 1 gives every lane its own rows, so all lanes read the same x (one load on SIMD rasterizers).
+// For SILU_GATE_UP a group's ROWS slots are ROWS/2 gate rows followed by their up rows (rows r and
+// r + out_rows of W), so gate and up share x too.
+// Dispatch: (gx, gy) with gx·gy ≥ ceil(out_rows / rows per workgroup); workgroup wid.y·nwg.x + wid.x.
+
+override WG: u32 = 8u;           // lanes per workgroup; a power of two
+override LANES: u32 = 8u;        // lanes per row group, a power of two dividing WG
+override ROWS: u32 = 2u;         // rows per group, ≤ MAX_ROWS; even when the epilogue is SILU_GATE_UP
+
+const MAX_ROWS: u32 = 8u;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let out_rows = chunk.out_rows;
+  let fused = chunk.epilogue == SILU_GATE_UP;
+  let per_group = select(ROWS, ROWS / 2u, fused);          // output rows of a row group
+  let first_of_wg = (wid.y * nwg.x + wid.x) * (WG / LANES) * per_group;
+  if (first_of_wg >= out_rows) { return; }
+  let lane = lid % LANES;
+  let first = first_of_wg + (lid / LANES) * per_group;
+
+  // Weight row of each slot; slots past the last row recompute it (never stored) so the loop has no branch.
+  var rows: array<u32, MAX_ROWS>;
+  var acc: array<f32, MAX_ROWS>;
+  for (var j = 0u; j < ROWS; j++) {
+    let r = min(first + j % per_group, out_rows - 1u);
+    rows[j] = r + (j / per_group) * out_rows;
+    acc[j] = 0.0;
+  }
+  let blocks = (chunk.k + BLOCK_K - 1u) / BLOCK_K;
+  for (var blk = lane; blk < blocks; blk += LANES) {
+    let xb = load_x(blk);
+    for (var j = 0u; j < ROWS; j++) { acc[j] += block_dot(rows[j], blk, xb); }
+  }
+  reduce_rows(&acc, lid);
+
+  if (lane != 0u) { return; }
+  for (var j = 0u; j < per_group; j++) {
+    let r = first + j;
+    if (r >= out_rows) { break; }
+    let at = chunk.row_offset + r;
+    let v = acc[j];
+    if (fused) {
+      y[at] = v / (1.0 + exp(-v)) * acc[j + per_group];     // silu(gate) · up
+    } else if (chunk.epilogue == ADD_RESIDUAL) {
+      y[at] = y[at] + v;
+    } else {
+      y[at] = v;
+    }
+  }
+}

@@ -1,0 +1,15 @@
+// reduce_subgroup: sum each of the ROWS partial sums over the LANES lanes of each row group (module
+// starts with `enable subgroups;`): subgroupAdd when a group is the whole workgroup, else a butterfly of
+// subgroupShuffleXor. Valid only when a workgroup's lanes are consecutive lanes of one subgroup: the host
+// picks this variant with WG ≤ the adapter's smallest subgroup size, and the start-up tuning checks it.
+
+fn reduce_rows(acc: ptr<function, array<f32, MAX_ROWS>>, lid: u32) {
+  if (LANES == 1u) { return; }
+  if (LANES == WG) {
+    for (var j = 0u; j < ROWS; j++) { (*acc)[j] = subgroupAdd((*acc)[j]); }
+    return;
+  }
+  for (var mask = LANES / 2u; mask > 0u; mask /= 2u) {
+    for (var j = 0u; j < ROWS; j++) { (*acc)[j] += subgroupShuffleXor((*acc)[j], mask); }
+  }
+}

@@ -1,0 +1,49 @@
+// The start-up tuning (src/gpu/autotune.ts): it times the adapter class's candidates, keeps the fastest
+// whose result matches the CPU, caches the choice per adapter, and never keeps a wrong layout.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { autotune } from '../../src/gpu/autotune.ts';
+import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import { deviceTraits, layoutKey, matvecCandidates } from '../../src/gpu/tuning.ts';
+import { testDevice } from './helpers.ts';
+
+describe('start-up matvec tuning on lavapipe', () => {
+  let device: GPUDevice;
+  beforeAll(async () => { device = await testDevice(true); });
+  afterAll(() => device?.destroy());
+
+  it('lavapipe is a CPU rasterizer with subgroups of 8: candidates are one-subgroup workgroups', () => {
+    const t = deviceTraits(device);
+    expect(t).toMatchObject({ adapterClass: 'cpu', subgroups: true, subgroupMinSize: 8 });
+    const c = matvecCandidates(t);
+    expect(c.length).toBeGreaterThanOrEqual(3);
+    expect(c.every((l) => l.WG === 8)).toBe(true);
+    expect(c.some((l) => l.subgroups) && c.some((l) => !l.subgroups)).toBe(true);
+  });
+
+  it('times every candidate for each format, all correct here, keeps the fastest, then answers from the cache', async () => {
+    const cache = new PipelineCache(device, true);
+    const r = await autotune(cache, ['q4', 'dense']);
+    expect(r.fromCache).toBe(false);
+    const candidates = matvecCandidates(deviceTraits(device));
+    for (const format of ['q4', 'dense'] as const) {
+      const mine = r.measured.filter((m) => m.format === format);
+      expect(mine.map((m) => layoutKey(m.layout))).toEqual(candidates.map(layoutKey));
+      expect(mine.every((m) => Number.isFinite(m.microseconds) && m.microseconds > 0)).toBe(true);
+      const fastest = mine.reduce((a, b) => (b.microseconds < a.microseconds ? b : a));
+      expect(r.tuning.matvec[format]).toEqual(fastest.layout);
+    }
+    const again = await autotune(cache, ['q4', 'dense']);
+    expect(again).toMatchObject({ fromCache: true, measured: [] });
+    expect(again.tuning).toEqual(r.tuning);
+  });
+
+  it('drops a layout whose result is wrong (a subgroup reduction over a workgroup of two subgroups)', async () => {
+    const wrong = { WG: 16, LANES: 16, ROWS: 2, subgroups: true };    // subgroupAdd sums 8 of the 16 lanes
+    const right = { WG: 16, LANES: 16, ROWS: 2, subgroups: false };
+    const r = await autotune(new PipelineCache(device, true), ['q4'], { candidates: [wrong, right] });
+    expect(r.measured.map((m) => Number.isFinite(m.microseconds))).toEqual([false, true]);
+    expect(r.tuning.matvec.q4).toEqual(right);
+    const none = await autotune(new PipelineCache(device, true), ['dense'], { candidates: [wrong] });
+    expect(none.tuning.matvec.dense.subgroups).toBe(false);           // the always-correct fallback
+  });
+});
