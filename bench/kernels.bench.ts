@@ -8,7 +8,7 @@ import { copyOp } from '../src/gpu/kernels/copy.ts';
 import { Epilogue, linearOps } from '../src/gpu/kernels/linear.ts';
 import { destroyOps, encodeOps } from '../src/gpu/op.ts';
 import { PipelineCache } from '../src/gpu/pipelines.ts';
-import { layoutKey } from '../src/gpu/tuning.ts';
+import { describeTuning } from '../src/gpu/tuning.ts';
 import { fromFloat32 } from '../src/model/tensor-utils.ts';
 import type { Linear } from '../src/model/types.ts';
 import { benchDevice, randomQ4, timeSubmits } from './gpu-bench-helpers.ts';
@@ -37,9 +37,8 @@ export async function run(): Promise<Record<string, number | string>> {
   const out: Record<string, number | string> = { adapter: adapterLabel(summarizeAdapter(adapter)), path: useF16 ? 'shader-f16' : 'f32' };
 
   const tuned = await autotune(base, ['q4', 'dense']);
-  for (const m of tuned.measured) out[`tuning: ${m.format} ${layoutKey(m.layout)} µs (2048×1024)`] = m.microseconds;
-  out['tuning: q4 layout'] = layoutKey(tuned.tuning.matvec.q4);
-  out['tuning: dense layout'] = layoutKey(tuned.tuning.matvec.dense);
+  for (const m of tuned.measured) out[`tuning: ${m.format} ${m.kind} ${m.layout} µs`] = m.microseconds;
+  out['tuning: chosen'] = describeTuning(tuned.tuning);
   const cache = base.withTuning(tuned.tuning);
 
   // copy: 32 MiB read + 32 MiB written per dispatch

@@ -1,20 +1,23 @@
 // `npm run bench`: runs every bench/*.bench.ts in one process (same adapter, same load), prints the
 // figures (ratios are what matter on a shared, noisy machine) and writes bench-results/bench.json.
 // Each bench file exports `run(): Promise<Record<string, number | string>>` and a `title`.
+// `npm run bench -- --peers` runs bench/peers/run.ts instead: our engine beside llama.cpp (LLAMA_BENCH).
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, peers: { type: 'boolean' } } });
 const dir = path.resolve('bench');
-const files = readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!values.only || f.includes(values.only))).sort();
+const files = values.peers
+  ? ['peers/run.ts']
+  : readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!values.only || f.includes(values.only))).sort();
 const results: Record<string, Record<string, number | string>> = {};
 for (const file of files) {
   const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as {
     title?: string; run: () => Promise<Record<string, number | string>>;
   };
-  const name = file.replace(/\.bench\.ts$/, '');
+  const name = file.replace(/\.bench\.ts$/, '').replace(/\/run\.ts$/, '');
   console.log(`\n## ${mod.title ?? name}`);
   try {
     const figures = await mod.run();

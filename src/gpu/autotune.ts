@@ -11,14 +11,16 @@ import { Epilogue, linearOps } from './kernels/linear.ts';
 import { destroyOps, encodeOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import {
-  deviceTraits, layoutKey, matvecCandidates, type LinearFormat, type MatvecLayout, type Tuning,
+  defaultTuning, deviceTraits, layoutKey, matmulCandidates, matmulThreads, matvecCandidates, tileKey,
+  type LinearFormat, type MatmulLayout, type MatvecLayout, type Tuning,
 } from './tuning.ts';
 
 /** One measured candidate, for the bench and for people. */
 export interface TunedCandidate {
   format: LinearFormat;
-  layout: MatvecLayout;
-  microseconds: number;        // median per matvec; Infinity when its result was wrong
+  kind: 'matvec' | 'matmul';   // decode matvec layout or prefill tile
+  layout: string;              // layoutKey / tileKey
+  microseconds: number;        // fastest round per call; Infinity when its result was wrong
 }
 
 export interface AutotuneResult {
@@ -53,15 +55,24 @@ function isLayout(v: unknown): v is MatvecLayout {
     && typeof l.subgroups === 'boolean';
 }
 
+function isTile(v: unknown): v is MatmulLayout {
+  const t = v as MatmulLayout;
+  const pow2 = (n: number): boolean => Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0;
+  return typeof t === 'object' && t !== null && pow2(t.BM) && pow2(t.BN) && pow2(t.TM) && pow2(t.TN)
+    && t.BM <= 32 && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 4 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
+}
+
 function readStored(key: string, device: GPUDevice): Tuning | undefined {
   const raw = storage()?.getItem(STORAGE_PREFIX + key);
   if (!raw) return undefined;
   try {
     const t = JSON.parse(raw) as Tuning;
-    const ok = isLayout(t.matvec?.dense) && isLayout(t.matvec?.q4)
+    const ok = isLayout(t.matvec?.dense) && isLayout(t.matvec?.q4) && isTile(t.matmul?.dense) && isTile(t.matmul?.q4)
       && (!t.matvec.dense.subgroups || device.features.has('subgroups'))
-      && (!t.matvec.q4.subgroups || device.features.has('subgroups'));
-    return ok ? { adapterClass: deviceTraits(device).adapterClass, matvec: t.matvec } : undefined;
+      && (!t.matvec.q4.subgroups || device.features.has('subgroups'))
+      && matmulThreads(t.matmul.q4) <= device.limits.maxComputeInvocationsPerWorkgroup
+      && matmulThreads(t.matmul.dense) <= device.limits.maxComputeInvocationsPerWorkgroup;
+    return ok ? { adapterClass: deviceTraits(device).adapterClass, matvec: t.matvec, matmul: t.matmul } : undefined;
   } catch {
     return undefined;
   }
@@ -98,18 +109,23 @@ const SAFE_LAYOUT: MatvecLayout = { WG: 64, LANES: 64, ROWS: 2, subgroups: false
 /** Timing rounds: candidates are timed round-robin and keep their fastest round (noise only adds). */
 const ROUNDS = 3;
 
+/** The synthetic problems: a decode matvec [2048, 1024] and a 32-token prefill matmul [512, 1024]. */
+const PROBLEMS = { matvec: { rows: 2048, cols: 1024, n: 1 }, matmul: { rows: 512, cols: 1024, n: 32 } } as const;
+
+type Kind = keyof typeof PROBLEMS;
+
 interface Trial {
-  layout: MatvecLayout;
+  tuning: Tuning;
   ops: Op[];
-  best: number;                // ms per matvec, Infinity until timed (or when wrong)
+  best: number;                // ms per call, Infinity until timed (or when wrong)
 }
 
 interface Scratch { step: GPUBuffer; x: GPUBuffer; y: GPUBuffer; read: GPUBuffer }
 
-async function submitTimed(device: GPUDevice, ops: readonly Op[], reps: number): Promise<number> {
+async function submitTimed(device: GPUDevice, ops: readonly Op[], n: number, reps: number): Promise<number> {
   const enc = device.createCommandEncoder();
   const pass = enc.beginComputePass();
-  for (let i = 0; i < reps; i++) encodeOps(pass, ops, 1);
+  for (let i = 0; i < reps; i++) encodeOps(pass, ops, n);
   pass.end();
   const t0 = performance.now();
   device.queue.submit([enc.finish()]);
@@ -117,17 +133,17 @@ async function submitTimed(device: GPUDevice, ops: readonly Op[], reps: number):
   return (performance.now() - t0) / reps;
 }
 
-/** Run a candidate once (compiling it) and compare its y with the CPU's; false when it is wrong. */
-async function verify(device: GPUDevice, trial: Trial, rows: number, expect: Float32Array, s: Scratch): Promise<boolean> {
+/** Run a candidate once (compiling it), then compare its y with the CPU's; false when it is wrong. */
+async function verify(device: GPUDevice, trial: Trial, n: number, expect: Float32Array, s: Scratch): Promise<boolean> {
   device.pushErrorScope('validation');
-  await submitTimed(device, trial.ops, 1);                      // compiles
+  await submitTimed(device, trial.ops, n, 1);
   if (await device.popErrorScope()) return false;
-  trial.best = await submitTimed(device, trial.ops, 1);
+  trial.best = await submitTimed(device, trial.ops, n, 1);
   const enc = device.createCommandEncoder();
-  enc.copyBufferToBuffer(s.y, 0, s.read, 0, rows * 4);
+  enc.copyBufferToBuffer(s.y, 0, s.read, 0, expect.length * 4);
   device.queue.submit([enc.finish()]);
-  await s.read.mapAsync(GPUMapMode.READ);
-  const got = new Float32Array(s.read.getMappedRange().slice(0));
+  await s.read.mapAsync(GPUMapMode.READ, 0, expect.length * 4);
+  const got = new Float32Array(s.read.getMappedRange(0, expect.length * 4).slice(0));
   s.read.unmap();
   let maxDiff = 0;
   let maxRef = 1;
@@ -138,77 +154,99 @@ async function verify(device: GPUDevice, trial: Trial, rows: number, expect: Flo
   return maxDiff / maxRef < 1e-5;
 }
 
+/** Verify every trial, time the correct ones round-robin; returns the fastest (or undefined). */
+async function race(device: GPUDevice, trials: Trial[], n: number, expect: Float32Array, s: Scratch): Promise<Trial | undefined> {
+  const good: Trial[] = [];
+  for (const t of trials) {
+    if (await verify(device, t, n, expect, s)) good.push(t);
+    else t.best = Infinity;
+  }
+  if (good.length === 0) return undefined;
+  const reps = Math.max(1, Math.min(8, Math.round(20 / Math.max(0.1, Math.min(...good.map((t) => t.best))))));
+  for (const t of good) t.best = Infinity;
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const t of good) t.best = Math.min(t.best, await submitTimed(device, t.ops, n, reps));   // ~20 ms a sample
+  }
+  return good.reduce((a, b) => (b.best < a.best ? b : a));
+}
+
+export interface AutotuneOptions {
+  /** Explicit matvec candidates (tests): bypass the cache and the class's list. */
+  candidates?: MatvecLayout[];
+  /** Time the prefill tiles too (default true). */
+  matmul?: boolean;
+}
+
 /**
- * Measure the device's candidate layouts for each format and return the fastest correct one (for a
- * format not measured, the first candidate). Cached per adapter and path.
+ * Measure the device's candidate layouts (decode matvec and prefill tile) for each format and return the
+ * fastest correct ones (for a format not measured, the class's first). Cached per adapter and path.
  */
-export async function autotune(
-  cache: PipelineCache, formats: readonly LinearFormat[] = ['q4', 'dense'], opts: { candidates?: MatvecLayout[] } = {},
-): Promise<AutotuneResult> {
+export async function autotune(cache: PipelineCache, formats: readonly LinearFormat[] = ['q4', 'dense'], opts: AutotuneOptions = {}): Promise<AutotuneResult> {
   const { device, useF16 } = cache;
   const key = `${tuningKey(device, useF16)}|${[...formats].sort().join(',')}`;
-  const cached = !opts.candidates;                  // explicit candidates (tests, benches) bypass the cache
+  const cached = !opts.candidates;
   const known = cached ? memo.get(key) ?? readStored(key, device) : undefined;
   if (known) {
     memo.set(key, known);
     return { tuning: known, measured: [], fromCache: true };
   }
   const traits = deviceTraits(device);
-  const candidates = opts.candidates ?? matvecCandidates(traits);
-  const chosen: Record<LinearFormat, MatvecLayout> = { dense: candidates[0]!, q4: candidates[0]! };
+  let tuning = defaultTuning(device);
   const measured: TunedCandidate[] = [];
-  const rows = 2048;
-  const cols = 1024;
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
-  const x = Float32Array.from({ length: cols }, (_, i) => Math.sin(i * 0.37));
-  const bufs = {
+  const most = Math.max(...Object.values(PROBLEMS).map((p) => p.rows * p.n));
+  const cols = PROBLEMS.matvec.cols;
+  const x = Float32Array.from({ length: 32 * cols }, (_, i) => Math.sin(i * 0.37));
+  const bufs: Scratch = {
     step: device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
-    x: device.createBuffer({ size: cols * 4, usage }),
-    y: device.createBuffer({ size: rows * 4, usage }),
-    read: device.createBuffer({ size: rows * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+    x: device.createBuffer({ size: x.byteLength, usage }),
+    y: device.createBuffer({ size: most * 4, usage }),
+    read: device.createBuffer({ size: most * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
   };
-  device.queue.writeBuffer(bufs.step, 0, new Uint32Array([1, 0, 0, 0]));
   device.queue.writeBuffer(bufs.x, 0, x);
+  const kinds: Kind[] = opts.matmul === false ? ['matvec'] : ['matvec', 'matmul'];
   try {
     for (const format of formats) {
-      const w = synthetic(format, rows, cols);
-      const expect = matmul(w, x, 1);
-      const g = uploadLinear(device, w, device.limits.maxStorageBufferBindingSize);
-      const trials: Trial[] = candidates.map((layout) => ({
-        layout, best: Infinity,
-        ops: linearOps(cache.withTuning({ ...cache.tuning, matvec: { dense: layout, q4: layout } }), g,
-          { step: bufs.step, x: bufs.x, y: bufs.y, outStride: rows, epilogue: Epilogue.STORE }),
-      }));
-      try {
-        const good: Trial[] = [];
-        for (const t of trials) {
-          if (await verify(device, t, rows, expect, bufs)) good.push(t);
-          else t.best = Infinity;
+      for (const kind of kinds) {
+        const p = PROBLEMS[kind];
+        device.queue.writeBuffer(bufs.step, 0, new Uint32Array([p.n, 0, 0, 0]));
+        const w = synthetic(format, p.rows, p.cols);
+        const expect = matmul(w, x.subarray(0, p.n * p.cols), p.n);
+        const g = uploadLinear(device, w, device.limits.maxStorageBufferBindingSize);
+        const variants: Tuning[] = kind === 'matvec'
+          ? (opts.candidates ?? matvecCandidates(traits)).map((l) => ({ ...tuning, matvec: { ...tuning.matvec, [format]: l } }))
+          : matmulCandidates(traits).map((l) => ({ ...tuning, matmul: { ...tuning.matmul, [format]: l } }));
+        const trials: Trial[] = variants.map((t) => ({
+          tuning: t, best: Infinity,
+          ops: linearOps(cache.withTuning(t), g, { step: bufs.step, x: bufs.x, y: bufs.y, outStride: p.rows, epilogue: Epilogue.STORE }),
+        }));
+        try {
+          const best = await race(device, trials, p.n, expect, bufs);
+          for (const t of trials) {
+            measured.push(kind === 'matvec'
+              ? { format, kind, layout: layoutKey(t.tuning.matvec[format]), microseconds: t.best * 1000 }
+              : { format, kind, layout: tileKey(t.tuning.matmul[format]), microseconds: t.best * 1000 });
+          }
+          if (best) tuning = kind === 'matvec'
+            ? { ...tuning, matvec: { ...tuning.matvec, [format]: best.tuning.matvec[format] } }
+            : { ...tuning, matmul: { ...tuning.matmul, [format]: best.tuning.matmul[format] } };
+          else if (kind === 'matvec') tuning = { ...tuning, matvec: { ...tuning.matvec, [format]: SAFE_LAYOUT } };
+        } finally {
+          trials.forEach((t) => destroyOps(t.ops));
+          destroyLinear(g);
         }
-        const reps = Math.max(1, Math.min(8, Math.round(20 / Math.max(0.1, Math.min(...good.map((t) => t.best))))));
-        for (const t of good) t.best = Infinity;
-        for (let r = 0; r < ROUNDS; r++) {
-          for (const t of good) t.best = Math.min(t.best, await submitTimed(device, t.ops, reps));   // ~20 ms a sample
-        }
-        let best: Trial | undefined;
-        for (const t of trials) {
-          measured.push({ format, layout: t.layout, microseconds: t.best * 1000 });
-          if (t.best < (best?.best ?? Infinity)) best = t;
-        }
-        chosen[format] = best?.layout ?? SAFE_LAYOUT;
-      } finally {
-        trials.forEach((t) => destroyOps(t.ops));
-        destroyLinear(g);
       }
     }
   } finally {
     Object.values(bufs).forEach((b) => b.destroy());
   }
-  const tuning: Tuning = { adapterClass: traits.adapterClass, matvec: chosen };
   if (!cached) return { tuning, measured, fromCache: false };
   memo.set(key, tuning);
   try {
-    storage()?.setItem(STORAGE_PREFIX + key, JSON.stringify({ matvec: chosen, measured: measured.map((m) => `${m.format} ${layoutKey(m.layout)} ${m.microseconds.toFixed(0)}µs`) }));
+    storage()?.setItem(STORAGE_PREFIX + key, JSON.stringify({
+      matvec: tuning.matvec, matmul: tuning.matmul,
+      measured: measured.map((m) => `${m.format} ${m.kind} ${m.layout} ${m.microseconds.toFixed(0)}µs`),
+    }));
   } catch {
     // storage full or denied: the in-memory choice still holds for this page
   }

@@ -13,6 +13,7 @@ import { uniformWords } from './kernel.ts';
 import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
 import { destroyOps, encodeOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
+import { describeTuning } from './tuning.ts';
 import type { HeadState } from './head.ts';
 
 /** Counters the generator and the bench report. */
@@ -22,6 +23,7 @@ export interface EngineStats {
   layerTokens: number;         // tokens run through this engine's layers
   decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token
   pipelines: number;           // compiled pipelines (cached by key)
+  kernels: string;             // the tuned kernel layouts (src/gpu/tuning.ts describeTuning)
   useF16: boolean;
   ctx: number;
   maxBindingBytes: number;
@@ -93,6 +95,7 @@ export class WebGPUEngine implements LayerEngine {
       ...this.counters,
       decodeDispatchesPerLayer: layer ? layer.ops.length : 0,
       pipelines: this.parts.cache.size,
+      kernels: describeTuning(this.parts.cache.tuning),
       useF16: this.parts.cache.useF16,
       ctx: this.parts.ctx,
       maxBindingBytes: this.parts.maxBindingBytes,

@@ -12,12 +12,36 @@ export interface MatvecLayout {
   subgroups: boolean;          // reduce with subgroup operations (needs WG ≤ the smallest subgroup) or workgroup memory
 }
 
+/** The prefill matmul's tile (shaders/lib/matmul_tiles.wgsl). */
+export interface MatmulLayout {
+  BM: number;                  // tokens per tile (≤ 32)
+  BN: number;                  // weight rows per tile (even)
+  TM: number;                  // tokens per thread (≤ 16, divides BM)
+  TN: number;                  // rows per thread (≤ 4, divides BN)
+}
+
 /** Weight formats with their own layout choice (the kinds of GpuLinear). */
 export type LinearFormat = 'dense' | 'q4';
 
 export interface Tuning {
   adapterClass: AdapterClass;
   matvec: Record<LinearFormat, MatvecLayout>;
+  matmul: Record<LinearFormat, MatmulLayout>;
+}
+
+export function matmulThreads(t: MatmulLayout): number {
+  return (t.BM / t.TM) * (t.BN / t.TN);
+}
+
+/**
+ * Candidate prefill tiles, best guess first. CPU rasterizers: one thread per weight row holding all the
+ * tile's tokens (the SIMD lanes then share every x read). GPUs: 2-D register tiles of a few tokens × rows.
+ */
+export function matmulCandidates(t: DeviceTraits): MatmulLayout[] {
+  const out: MatmulLayout[] = t.adapterClass === 'cpu'
+    ? [{ BM: 16, BN: 64, TM: 16, TN: 1 }, { BM: 16, BN: 32, TM: 8, TN: 1 }, { BM: 32, BN: 32, TM: 16, TN: 2 }]
+    : [{ BM: 32, BN: 64, TM: 4, TN: 4 }, { BM: 16, BN: 64, TM: 4, TN: 2 }, { BM: 32, BN: 32, TM: 4, TN: 2 }];
+  return out.filter((l) => matmulThreads(l) <= t.maxInvocations);
 }
 
 /** What the tuning needs to know about a device. */
@@ -93,5 +117,16 @@ export function layoutKey(l: MatvecLayout): string {
 export function defaultTuning(device: GPUDevice): Tuning {
   const t = deviceTraits(device);
   const first = matvecCandidates(t)[0]!;
-  return { adapterClass: t.adapterClass, matvec: { dense: first, q4: first } };
+  const tile = matmulCandidates(t)[0]!;
+  return { adapterClass: t.adapterClass, matvec: { dense: first, q4: first }, matmul: { dense: tile, q4: tile } };
+}
+
+export function tileKey(t: MatmulLayout): string {
+  return `bm${t.BM}bn${t.BN}tm${t.TM}tn${t.TN}`;
+}
+
+/** "cpu · matvec q4 wg8l8r8sg, dense … · matmul q4 bm16bn64tm16tn1, dense …" for stats and benches. */
+export function describeTuning(t: Tuning): string {
+  return `${t.adapterClass} · matvec q4 ${layoutKey(t.matvec.q4)}, dense ${layoutKey(t.matvec.dense)}`
+    + ` · matmul q4 ${tileKey(t.matmul.q4)}, dense ${tileKey(t.matmul.dense)}`;
 }

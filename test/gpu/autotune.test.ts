@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autotune } from '../../src/gpu/autotune.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
-import { deviceTraits, layoutKey, matvecCandidates } from '../../src/gpu/tuning.ts';
+import { deviceTraits, layoutKey, matmulCandidates, matvecCandidates, tileKey } from '../../src/gpu/tuning.ts';
 import { testDevice } from './helpers.ts';
 
 describe('start-up matvec tuning on lavapipe', () => {
@@ -20,17 +20,21 @@ describe('start-up matvec tuning on lavapipe', () => {
     expect(c.some((l) => l.subgroups) && c.some((l) => !l.subgroups)).toBe(true);
   });
 
-  it('times every candidate for each format, all correct here, keeps the fastest, then answers from the cache', async () => {
+  it('times every candidate matvec layout and prefill tile for each format, all correct here, keeps the fastest, then answers from the cache', async () => {
     const cache = new PipelineCache(device, true);
     const r = await autotune(cache, ['q4', 'dense']);
     expect(r.fromCache).toBe(false);
-    const candidates = matvecCandidates(deviceTraits(device));
+    const traits = deviceTraits(device);
     for (const format of ['q4', 'dense'] as const) {
-      const mine = r.measured.filter((m) => m.format === format);
-      expect(mine.map((m) => layoutKey(m.layout))).toEqual(candidates.map(layoutKey));
-      expect(mine.every((m) => Number.isFinite(m.microseconds) && m.microseconds > 0)).toBe(true);
-      const fastest = mine.reduce((a, b) => (b.microseconds < a.microseconds ? b : a));
-      expect(r.tuning.matvec[format]).toEqual(fastest.layout);
+      for (const [kind, keys, chosen] of [
+        ['matvec', matvecCandidates(traits).map(layoutKey), layoutKey(r.tuning.matvec[format])],
+        ['matmul', matmulCandidates(traits).map(tileKey), tileKey(r.tuning.matmul[format])],
+      ] as const) {
+        const mine = r.measured.filter((m) => m.format === format && m.kind === kind);
+        expect(mine.map((m) => m.layout)).toEqual(keys);
+        expect(mine.every((m) => Number.isFinite(m.microseconds) && m.microseconds > 0)).toBe(true);
+        expect(chosen).toBe(mine.reduce((a, b) => (b.microseconds < a.microseconds ? b : a)).layout);
+      }
     }
     const again = await autotune(cache, ['q4', 'dense']);
     expect(again).toMatchObject({ fromCache: true, measured: [] });
@@ -40,10 +44,10 @@ describe('start-up matvec tuning on lavapipe', () => {
   it('drops a layout whose result is wrong (a subgroup reduction over a workgroup of two subgroups)', async () => {
     const wrong = { WG: 16, LANES: 16, ROWS: 2, subgroups: true };    // subgroupAdd sums 8 of the 16 lanes
     const right = { WG: 16, LANES: 16, ROWS: 2, subgroups: false };
-    const r = await autotune(new PipelineCache(device, true), ['q4'], { candidates: [wrong, right] });
+    const r = await autotune(new PipelineCache(device, true), ['q4'], { candidates: [wrong, right], matmul: false });
     expect(r.measured.map((m) => Number.isFinite(m.microseconds))).toEqual([false, true]);
     expect(r.tuning.matvec.q4).toEqual(right);
-    const none = await autotune(new PipelineCache(device, true), ['dense'], { candidates: [wrong] });
+    const none = await autotune(new PipelineCache(device, true), ['dense'], { candidates: [wrong], matmul: false });
     expect(none.tuning.matvec.dense.subgroups).toBe(false);           // the always-correct fallback
   });
 });

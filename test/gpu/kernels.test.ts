@@ -22,7 +22,7 @@ import {
 } from '../../src/model/reference/ops.ts';
 import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } from '../../src/model/tensor-utils.ts';
 import type { Linear } from '../../src/model/types.ts';
-import type { MatvecLayout } from '../../src/gpu/tuning.ts';
+import type { MatmulLayout, MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
@@ -231,27 +231,26 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     });
 });
 
-// The engine picks a decode matvec layout per adapter (src/gpu/tuning.ts, timed by src/gpu/autotune.ts):
-// lanes per workgroup, rows per workgroup, and the lanes' reduction (subgroupAdd when the workgroup is one
-// subgroup, else workgroup memory). lavapipe (subgroup size 8) runs every layout here, so each reduction
-// and row grouping is checked on both paths, whatever the tuning picks on this machine.
-const LAYOUTS: [string, MatvecLayout][] = [
-  ['8 lanes a row, 2 rows, subgroupAdd', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }],
-  ['8 lanes a row, 8 rows, subgroupAdd', { WG: 8, LANES: 8, ROWS: 8, subgroups: true }],
-  ['4 lanes a row in 8, 4 rows, subgroup shuffles', { WG: 8, LANES: 4, ROWS: 4, subgroups: true }],
-  ['8 lanes a row, 4 rows, workgroup memory', { WG: 8, LANES: 8, ROWS: 4, subgroups: false }],
-  ['1 lane a row in 8, 2 rows', { WG: 8, LANES: 1, ROWS: 2, subgroups: false }],
-  ['16 lanes a row in 64, 6 rows, workgroup memory', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }],
-  ['128 lanes a row, 2 rows, workgroup memory (GPU class prefill)', { WG: 128, LANES: 128, ROWS: 2, subgroups: false }],
+// The engine picks a decode matvec layout and a prefill tile per adapter (src/gpu/tuning.ts, timed by
+// src/gpu/autotune.ts): lanes per row, rows per group, the lanes' reduction (subgroup operations when the
+// workgroup is one subgroup, else workgroup memory), tokens × rows per tile and per thread. lavapipe
+// (subgroup size 8) runs every one here on both paths, whatever the tuning picks on this machine.
+const LAYOUTS: [string, MatvecLayout, MatmulLayout][] = [
+  ['8 lanes a row, 2 rows, subgroupAdd; tile 16×64 of 16×1', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }, { BM: 16, BN: 64, TM: 16, TN: 1 }],
+  ['8 lanes a row, 8 rows, subgroupAdd; tile 16×32 of 8×1', { WG: 8, LANES: 8, ROWS: 8, subgroups: true }, { BM: 16, BN: 32, TM: 8, TN: 1 }],
+  ['4 lanes a row in 8, 4 rows, subgroup shuffles; tile 32×32 of 16×2', { WG: 8, LANES: 4, ROWS: 4, subgroups: true }, { BM: 32, BN: 32, TM: 16, TN: 2 }],
+  ['8 lanes a row, 4 rows, workgroup memory; tile 32×64 of 4×4', { WG: 8, LANES: 8, ROWS: 4, subgroups: false }, { BM: 32, BN: 64, TM: 4, TN: 4 }],
+  ['1 lane a row in 8, 2 rows; tile 16×64 of 4×2', { WG: 8, LANES: 1, ROWS: 2, subgroups: false }, { BM: 16, BN: 64, TM: 4, TN: 2 }],
+  ['16 lanes a row in 64, 6 rows, workgroup memory; tile 32×32 of 4×2', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }, { BM: 32, BN: 32, TM: 4, TN: 2 }],
+  ['128 lanes a row, 2 rows, workgroup memory; tile 2×2 of 1×1', { WG: 128, LANES: 128, ROWS: 2, subgroups: false }, { BM: 2, BN: 2, TM: 1, TN: 1 }],
 ];
 
-describe.each(LAYOUTS.flatMap(([l, layout]) => [false, true].map((f16) => [l, f16, layout] as const)))('linear kernels, %s, shader-f16 %s', (_l, useF16, layout) => {
+describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f16, mv, mm] as const)))('linear kernels, %s, shader-f16 %s', (_l, useF16, layout, tile) => {
   let device: GPUDevice;
   let h: KernelHarness;
   beforeAll(async () => {
     device = await testDevice(useF16);
-    const adapterClass = layout.WG > 64 ? 'discrete' : 'cpu';
-    h = new KernelHarness(device, useF16, { adapterClass, matvec: { dense: layout, q4: layout } });
+    h = new KernelHarness(device, useF16, { adapterClass: 'cpu', matvec: { dense: layout, q4: layout }, matmul: { dense: tile, q4: tile } });
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 
@@ -261,9 +260,9 @@ describe.each(LAYOUTS.flatMap(([l, layout]) => [false, true].map((f16) => [l, f1
     ['F32 34×21', (): Linear => denseLinear('w', 34, 21, 'F32', 4)],
     ['q4f16_1 200×1024', (): Linear => q4Linear('w', 200, 1024, 3)],
     ['q4f16_1 14×96', (): Linear => q4Linear('w', 14, 96, 5)],
-  ] as [string, () => Linear][])('%s: plain, residual and gate|up epilogues for 1 and 6 tokens', async (_label, make) => {
+  ] as [string, () => Linear][])('%s: plain, residual and gate|up epilogues for 1, 6 and 37 tokens', async (_label, make) => {
     const w = make();
-    for (const n of [1, 6]) {
+    for (const n of [1, 6, 37]) {
       const x = randomF32(n * w.cols, 40 + n);
       const ref = matmul(w, x, n);
       const g = uploadLinear(device, w, 1 << 30);

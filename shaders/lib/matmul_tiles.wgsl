@@ -1,0 +1,94 @@
+// matmul_tiles: the prefill matmul (y = x·Wᵀ for n tokens) shared by every weight format, tiled in
+// workgroup memory; the format's file supplies fn load_w(wrow, kb, i): write W[wrow, 32·kb .. +32),
+// dequantized to f32 (zeros past k), into ws[k·BN + i].
+//
+// A workgroup computes a tile of BM tokens × BN weight rows. For each block of BK = 32 columns it
+// dequantizes the tile's BN weight rows once into ws and copies x's BM rows into xs (both k-major),
+// then each of its WG = (BM/TM)·(BN/TN) threads accumulates TM tokens × TN rows in registers. A weight
+// is decoded once per BM tokens, an x value read once per BN rows. Threads are numbered rows fastest,
+// so the lanes of a SIMD vector or warp share their tokens: their xs reads are one broadcast.
+// The finished tile goes through workgroup memory (ws, reused) so the epilogue sees gate and up together
+// (SILU_GATE_UP: tile rows [0, BN/2) are gate rows, [BN/2, BN) the matching up rows) and y is written
+// with neighbouring threads on neighbouring columns.
+// Dispatch: (gx, gy, ceil(n / BM)) with gx·gy ≥ ceil(out_rows / rows per tile); tile wid.y·nwg.x + wid.x.
+
+override BM: u32 = 16u;          // tokens per tile, ≤ BK (the output tile reuses ws)
+override BN: u32 = 64u;          // weight rows per tile, even
+override TM: u32 = 16u;          // tokens per thread, ≤ MAX_TM, divides BM
+override TN: u32 = 1u;           // rows per thread, ≤ MAX_TN, divides BN
+override WG: u32 = 64u;          // (BM / TM) · (BN / TN)
+
+const BK: u32 = 32u;
+const MAX_TM: u32 = 16u;
+const MAX_TN: u32 = 4u;
+
+var<workgroup> ws: array<f32, BK * BN>;     // [k][tile row]; after the k loop: the output tile [token][tile row]
+var<workgroup> xs: array<f32, BK * BM>;     // [k][tile token]
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let n = step.n;
+  let kdim = chunk.k;
+  let out_rows = chunk.out_rows;
+  let fused = chunk.epilogue == SILU_GATE_UP;
+  let tile_out = select(BN, BN / 2u, fused);               // output rows of a tile
+  let r0 = (wid.y * nwg.x + wid.x) * tile_out;
+  if (r0 >= out_rows) { return; }
+  let t0 = wid.z * BM;
+  let tr = lid % (BN / TN);                                // rows tr·TN ..
+  let tc = lid / (BN / TN);                                // tokens tc·TM ..
+
+  var acc: array<array<f32, MAX_TN>, MAX_TM>;
+  for (var t = 0u; t < TM; t++) { for (var r = 0u; r < TN; r++) { acc[t][r] = 0.0; } }
+
+  let kblocks = (kdim + BK - 1u) / BK;
+  for (var kb = 0u; kb < kblocks; kb++) {
+    for (var i = lid; i < BN; i += WG) {
+      // tile row i: W row r0 + i, or for gate|up the gate row r0 + i / the up row out_rows + r0 + i − BN/2;
+      // rows past the end repeat the last one (computed, never stored)
+      let part = select(0u, i / (BN / 2u), fused);
+      let r = min(r0 + i - part * (BN / 2u), out_rows - 1u);
+      load_w(r + part * out_rows, kb, i);
+    }
+    for (var i = lid; i < BM * BK; i += WG) {
+      let t = i / BK;
+      let k = i % BK;
+      let tok = t0 + t;
+      let kk = kb * BK + k;
+      let v = x[min(tok, n - 1u) * kdim + min(kk, kdim - 1u)];
+      xs[k * BM + t] = select(0.0, v, tok < n && kk < kdim);
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < BK; k++) {
+      var b: array<f32, MAX_TN>;
+      for (var r = 0u; r < TN; r++) { b[r] = ws[k * BN + tr * TN + r]; }
+      for (var t = 0u; t < TM; t++) {
+        let a = xs[k * BM + tc * TM + t];
+        for (var r = 0u; r < TN; r++) { acc[t][r] = fma(a, b[r], acc[t][r]); }
+      }
+    }
+    workgroupBarrier();
+  }
+
+  for (var t = 0u; t < TM; t++) {
+    for (var r = 0u; r < TN; r++) { ws[(tc * TM + t) * BN + tr * TN + r] = acc[t][r]; }
+  }
+  workgroupBarrier();
+  for (var i = lid; i < BM * tile_out; i += WG) {
+    let t = i / tile_out;
+    let j = i % tile_out;
+    let tok = t0 + t;
+    let row = r0 + j;
+    if (tok >= n || row >= out_rows) { continue; }
+    let v = ws[t * BN + j];
+    let at = tok * chunk.out_stride + chunk.row_offset + row;
+    if (fused) {
+      y[at] = v / (1.0 + exp(-v)) * ws[t * BN + j + BN / 2u];   // silu(gate) · up
+    } else if (chunk.epilogue == ADD_RESIDUAL) {
+      y[at] = y[at] + v;
+    } else {
+      y[at] = v;
+    }
+  }
+}
