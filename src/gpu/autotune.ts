@@ -58,7 +58,9 @@ function isLayout(v: unknown): v is MatvecLayout {
 function isTile(v: unknown): v is MatmulLayout {
   const t = v as MatmulLayout;
   const pow2 = (n: number): boolean => Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0;
-  return typeof t === 'object' && t !== null && pow2(t.BM) && pow2(t.BN) && pow2(t.TM) && pow2(t.TN)
+  if (typeof t !== 'object' || t === null) return false;
+  if (t.kind === 'rows') return pow2(t.WG) && t.WG <= 256 && [2, 4, 6, 8].includes(t.R) && Number.isInteger(t.TT) && t.TT >= 1 && t.TT <= 16;
+  return t.kind === 'tiles' && pow2(t.BM) && pow2(t.BN) && pow2(t.TM) && pow2(t.TN)
     && t.BM <= 32 && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 4 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
 }
 

@@ -12,13 +12,24 @@ export interface MatvecLayout {
   subgroups: boolean;          // reduce with subgroup operations (needs WG ≤ the smallest subgroup) or workgroup memory
 }
 
-/** The prefill matmul's tile (shaders/lib/matmul_tiles.wgsl). */
-export interface MatmulLayout {
+/** The prefill matmul's tile in workgroup memory (shaders/lib/matmul_tiles.wgsl), for GPUs. */
+export interface MatmulTilesLayout {
+  kind: 'tiles';
   BM: number;                  // tokens per tile (≤ 32)
   BN: number;                  // weight rows per tile (even)
   TM: number;                  // tokens per thread (≤ 16, divides BM)
   TN: number;                  // rows per thread (≤ 4, divides BN)
 }
+
+/** The prefill matmul without workgroup memory (shaders/lib/matmul_rows.wgsl), for SIMD rasterizers. */
+export interface MatmulRowsLayout {
+  kind: 'rows';
+  WG: number;                  // lanes, each with R rows
+  R: number;                   // rows per lane (2, 4, 6 or 8)
+  TT: number;                  // tokens per workgroup (≤ 16)
+}
+
+export type MatmulLayout = MatmulTilesLayout | MatmulRowsLayout;
 
 /** Weight formats with their own layout choice (the kinds of GpuLinear). */
 export type LinearFormat = 'dense' | 'q4';
@@ -30,17 +41,25 @@ export interface Tuning {
 }
 
 export function matmulThreads(t: MatmulLayout): number {
-  return (t.BM / t.TM) * (t.BN / t.TN);
+  return t.kind === 'rows' ? t.WG : (t.BM / t.TM) * (t.BN / t.TN);
 }
 
 /**
- * Candidate prefill tiles, best guess first. CPU rasterizers: one thread per weight row holding all the
- * tile's tokens (the SIMD lanes then share every x read). GPUs: 2-D register tiles of a few tokens × rows.
+ * Candidate prefill layouts, best guess first. CPU rasterizers: lanes on weight rows and the tokens
+ * shared by a workgroup, without workgroup memory (its loads are per-lane loops on a CPU), plus one
+ * tile for comparison. GPUs: tiles in workgroup memory with 2-D register tiles per thread.
  */
 export function matmulCandidates(t: DeviceTraits): MatmulLayout[] {
+  const sg = t.subgroupMinSize >= 4 && t.subgroupMinSize <= 64 ? t.subgroupMinSize : 8;
   const out: MatmulLayout[] = t.adapterClass === 'cpu'
-    ? [{ BM: 16, BN: 64, TM: 16, TN: 1 }, { BM: 16, BN: 32, TM: 8, TN: 1 }, { BM: 32, BN: 32, TM: 16, TN: 2 }]
-    : [{ BM: 32, BN: 64, TM: 4, TN: 4 }, { BM: 16, BN: 64, TM: 4, TN: 2 }, { BM: 32, BN: 32, TM: 4, TN: 2 }];
+    ? [
+      { kind: 'rows', WG: sg, R: 8, TT: 8 }, { kind: 'rows', WG: sg, R: 8, TT: 4 }, { kind: 'rows', WG: sg, R: 4, TT: 16 },
+      { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 },
+    ]
+    : [
+      { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 }, { kind: 'tiles', BM: 16, BN: 64, TM: 4, TN: 2 },
+      { kind: 'tiles', BM: 32, BN: 32, TM: 4, TN: 2 },
+    ];
   return out.filter((l) => matmulThreads(l) <= t.maxInvocations);
 }
 
@@ -122,7 +141,7 @@ export function defaultTuning(device: GPUDevice): Tuning {
 }
 
 export function tileKey(t: MatmulLayout): string {
-  return `bm${t.BM}bn${t.BN}tm${t.TM}tn${t.TN}`;
+  return t.kind === 'rows' ? `rows-wg${t.WG}r${t.R}tt${t.TT}` : `tiles-bm${t.BM}bn${t.BN}tm${t.TM}tn${t.TN}`;
 }
 
 /** "cpu · matvec q4 wg8l8r8sg, dense … · matmul q4 bm16bn64tm16tn1, dense …" for stats and benches. */

@@ -236,13 +236,14 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
 // workgroup is one subgroup, else workgroup memory), tokens × rows per tile and per thread. lavapipe
 // (subgroup size 8) runs every one here on both paths, whatever the tuning picks on this machine.
 const LAYOUTS: [string, MatvecLayout, MatmulLayout][] = [
-  ['8 lanes a row, 2 rows, subgroupAdd; tile 16×64 of 16×1', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }, { BM: 16, BN: 64, TM: 16, TN: 1 }],
-  ['8 lanes a row, 8 rows, subgroupAdd; tile 16×32 of 8×1', { WG: 8, LANES: 8, ROWS: 8, subgroups: true }, { BM: 16, BN: 32, TM: 8, TN: 1 }],
-  ['4 lanes a row in 8, 4 rows, subgroup shuffles; tile 32×32 of 16×2', { WG: 8, LANES: 4, ROWS: 4, subgroups: true }, { BM: 32, BN: 32, TM: 16, TN: 2 }],
-  ['8 lanes a row, 4 rows, workgroup memory; tile 32×64 of 4×4', { WG: 8, LANES: 8, ROWS: 4, subgroups: false }, { BM: 32, BN: 64, TM: 4, TN: 4 }],
-  ['1 lane a row in 8, 2 rows; tile 16×64 of 4×2', { WG: 8, LANES: 1, ROWS: 2, subgroups: false }, { BM: 16, BN: 64, TM: 4, TN: 2 }],
-  ['16 lanes a row in 64, 6 rows, workgroup memory; tile 32×32 of 4×2', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }, { BM: 32, BN: 32, TM: 4, TN: 2 }],
-  ['128 lanes a row, 2 rows, workgroup memory; tile 2×2 of 1×1', { WG: 128, LANES: 128, ROWS: 2, subgroups: false }, { BM: 2, BN: 2, TM: 1, TN: 1 }],
+  ['matvec 8 lanes a row, 2 rows, subgroupAdd; prefill rows 8 lanes × 2 rows × 8 tokens', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }, { kind: 'rows', WG: 8, R: 2, TT: 8 }],
+  ['matvec 8 lanes a row, 8 rows, subgroupAdd; prefill rows 8 × 8 × 16', { WG: 8, LANES: 8, ROWS: 8, subgroups: true }, { kind: 'rows', WG: 8, R: 8, TT: 16 }],
+  ['matvec 8 lanes a row, 6 rows, subgroupAdd; prefill rows 8 × 6 × 5', { WG: 8, LANES: 8, ROWS: 6, subgroups: true }, { kind: 'rows', WG: 8, R: 6, TT: 5 }],
+  ['matvec 4 lanes a row in 8, 4 rows, subgroup shuffles; prefill rows 4 × 2 × 3', { WG: 8, LANES: 4, ROWS: 4, subgroups: true }, { kind: 'rows', WG: 4, R: 2, TT: 3 }],
+  ['matvec 8 lanes a row, 4 rows, workgroup memory; prefill tiles 32×64 of 4×4', { WG: 8, LANES: 8, ROWS: 4, subgroups: false }, { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 }],
+  ['matvec 1 lane a row in 8, 2 rows; prefill tiles 16×64 of 16×1', { WG: 8, LANES: 1, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 16, BN: 64, TM: 16, TN: 1 }],
+  ['matvec 16 lanes a row in 64, 6 rows, workgroup memory; prefill tiles 32×32 of 16×2', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }, { kind: 'tiles', BM: 32, BN: 32, TM: 16, TN: 2 }],
+  ['matvec 128 lanes a row, 2 rows, workgroup memory; prefill tiles 2×2 of 1×1', { WG: 128, LANES: 128, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 2, BN: 2, TM: 1, TN: 1 }],
 ];
 
 describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f16, mv, mm] as const)))('linear kernels, %s, shader-f16 %s', (_l, useF16, layout, tile) => {

@@ -9,6 +9,8 @@ import { q4EmbedOp } from './embed-q4.ts';
 import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
 import { denseMatmulOp } from './matmul-dense.ts';
 import { q4MatmulOp } from './matmul-q4.ts';
+import { denseMatmulRowsOp } from './matmul-rows-dense.ts';
+import { q4MatmulRowsOp } from './matmul-rows-q4.ts';
 import { denseMatvecOp } from './matvec-dense.ts';
 import { q4MatvecOp } from './matvec-q4.ts';
 
@@ -24,8 +26,16 @@ interface FormatKernels {
 }
 
 const FORMATS: Record<GpuLinear['kind'], FormatKernels> = {
-  dense: { decode: denseMatvecOp, prefill: denseMatmulOp, embed: denseEmbedOp },
-  q4: { decode: q4MatvecOp, prefill: q4MatmulOp, embed: q4EmbedOp },
+  dense: {
+    decode: denseMatvecOp,
+    prefill: (c, w, ch, t, u) => { const l = c.tuning.matmul.dense; return l.kind === 'rows' ? denseMatmulRowsOp(c, l, w, ch, t, u) : denseMatmulOp(c, l, w, ch, t, u); },
+    embed: denseEmbedOp,
+  },
+  q4: {
+    decode: q4MatvecOp,
+    prefill: (c, w, ch, t, u) => { const l = c.tuning.matmul.q4; return l.kind === 'rows' ? q4MatmulRowsOp(c, l, w, ch, t, u) : q4MatmulOp(c, l, w, ch, t, u); },
+    embed: q4EmbedOp,
+  },
 };
 
 /**

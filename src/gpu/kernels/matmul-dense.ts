@@ -6,6 +6,7 @@ import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
+import type { MatmulTilesLayout } from '../tuning.ts';
 import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
 import { matmulTilesOp } from './matmul-tiles.ts';
 
@@ -23,8 +24,8 @@ export const MATMUL_DENSE = defineKernel({
   },
 });
 
-export function denseMatmulOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
-  return matmulTilesOp(cache, MATMUL_DENSE, cache.tuning.matmul.dense, w, chunk, t, {
+export function denseMatmulOp(cache: PipelineCache, tile: MatmulTilesLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
+  return matmulTilesOp(cache, MATMUL_DENSE, tile, w, chunk, t, {
     consts: { WDTYPE: w.wdtype },
     buffers: { step: t.step, weight: chunk.buffers[0]!, x: t.x, y: t.y, chunk: uniform },
   });

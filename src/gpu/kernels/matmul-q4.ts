@@ -6,6 +6,7 @@ import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
+import type { MatmulTilesLayout } from '../tuning.ts';
 import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
 import { matmulTilesOp } from './matmul-tiles.ts';
 
@@ -24,9 +25,9 @@ export const MATMUL_Q4 = defineKernel({
   },
 });
 
-export function q4MatmulOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
+export function q4MatmulOp(cache: PipelineCache, tile: MatmulTilesLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
   const [qweight, scales] = chunk.buffers as [GPUBuffer, GPUBuffer];
-  return matmulTilesOp(cache, MATMUL_Q4, cache.tuning.matmul.q4, w, chunk, t, {
+  return matmulTilesOp(cache, MATMUL_Q4, tile, w, chunk, t, {
     consts: {},
     buffers: { step: t.step, qweight, scales, x: t.x, y: t.y, chunk: uniform },
   });

@@ -4,11 +4,11 @@ import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { grid2d, type Bindings, type BufferSet, type Kernel } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
 import type { Consts, PipelineCache } from '../pipelines.ts';
-import { matmulThreads, type MatmulLayout } from '../tuning.ts';
+import { matmulThreads, type MatmulTilesLayout } from '../tuning.ts';
 import { Epilogue, type LinearTarget } from './linear-contract.ts';
 
 export function matmulTilesOp<B extends Bindings>(
-  cache: PipelineCache, kernel: Kernel<B>, tile: MatmulLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget,
+  cache: PipelineCache, kernel: Kernel<B>, tile: MatmulTilesLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget,
   spec: { consts: Consts; buffers: BufferSet<B> },
 ): Op {
   const fused = t.epilogue === Epilogue.SILU_GATE_UP;

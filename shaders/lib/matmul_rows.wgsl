@@ -1,0 +1,85 @@
+// matmul_rows: the prefill matmul for SIMD rasterizers (lavapipe, SwiftShader), y = x·Wᵀ for n tokens,
+// with no workgroup memory: each lane owns R weight rows and the workgroup's TT tokens are the same for
+// all its lanes, so every x read has one address across the lanes (a scalar load and a broadcast on a
+// CPU) and each weight, decoded once, feeds TT tokens. The format's file supplies the weights:
+// PARTS (parts of 8 elements per block), struct WRaw, fn w_raw(row, blk) -> WRaw (one block of a row as
+// stored) and fn w_decode(raw, part) -> array<vec4<f32>, 2> (its elements 8·part .. 8·part + 7).
+// For SILU_GATE_UP a lane's R slots are R/2 gate rows followed by their up rows.
+// Dispatch: (gx, gy, ceil(n / TT)) with gx·gy ≥ ceil(out_rows / (WG · rows per lane)).
+
+override WG: u32 = 8u;           // lanes
+override R: u32 = 8u;            // weight rows per lane, even, ≤ MAX_R
+override TT: u32 = 8u;           // tokens per workgroup, ≤ MAX_TT
+
+const MAX_R: u32 = 8u;
+const MAX_TT: u32 = 16u;
+
+// x[tok, k0 .. k0 + 7], zero past k when `tail` (only a dense weight's last block can pass k).
+fn x_part(tok: u32, k0: u32, tail: bool) -> array<vec4<f32>, 2> {
+  let kdim = chunk.k;
+  let base = tok * kdim;
+  var v: array<f32, 8>;
+  for (var e = 0u; e < 8u; e++) {
+    if (tail) { v[e] = select(0.0, x[base + min(k0 + e, kdim - 1u)], k0 + e < kdim); }
+    else { v[e] = x[base + k0 + e]; }
+  }
+  return array<vec4<f32>, 2>(vec4<f32>(v[0], v[1], v[2], v[3]), vec4<f32>(v[4], v[5], v[6], v[7]));
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let n = step.n;
+  let out_rows = chunk.out_rows;
+  let fused = chunk.epilogue == SILU_GATE_UP;
+  let per_lane = select(R, R / 2u, fused);                 // output rows of a lane
+  let first_of_wg = (wid.y * nwg.x + wid.x) * WG * per_lane;
+  if (first_of_wg >= out_rows) { return; }
+  let first = first_of_wg + lid * per_lane;
+  let t0 = wid.z * TT;
+
+  var rows: array<u32, MAX_R>;
+  for (var j = 0u; j < R; j++) {
+    let r = min(first + j % per_lane, out_rows - 1u);      // past the end: the last row, never stored
+    rows[j] = r + (j / per_lane) * out_rows;
+  }
+  var toks: array<u32, MAX_TT>;
+  for (var t = 0u; t < TT; t++) { toks[t] = min(t0 + t, n - 1u); }   // past n: the last token, never stored
+  var acc: array<array<f32, MAX_R>, MAX_TT>;
+  for (var t = 0u; t < TT; t++) { for (var j = 0u; j < R; j++) { acc[t][j] = 0.0; } }
+
+  let block_k = PARTS * 8u;
+  let blocks = (chunk.k + block_k - 1u) / block_k;
+  for (var blk = 0u; blk < blocks; blk++) {
+    var raw: array<WRaw, MAX_R>;
+    for (var j = 0u; j < R; j++) { raw[j] = w_raw(rows[j], blk); }
+    let tail = (blk + 1u) * block_k > chunk.k;
+    for (var part = 0u; part < PARTS; part++) {
+      var w: array<array<vec4<f32>, 2>, MAX_R>;
+      for (var j = 0u; j < R; j++) { w[j] = w_decode(raw[j], part); }
+      let k0 = blk * block_k + part * 8u;
+      for (var t = 0u; t < TT; t++) {
+        let xp = x_part(toks[t], k0, tail);
+        for (var j = 0u; j < R; j++) { acc[t][j] += dot(w[j][0], xp[0]) + dot(w[j][1], xp[1]); }
+      }
+    }
+  }
+
+  for (var t = 0u; t < TT; t++) {
+    let tok = t0 + t;
+    if (tok >= n) { break; }
+    for (var j = 0u; j < per_lane; j++) {
+      let r = first + j;
+      if (r >= out_rows) { break; }
+      let at = tok * chunk.out_stride + chunk.row_offset + r;
+      let v = acc[t][j];
+      if (fused) {
+        y[at] = v / (1.0 + exp(-v)) * acc[t][j + per_lane];   // silu(gate) · up
+      } else if (chunk.epilogue == ADD_RESIDUAL) {
+        y[at] = y[at] + v;
+      } else {
+        y[at] = v;
+      }
+    }
+  }
+}

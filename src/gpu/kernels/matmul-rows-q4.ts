@@ -1,0 +1,34 @@
+// matmul_rows_q4 (shaders/matmul_rows_q4.wgsl on shaders/lib/matmul_rows.wgsl): the prefill matmul for
+// an MLC q4f16_1 weight on SIMD rasterizers, one op per row chunk.
+import rows from '../../../shaders/lib/matmul_rows.wgsl?raw';
+import source from '../../../shaders/matmul_rows_q4.wgsl?raw';
+import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
+import { defineKernel, read, rw, STEP } from '../kernel.ts';
+import type { Op } from '../op.ts';
+import type { PipelineCache } from '../pipelines.ts';
+import type { MatmulRowsLayout } from '../tuning.ts';
+import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { matmulRowsOp } from './matmul-rows.ts';
+
+export const MATMUL_ROWS_Q4 = defineKernel({
+  name: 'matmul_rows_q4',
+  source,
+  libs: [rows],
+  constants: Epilogue,
+  bindings: {
+    step: STEP,                        // n = tokens
+    qweight: read('array<vec4<u32>>'), // [rows, k/32]: a block of 32 codes per vec4
+    scales: read('array<u32>'),        // f16 pairs of [rows, k/32]
+    x: read('array<f32>'),             // [n, k]
+    y: rw('array<f32>'),               // [n, out_stride]
+    chunk: CHUNK,
+  },
+});
+
+export function q4MatmulRowsOp(cache: PipelineCache, layout: MatmulRowsLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
+  const [qweight, scales] = chunk.buffers as [GPUBuffer, GPUBuffer];
+  return matmulRowsOp(cache, MATMUL_ROWS_Q4, layout, w, chunk, t, {
+    consts: {},
+    buffers: { step: t.step, qweight, scales, x: t.x, y: t.y, chunk: uniform },
+  });
+}
