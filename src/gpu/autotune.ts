@@ -11,7 +11,7 @@ import { Epilogue, linearOps } from './kernels/linear.ts';
 import { destroyOps, encodeOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import {
-  defaultTuning, deviceTraits, layoutKey, matmulCandidates, matmulThreads, matvecCandidates, tileKey,
+  attentionSplitFor, defaultTuning, deviceTraits, layoutKey, matmulCandidates, matmulThreads, matvecCandidates, tileKey,
   type LinearFormat, type MatmulLayout, type MatvecLayout, type Tuning,
 } from './tuning.ts';
 
@@ -74,7 +74,8 @@ function readStored(key: string, device: GPUDevice): Tuning | undefined {
       && (!t.matvec.q4.subgroups || device.features.has('subgroups'))
       && matmulThreads(t.matmul.q4) <= device.limits.maxComputeInvocationsPerWorkgroup
       && matmulThreads(t.matmul.dense) <= device.limits.maxComputeInvocationsPerWorkgroup;
-    return ok ? { adapterClass: deviceTraits(device).adapterClass, matvec: t.matvec, matmul: t.matmul } : undefined;
+    const adapterClass = deviceTraits(device).adapterClass;
+    return ok ? { adapterClass, matvec: t.matvec, matmul: t.matmul, attention: attentionSplitFor(adapterClass) } : undefined;
   } catch {
     return undefined;
   }

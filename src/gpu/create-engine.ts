@@ -9,6 +9,7 @@ import { WebGPUEngine } from './engine.ts';
 import { uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { createHead } from './head.ts';
 import { ropeTable, uploadLayer, type Activations, type GpuLayer } from './layers.ts';
+import { attentionPartFloats } from './kernels/attention.ts';
 import { embedOps } from './kernels/linear.ts';
 import { PipelineCache } from './pipelines.ts';
 import { autotune } from './autotune.ts';
@@ -137,6 +138,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     step: device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
     x: buf('x', T * H), xn: buf('xn', T * H), qkv: buf('qkv', T * (Hq + 2 * Hkv) * D),
     q: buf('q', T * Hq * D), att: buf('att', T * Hq * D), act: buf('act', T * I),
+    part: buf('attention partials', attentionPartFloats({ Hq, Hkv, D }, cache.tuning.attention.splits)),
     gu: gateUpSplit ? buf('gate|up', T * 2 * I) : undefined,
     rope: uploadF32(device, ropeTable(ctx, D, cfg.ropeTheta), 'rope cos/sin'),
   };

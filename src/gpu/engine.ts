@@ -274,7 +274,7 @@ export class WebGPUEngine implements LayerEngine {
       this.parts.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
       destroyOps(this.parts.embedOps);
       const a = this.parts.act;
-      [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.act, a.rope, this.parts.ids].forEach((b) => b.destroy());
+      [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.part, a.act, a.rope, this.parts.ids].forEach((b) => b.destroy());
       a.gu?.destroy();
       if (this.parts.ownsDevice) this.parts.device.destroy();
     }).catch(() => undefined);

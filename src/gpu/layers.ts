@@ -28,6 +28,7 @@ export interface Activations {
   qkv: GPUBuffer;              // [T, (Hq + 2·Hkv)·D]
   q: GPUBuffer;                // [T, Hq·D]
   att: GPUBuffer;              // [T, Hq·D]
+  part: GPUBuffer;             // [Hq, splits, D + 2]: decode attention's partials per key split
   act: GPUBuffer;              // [T, I]
   gu: GPUBuffer | undefined;   // [T, 2·I], only when a gate|up weight is split across buffers
   rope: GPUBuffer;             // [ctx, D/2] (cos, sin)
@@ -68,7 +69,7 @@ export function uploadLayer(
     rmsnormOp(cache, { step, x: act.x, weight: inputNorm, y: act.xn }, H, eps, `${name} input_layernorm`),
     ...linearOps(cache, qkv, { step, x: act.xn, y: act.qkv, outStride: (Hq + 2 * Hkv) * D, epilogue: Epilogue.STORE }),
     qkNormRopeOp(cache, { step, qkv: act.qkv, qnorm: qNorm, knorm: kNorm, rope: act.rope, q: act.q, kcache, vcache }, heads, eps, `${name} qk_norm_rope`),
-    attentionOp(cache, { step, q: act.q, kcache, vcache, out: act.att }, heads, `${name} attention`),
+    attentionOp(cache, { step, q: act.q, kcache, vcache, out: act.att, part: act.part }, heads, `${name} attention`, cache.tuning.attention),
     ...linearOps(cache, o, { step, x: act.att, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }),
     rmsnormOp(cache, { step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${name} post_attention_layernorm`),
   ];

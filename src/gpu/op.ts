@@ -8,7 +8,8 @@ export type Grid = [number, number, number];
 /** One dispatch (or a choice of dispatches) that encodes itself for a step of n tokens. */
 export interface Op {
   label: string;
-  encode(pass: GPUComputePassEncoder, n: number): void;
+  /** Encode for a step of n tokens; returns the number of dispatches. */
+  encode(pass: GPUComputePassEncoder, n: number): number;
   /** Small buffers made for this op (per-chunk uniforms), destroyed with the engine. */
   owned?: GPUBuffer[];
 }
@@ -36,14 +37,16 @@ export function kernelOp<B extends Bindings>(cache: PipelineCache, kernel: Kerne
       pass.setBindGroup(0, bindGroup);
       const [x, y, z] = spec.grid(n);
       pass.dispatchWorkgroups(x, y, z);
+      return 1;
     },
   };
 }
 
 /** Encode ops in order for a step of n tokens; returns the number of dispatches. */
 export function encodeOps(pass: GPUComputePassEncoder, ops: readonly Op[], n: number): number {
-  for (const op of ops) op.encode(pass, n);
-  return ops.length;
+  let dispatches = 0;
+  for (const op of ops) dispatches += op.encode(pass, n);
+  return dispatches;
 }
 
 export function destroyOps(ops: readonly Op[]): void {

@@ -34,10 +34,25 @@ export type MatmulLayout = MatmulTilesLayout | MatmulRowsLayout;
 /** Weight formats with their own layout choice (the kinds of GpuLinear). */
 export type LinearFormat = 'dense' | 'q4';
 
+/** Decode attention's key splits (flash-decoding, shaders/attention.wgsl). */
+export interface AttentionSplit {
+  splits: number;              // most splits per head (1: none)
+  minKeys: number;             // fewest keys a split takes: short contexts use fewer splits
+}
+
 export interface Tuning {
   adapterClass: AdapterClass;
   matvec: Record<LinearFormat, MatvecLayout>;
   matmul: Record<LinearFormat, MatmulLayout>;
+  attention: AttentionSplit;
+}
+
+/**
+ * Attention splits by class (untimed): a GPU needs many workgroups per head at long contexts; a CPU
+ * rasterizer has a few threads that the heads alone keep busy, so it splits only very long contexts.
+ */
+export function attentionSplitFor(c: AdapterClass): AttentionSplit {
+  return c === 'cpu' ? { splits: 4, minKeys: 512 } : c === 'discrete' ? { splits: 32, minKeys: 64 } : { splits: 16, minKeys: 64 };
 }
 
 export function matmulThreads(t: MatmulLayout): number {
@@ -106,9 +121,9 @@ export function matvecCandidates(t: DeviceTraits): MatvecLayout[] {
   const out: MatvecLayout[] = [];
   if (t.adapterClass === 'cpu') {
     const wg = sg || 8;
-    for (const ROWS of [8, 4]) out.push({ WG: wg, LANES: wg, ROWS, subgroups: sg > 0 });
-    for (const ROWS of [2, 4]) out.push({ WG: wg, LANES: 1, ROWS, subgroups: false });
-    if (sg) out.push({ WG: wg, LANES: wg, ROWS: 4, subgroups: false });
+    out.push({ WG: wg, LANES: wg, ROWS: 8, subgroups: sg > 0 });
+    if (sg) out.push({ WG: wg, LANES: 2, ROWS: 8, subgroups: true });
+    out.push({ WG: wg, LANES: 1, ROWS: 8, subgroups: false });
   } else {
     if (sg >= 16) for (const ROWS of [2, 4]) out.push({ WG: sg, LANES: sg, ROWS, subgroups: true });
     const shared: [number, number, number][] = t.adapterClass === 'mobile'
@@ -137,7 +152,10 @@ export function defaultTuning(device: GPUDevice): Tuning {
   const t = deviceTraits(device);
   const first = matvecCandidates(t)[0]!;
   const tile = matmulCandidates(t)[0]!;
-  return { adapterClass: t.adapterClass, matvec: { dense: first, q4: first }, matmul: { dense: tile, q4: tile } };
+  return {
+    adapterClass: t.adapterClass, matvec: { dense: first, q4: first }, matmul: { dense: tile, q4: tile },
+    attention: attentionSplitFor(t.adapterClass),
+  };
 }
 
 export function tileKey(t: MatmulLayout): string {
@@ -147,5 +165,6 @@ export function tileKey(t: MatmulLayout): string {
 /** "cpu · matvec q4 wg8l8r8sg, dense … · matmul q4 bm16bn64tm16tn1, dense …" for stats and benches. */
 export function describeTuning(t: Tuning): string {
   return `${t.adapterClass} · matvec q4 ${layoutKey(t.matvec.q4)}, dense ${layoutKey(t.matvec.dense)}`
-    + ` · matmul q4 ${tileKey(t.matmul.q4)}, dense ${tileKey(t.matmul.dense)}`;
+    + ` · matmul q4 ${tileKey(t.matmul.q4)}, dense ${tileKey(t.matmul.dense)}`
+    + ` · attention ${t.attention.splits} splits of ≥ ${t.attention.minKeys} keys`;
 }

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
 import { ropeTable } from '../../src/gpu/layers.ts';
-import { attentionOp } from '../../src/gpu/kernels/attention.ts';
+import { attentionOp, attentionPartFloats } from '../../src/gpu/kernels/attention.ts';
 import { copyOp } from '../../src/gpu/kernels/copy.ts';
 import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
 import { qkNormRopeOp } from '../../src/gpu/kernels/qk-norm-rope.ts';
@@ -210,8 +210,12 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       expect(offByOne).toBeLessThanOrEqual(Math.ceil(r.kRef.length / 200));
     });
 
-  it.each([[4, 2, 16, 1, 0], [4, 2, 16, 70, 0], [16, 8, 128, 1, 300], [16, 8, 128, 9, 60]])(
-    'causal GQA attention over the f16 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached', async (Hq, Hkv, D, n, pos0) => {
+  // [Hq, Hkv, D, tokens, cached, splits, minKeys]: splits > 1 is decode's flash-decoding (key splits
+  // merged by attention_combine); the splits used grow with the position (1 key: one split).
+  it.each([
+    [4, 2, 16, 1, 0, 1, 64], [4, 2, 16, 70, 0, 1, 64], [16, 8, 128, 1, 300, 1, 64], [16, 8, 128, 9, 60, 4, 16],
+    [4, 2, 16, 1, 0, 8, 1], [4, 2, 16, 1, 9, 3, 4], [16, 8, 128, 1, 300, 3, 4], [16, 8, 128, 1, 2000, 16, 64], [6, 3, 10, 1, 100, 7, 9],
+  ])('causal GQA attention over the f16 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached, ≤ %i splits of ≥ %i keys', async (Hq, Hkv, D, n, pos0, splits, minKeys) => {
       const ctx = pos0 + n;
       const kvw = Hkv * D;
       const keys = randomF32(ctx * kvw, 21, 2).map(roundToF16);
@@ -225,7 +229,9 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       const positions = Array.from({ length: n }, (_, i) => pos0 + i);
       const ref = attention(q, { keys, values }, positions, Hq, Hkv, D);
       const out = h.buffer(n * Hq * D * 4);
-      const op = attentionOp(h.cache, { step: h.step, q: h.buffer(q), kcache: h.buffer(pack(keys)), vcache: h.buffer(pack(values)), out }, { Hq, Hkv, D }, 'attention');
+      const part = h.buffer(attentionPartFloats({ Hq, Hkv, D }, splits) * 4);
+      const b = { step: h.step, q: h.buffer(q), kcache: h.buffer(pack(keys)), vcache: h.buffer(pack(values)), out, part };
+      const op = attentionOp(h.cache, b, { Hq, Hkv, D }, 'attention', { splits, minKeys });
       await h.run([op], n, pos0);
       expect(relErr(await h.readF32(out, n * Hq * D), ref)).toBeLessThan(5e-6);
     });
@@ -251,7 +257,7 @@ describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f1
   let h: KernelHarness;
   beforeAll(async () => {
     device = await testDevice(useF16);
-    h = new KernelHarness(device, useF16, { adapterClass: 'cpu', matvec: { dense: layout, q4: layout }, matmul: { dense: tile, q4: tile } });
+    h = new KernelHarness(device, useF16, { adapterClass: 'cpu', matvec: { dense: layout, q4: layout }, matmul: { dense: tile, q4: tile }, attention: { splits: 1, minKeys: 64 } });
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 

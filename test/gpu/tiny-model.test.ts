@@ -9,6 +9,7 @@ import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import { NodeFolderSource } from '../../src/model/sources/node-folder.ts';
 import { Tokenizer } from '../../src/model/tokenizer.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
+import { defaultTuning } from '../../src/gpu/tuning.ts';
 import { loadTiny, testDevice, tinyModelFolder } from './helpers.ts';
 
 const CTX = 128;
@@ -58,6 +59,23 @@ describe.each([
       }
       expect(ids).toEqual(expected);
       expect(engine.kvLength()).toBe(prompt.length + 31);
+    } finally {
+      await engine.dispose();
+      device.destroy();
+    }
+  });
+
+  it('a 700-token context decodes through split attention (flash-decoding, 8 splits): 8 greedy tokens equal the reference', async () => {
+    const ctx = 720;
+    const ids = Array.from({ length: 700 }, (_, i) => (i * 7919 + 11) % 150000);
+    const ref = await new Generator([new ReferenceEngine(weights, { ctx })], { ctx }).generate(ids, { maxNewTokens: 8 });
+    const device = await testDevice(true);
+    const tuning = { ...defaultTuning(device), attention: { splits: 8, minKeys: 64 } };
+    const engine = await createWebGPUEngine(weights, { device, ctx, tuning });
+    try {
+      const r = await new Generator([engine], { ctx }).generate(ids, { maxNewTokens: 8 });
+      expect(r.ids).toEqual(ref.ids);
+      expect(engine.stats().kernels).toContain('8 splits');
     } finally {
       await engine.dispose();
       device.destroy();
