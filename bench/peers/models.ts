@@ -85,6 +85,7 @@ function ggufRows(name: string, l: Linear, r0: number, r1: number): GgufTensor {
     const b = l.weight.bytes;
     return { name, ne: [K, n], type: GGML_TYPE.BF16, data: b.subarray(r0 * K * 2, r1 * K * 2) };
   }
+  if (l.kind !== 'q4f16_1') throw new Error(`${name}: the peer bench writes q4f16_1 and BF16 weights only`);
   const words = new Uint32Array(l.qweight.bytes.buffer, l.qweight.bytes.byteOffset, l.qweight.bytes.byteLength / 4);
   const scales = new Uint16Array(l.scales.bytes.buffer, l.scales.bytes.byteOffset, l.scales.bytes.byteLength / 2);
   const blocks = K / 32;
@@ -114,6 +115,7 @@ export function writePeerGguf(path: string, w: ModelWeights): void {
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = c;
   const tensors: GgufTensor[] = [ggufRows('token_embd.weight', w.embedding!, 0, c.vocabSize), f32Norm('output_norm.weight', w.finalNorm!)];
   for (const [i, l] of w.layers) {
+    if (l.mlp === 'moe') throw new Error(`layer ${i}: the peer bench writes dense Qwen3 layers only`);
     const p = `blk.${i}`;
     tensors.push(
       f32Norm(`${p}.attn_norm.weight`, l.inputNorm),

@@ -49,7 +49,7 @@ async function ours(weights: ModelWeights, device: GPUDevice, out: Record<string
   const prefillOnce = async (): Promise<[number, number]> => {
     await engine.truncate(0);
     const t0 = performance.now();
-    const hidden = await engine.runLayers([0, L], ids.map((_, i) => i), await engine.embed(ids));
+    const hidden = await engine.runLayers([0, L], 0, await engine.embed(ids));
     const first = await engine.sample(hidden, { temperature: 0 });
     return [performance.now() - t0, first];
   };

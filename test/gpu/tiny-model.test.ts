@@ -68,12 +68,12 @@ describe.each([
   it('a 700-token context decodes through split attention (flash-decoding, 8 splits): 8 greedy tokens equal the reference', async () => {
     const ctx = 720;
     const ids = Array.from({ length: 700 }, (_, i) => (i * 7919 + 11) % 150000);
-    const ref = await new Generator([new ReferenceEngine(weights, { ctx })], { ctx }).generate(ids, { maxNewTokens: 8 });
+    const ref = await new Generator(new ReferenceEngine(weights, { ctx }), { ctx }).generate(ids, { maxNewTokens: 8 });
     const device = await testDevice(true);
     const tuning = { ...defaultTuning(device), attention: { splits: 8, minKeys: 64 } };
     const engine = await createWebGPUEngine(weights, { device, ctx, tuning });
     try {
-      const r = await new Generator([engine], { ctx }).generate(ids, { maxNewTokens: 8 });
+      const r = await new Generator(engine, { ctx }).generate(ids, { maxNewTokens: 8 });
       expect(r.ids).toEqual(ref.ids);
       expect(engine.stats().kernels).toContain('8 splits');
     } finally {
