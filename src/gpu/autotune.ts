@@ -1,8 +1,8 @@
-// Start-up tuning: time the adapter class's candidate matvec layouts (src/gpu/tuning.ts) on the device,
-// on a synthetic weight of each format the model uses, and keep the fastest whose result is right. The
-// choice is cached per adapter and path, in memory and (in browsers) in localStorage, so a device pays
-// for it once. A candidate whose output differs from the CPU's (say, a subgroup smaller than assumed) is
-// dropped, never used.
+// Start-up tuning: time the adapter class's candidate decode matvec layouts and prefill layouts
+// (src/gpu/tuning.ts) on the device, on a synthetic weight of each format the model uses, and keep the
+// fastest whose result is right. A candidate whose output differs from the CPU's (say, a subgroup smaller
+// than assumed) is dropped, never used. The choice is cached per adapter and path in memory and, where the
+// page has localStorage, across loads (a Web Worker has none: there it lasts the worker's life).
 import { matmul } from '../model/reference/ops.ts';
 import { f32ToF16Bits, fromFloat32 } from '../model/tensor-utils.ts';
 import type { Linear } from '../model/types.ts';
