@@ -1,8 +1,9 @@
 // Start-up tuning: time the adapter class's candidate decode matvec layouts and prefill layouts
 // (src/gpu/tuning.ts) on the device, on a synthetic weight of each format the model uses, and keep the
 // fastest whose result is right. A candidate whose output differs from the CPU's (say, a subgroup smaller
-// than assumed) is dropped, never used. The choice is cached per adapter and path in memory and, where the
-// page has localStorage, across loads (a Web Worker has none: there it lasts the worker's life).
+// than assumed) is dropped, never used. The choice is cached per adapter and path in memory and across
+// loads (localStorage on a page, IndexedDB in the engine's Web Worker).
+import { openDB, type IDBPDatabase } from 'idb';
 import { matmul } from '../model/reference/ops.ts';
 import { f32ToF16Bits, fromFloat32 } from '../model/tensor-utils.ts';
 import type { Linear } from '../model/types.ts';
@@ -39,12 +40,34 @@ export function tuningKey(device: GPUDevice, useF16: boolean): string {
   return [info.vendor, info.architecture, info.device, info.description, useF16 ? 'f16' : 'f32', sg ? 'sg' : 'nosg'].join('|');
 }
 
-function storage(): Storage | undefined {
-  try {
-    return typeof localStorage === 'undefined' ? undefined : localStorage;
-  } catch {
-    return undefined;                    // opaque origins and some workers throw on access
-  }
+/**
+ * Where a choice outlives the page: localStorage on a page, IndexedDB in a Web Worker (which has no
+ * localStorage), nothing in Node. Every access may fail (opaque origins, private modes): then the
+ * in-memory choice holds for this page.
+ */
+const persisted = {
+  async get(key: string): Promise<string | undefined> {
+    try {
+      if (typeof localStorage !== 'undefined') return localStorage.getItem(STORAGE_PREFIX + key) ?? undefined;
+      if (typeof indexedDB === 'undefined') return undefined;
+      const db = await tuningDb();
+      return (await db.get('tuning', key)) as string | undefined;
+    } catch {
+      return undefined;
+    }
+  },
+  async set(key: string, value: string): Promise<void> {
+    try {
+      if (typeof localStorage !== 'undefined') localStorage.setItem(STORAGE_PREFIX + key, value);
+      else if (typeof indexedDB !== 'undefined') await (await tuningDb()).put('tuning', value, key);
+    } catch {
+      // storage full or denied
+    }
+  },
+};
+
+function tuningDb(): Promise<IDBPDatabase> {
+  return openDB('pooled-tuning', 1, { upgrade: (db) => { db.createObjectStore('tuning'); } });
 }
 
 function isLayout(v: unknown): v is MatvecLayout {
@@ -64,8 +87,8 @@ function isTile(v: unknown): v is MatmulLayout {
     && t.BM <= 32 && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 4 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
 }
 
-function readStored(key: string, device: GPUDevice): Tuning | undefined {
-  const raw = storage()?.getItem(STORAGE_PREFIX + key);
+async function readStored(key: string, device: GPUDevice): Promise<Tuning | undefined> {
+  const raw = await persisted.get(key);
   if (!raw) return undefined;
   try {
     const t = JSON.parse(raw) as Tuning;
@@ -112,8 +135,11 @@ const SAFE_LAYOUT: MatvecLayout = { WG: 64, LANES: 64, ROWS: 2, subgroups: false
 /** Timing rounds: candidates are timed round-robin and keep their fastest round (noise only adds). */
 const ROUNDS = 3;
 
-/** The synthetic problems: a decode matvec [2048, 1024] and a 32-token prefill matmul [512, 1024]. */
-const PROBLEMS = { matvec: { rows: 2048, cols: 1024, n: 1 }, matmul: { rows: 512, cols: 1024, n: 32 } } as const;
+/**
+ * The synthetic problems: a decode matvec [1024, 1024] and a 16-token prefill matmul [256, 1024], small
+ * enough for software adapters (a few ms each there) and repeated per sample to about 20 ms.
+ */
+const PROBLEMS = { matvec: { rows: 1024, cols: 1024, n: 1 }, matmul: { rows: 256, cols: 1024, n: 16 } } as const;
 
 type Kind = keyof typeof PROBLEMS;
 
@@ -165,7 +191,7 @@ async function race(device: GPUDevice, trials: Trial[], n: number, expect: Float
     else t.best = Infinity;
   }
   if (good.length === 0) return undefined;
-  const reps = Math.max(1, Math.min(8, Math.round(20 / Math.max(0.1, Math.min(...good.map((t) => t.best))))));
+  const reps = Math.max(1, Math.min(32, Math.round(20 / Math.max(0.05, Math.min(...good.map((t) => t.best))))));
   for (const t of good) t.best = Infinity;
   for (let r = 0; r < ROUNDS; r++) {
     for (const t of good) t.best = Math.min(t.best, await submitTimed(device, t.ops, n, reps));   // ~20 ms a sample
@@ -188,7 +214,7 @@ export async function autotune(cache: PipelineCache, formats: readonly LinearFor
   const { device, useF16 } = cache;
   const key = `${tuningKey(device, useF16)}|${[...formats].sort().join(',')}`;
   const cached = !opts.candidates;
-  const known = cached ? memo.get(key) ?? readStored(key, device) : undefined;
+  const known = cached ? memo.get(key) ?? await readStored(key, device) : undefined;
   if (known) {
     memo.set(key, known);
     return { tuning: known, measured: [], fromCache: true };
@@ -199,7 +225,7 @@ export async function autotune(cache: PipelineCache, formats: readonly LinearFor
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const most = Math.max(...Object.values(PROBLEMS).map((p) => p.rows * p.n));
   const cols = PROBLEMS.matvec.cols;
-  const x = Float32Array.from({ length: 32 * cols }, (_, i) => Math.sin(i * 0.37));
+  const x = Float32Array.from({ length: PROBLEMS.matmul.n * cols }, (_, i) => Math.sin(i * 0.37));
   const bufs: Scratch = {
     step: device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
     x: device.createBuffer({ size: x.byteLength, usage }),
@@ -245,13 +271,9 @@ export async function autotune(cache: PipelineCache, formats: readonly LinearFor
   }
   if (!cached) return { tuning, measured, fromCache: false };
   memo.set(key, tuning);
-  try {
-    storage()?.setItem(STORAGE_PREFIX + key, JSON.stringify({
-      matvec: tuning.matvec, matmul: tuning.matmul,
-      measured: measured.map((m) => `${m.format} ${m.kind} ${m.layout} ${m.microseconds.toFixed(0)}µs`),
-    }));
-  } catch {
-    // storage full or denied: the in-memory choice still holds for this page
-  }
+  await persisted.set(key, JSON.stringify({
+    matvec: tuning.matvec, matmul: tuning.matmul,
+    measured: measured.map((m) => `${m.format} ${m.kind} ${m.layout} ${m.microseconds.toFixed(0)}µs`),
+  }));
   return { tuning, measured, fromCache: false };
 }
