@@ -3,7 +3,8 @@
 // (decode tok/s if every weight byte moved at the copy kernel's speed). With LLAMA_BENCH=/path/to/llama-bench
 // the same weights are written as GGUF (Q4_0 / BF16) and llama.cpp runs on the same adapter in the same
 // run (GGML_VK_VISIBLE_DEVICES=0, all layers and the tied head on the adapter); the ratios are printed.
-// How to build llama.cpp's Vulkan backend: docs/peer-benchmarks.md.
+// PEER_FORMATS=q4f16_1 (or BF16) runs one format. How to build llama.cpp's Vulkan backend:
+// docs/peer-benchmarks.md.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,7 +96,8 @@ export async function run(): Promise<Record<string, number | string>> {
   const bench = process.env.LLAMA_BENCH;
   const dir = mkdtempSync(path.join(tmpdir(), 'pooled-peers-'));
   try {
-    for (const format of ['q4f16_1', 'BF16'] as PeerFormat[]) {
+    const formats = (process.env.PEER_FORMATS ?? 'q4f16_1,BF16').split(',').filter((f): f is PeerFormat => f === 'q4f16_1' || f === 'BF16');
+    for (const format of formats) {
       try {
         await peerFormat(format, device, bench, dir, out);
       } catch (e) {
