@@ -1,13 +1,26 @@
 // ProjectFiles over a folder on disk (Node only: the CLI). Paths are validated before they touch the
-// disk, and real paths are checked so a symlink inside the project cannot lead outside it.
-// .git and node_modules are not part of the project as the agent sees it.
-import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+// disk, and the folder may have been prepared by someone hostile, so:
+//  * .git/ and node_modules/ are not part of the project as the agent sees it: any path with such a
+//    segment is refused for reading and writing alike (writing .git/config would run a command on the
+//    user's next `git status`, through core.fsmonitor).
+//  * links are never followed: every component of a path is lstat'ed, and a symlink anywhere (dangling
+//    included) is refused; a file with a second hard link (which may live outside the project) too.
+//  * a write goes to a fresh temp file beside the target (created exclusively, so never through a link)
+//    and is renamed over it after the path is checked again, so a link put in place meanwhile is
+//    replaced, not followed.
+import { chmod, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import nodePath from 'node:path';
 import type { FileEntry, ProjectFiles } from './types.ts';
 import { ChangeListeners } from './listing.ts';
 import { normalizeFilePath, normalizeProjectPath, ProjectFileError, ProjectPathError } from './paths.ts';
 
-const HIDDEN = new Set(['.git', 'node_modules']);
+/** Folders that belong to tools, not to the project (compared case-insensitively: macOS and Windows fold case). */
+const RESERVED = new Set(['.git', 'node_modules']);
+/** O_NOFOLLOW where the platform has it (not on Windows, where symlinks need privileges anyway). */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const TEMP_SUFFIX = '.pooled-tmp';
 
 export class NodeFolderFiles implements ProjectFiles {
   private listeners = new ChangeListeners();
@@ -23,34 +36,63 @@ export class NodeFolderFiles implements ProjectFiles {
     return new NodeFolderFiles(real);
   }
 
-  /** Absolute path of a validated project path, refusing symlinked escapes. */
-  private async resolve(path: string): Promise<string> {
-    const abs = path === '' ? this.root : nodePath.join(this.root, ...path.split('/'));
-    // The nearest part of the path that exists decides where it really leads.
-    let probe = abs;
-    let real: string | null = null;
-    while (real === null) {
-      real = await realpath(probe).catch(() => null);
-      if (real === null) probe = nodePath.dirname(probe);
+  /** A validated project path that names nothing reserved. */
+  private static checked(path: string, normalize: (p: string) => string): string {
+    const p = normalize(path);
+    const reserved = p.split('/').find((s) => RESERVED.has(s.toLowerCase()));
+    if (reserved !== undefined) {
+      throw new ProjectPathError(path, `is inside ${reserved}/, which belongs to ${reserved.toLowerCase() === '.git' ? 'git' : 'npm'}, not to the project`);
     }
-    if (real !== this.root && !real.startsWith(this.root + nodePath.sep)) {
-      throw new ProjectPathError(path, 'leads outside the project root (through a link)');
+    return p;
+  }
+
+  private abs(p: string): string {
+    return p === '' ? this.root : nodePath.join(this.root, ...p.split('/'));
+  }
+
+  /**
+   * lstat of every component of p below the root: refuses a link anywhere (dangling included) and a
+   * non-folder on the way. Returns the last component's stats, or null when it (or a parent) is missing.
+   */
+  private async walk(p: string): Promise<Stats | null> {
+    if (p === '') return lstat(this.root);
+    const parts = p.split('/');
+    let at = this.root;
+    let st: Stats | null = null;
+    for (let i = 0; i < parts.length; i++) {
+      at = nodePath.join(at, parts[i]!);
+      st = await lstat(at).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return null;
+        throw e;
+      });
+      if (st === null) return null;
+      const sofar = parts.slice(0, i + 1).join('/');
+      if (st.isSymbolicLink()) {
+        throw new ProjectPathError(p, `goes through a link (${JSON.stringify(sofar)}); links are never followed, since they can lead outside the project root`);
+      }
+      if (i < parts.length - 1 && !st.isDirectory()) throw new ProjectFileError(sofar, `is a file, so ${JSON.stringify(p)} cannot be under it`);
     }
-    return abs;
+    return st;
+  }
+
+  private static checkFile(p: string, st: Stats): void {
+    if (st.nlink > 1) throw new ProjectPathError(p, `has ${st.nlink} hard links; such a file may also live outside the project, so it is not used`);
   }
 
   async list(dir: string): Promise<FileEntry[]> {
-    const p = normalizeProjectPath(dir);
-    const abs = await this.resolve(p);
-    const dirents = await readdir(abs, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
-      throw new ProjectFileError(p, e.code === 'ENOTDIR' ? 'is a file, not a folder' : 'is not a folder in the project');
-    });
+    const p = NodeFolderFiles.checked(dir, normalizeProjectPath);
+    const st = await this.walk(p);
+    if (st === null) throw new ProjectFileError(p, 'is not a folder in the project');
+    if (!st.isDirectory()) throw new ProjectFileError(p, 'is a file, not a folder');
+    const abs = this.abs(p);
+    const dirents = await readdir(abs, { withFileTypes: true });
     const entries: FileEntry[] = [];
     for (const d of dirents) {
-      if (HIDDEN.has(d.name)) continue;
+      if (RESERVED.has(d.name.toLowerCase()) || d.name.endsWith(TEMP_SUFFIX)) continue; // a crashed write's temp file is not the project's
       const path = p === '' ? d.name : `${p}/${d.name}`;
+      // Links (d.isSymbolicLink()) are neither files nor folders here: they are left out.
       if (d.isDirectory()) entries.push({ path, name: d.name, kind: 'dir', size: 0 });
-      else if (d.isFile()) entries.push({ path, name: d.name, kind: 'file', size: (await stat(nodePath.join(abs, d.name))).size });
+      else if (d.isFile()) entries.push({ path, name: d.name, kind: 'file', size: (await lstat(nodePath.join(abs, d.name))).size });
     }
     const byName = (a: FileEntry, b: FileEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     return [...entries.filter((e) => e.kind === 'dir').sort(byName), ...entries.filter((e) => e.kind === 'file').sort(byName)];
@@ -74,33 +116,70 @@ export class NodeFolderFiles implements ProjectFiles {
   }
 
   async readBytes(path: string): Promise<Uint8Array | null> {
-    const abs = await this.resolve(normalizeFilePath(path));
-    try {
-      return new Uint8Array(await readFile(abs));
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return null;
+    const p = NodeFolderFiles.checked(path, normalizeFilePath);
+    const st = await this.walk(p);
+    if (st === null || !st.isFile()) return null;
+    // O_NOFOLLOW: the last component cannot have become a link since the walk; fstat checks the same file.
+    const handle = await open(this.abs(p), constants.O_RDONLY | NOFOLLOW).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ELOOP' || e.code === 'EMLINK') throw new ProjectPathError(p, 'became a link; links are never followed');
+      if (e.code === 'ENOENT') return null;
       throw e;
+    });
+    if (handle === null) return null;
+    try {
+      const now = await handle.stat();
+      if (!now.isFile()) return null;
+      NodeFolderFiles.checkFile(p, now);
+      return new Uint8Array(await handle.readFile());
+    } finally {
+      await handle.close();
     }
   }
 
   async write(path: string, content: string | Uint8Array): Promise<void> {
-    const p = normalizeFilePath(path);
-    const abs = await this.resolve(p);
-    if ((await stat(abs).catch(() => null))?.isDirectory()) throw new ProjectFileError(p, 'is a folder: cannot write a file over it');
-    await mkdir(nodePath.dirname(abs), { recursive: true }).catch(() => {
-      throw new ProjectFileError(p, 'cannot be created: a parent is a file');
-    });
-    await this.resolve(p); // the parent may be a link made meanwhile
-    await writeFile(abs, content);
+    const p = NodeFolderFiles.checked(path, normalizeFilePath);
+    const existing = await this.walk(p);
+    if (existing?.isDirectory()) throw new ProjectFileError(p, 'is a folder: cannot write a file over it');
+    if (existing) NodeFolderFiles.checkFile(p, existing);
+    const abs = this.abs(p);
+    const parent = p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '';
+    if (parent !== '') {
+      // Create missing folders one at a time, each checked: mkdir -p would follow a link on the way.
+      const parts = parent.split('/');
+      for (let i = 1; i <= parts.length; i++) {
+        const sofar = parts.slice(0, i).join('/');
+        const st = await this.walk(sofar);
+        if (st === null) await mkdir(this.abs(sofar)).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
+        else if (!st.isDirectory()) throw new ProjectFileError(sofar, `is a file, so ${JSON.stringify(p)} cannot be created under it`);
+      }
+    }
+    const temp = nodePath.join(nodePath.dirname(abs), `.${nodePath.basename(abs)}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    // 'wx' = O_CREAT | O_EXCL: fails on anything already there, a link included.
+    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, existing ? existing.mode & 0o7777 : 0o666);
+    try {
+      await handle.writeFile(content);
+      if (existing) await chmod(temp, existing.mode & 0o7777); // open's mode is masked by umask
+    } finally {
+      await handle.close();
+    }
+    try {
+      // Checked again right before the swap: a folder on the way may have been replaced by a link.
+      const now = await this.walk(p);
+      if (now?.isDirectory()) throw new ProjectFileError(p, 'is a folder: cannot write a file over it');
+      if (now) NodeFolderFiles.checkFile(p, now);
+      await rename(temp, abs); // replaces the directory entry itself: a link there is replaced, never followed
+    } catch (e) {
+      await unlink(temp).catch(() => undefined);
+      throw e;
+    }
     this.listeners.emit(p);
   }
 
   async remove(path: string): Promise<void> {
-    const p = normalizeFilePath(path);
-    const abs = await this.resolve(p);
-    if (!(await stat(abs).catch(() => null))?.isFile()) throw new ProjectFileError(p, 'does not exist');
-    await rm(abs);
+    const p = NodeFolderFiles.checked(path, normalizeFilePath);
+    const st = await this.walk(p);
+    if (!st?.isFile()) throw new ProjectFileError(p, 'does not exist');
+    await rm(this.abs(p));
     this.listeners.emit(p);
   }
 
