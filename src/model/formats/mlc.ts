@@ -38,6 +38,8 @@ export function parseMlcCache(bytes: Uint8Array, file: string): { entries: Tenso
   if (!Array.isArray(shardRecords)) throw new HeaderError('missing "records" list', { file });
   const entries: TensorEntry[] = [];
   const shards: WholeFile[] = [];
+  const seenNames = new Set<string>();
+  const seenShards = new Set<string>();
   for (const [k, rawShard] of shardRecords.entries()) {
     const shard = rawShard as { dataPath?: unknown; nbytes?: unknown; md5sum?: unknown; records?: unknown; format?: unknown };
     if (typeof shard?.dataPath !== 'string' || !Number.isSafeInteger(shard.nbytes) || !Array.isArray(shard.records)) {
@@ -46,20 +48,26 @@ export function parseMlcCache(bytes: Uint8Array, file: string): { entries: Tenso
     if (shard.format !== undefined && shard.format !== 'raw-shard') {
       throw new HeaderError(`shard ${shard.dataPath}: format ${JSON.stringify(shard.format)} is not supported (raw-shard)`, { file });
     }
-    const dataPath = shard.dataPath.split('?')[0]!;   // some mirrors append "?partitions=N"
+    const dataPath = shardPath(shard.dataPath.split('?')[0]!, file);   // some mirrors append "?partitions=N"
     const nbytes = shard.nbytes as number;
+    if (nbytes < 0) throw new HeaderError(`shard ${dataPath}: nbytes ${nbytes} is negative`, { file });
+    if (seenShards.has(dataPath)) throw new HeaderError(`shard file ${dataPath} is listed twice`, { file });
+    seenShards.add(dataPath);
     const whole: WholeFile = { file: dataPath, nbytes };
     if (typeof shard.md5sum === 'string' && shard.md5sum !== '') whole.md5 = shard.md5sum.toLowerCase();
     shards.push(whole);
+    const inShard: TensorEntry[] = [];
     for (const rawRec of shard.records as unknown[]) {
       const r = rawRec as { name?: unknown; shape?: unknown; dtype?: unknown; format?: unknown; nbytes?: unknown; byteOffset?: unknown };
       if (typeof r?.name !== 'string') throw new HeaderError(`a record in shard ${dataPath} has no name`, { file });
       const name = r.name;
+      if (seenNames.has(name)) throw new HeaderError(`tensor is named twice in the records (a second time in shard ${dataPath})`, { file, tensor: name });
+      seenNames.add(name);
       if (!isShape(r.shape)) throw new HeaderError(`bad shape ${JSON.stringify(r.shape)}`, { file, tensor: name });
       let dtype = typeof r.dtype === 'string' ? DTYPES[r.dtype] : undefined;
       if (!dtype) throw new UnsupportedDTypeError(`dtype ${JSON.stringify(r.dtype)} is not supported`, { file, tensor: name });
-      if (!Number.isSafeInteger(r.nbytes) || !Number.isSafeInteger(r.byteOffset) || (r.byteOffset as number) < 0) {
-        throw new TensorOffsetError(`bad nbytes/byteOffset ${JSON.stringify([r.nbytes, r.byteOffset])}`, { file, tensor: name });
+      if (!Number.isSafeInteger(r.nbytes) || !Number.isSafeInteger(r.byteOffset) || (r.byteOffset as number) < 0 || (r.nbytes as number) < 0) {
+        throw new TensorOffsetError(`bad nbytes ${JSON.stringify(r.nbytes)} / byteOffset ${JSON.stringify(r.byteOffset)} (whole numbers ≥ 0)`, { file, tensor: name });
       }
       if (dtype === 'F32' && r.format === 'f32-to-bf16' && r.nbytes === shapeElements(r.shape) * 2) dtype = 'BF16';
       const start = r.byteOffset as number;
@@ -70,10 +78,31 @@ export function parseMlcCache(bytes: Uint8Array, file: string): { entries: Tenso
       }
       const e: TensorEntry = { name, file: dataPath, dtype, shape: r.shape, start, end };
       checkEntrySize(e);
-      entries.push(e);
+      inShard.push(e);
     }
+    // No two tensors may share bytes: one would silently be the other's data.
+    let reach: TensorEntry | null = null; // of the tensors so far (by start), the one ending last
+    for (const b of inShard.filter((e) => e.end > e.start).sort((x, y) => x.start - y.start || x.end - y.end)) {
+      if (reach && b.start < reach.end) {
+        throw new TensorOffsetError(`bytes [${b.start}, ${b.end}) overlap tensor "${reach.name}" [${reach.start}, ${reach.end}) in ${dataPath}`, { file, tensor: b.name });
+      }
+      if (!reach || b.end > reach.end) reach = b;
+    }
+    entries.push(...inShard);
   }
   return { entries, shards };
+}
+
+/**
+ * A shard's dataPath as a path inside the model folder: relative, '/'-separated, no '..', '.', empty
+ * segments, backslashes or URL schemes. Anything else is a HeaderError (it would read outside the model).
+ */
+function shardPath(dataPath: string, file: string): string {
+  const parts = dataPath.split('/');
+  const bad = dataPath === '' || dataPath.includes('\\') || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(dataPath) ||
+    parts.some((p) => p === '' || p === '.' || p === '..');
+  if (bad) throw new HeaderError(`dataPath ${JSON.stringify(dataPath)} is not a file inside the model folder`, { file });
+  return dataPath;
 }
 
 /** The tensor cache of an MLC folder; throws TensorMissingError (naming the cache file) for absent tensors. */
