@@ -140,3 +140,12 @@ export class ModelSourceError extends ModelFileError {
     if (init.status !== undefined) this.status = init.status;
   }
 }
+
+/** A whole-file read found more bytes than the file may have (a server padding its reply, a wrong file). */
+export class FileTooLongError extends ModelSourceError {
+  override name = 'FileTooLongError';
+  override readonly code: string = 'too-long';
+  constructor(detail: string, init: ModelSourceErrorInit, readonly maxBytes: number) {
+    super(detail, init);
+  }
+}

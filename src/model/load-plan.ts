@@ -3,7 +3,7 @@
 // assembler. Formats prepare a PreparedLoad from headers only (load-weights.ts for safetensors and MLC,
 // formats/gguf/gguf-load.ts for GGUF), so planning costs no weight bytes.
 
-import { ChecksumError, ShardSizeError, TruncatedFileError } from './errors.ts';
+import { ChecksumError, FileTooLongError, ShardSizeError, TruncatedFileError } from './errors.ts';
 import type { WholeFile } from './formats/catalogue.ts';
 import { md5Hex } from './formats/md5.ts';
 import type { LoadProgress, ModelConfig, ModelSource, ModelWeights, WeightFormat, WeightRequest } from './types.ts';
@@ -106,7 +106,11 @@ export function makePlan(config: ModelConfig, format: WeightFormat, located: Map
 async function readPlanned(source: ModelSource, read: PlannedRead, p: PreparedLoad): Promise<Uint8Array> {
   if (read.whole) {
     const record = p.wholeFiles!.get(read.file)!;
-    const bytes = await source.readFile(read.file);
+    // At most the recorded size is read: a mirror padding the shard cannot make us read (and hold) more.
+    const bytes = await source.readFile(read.file, { maxBytes: record.nbytes }).catch((e: unknown) => {
+      if (e instanceof FileTooLongError) throw new ShardSizeError(`is more than the ${record.nbytes} bytes ${p.indexFile} records`, { file: read.file, cause: e });
+      throw e;
+    });
     if (bytes.byteLength !== record.nbytes) {
       throw new ShardSizeError(`is ${bytes.byteLength} bytes but ${p.indexFile} records ${record.nbytes}`, { file: read.file });
     }

@@ -200,14 +200,21 @@ export interface ModelWeights {
   lmHead?: Linear;             // [V, H]; absent when tied (use embedding)
 }
 
+export interface ReadFileOptions {
+  maxBytes?: number;
+}
+
 /**
  * Where model files come from: an HF model id, a base URL with the same layout, or a local folder.
  * Paths are relative to the model root ("config.json", "model-00001-of-00002.safetensors").
  */
 export interface ModelSource {
   readonly label: string;      // for messages: "Qwen/Qwen3-1.7B@main", "/models/tiny", "http://…"
-  /** The whole file. */
-  readFile(path: string): Promise<Uint8Array>;
+  /**
+   * The whole file. maxBytes: the most it may be (an MLC shard's recorded size, say); a source that can
+   * only tell by reading (HTTP) stops there and throws instead of reading whatever a server sends.
+   */
+  readFile(path: string, opts?: ReadFileOptions): Promise<Uint8Array>;
   /** Bytes [start, end) of a file. Falls back to a full read where the server ignores Range. */
   readRange(path: string, start: number, end: number): Promise<Uint8Array>;
   /** True when the file exists (for optional files like model.safetensors.index.json). */

@@ -3,7 +3,8 @@
 // layers reads nothing from the network. CachingSource wraps any ModelSource and counts where bytes came
 // from: that count is what the host shows per device and what the byte-accounting test checks.
 import { openDB, type IDBPDatabase } from 'idb';
-import type { ModelSource } from '../model/types.ts';
+import { FileTooLongError } from '../model/errors.ts';
+import type { ModelSource, ReadFileOptions } from '../model/types.ts';
 
 export interface ByteStore {
   get(key: string): Promise<Uint8Array | undefined>;
@@ -83,8 +84,12 @@ export class CachingSource implements ModelSource {
     return bytes;
   }
 
-  readFile(path: string): Promise<Uint8Array> {
-    return this.cached(`${path}|file`, () => this.inner.readFile(path));
+  async readFile(path: string, opts: ReadFileOptions = {}): Promise<Uint8Array> {
+    const bytes = await this.cached(`${path}|file`, () => this.inner.readFile(path, opts));
+    if (opts.maxBytes !== undefined && bytes.byteLength > opts.maxBytes) {
+      throw new FileTooLongError(`is ${bytes.byteLength} bytes (cached), more than the ${opts.maxBytes} it may be`, { file: path }, opts.maxBytes);
+    }
+    return bytes;
   }
   readRange(path: string, start: number, end: number): Promise<Uint8Array> {
     return this.cached(`${path}|${start}-${end}`, () => this.inner.readRange(path, start, end));

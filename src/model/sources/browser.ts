@@ -1,8 +1,8 @@
 // Browser folder sources: a FileSystemDirectoryHandle (directory picker) or the files of a picked /
 // dropped folder (FileList or File[]). Ranged reads use File.slice, so nothing is read twice.
 
-import { ModelSourceError } from '../errors.ts';
-import type { ModelSource } from '../types.ts';
+import { FileTooLongError, ModelSourceError } from '../errors.ts';
+import type { ModelSource, ReadFileOptions } from '../types.ts';
 import { checkRangeArgs, normalisePath, requireWithin } from './common.ts';
 
 abstract class FileBackedSource implements ModelSource {
@@ -23,8 +23,12 @@ abstract class FileBackedSource implements ModelSource {
     return f;
   }
 
-  async readFile(path: string): Promise<Uint8Array> {
-    return new Uint8Array(await (await this.mustFile(path)).arrayBuffer());
+  async readFile(path: string, opts: ReadFileOptions = {}): Promise<Uint8Array> {
+    const f = await this.mustFile(path);
+    if (opts.maxBytes !== undefined && f.size > opts.maxBytes) {
+      throw new FileTooLongError(`is ${f.size} bytes, more than the ${opts.maxBytes} it may be`, { file: path }, opts.maxBytes);
+    }
+    return new Uint8Array(await f.arrayBuffer());
   }
 
   async readRange(path: string, start: number, end: number): Promise<Uint8Array> {

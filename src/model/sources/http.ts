@@ -3,9 +3,12 @@
 // the whole file once, keep it, and slice it for every later range of that file. Where the files can be
 // listed (the hub's API), exists() answers from that list, so no probe ever asks for a missing file
 // (a browser logs every 404 as a console error, even one we expect).
+// The server may lie: a 206 must carry a Content-Range that starts where we asked, and we read at most
+// the bytes asked for (a padded reply is cut off); a whole-file read stops at the size the caller
+// expects (maxBytes), the identity Content-Length, or maxFileBytes, and throws past it.
 
-import { ModelSourceError, TruncatedFileError } from '../errors.ts';
-import type { ModelSource } from '../types.ts';
+import { FileTooLongError, ModelSourceError, TruncatedFileError } from '../errors.ts';
+import type { ModelSource, ReadFileOptions } from '../types.ts';
 import { checkRangeArgs, normalisePath, requireWithin } from './common.ts';
 
 export interface HttpSourceOptions {
@@ -24,7 +27,11 @@ export interface HttpSourceOptions {
    * when it still fails, exists() asks per file.
    */
   listFiles?: () => Promise<Iterable<string>>;
+  /** The most a whole-file read takes when the caller expects no size and the server states none (default 8 GiB). */
+  maxFileBytes?: number;
 }
+
+const DEFAULT_MAX_FILE_BYTES = 8 * 2 ** 30;
 
 export class HttpModelSource implements ModelSource {
   readonly label: string;
@@ -34,6 +41,7 @@ export class HttpModelSource implements ModelSource {
   private readonly urlForPath: (path: string) => string;
   private readonly retries: number;
   private readonly retryDelayMs: number;
+  private readonly maxFileBytes: number;
   /** Files whose server ignored Range: their whole bytes, fetched once. */
   private readonly wholeFiles = new Map<string, Promise<Uint8Array>>();
   private readonly listFiles: (() => Promise<Iterable<string>>) | undefined;
@@ -48,6 +56,7 @@ export class HttpModelSource implements ModelSource {
     this.urlForPath = opts.urlFor ?? ((path) => `${this.baseUrl}/${path.split('/').map(encodeURIComponent).join('/')}`);
     this.retries = Math.max(0, opts.retries ?? 2);
     this.retryDelayMs = Math.max(0, opts.retryDelayMs ?? 500);
+    this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     if (opts.modelFile !== undefined) this.modelFile = opts.modelFile;
     this.listFiles = opts.listFiles;
   }
@@ -75,13 +84,18 @@ export class HttpModelSource implements ModelSource {
     return this.urlForPath(normalisePath(path));
   }
 
-  async readFile(path: string): Promise<Uint8Array> {
+  async readFile(path: string, opts: ReadFileOptions = {}): Promise<Uint8Array> {
+    const max = Math.min(opts.maxBytes ?? Infinity, this.maxFileBytes);
     const cached = this.wholeFiles.get(path);
-    if (cached) return cached;
+    if (cached) {
+      const bytes = await cached;
+      if (bytes.byteLength > max) throw tooLong(path, this.urlFor(path), max);
+      return bytes;
+    }
     const url = this.urlFor(path);
     const res = await this.request(path, url);
     if (res.status !== 200) throw this.statusError(path, url, res);
-    return this.body(path, url, res);
+    return this.body(path, url, res, { max });
   }
 
   async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
@@ -92,22 +106,27 @@ export class HttpModelSource implements ModelSource {
     const url = this.urlFor(path);
     const res = await this.request(path, url, { Range: `bytes=${start}-${end - 1}` });
     if (res.status === 206) {
-      const bytes = await this.body(path, url, res);
-      const expectedStart = contentRangeStart(res.headers.get('content-range'));
-      if (expectedStart !== null && expectedStart !== start) {
-        throw new ModelSourceError(`asked for bytes from ${start}, server sent from ${expectedStart}`, { file: path, url, status: 206 });
+      // Only a Content-Range that starts where we asked says what the bytes are; then at most end − start are read.
+      const range = parseContentRange(res.headers.get('content-range'));
+      if (range === null) {
+        void res.body?.cancel().catch(() => undefined);
+        throw new ModelSourceError(`the server answered 206 without a Content-Range (or with one that does not parse: ${JSON.stringify(res.headers.get('content-range'))}), so its bytes cannot be checked`, { file: path, url, status: 206 });
       }
+      if (range.start !== start) {
+        void res.body?.cancel().catch(() => undefined);
+        throw new ModelSourceError(`asked for bytes from ${start}, server sent from ${range.start}`, { file: path, url, status: 206 });
+      }
+      const bytes = await this.body(path, url, res, { take: end - start });
       if (bytes.byteLength < end - start) {
-        const total = contentRangeTotal(res.headers.get('content-range'));
         throw new TruncatedFileError(
-          `needs bytes [${start}, ${end}) but the file is only ${total ?? start + bytes.byteLength} bytes long`,
-          { file: path, ...(total !== null ? { fileSize: total } : {}) });
+          `needs bytes [${start}, ${end}) but the file is only ${range.total ?? start + bytes.byteLength} bytes long`,
+          { file: path, ...(range.total !== null ? { fileSize: range.total } : {}) });
       }
-      return bytes.byteLength === end - start ? bytes : bytes.subarray(0, end - start);
+      return bytes;
     }
     if (res.status === 200) {
       // The server ignores Range: keep the whole file so every later range is a slice of it.
-      const pending = this.body(path, url, res);
+      const pending = this.body(path, url, res, { max: this.maxFileBytes });
       this.wholeFiles.set(path, pending);
       pending.catch(() => this.wholeFiles.delete(path));
       return sliceWithin(path, await pending, start, end);
@@ -183,12 +202,45 @@ export class HttpModelSource implements ModelSource {
     }
   }
 
-  private async body(path: string, url: string, res: Response): Promise<Uint8Array> {
-    try {
-      return new Uint8Array(await res.arrayBuffer());
-    } catch (e) {
-      throw new ModelSourceError(`reading ${url} failed: ${(e as Error).message}`, { file: path, url, status: res.status, cause: e });
+  /**
+   * The response body, read as a stream. take: stop after this many bytes (the rest is never read);
+   * max: throw once more than this arrives (and stop reading). The identity Content-Length, when
+   * present, is both a promise we hold the server to and a tighter max.
+   */
+  private async body(path: string, url: string, res: Response, limit: { take?: number; max?: number }): Promise<Uint8Array> {
+    const declared = identityLength(res);
+    const max = Math.min(limit.max ?? Infinity, limit.take ?? Infinity);
+    if (limit.take === undefined && declared !== null && declared > max) {
+      void res.body?.cancel().catch(() => undefined);
+      throw tooLong(path, url, max, declared);
     }
+    if (!res.body) return new Uint8Array(0);
+    const reader = res.body.getReader();
+    const cap = limit.take ?? max;
+    let out = new Uint8Array(Math.min(declared ?? 64 * 1024, cap === Infinity ? 64 * 1024 * 1024 : cap));
+    let got = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (limit.take === undefined && got + value.byteLength > max) throw tooLong(path, url, max);
+        const keep = Math.min(value.byteLength, cap - got);
+        if (got + keep > out.byteLength) {
+          const grown = new Uint8Array(Math.min(cap, Math.max(out.byteLength * 2, got + keep)));
+          grown.set(out.subarray(0, got));
+          out = grown;
+        }
+        out.set(keep === value.byteLength ? value : value.subarray(0, keep), got);
+        got += keep;
+        if (limit.take !== undefined && got >= limit.take) break; // what we asked for: the rest is not ours to read
+      }
+    } catch (e) {
+      if (e instanceof FileTooLongError) throw e;
+      throw new ModelSourceError(`reading ${url} failed: ${(e as Error).message}`, { file: path, url, status: res.status, cause: e });
+    } finally {
+      void reader.cancel().catch(() => undefined);
+    }
+    return got === out.byteLength ? out : out.slice(0, got);
   }
 
   private statusError(path: string, url: string, res: Response): ModelSourceError {
@@ -203,14 +255,30 @@ function sliceWithin(path: string, bytes: Uint8Array, start: number, end: number
   return bytes.subarray(start, end);
 }
 
-/** "bytes 10-19/100" → 10 */
-function contentRangeStart(header: string | null): number | null {
-  const m = header?.match(/bytes\s+(\d+)-\d+/);
-  return m ? Number(m[1]) : null;
+/** "bytes 10-19/100" → {start 10, last 19, total 100}; "bytes 10-19/*" → total null; anything else → null. */
+function parseContentRange(header: string | null): { start: number; last: number; total: number | null } | null {
+  const m = header?.match(/^\s*bytes\s+(\d+)-(\d+)\/(\d+|\*)\s*$/i);
+  if (!m) return null;
+  const start = Number(m[1]), last = Number(m[2]), total = m[3] === '*' ? null : Number(m[3]);
+  if (last < start || (total !== null && last >= total)) return null;
+  return { start, last, total };
 }
 
 /** "bytes 10-19/100" or "bytes * /100" → 100 */
 function contentRangeTotal(header: string | null): number | null {
   const m = header?.match(/\/(\d+)\s*$/);
   return m ? Number(m[1]) : null;
+}
+
+/** Content-Length when it counts the bytes we will read (no Content-Encoding), else null. */
+function identityLength(res: Response): number | null {
+  const encoding = res.headers.get('content-encoding');
+  if (encoding && encoding.toLowerCase() !== 'identity') return null;
+  const length = res.headers.get('content-length');
+  return length !== null && /^\d+$/.test(length.trim()) ? Number(length) : null;
+}
+
+function tooLong(path: string, url: string, max: number, declared?: number): FileTooLongError {
+  const what = declared === undefined ? `sent more than ${max} bytes` : `declares ${declared} bytes, more than ${max}`;
+  return new FileTooLongError(`${url} ${what}, the most this file may be`, { file: path, url }, max);
 }

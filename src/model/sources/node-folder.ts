@@ -3,8 +3,8 @@
 
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve as resolvePath } from 'node:path';
-import { ModelSourceError, TruncatedFileError } from '../errors.ts';
-import type { ModelSource } from '../types.ts';
+import { FileTooLongError, ModelSourceError, TruncatedFileError } from '../errors.ts';
+import type { ModelSource, ReadFileOptions } from '../types.ts';
 import { checkRangeArgs, normalisePath } from './common.ts';
 import { pickGgufFile } from './gguf-files.ts';
 
@@ -32,9 +32,13 @@ export class NodeFolderSource implements ModelSource {
     return join(this.root, normalisePath(path));
   }
 
-  async readFile(path: string): Promise<Uint8Array> {
+  async readFile(path: string, opts: ReadFileOptions = {}): Promise<Uint8Array> {
     const fh = await this.open(path);
     try {
+      const { size } = await fh.stat();
+      if (opts.maxBytes !== undefined && size > opts.maxBytes) {
+        throw new FileTooLongError(`is ${size} bytes, more than the ${opts.maxBytes} it may be`, { file: path }, opts.maxBytes);
+      }
       return new Uint8Array(await fh.readFile());
     } finally {
       await fh.close();
