@@ -1,8 +1,8 @@
 // Node only (the CLI): sessions as JSON files in a folder, one per project id.
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionData, SessionStore } from './session-store.ts';
-import { SessionFormatError } from './session-store.ts';
+import { SessionFormatError, setAsideName } from './session-store.ts';
 
 export class NodeSessionStore implements SessionStore {
   constructor(private readonly dir: string) {}
@@ -30,5 +30,15 @@ export class NodeSessionStore implements SessionStore {
   }
   async clear(projectId: string): Promise<void> {
     await rm(this.file(projectId), { force: true });
+  }
+  async setAside(projectId: string): Promise<string | null> {
+    const target = this.file(setAsideName(projectId));
+    try {
+      await rename(this.file(projectId), target);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+    return target;
   }
 }

@@ -8,6 +8,7 @@ import type { RestoredState } from './loop.ts';
 import type { ServedPort } from './tool-types.ts';
 import type { Agent } from './loop.ts';
 import { TIMELINE_LIMIT, type TimelineItem } from './timeline.ts';
+import { validateSession } from './session-validate.ts';
 
 export const SESSION_VERSION = 1;
 
@@ -33,6 +34,16 @@ export interface SessionStore {
   load(projectId: string): Promise<SessionData | null>;
   save(projectId: string, data: SessionData): Promise<void>;
   clear(projectId: string): Promise<void>;
+  /**
+   * Moves the project's stored session (one that cannot be read back) out of the way, kept under a new
+   * name that is returned, so a fresh session can start without losing it. null: nothing was stored.
+   */
+  setAside(projectId: string): Promise<string | null>;
+}
+
+/** The name a set-aside session is kept under: "<project>.unreadable-<ISO time>". */
+export function setAsideName(projectId: string, now = new Date()): string {
+  return `${projectId}.unreadable-${now.toISOString().replace(/[:.]/g, '-')}`;
 }
 
 export function snapshotSession(agent: Agent, model: string): SessionData {
@@ -51,9 +62,8 @@ export function snapshotSession(agent: Agent, model: string): SessionData {
  * The state to pass as AgentOptions.restore. Same model: the exact tokens as saved. Another model:
  * each turn's tokens encoded again from its text (and reported, so the UI can say so).
  */
-export function restoreSession(projectId: string, data: SessionData, backend: Backend): RestoredState & { reencoded: boolean } {
-  if (data.version !== SESSION_VERSION) throw new SessionFormatError(projectId, `version ${data.version}, expected ${SESSION_VERSION}`);
-  if (!Array.isArray(data.segments) || !Array.isArray(data.timeline)) throw new SessionFormatError(projectId, 'segments or timeline missing');
+export function restoreSession(projectId: string, stored: SessionData, backend: Backend): RestoredState & { reencoded: boolean } {
+  const data = validateSession(projectId, stored); // every field, so nothing malformed reaches the Agent
   const reencoded = data.model !== backend.name;
   const segments = structuredClone(data.segments).map((s) => (reencoded ? { ...s, tokens: backend.encode(s.text) } : s));
   return { segments, timeline: data.timeline.slice(-TIMELINE_LIMIT), requests: data.requests, servedPorts: data.servedPorts ?? [], reencoded };
@@ -71,10 +81,26 @@ export class MemorySessionStore implements SessionStore {
   async clear(projectId: string): Promise<void> {
     this.sessions.delete(projectId);
   }
+  async setAside(projectId: string): Promise<string | null> {
+    const json = this.sessions.get(projectId);
+    if (json === undefined) return null;
+    const name = setAsideName(projectId);
+    this.sessions.set(name, json);
+    this.sessions.delete(projectId);
+    return name;
+  }
+  /** The raw stored text under a name (tests: what was set aside). */
+  raw(name: string): string | undefined {
+    return this.sessions.get(name);
+  }
+  /** Stores anything under a project id, valid or not (tests: what an old build or a crash left behind). */
+  putRaw(projectId: string, value: unknown): void {
+    this.sessions.set(projectId, JSON.stringify(value));
+  }
 }
 
 interface SessionSchema extends DBSchema {
-  sessions: { key: string; value: SessionData };
+  sessions: { key: string; value: unknown };   // whatever is there: load() does not trust it
 }
 
 /** In the host's browser: database "pooled-sessions", one record per project id. */
@@ -90,7 +116,7 @@ export class IdbSessionStore implements SessionStore {
     return new IdbSessionStore(db);
   }
   async load(projectId: string): Promise<SessionData | null> {
-    return (await this.db.get('sessions', projectId)) ?? null;
+    return ((await this.db.get('sessions', projectId)) as SessionData | undefined) ?? null;
   }
   async save(projectId: string, data: SessionData): Promise<void> {
     await this.db.put('sessions', data, projectId);
@@ -98,7 +124,44 @@ export class IdbSessionStore implements SessionStore {
   async clear(projectId: string): Promise<void> {
     await this.db.delete('sessions', projectId);
   }
+  async setAside(projectId: string): Promise<string | null> {
+    const tx = this.db.transaction('sessions', 'readwrite');
+    const value = await tx.store.get(projectId);
+    if (value === undefined) { await tx.done; return null; }
+    const name = setAsideName(projectId);
+    await tx.store.put(value, name);
+    await tx.store.delete(projectId);
+    await tx.done;
+    return name;
+  }
   close(): void {
     this.db.close();
   }
+}
+
+export interface OpenedSession {
+  restored?: RestoredState & { reencoded: boolean };
+  /** Set when the stored session could not be used: what was wrong and where it was kept; the user is told. */
+  problem?: string;
+}
+
+/**
+ * The project's saved session, ready for AgentOptions.restore. One that cannot be read (not JSON, an
+ * old or broken shape) is set aside under a new name, kept for a person to look at, and the agent starts
+ * a new session; the project's files are never touched.
+ */
+export async function openSession(store: SessionStore, projectId: string, backend: Backend): Promise<OpenedSession> {
+  try {
+    const saved = await store.load(projectId);
+    return saved ? { restored: restoreSession(projectId, saved, backend) } : {};
+  } catch (e) {
+    return { problem: await setAsideBecause(store, projectId, e as Error) };
+  }
+}
+
+/** Sets the stored session aside and says so in one sentence for the user. */
+export async function setAsideBecause(store: SessionStore, projectId: string, e: Error): Promise<string> {
+  const name = await store.setAside(projectId).catch(() => null);
+  const kept = name ? `it was kept as ${JSON.stringify(name)}` : 'it could not be moved aside';
+  return `${e.name}: ${e.message}. ${kept} and a new session started; the project's files are untouched.`;
 }

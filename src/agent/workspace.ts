@@ -14,7 +14,7 @@ import { createFileTools } from './tools/file-tools.ts';
 import type { RegexRunner } from './tools/regex-runner.ts';
 import { ToolRegistry } from './tools/registry.ts';
 import { Agent, type AgentOptions } from './loop.ts';
-import { restoreSession, snapshotSession, type SessionStore } from './session-store.ts';
+import { openSession, setAsideBecause, snapshotSession, type SessionStore } from './session-store.ts';
 
 export interface WorkspaceOptions {
   projectId: string;
@@ -34,6 +34,8 @@ export interface AgentWorkspace {
   agent: Agent;
   /** The saved session was made with another model, so its turns were encoded again. */
   reencoded: boolean;
+  /** The saved session could not be used: set aside (kept under another name) and a new one started. Says so. */
+  sessionProblem?: string;
   /** Saves now (also done after every call result, note and summary). Resolves when written. */
   save(): Promise<void>;
   /** New task: forgets the conversation (keeps the files and the timeline) and saves. */
@@ -44,16 +46,23 @@ export async function openAgentWorkspace(o: WorkspaceOptions): Promise<AgentWork
   const format = o.format ?? ChatTemplate.fromTokenizerConfig(o.tokenizer.config).format;
   const tools = new ToolRegistry(createFileTools(o.files, o.regexRunner ? { regexRunner: o.regexRunner } : {}));
   for (const tool of o.extraTools ?? []) tools.register(tool);
-  const saved = o.sessions ? await o.sessions.load(o.projectId) : null;
-  const restored = saved ? restoreSession(o.projectId, saved, o.backend) : undefined;
+  const opened = o.sessions ? await openSession(o.sessions, o.projectId, o.backend) : {};
+  let { restored, problem } = opened;
   const options: AgentOptions = {
     backend: o.backend, tools, format, files: o.files,
     codec: createCallCodec({ tokenizer: o.tokenizer, format, tools: tools.schemas() }),
     askFirst: o.askFirst ?? false,
   };
   if (o.approve) options.approve = o.approve;
-  if (restored) options.restore = restored;
-  const agent = new Agent(options);
+  let agent: Agent;
+  try {
+    agent = new Agent(restored ? { ...options, restore: restored } : options);
+  } catch (e) {
+    if (!restored || !o.sessions) throw e;
+    problem = await setAsideBecause(o.sessions, o.projectId, e as Error); // a session that passed the checks and still broke the agent
+    restored = undefined;
+    agent = new Agent(options);
+  }
 
   let chain: Promise<void> = Promise.resolve();
   const save = (): Promise<void> => {
@@ -68,6 +77,7 @@ export async function openAgentWorkspace(o: WorkspaceOptions): Promise<AgentWork
   return {
     agent,
     reencoded: restored?.reencoded ?? false,
+    ...(problem ? { sessionProblem: problem } : {}),
     save,
     newTask: () => {
       agent.newTask();

@@ -18,7 +18,7 @@ import { esbuildTranspile } from '../preview/esbuild.ts';
 import { PreviewHost } from '../preview/host.ts';
 import { agentTools } from './agent-tools.ts';
 import { editFromChange, proposedEdit, type ProposedEdit } from './diff.ts';
-import { IdbSessionStore, restoreSession, snapshotSession, type SessionStore } from '../agent/session-store.ts';
+import { IdbSessionStore, openSession, setAsideBecause, snapshotSession, type SessionStore } from '../agent/session-store.ts';
 import { Store } from './store.ts';
 
 export interface PendingApproval { call: number; name: string; edit: ProposedEdit }
@@ -76,7 +76,12 @@ export class Workspace {
     if (opts.answerCap !== undefined) this.agentOptions.answerCap = opts.answerCap;
     if (opts.answerCapNote !== undefined) this.agentOptions.answerCapNote = opts.answerCapNote;
     if (restored) this.agentOptions.restore = restored;
-    this.agent = new Agent(this.agentOptions);
+    try {
+      this.agent = new Agent(this.agentOptions);
+    } catch (e) {
+      this.preview.dispose(); // open() tries again without the session: no second set of frames and listeners
+      throw e;
+    }
     this.store = new Store<WorkspaceState>({
       items: this.snapshot(), running: false, contextUsed: this.agent.conversation.promptLength(),
       contextBudget: conversationBudget(opts.backend.contextSize, opts.answerCap ?? ANSWER_CAP), contextSize: opts.backend.contextSize,
@@ -94,14 +99,22 @@ export class Workspace {
     let problem: string | undefined;
     try {
       sessions = await IdbSessionStore.open();
-      const saved = await sessions.load(opts.projectId);
-      // Same model: the exact tokens; another model: each turn encoded again from its text.
-      if (saved) restored = restoreSession(opts.projectId, saved, opts.backend);
+      // Same model: the exact tokens; another model: each turn encoded again from its text. One that
+      // cannot be read is set aside (kept under another name) and a new session starts.
+      ({ restored, problem } = await openSession(sessions, opts.projectId, opts.backend));
     } catch (e) {
-      problem = `${(e as Error).name}: ${(e as Error).message} (starting a new session; the files are kept)`;
+      problem = `${(e as Error).name}: ${(e as Error).message} (the session store cannot be opened: starting without one; the files are kept)`;
     }
     const askFirst = opts.askFirst ?? localStorage.getItem(askFirstKey(opts.projectId)) === '1';
-    const ws = new Workspace(opts, files, sessions, restored, askFirst);
+    let ws: Workspace;
+    try {
+      ws = new Workspace(opts, files, sessions, restored, askFirst);
+    } catch (e) {
+      if (!restored || !sessions) throw e;
+      problem = await setAsideBecause(sessions, opts.projectId, e as Error); // passed the checks, still broke the agent
+      restored = undefined;
+      ws = new Workspace(opts, files, sessions, undefined, askFirst);
+    }
     if (problem) ws.store.set({ error: problem });
     await ws.refreshFiles();
     const ports = restored?.servedPorts ?? [];
