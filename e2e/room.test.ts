@@ -101,7 +101,7 @@ test('invite link: 128-bit room id; two guests join; each downloads only its lay
   expect(a.modelBytes + b.modelBytes).toBeLessThan((await planWeights(source, { layers: [0, 4], embedding: true, head: true })).dataBytes);
 });
 
-test('3-way, 2-way and host-without-layers splits give the single-device tokens exactly', async () => {
+test('3-way, 2-way and host-with-only-layer-0 splits give the single-device tokens exactly', async () => {
   const [a, b] = guests;
   const r3 = await generate();
   expect(r3.error).toBeNull();
@@ -109,8 +109,8 @@ test('3-way, 2-way and host-without-layers splits give the single-device tokens 
   await deal([['host', [0, 2]], [a!.id, [2, 4]]]);
   expect((await devices()).find((d) => d.id === b!.id)!.range).toEqual([4, 4]);
   expect((await generate()).ids).toEqual(expected);
-  await deal([[a!.id, [0, 2]], [b!.id, [2, 4]]]);
-  expect((await devices()).find((d) => d.id === 'host')!.range).toEqual([4, 4]);
+  await deal([['host', [0, 1]], [a!.id, [1, 2]], [b!.id, [2, 4]]]); // the host always keeps layer 0 (issue 12 item 7)
+  expect((await devices()).find((d) => d.id === 'host')!.range).toEqual([0, 1]);
   expect((await generate()).ids).toEqual(expected);
 });
 

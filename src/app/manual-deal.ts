@@ -31,7 +31,7 @@ export function manualDeal(devices: readonly DealDeviceRef[], counts: readonly n
   const entries = rangesFromCounts(devices, counts.map((n) => (Number.isInteger(n) && n >= 0 ? n : 0)));
   try {
     if (bad >= 0) throw new DealError(`device "${devices[bad]!.id}": the layer count must be a whole number ≥ 0`);
-    validateDeal(entries, devices.map((d) => d.id), numLayers);
+    validateDeal(entries, devices.map((d) => d.id), numLayers, { firstLayerOn: devices[0]?.id });
   } catch (e) {
     const err = e as Error;
     let message = err.message;

@@ -85,8 +85,11 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
   const sig = signalingOf(opts);
   const peer = await openPeer(hostPeerId(roomId), sig);
   peer.on('connection', (conn: DataConnection) => {
-    if (!conn.peer.startsWith(peerPrefix(roomId)) || conn.serialization !== 'raw') { conn.close(); return; }
-    conn.on('open', () => host.acceptLink(peerjsLink(conn)));
+    // The signaling server vouches for conn.peer (one live socket per id): the guest's hello must name
+    // the device that id was made from, so no guest can speak as another.
+    const deviceId = conn.peer.startsWith(peerPrefix(roomId)) ? conn.peer.slice(peerPrefix(roomId).length) : '';
+    if (!/^[0-9a-z]{6,64}$/.test(deviceId) || conn.serialization !== 'raw') { conn.close(); return; }
+    conn.on('open', () => host.acceptLink(peerjsLink(conn), { peerDeviceId: deviceId }));
   });
   // The server relays its disconnect events: a closed tab is known in milliseconds, not 15 s.
   const events = new EventSource(`${sig.secure ? 'https' : 'http'}://${sig.host}:${sig.port}/room-events/${roomId}`);

@@ -7,6 +7,13 @@
 //   - layers of different sizes: cuts nearest each device's cumulative byte share, within what every
 //     device's budget allows and what the devices after it can still hold.
 // A manual deal is validated instead.
+//
+// Guests' budgets and speeds are claims, and a guest may lie to be dealt everything, so:
+//  * the host always keeps layer 0 (next to the embedding): the first stage's input is the embedding
+//    rows of the tokens, which would give the exact prompt and every token away (see README, "What a
+//    guest can learn");
+//  * claims are clamped to sane maxima (budget ≤ 1 TiB, speed ≤ 16× the host's own measured speed);
+//  * one guest's share is at most 3/4 of the model, unless the other devices cannot hold the rest.
 import type { LayerRange } from '../model/engine-types.ts';
 import { isMoeLayer, type ModelConfig, type WeightFormat } from '../model/types.ts';
 import { DealError } from './errors.ts';
@@ -44,6 +51,32 @@ export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: Readonly
 
 export interface DealEntry { deviceId: string; range: LayerRange }
 
+/** The most of a device's claims the deal believes (see the top of this file). */
+export const DEAL_LIMITS = {
+  budgetBytes: 2 ** 40,
+  /** A guest counts as at most this many times as fast as the host measured itself. */
+  speedRatio: 16,
+  /** A guest's share of the layers (or of their bytes), when the others can hold the rest. */
+  guestShare: 0.75,
+} as const;
+
+const finiteIn = (v: number, max: number) => (Number.isFinite(v) ? Math.min(max, Math.max(0, v)) : 0);
+
+/** The devices as the deal believes them: budgets and speeds finite and clamped (devices[0] is the host). */
+function believable(devices: readonly DealDevice[]): DealDevice[] {
+  const hostSpeed = finiteIn(devices[0]!.speed, Number.MAX_VALUE);
+  const maxSpeed = hostSpeed > 0 ? hostSpeed * DEAL_LIMITS.speedRatio : Number.MAX_VALUE;
+  return devices.map((d, i) => ({
+    ...d, memoryBudgetBytes: finiteIn(d.memoryBudgetBytes, DEAL_LIMITS.budgetBytes), speed: i === 0 ? hostSpeed : finiteIn(d.speed, maxSpeed),
+  }));
+}
+
+/** Each guest's capacity cut to guestShare of the whole, unless the others cannot hold the rest (host: untouched). */
+function capGuests(capacity: readonly number[], whole: number): number[] {
+  const total = capacity.reduce((a, b) => a + b, 0);
+  return capacity.map((c, i) => (i === 0 ? c : Math.min(c, Math.max(Math.floor(whole * DEAL_LIMITS.guestShare), whole - (total - c)))));
+}
+
 /**
  * Weight and KV bytes of each layer, and of embedding + head, estimated from the config (when no plan
  * is at hand): BF16 2 bytes a weight, q4f16_1 and GGUF Q4_K_M about 0.56 (4.5 bits + scales). An MoE
@@ -68,20 +101,49 @@ export function dealCost(config: ModelConfig, format: WeightFormat, ctx: number)
   };
 }
 
-/** devices[0] is the host. Returns one entry per device, in order; a device may get an empty range. */
-export function dealLayers(devices: DealDevice[], cost: DealCost): DealEntry[] {
-  if (devices.length === 0) throw new DealError('no devices to deal layers to');
+/** devices[0] is the host. Returns one entry per device, in order; a device may get an empty range, the host never. */
+export function dealLayers(claimed: DealDevice[], cost: DealCost): DealEntry[] {
+  if (claimed.length === 0) throw new DealError('no devices to deal layers to');
+  const devices = believable(claimed);
   const sizes = layerCosts(cost);
   if (sizes.length !== cost.numLayers) throw new DealError(`deal cost lists ${sizes.length} layers for a ${cost.numLayers}-layer model`);
-  if (sizes.some((b) => b !== sizes[0])) return dealByBytes(devices, cost, sizes);
-  return dealUniform(devices, { ...cost, bytesPerLayer: sizes[0] ?? cost.bytesPerLayer });
+  const entries = sizes.some((b) => b !== sizes[0])
+    ? dealByBytes(devices, cost, sizes)
+    : dealUniform(devices, { ...cost, bytesPerLayer: sizes[0] ?? cost.bytesPerLayer });
+  keepLayerZero(entries);
+  checkCovers(entries, cost.numLayers);
+  return entries;
+}
+
+/** The host (entries[0]) keeps layer 0: when a deal left it none, it takes layer 0 from the device that had it. */
+function keepLayerZero(entries: DealEntry[]): void {
+  const [host] = entries;
+  if (!host || host.range[1] > 0) return;
+  const first = entries.find((e) => e.range[1] > e.range[0]);
+  if (!first) return; // a model of no layers
+  host.range = [0, 1];
+  for (const e of entries.slice(1)) e.range = [Math.max(1, e.range[0]), Math.max(1, e.range[1])];
+}
+
+/** Every layer of [0, L) exactly once, ranges contiguous in order: anything else is a DealError (a bug, never a deal). */
+export function checkCovers(entries: readonly DealEntry[], numLayers: number): void {
+  let at = 0;
+  for (const e of entries) {
+    const [s, t] = e.range;
+    if (!(Number.isInteger(s) && Number.isInteger(t) && s === at && t >= s)) {
+      throw new DealError(`deal gives device "${e.deviceId}" [${s}, ${t}), which does not continue at layer ${at}`);
+    }
+    at = t;
+  }
+  if (at !== numLayers) throw new DealError(`deal covers layers [0, ${at}) of ${numLayers}`);
 }
 
 function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
   const L = cost.numLayers;
   const capacity = devices.map((d, i) => {
     const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0);
-    return Math.max(0, Math.min(L, Math.floor(free / Math.max(1, cost.bytesPerLayer))));
+    const fits = Math.max(0, Math.min(L, Math.floor(free / Math.max(1, cost.bytesPerLayer))));
+    return i === 0 ? Math.max(Math.min(1, L), fits) : fits; // the host keeps layer 0 even on a tight budget
   });
   const total = capacity.reduce((a, b) => a + b, 0);
   if (total < L) {
@@ -89,15 +151,16 @@ function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
   }
   const anySpeed = devices.some((d) => d.speed > 0);
   const weight = devices.map((d, i) => capacity[i]! * (anySpeed ? Math.max(0, d.speed) : 1));
+  const limit = capGuests(capacity, L);
   // Water-filling: share ∝ weight; a device whose share passes its capacity is fixed at capacity.
   const share = new Array<number>(devices.length).fill(0);
   const open = new Set(devices.map((_, i) => i).filter((i) => weight[i]! > 0));
   let left = L;
   for (;;) {
     const sum = [...open].reduce((a, i) => a + weight[i]!, 0);
-    const over = [...open].filter((i) => (left * weight[i]!) / sum > capacity[i]!);
+    const over = [...open].filter((i) => (left * weight[i]!) / sum > limit[i]!);
     if (over.length === 0) { for (const i of open) share[i] = (left * weight[i]!) / sum; break; }
-    for (const i of over) { share[i] = capacity[i]!; left -= capacity[i]!; open.delete(i); }
+    for (const i of over) { share[i] = limit[i]!; left -= limit[i]!; open.delete(i); }
     if (open.size === 0) break;
   }
   const counts = share.map(Math.floor);
@@ -105,10 +168,10 @@ function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
   const byRemainder = share.map((s, i) => [s - Math.floor(s), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
   for (const [, i] of byRemainder) {
     if (missing === 0) break;
-    if (counts[i]! < capacity[i]!) { counts[i]!++; missing--; }
+    if (counts[i]! < limit[i]!) { counts[i]!++; missing--; }
   }
   for (let i = 0; missing > 0 && i < devices.length; i++) {
-    const add = Math.min(missing, capacity[i]! - counts[i]!);
+    const add = Math.min(missing, limit[i]! - counts[i]!);
     counts[i]! += add; missing -= add;
   }
   let at = 0;
@@ -123,7 +186,7 @@ function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
  * Check a manual deal: every known device once, ranges contiguous in the given order, covering [0, L).
  * Missing devices get an empty range at the end. Returns the entries in pipeline order.
  */
-export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers: number): DealEntry[] {
+export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers: number, opts: { firstLayerOn?: string } = {}): DealEntry[] {
   const known = new Set(deviceIds);
   const seen = new Set<string>();
   for (const e of manual) {
@@ -142,13 +205,22 @@ export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers
     at = e.range[1];
   }
   if (at !== numLayers) throw new DealError(`deal covers layers [0, ${at}) of ${numLayers}`);
+  if (opts.firstLayerOn !== undefined && numLayers > 0 && ordered[0]!.deviceId !== opts.firstLayerOn) {
+    throw new DealError(`the host keeps layer 0 (next to the embedding), but the deal gives it to device "${ordered[0]!.deviceId}": the first layer's input is the embedding of the prompt, which would give every token away`);
+  }
   const empties = deviceIds.filter((id) => !manual.some((e) => e.deviceId === id && e.range[1] > e.range[0]));
   return [...ordered, ...empties.map((deviceId) => ({ deviceId, range: [numLayers, numLayers] as LayerRange }))];
 }
 
-/** Bytes each device can give to layers (the host's embedding and head come out of its budget). */
-function freeBytes(devices: DealDevice[], cost: DealCost): number[] {
-  return devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0)));
+/**
+ * Bytes each device can give to layers (the host's embedding and head come out of its budget, but it
+ * always has room for layer 0), each guest capped at guestShare of the model's bytes unless the others
+ * cannot hold the rest.
+ */
+function freeBytes(devices: DealDevice[], cost: DealCost, sizes: readonly number[]): number[] {
+  const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0)));
+  if (sizes.length > 0) free[0] = Math.max(free[0]!, sizes[0]!);
+  return capGuests(free, sizes.reduce((a, b) => a + b, 0));
 }
 
 /** Layers of different sizes: contiguous cuts nearest the cumulative byte shares, budgets respected. */
@@ -157,7 +229,7 @@ function dealByBytes(devices: DealDevice[], cost: DealCost, sizes: number[]): De
   const prefix = [0];
   for (const b of sizes) prefix.push(prefix[prefix.length - 1]! + b);
   const bytes = (a: number, b: number) => prefix[b]! - prefix[a]!;
-  const free = freeBytes(devices, cost);
+  const free = freeBytes(devices, cost, sizes);
   // Can devices[from..] hold layers [start, L), each taking all that fits? (Greedy is optimal for
   // covering a line with contiguous pieces in a fixed order.)
   const covers = (start: number, from: number): boolean => {

@@ -2,6 +2,7 @@
 // where its bytes came from, link health, and the per-deal "ready" promise the host waits on.
 import type { LayerRange } from '../model/engine-types.ts';
 import type { DeviceCaps, FrameOf } from './protocol.ts';
+import type { ReadRation } from './peer-source.ts';
 import type { RemoteLayerEngine } from './remote-engine.ts';
 import type { FrameChannel } from './wire.ts';
 
@@ -35,6 +36,12 @@ export class HostDevice {
   rttMs = 0;
   badFrames = 0;
   lastSeen = 0;
+  /** When the current load started, and when its progress last moved (a guest must keep it moving). */
+  loadStartedAt = 0;
+  loadMovedAt = 0;
+  private tensorsDone = 0;
+  /** This guest's model reads from the host (made on its first read). */
+  reads: ReadRation | null = null;
   error: string | undefined;
   remote: RemoteLayerEngine | null = null;
   private epoch = -1;
@@ -48,7 +55,8 @@ export class HostDevice {
     this.epoch = epoch;
     this.range = range;
     this.status = 'loading';
-    this.bytesDone = 0; this.bytesTotal = 0; this.networkBytes = 0; this.cacheBytes = 0;
+    this.bytesDone = 0; this.bytesTotal = 0; this.networkBytes = 0; this.cacheBytes = 0; this.tensorsDone = 0;
+    this.loadStartedAt = this.loadMovedAt = performance.now();
     this.error = undefined;
     const p = new Promise<void>((resolve, reject) => { this.settle = { resolve, reject }; });
     p.catch(() => undefined); // a superseded deal's promise may never be awaited
@@ -65,11 +73,37 @@ export class HostDevice {
     if (f.epoch !== this.epoch) return;
     this.networkBytes = f.networkBytes;
     this.cacheBytes = f.cacheBytes;
-    if (f.kind === 'progress') { this.bytesDone = f.bytesDone; this.bytesTotal = f.bytesTotal; return; }
+    if (f.kind === 'progress') {
+      if (f.bytesDone > this.bytesDone || f.tensorsDone > this.tensorsDone) this.loadMovedAt = performance.now();
+      this.bytesDone = f.bytesDone; this.bytesTotal = f.bytesTotal; this.tensorsDone = f.tensorsDone;
+      return;
+    }
     this.bytesDone = this.bytesTotal;
     this.status = 'ready';
     this.settle?.resolve();
     this.settle = null;
+  }
+
+  /** The host itself was blocked until `since`: silence and stalled loading before then prove nothing. */
+  freshWindow(since: number): void {
+    this.lastSeen = Math.max(this.lastSeen, since);
+    this.loadMovedAt = Math.max(this.loadMovedAt, since);
+  }
+
+  /**
+   * Whether a guest must go: silent (a ready device that stopped answering: gone) or misbehaving (a
+   * loading device whose progress stopped moving, or that takes too long in all: it may answer
+   * heartbeats and never load). Only a device that should be answering is judged by silence: one still
+   * loading may be busy decoding its weights (a closed tab is still caught by its goodbye, the channel's
+   * state and the signaling server).
+   */
+  judge(now: number, limits: { silenceMs: number; loadStallMs: number; loadTimeoutMs: number }): { why: string; silent: boolean } | null {
+    if (this.status === 'ready' && now - this.lastSeen > limits.silenceMs) return { why: `no answer for ${Math.round(now - this.lastSeen)} ms`, silent: true };
+    if (this.status !== 'loading') return null;
+    const still = now - this.loadMovedAt, total = now - this.loadStartedAt;
+    if (still > limits.loadStallMs) return { why: `no loading progress for ${Math.round(still)} ms`, silent: false };
+    if (total > limits.loadTimeoutMs) return { why: `still loading after ${Math.round(total / 1000)} s`, silent: false };
+    return null;
   }
 
   loadFailed(e: Error): void {

@@ -4,54 +4,26 @@
 // and the signaling server's disconnect relay), and runs generation through ONE RoomEngine so the
 // Generator and the agent see one engine. A device lost mid-request ends it `stopped` with a note naming
 // the device; the room re-deals and the next request recomputes what was lost.
+// Guests are not trusted: a hello must carry the device id its connection was opened for; a
+// guest whose loading stops moving, or that leaves a forward/checkpoint unanswered, or that returns
+// activations that are not finite numbers, is dropped, naming it; its model reads are rationed.
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import type { ModelConfig, ModelSource, WeightFormat } from '../model/types.ts';
 import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
 import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
-import type { EngineFactory, LoadWeightsFn } from './guest.ts';
-import { serveRead } from './peer-source.ts';
-import { PROTOCOL_VERSION, type DeviceCaps, type Frame } from './protocol.ts';
+import { ReadRation } from './peer-source.ts';
+import { PROTOCOL_VERSION, type Frame } from './protocol.ts';
 import { RemoteLayerEngine } from './remote-engine.ts';
 import { RoomEngine } from './room-engine.ts';
-import { CachingSource, type ByteStore } from './weight-cache.ts';
+import { CachingSource } from './weight-cache.ts';
 import { FrameChannel, type MessageLink } from './wire.ts';
 import { HostDevice, type DeviceInfo } from './host-device.ts';
 
 export type { DeviceInfo } from './host-device.ts';
 
-export interface HostOptions {
-  roomId: string;
-  name?: string;                 // the host device's name ("This device")
-  caps: DeviceCaps;
-  config: ModelConfig;
-  format: WeightFormat;
-  /** The model's exact tensor bytes per layer and outside the layers (WeightPlan), so dealing counts bytes. */
-  weightBytes?: { layerBytes: ReadonlyMap<number, number>; fixedBytes: number };
-  source: ModelSource;           // where the host reads the model
-  /** URL guests read from with Range requests; '' = the host has a local folder: serve it over the channel. */
-  modelUrl: string;
-  modelKey: string;              // cache key of this model (same bytes ⇒ same key)
-  ctx: number;
-  loadWeights: LoadWeightsFn;
-  createEngine: EngineFactory;
-  store: ByteStore;
-  heartbeatMs?: number;          // default 250
-  lossTimeoutMs?: number;        // default 1250 (silence + one beat < 2 s)
-  microChunk?: number;           // prefill micro-chunk for pipelining (default 16; 0 = off)
-  prefillChunk?: number;         // Generator prefill chunk (default 512)
-  ckpt?: number;                 // answer checkpoints kept (default 4; 0 = none, the pinned one too)
-  autoRedeal?: boolean;          // re-deal on join/leave (default true)
-}
-
-export type HostEvent =
-  | { type: 'devices'; devices: DeviceInfo[] }
-  | { type: 'joined'; device: DeviceInfo }
-  | { type: 'left'; device: DeviceInfo; why: string; detectedAt: number }
-  | { type: 'ready'; epoch: number; deal: DealEntry[] }
-  | { type: 'deal-error'; error: Error }
-  | { type: 'frame-error'; deviceId: string | null; error: Error };
+import type { AcceptOptions, HostEvent, HostOptions } from './host-types.ts';
+export type { AcceptOptions, HostEvent, HostOptions } from './host-types.ts';
 
 export const HOST_ID = 'host';
 
@@ -99,11 +71,14 @@ export class RoomHost {
   get engine(): RoomEngine | null { return this.roomEngine; }
   get busy(): boolean { return this.running; }
 
-  /** A new connection from a would-be guest; it must say hello within `helloTimeoutMs`. */
-  acceptLink(link: MessageLink, helloTimeoutMs = 10_000): void {
+  /**
+   * A new connection from a would-be guest; it must say hello within `helloTimeoutMs` (default 10 s),
+   * as the device `peerDeviceId` when the transport knows who opened it (PeerJS: from the peer id).
+   */
+  acceptLink(link: MessageLink, opts: AcceptOptions = {}): void {
     const ch = new FrameChannel(link);
     let device: HostDevice | null = null;
-    const timer = setTimeout(() => { if (!device) { ch.trySend({ kind: 'bye', reason: 'no hello' }); ch.close(); } }, helloTimeoutMs);
+    const timer = setTimeout(() => { if (!device) { ch.trySend({ kind: 'bye', reason: 'no hello' }); ch.close(); } }, opts.helloTimeoutMs ?? 10_000);
     ch.onBadFrame = (e) => this.badFrame(ch, device, e);
     ch.onClose = (why) => { clearTimeout(timer); if (device && device.channel === ch) this.lose(device, `connection closed: ${why}`); };
     ch.onFrame = (f) => {
@@ -112,6 +87,11 @@ export class RoomHost {
       if (f.protocol !== PROTOCOL_VERSION) { this.refuse(ch, `protocol ${f.protocol} is not ${PROTOCOL_VERSION}: reload the page`); return; }
       if (f.roomId !== this.opts.roomId) { this.refuse(ch, 'this link is for another room'); return; }
       if (f.deviceId === HOST_ID) { this.refuse(ch, 'device id "host" is reserved'); return; }
+      // Without this a guest could say hello as another guest, drop it and take its layers.
+      if (opts.peerDeviceId !== undefined && f.deviceId !== opts.peerDeviceId) {
+        this.refuse(ch, `device id "${f.deviceId}" does not belong to this connection (${opts.peerDeviceId})`);
+        return;
+      }
       clearTimeout(timer);
       device = this.join(ch, f);
     };
@@ -162,7 +142,8 @@ export class RoomHost {
       }
       case 'read':
         if (this.opts.modelUrl !== '') { this.badFrame(d.channel!, d, new ProtocolError('"read" frame: this room serves its model by URL')); return; }
-        void serveRead(this.opts.source, f).then((answer) => d.channel?.trySend(answer));
+        d.reads ??= new ReadRation(this.opts.source, (answer) => d.channel ? d.channel.send(answer) : Promise.resolve());
+        d.reads.push(f);
         return;
       case 'bye':
         this.lose(d, `said goodbye: ${f.reason}`);
@@ -178,14 +159,15 @@ export class RoomHost {
     const interval = this.opts.heartbeatMs ?? 250;
     const stalled = now - this.lastTick > 2 * interval;
     this.lastTick = now;
+    const limits = { silenceMs: timeout, loadStallMs: this.opts.loadStallMs ?? 120_000, loadTimeoutMs: this.opts.loadTimeoutMs ?? 30 * 60_000 };
     for (const d of this.devices.values()) {
       if (!d.channel) continue;
       // This page itself was blocked (a long synchronous load or CPU forward): answers may be queued
       // behind us, so silence proves nothing. Give every device a fresh window instead of blaming it.
-      if (stalled) d.lastSeen = Math.max(d.lastSeen, now - interval);
-      // Only a device that should be answering is judged by silence: one still loading may be busy
-      // decoding its weights (a closed tab is still caught by its goodbye, channel state and the server).
-      if (d.status === 'ready' && now - d.lastSeen > timeout) { this.lose(d, `no answer for ${Math.round(now - d.lastSeen)} ms`); continue; }
+      if (stalled) d.freshWindow(now - interval);
+      const verdict = d.judge(now, limits);
+      if (verdict?.silent) { this.lose(d, verdict.why); continue; }
+      if (verdict) { this.drop(d, verdict.why); continue; }
       d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt: now });
     }
   }
@@ -211,6 +193,12 @@ export class RoomHost {
   signalingDisconnect(deviceId: string): void {
     const d = this.devices.get(deviceId);
     if (d && d.id !== HOST_ID) this.lose(d, 'its signaling connection closed');
+  }
+
+  /** A guest misbehaved (stalled, sent non-finite activations): it is told why, dropped, and the room re-deals. */
+  private drop(d: HostDevice, why: string): void {
+    d.channel?.trySend({ kind: 'bye', reason: `removed by the host: ${why}` });
+    this.lose(d, why);
   }
 
   /** Remove a device: it is told goodbye and its layers are re-dealt. */
@@ -239,7 +227,7 @@ export class RoomHost {
 
   /** Set (or clear, with null) a manual deal, then re-deal. */
   setManualDeal(entries: DealEntry[] | null): Promise<void> {
-    if (entries) validateDeal(entries, [...this.devices.keys()], this.opts.config.numLayers);
+    if (entries) validateDeal(entries, [...this.devices.keys()], this.opts.config.numLayers, { firstLayerOn: HOST_ID });
     this.manual = entries;
     return this.redeal();
   }
@@ -283,7 +271,7 @@ export class RoomHost {
       // A manual deal applies while every device it names is here (a reloading guest comes back to it).
       const manual = this.manual?.every((e) => this.devices.has(e.deviceId)) ? this.manual : null;
       const entries = manual
-        ? validateDeal(manual, ids, config.numLayers)
+        ? validateDeal(manual, ids, config.numLayers, { firstLayerOn: HOST_ID })
         : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
           this.opts.weightBytes
             ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx)
@@ -310,7 +298,11 @@ export class RoomHost {
         const d = this.devices.get(e.deviceId);
         if (!d) throw new DeviceLeftError(e.deviceId, e.deviceId, 'left during the deal');
         if (d.id === HOST_ID) { stages.push(this.hostEngine!); continue; }
-        d.remote = new RemoteLayerEngine(e.range, { id: d.id, name: d.name }, epoch, config.hiddenSize, (f) => d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone')));
+        d.remote = new RemoteLayerEngine(e.range, { id: d.id, name: d.name }, epoch, config.hiddenSize,
+          (f) => (d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone'))), {
+            timeoutMs: (count) => (this.opts.requestTimeoutMs ?? 30_000) + count * (this.opts.requestTimeoutPerTokenMs ?? 250),
+            onFault: (why) => this.drop(d, why),
+          });
         stages.push(d.remote);
       }
       this.roomEngine = new RoomEngine(this.hostEngine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });

@@ -1,6 +1,7 @@
 // Model bytes over the data channel: when the host has the model from a local folder, a guest reads it
 // through `read` frames and the host answers with `data` frames from its own ModelSource. Large reads
 // are split into ≤ READ_SLICE requests so no frame gets near the frame limit.
+import { FileTooLongError } from '../model/errors.ts';
 import type { ModelSource } from '../model/types.ts';
 import { RoomError } from './errors.ts';
 import type { FrameOf } from './protocol.ts';
@@ -27,7 +28,22 @@ export class PeerModelSource implements ModelSource {
     if (modelFile) this.modelFile = modelFile;
   }
 
-  private request(op: FrameOf<'read'>['op'], path: string, start: number, end: number): Promise<Uint8Array> {
+  private inFlight = 0;
+  private readonly turns: (() => void)[] = [];
+
+  /** At most READS_AT_ONCE reads are asked of the host at a time (it refuses a guest that floods it). */
+  private async request(op: FrameOf<'read'>['op'], path: string, start: number, end: number): Promise<Uint8Array> {
+    while (this.inFlight >= READS_AT_ONCE) await new Promise<void>((r) => this.turns.push(r));
+    this.inFlight++;
+    try {
+      return await this.ask(op, path, start, end);
+    } finally {
+      this.inFlight--;
+      this.turns.shift()?.();
+    }
+  }
+
+  private ask(op: FrameOf<'read'>['op'], path: string, start: number, end: number): Promise<Uint8Array> {
     const id = this.nextId++;
     const what = `${path}${op === 'range' ? ` bytes [${start}, ${end})` : ''}`;
     return new Promise<Uint8Array>((resolve, reject) => {
@@ -83,7 +99,11 @@ export async function serveRead(source: ModelSource, f: FrameOf<'read'>): Promis
       new DataView(bytes.buffer).setFloat64(0, await source.size(f.path), true);
     }
     else if (f.op === 'file') {
-      bytes = await source.readFile(f.path);
+      // The size is checked before reading (sources that can tell) or while reading (HTTP): never read whole.
+      bytes = await source.readFile(f.path, { maxBytes: READ_SLICE }).catch((e: unknown) => {
+        if (e instanceof FileTooLongError) throw new PeerReadError(`${f.path} is over ${READ_SLICE} bytes: read it in ranges`);
+        throw e;
+      });
       if (bytes.length > READ_SLICE) throw new PeerReadError(`${f.path} is ${bytes.length} bytes: read it in ranges`);
     } else {
       if (f.end - f.start > READ_SLICE) throw new PeerReadError(`range of ${f.end - f.start} bytes is over the ${READ_SLICE}-byte limit`);
@@ -92,5 +112,42 @@ export async function serveRead(source: ModelSource, f: FrameOf<'read'>): Promis
     return { kind: 'data', id: f.id, ok: true, message: '', bytes };
   } catch (e) {
     return { kind: 'data', id: f.id, ok: false, message: (e as Error).message, bytes: new Uint8Array(0) };
+  }
+}
+
+/** Model reads one guest may have served at once, and waiting behind them; more are refused. */
+export const READS_AT_ONCE = 4;
+export const READS_WAITING = 16;
+
+/**
+ * Host side, one per guest: its `read` frames are served at most READS_AT_ONCE at a time (each holds up to
+ * READ_SLICE bytes until its answer is handed to the link), READS_WAITING more wait, and the rest are
+ * refused at once, so no guest can make the host read and hold an unbounded amount.
+ */
+export class ReadRation {
+  private running = 0;
+  private readonly waiting: FrameOf<'read'>[] = [];
+
+  constructor(private readonly source: ModelSource, private readonly send: (answer: FrameOf<'data'>) => Promise<void>) {}
+
+  push(f: FrameOf<'read'>): void {
+    if (this.waiting.length >= READS_WAITING) {
+      const message = `too many reads at once (${READS_AT_ONCE} running, ${READS_WAITING} waiting): wait for the answers`;
+      void this.send({ kind: 'data', id: f.id, ok: false, message, bytes: new Uint8Array(0) }).catch(() => undefined);
+      return;
+    }
+    this.waiting.push(f);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < READS_AT_ONCE && this.waiting.length > 0) {
+      const f = this.waiting.shift()!;
+      this.running++;
+      void serveRead(this.source, f)
+        .then((answer) => this.send(answer))
+        .catch(() => undefined) // the channel closed: the device is being lost anyway
+        .finally(() => { this.running--; this.pump(); });
+    }
   }
 }

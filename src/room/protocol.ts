@@ -10,6 +10,16 @@ export const PROTOCOL_VERSION = 1;
 /** Layer indices travel as u16: no model has more. */
 const MAX_LAYER = 0xffff;
 const MAX_POSITION = 1 << 24;
+/**
+ * Sane maxima for numbers a peer reports: anything past them is a lie or a bug, and is refused here so
+ * no such number reaches the deal, the device cards or the arithmetic (a speed of 1e308 once made NaN ranges).
+ */
+export const PEER_LIMITS = {
+  bytes: 2 ** 50,                 // any byte size or count: 1 PiB
+  deviceMemoryGiB: 2 ** 20,
+  speed: 1e6,                     // GFLOP/s of a JS matvec (real devices: 0.1–20)
+  ms: 1e9,                        // ~11 days
+} as const;
 
 /** What a device reports on joining (see capabilities.ts for how it is measured). */
 export interface DeviceCaps {
@@ -105,7 +115,11 @@ export function encodeFrame(f: Frame): Uint8Array {
 function check(cond: boolean, kind: string, msg: string): void {
   if (!cond) throw new ProtocolError(`"${kind}" frame: ${msg}`);
 }
-const isCount = (v: number) => Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
+const isCount = (v: number) => Number.isInteger(v) && v >= 0 && v <= PEER_LIMITS.bytes;
+const CAP_LIMITS: Record<'maxStorageBufferBindingSize' | 'maxBufferSize' | 'deviceMemoryGiB' | 'memoryBudgetBytes' | 'speed', number> = {
+  maxStorageBufferBindingSize: PEER_LIMITS.bytes, maxBufferSize: PEER_LIMITS.bytes, memoryBudgetBytes: PEER_LIMITS.bytes,
+  deviceMemoryGiB: PEER_LIMITS.deviceMemoryGiB, speed: PEER_LIMITS.speed,
+};
 
 function readRange(r: ByteReader, kind: string): LayerRange {
   const range: LayerRange = [r.u16('range.start'), r.u16('range.end')];
@@ -143,8 +157,8 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
         maxStorageBufferBindingSize: r.f64('caps.maxStorageBufferBindingSize'), maxBufferSize: r.f64('caps.maxBufferSize'),
         deviceMemoryGiB: r.f64('caps.deviceMemoryGiB'), memoryBudgetBytes: r.f64('caps.memoryBudgetBytes'), speed: r.f64('caps.speed'),
       };
-      for (const k of ['maxStorageBufferBindingSize', 'maxBufferSize', 'deviceMemoryGiB', 'memoryBudgetBytes', 'speed'] as const) {
-        check(caps[k] >= 0, kind, `caps.${k} is negative`);
+      for (const [k, max] of Object.entries(CAP_LIMITS) as [keyof typeof CAP_LIMITS, number][]) {
+        check(caps[k] >= 0 && caps[k] <= max, kind, `caps.${k} ${caps[k]} is out of range [0, ${max}]`);
       }
       check(/^[0-9a-f]{32}$/.test(roomId), kind, 'roomId is not 32 hex digits');
       check(/^[0-9a-z]{6,64}$/.test(deviceId), kind, 'deviceId is not 6–64 lowercase letters/digits');
@@ -165,12 +179,13 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
         kind, epoch: r.u32('epoch'), bytesDone: r.f64('bytesDone'), bytesTotal: r.f64('bytesTotal'),
         tensorsDone: r.u32('tensorsDone'), tensorsTotal: r.u32('tensorsTotal'), networkBytes: r.f64('networkBytes'), cacheBytes: r.f64('cacheBytes'),
       } as const;
-      check([f.bytesDone, f.bytesTotal, f.networkBytes, f.cacheBytes].every(isCount), kind, 'byte counts must be whole numbers ≥ 0');
+      check([f.bytesDone, f.bytesTotal, f.networkBytes, f.cacheBytes].every(isCount), kind, `byte counts must be whole numbers in [0, ${PEER_LIMITS.bytes}]`);
+      check(f.bytesDone <= f.bytesTotal && f.tensorsDone <= f.tensorsTotal, kind, `done (${f.bytesDone} bytes, ${f.tensorsDone} tensors) is more than the total (${f.bytesTotal}, ${f.tensorsTotal})`);
       return f;
     }
     case 'ready': {
       const f = { kind, epoch: r.u32('epoch'), networkBytes: r.f64('networkBytes'), cacheBytes: r.f64('cacheBytes'), ms: r.f64('ms') } as const;
-      check(isCount(f.networkBytes) && isCount(f.cacheBytes) && f.ms >= 0, kind, 'byte counts and ms must be ≥ 0');
+      check(isCount(f.networkBytes) && isCount(f.cacheBytes) && f.ms >= 0 && f.ms <= PEER_LIMITS.ms, kind, `byte counts must be whole numbers in [0, ${PEER_LIMITS.bytes}] and ms in [0, ${PEER_LIMITS.ms}]`);
       return f;
     }
     case 'forward': {

@@ -2,6 +2,8 @@
 // `checkpoint` frames and whose answers are `result` / `ack` frames matched by sequence number. Several
 // requests may be in flight (pipelined prefill); the guest answers them in order. One instance per
 // (device, epoch): a re-deal makes new ones.
+// The guest is not trusted: every request has a deadline, and returned activations must be finite
+// numbers; either failure is reported to the host (onFault), which drops the device, naming it.
 import type { LayerEngine, LayerRange, SamplingOptions } from '../model/engine-types.ts';
 import { EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -9,9 +11,16 @@ import type { Frame, FrameOf } from './protocol.ts';
 
 export interface RemoteDevice { id: string; name: string }
 
-type Pending =
+export interface RemoteEngineOptions {
+  /** How long a request of `count` tokens (0 for a checkpoint) may go unanswered. Default: no limit. */
+  timeoutMs?: (count: number) => number;
+  /** The device broke its side of the protocol (no answer in time, non-finite activations): says how. */
+  onFault?: (why: string) => void;
+}
+
+type Pending = { timer?: ReturnType<typeof setTimeout> } & (
   | { kind: 'forward'; count: number; position: number; resolve: (h: Float32Array) => void; reject: (e: Error) => void }
-  | { kind: 'checkpoint'; position: number; resolve: (kv: number) => void; reject: (e: Error) => void };
+  | { kind: 'checkpoint'; position: number; resolve: (kv: number) => void; reject: (e: Error) => void });
 
 export class RemoteLayerEngine implements LayerEngine {
   readonly hasEmbedding = false;
@@ -27,7 +36,26 @@ export class RemoteLayerEngine implements LayerEngine {
     readonly epoch: number,
     readonly hiddenSize: number,
     private readonly send: (f: Frame) => Promise<void>,
+    private readonly options: RemoteEngineOptions = {},
   ) {}
+
+  /** Registers a request and starts its deadline. */
+  private track(seq: number, p: Pending, count: number, what: string): void {
+    const ms = this.options.timeoutMs?.(count);
+    if (ms !== undefined && Number.isFinite(ms)) {
+      p.timer = setTimeout(() => {
+        if (this.pending.get(seq) !== p) return;
+        this.fault(`it did not answer "${what}" seq ${seq} in ${Math.round(ms)} ms`, seq);
+      }, ms);
+    }
+    this.pending.set(seq, p);
+  }
+
+  /** Tell the host (which drops the device and fails every request); without a host, fail `seq` alone. */
+  private fault(why: string, seq: number): void {
+    this.options.onFault?.(why);
+    this.settleError(seq, new ProtocolError(`device "${this.device.name}": ${why}`));
+  }
 
   kvLength(): number { return this.failure ? 0 : this.kv; }
   get inFlight(): number { return this.pending.size; }
@@ -49,7 +77,7 @@ export class RemoteLayerEngine implements LayerEngine {
     const position = this.kv;
     this.kv += n;
     return new Promise<Float32Array>((resolve, reject) => {
-      this.pending.set(seq, { kind: 'forward', count: n, position, resolve, reject });
+      this.track(seq, { kind: 'forward', count: n, position, resolve, reject }, n, 'forward');
       this.send({ kind: 'forward', epoch: this.epoch, seq, range, position, count: n, hidden }).catch((e: Error) => this.settleError(seq, e));
     });
   }
@@ -61,7 +89,7 @@ export class RemoteLayerEngine implements LayerEngine {
     const seq = ++this.seq;
     this.kv = length;
     await new Promise<number>((resolve, reject) => {
-      this.pending.set(seq, { kind: 'checkpoint', position: length, resolve, reject });
+      this.track(seq, { kind: 'checkpoint', position: length, resolve, reject }, 0, 'checkpoint');
       this.send({ kind: 'checkpoint', epoch: this.epoch, seq, op: 'truncate', position: length }).catch((e: Error) => this.settleError(seq, e));
     });
   }
@@ -75,7 +103,16 @@ export class RemoteLayerEngine implements LayerEngine {
       return null;
     }
     if (!p) return new ProtocolError(`"${f.kind}" frame for seq ${f.seq}, which device "${this.device.name}" was not asked for`);
+    if (p.kind === 'forward' && f.kind === 'result') {
+      const bad = firstNonFinite(f.hidden);
+      if (bad >= 0) {
+        // NaN/Infinity would only surface later as a sampling error naming no one: name the device now.
+        this.fault(`it sent ${f.hidden[bad]} in its activations (value ${bad} of ${f.hidden.length}, "forward" seq ${f.seq})`, f.seq);
+        return null;
+      }
+    }
     this.pending.delete(f.seq);
+    clearTimeout(p.timer);
     if (p.kind === 'forward' && f.kind === 'result') {
       if (f.hidden.length !== p.count * this.hiddenSize || f.kvLength !== p.position + p.count) {
         const e = new ProtocolError(`device "${this.device.name}" answered seq ${f.seq} with ${f.hidden.length} values and cache ${f.kvLength}, expected ${p.count * this.hiddenSize} and ${p.position + p.count}`);
@@ -94,13 +131,14 @@ export class RemoteLayerEngine implements LayerEngine {
   /** The device is gone or broken: every request in flight and every later one fails with `e`. */
   fail(e: Error): void {
     this.failure ??= e;
-    for (const [seq, p] of this.pending) { this.pending.delete(seq); p.reject(e); }
+    for (const [seq, p] of this.pending) { this.pending.delete(seq); clearTimeout(p.timer); p.reject(e); }
   }
 
   private settleError(seq: number, e: Error): void {
     const p = this.pending.get(seq);
     if (!p) return;
     this.pending.delete(seq);
+    clearTimeout(p.timer);
     p.reject(e);
   }
 
@@ -109,4 +147,10 @@ export class RemoteLayerEngine implements LayerEngine {
   sample(_h: Float32Array, _o: SamplingOptions): Promise<number> { return this.logits() as unknown as Promise<number>; }
   decodeToken(): Promise<number> { return this.embed() as unknown as Promise<number>; }
   async dispose(): Promise<void> { this.fail(new EngineUsageError(`device "${this.device.name}": engine of epoch ${this.epoch} was disposed`)); }
+}
+
+/** Index of the first NaN or ±Infinity, or −1. */
+function firstNonFinite(a: Float32Array): number {
+  for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) return i;
+  return -1;
 }

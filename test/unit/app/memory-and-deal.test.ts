@@ -48,9 +48,11 @@ describe('manual deal', () => {
     expect(manualDeal(devices, [1, 2, 1], 4)).toEqual([
       { deviceId: 'host', range: [0, 1] }, { deviceId: 'a1b2', range: [1, 3] }, { deviceId: 'c3d4', range: [3, 4] },
     ]);
-    expect(manualDeal(devices, [0, 0, 4], 4)).toEqual([
-      { deviceId: 'host', range: [0, 0] }, { deviceId: 'a1b2', range: [0, 0] }, { deviceId: 'c3d4', range: [0, 4] },
+    expect(manualDeal(devices, [1, 0, 3], 4)).toEqual([
+      { deviceId: 'host', range: [0, 1] }, { deviceId: 'a1b2', range: [1, 1] }, { deviceId: 'c3d4', range: [1, 4] },
     ]);
+    // The host keeps layer 0 (issue 12 item 7): giving it away is refused, naming the device.
+    expect(() => manualDeal(devices, [0, 0, 4], 4)).toThrow(/the host keeps layer 0 .* device "Tablet"/);
   });
 
   test('the deal in effect back to counts (a device it leaves out holds 0)', () => {

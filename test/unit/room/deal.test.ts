@@ -21,8 +21,8 @@ describe('dealLayers', () => {
     expect(sizes(dealLayers([dev('host', 1), dev('a', 100)], cost))).toEqual([4, 24]);
   });
 
-  test('a host with no room for layers holds none', () => {
-    expect(dealLayers([dev('host', 0.6), dev('a', 2), dev('b', 2)], cost).map((e) => e.range)).toEqual([[0, 0], [0, 14], [14, 28]]);
+  test('a host with no room for layers still keeps layer 0 (the first layer\'s input is the embedding of the prompt)', () => {
+    expect(dealLayers([dev('host', 0.6), dev('a', 2), dev('b', 2)], cost).map((e) => e.range)).toEqual([[0, 1], [1, 15], [15, 28]]);
   });
 
   test('a room too small for the model is a DealError naming each device', () => {

@@ -5,7 +5,8 @@ import { Generator } from '../../../src/model/generator.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
 import { tinySafetensorsFiles, type TinyModelOptions } from '../../../src/model/tiny/tiny-model.ts';
 import { readModelConfig } from '../../../src/model/config.ts';
-import type { ModelSource } from '../../../src/model/types.ts';
+import type { ModelSource, ReadFileOptions } from '../../../src/model/types.ts';
+import { FileTooLongError } from '../../../src/model/errors.ts';
 import { RoomHost, type HostOptions } from '../../../src/room/host.ts';
 import { RoomGuest, type EngineFactory } from '../../../src/room/guest.ts';
 import { memoryLinkPair } from '../../../src/room/memory-link.ts';
@@ -29,7 +30,11 @@ export class CountingMemorySource implements ModelSource {
     if (!f) throw new Error(`${path}: no such file`);
     return f;
   }
-  async readFile(path: string): Promise<Uint8Array> { const b = this.file(path).slice(); this.bytesRead += b.length; return b; }
+  async readFile(path: string, opts: ReadFileOptions = {}): Promise<Uint8Array> {
+    const f = this.file(path);
+    if (opts.maxBytes !== undefined && f.length > opts.maxBytes) throw new FileTooLongError(`is ${f.length} bytes`, { file: path }, opts.maxBytes);
+    const b = f.slice(); this.bytesRead += b.length; return b;
+  }
   async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
     const b = this.file(path).slice(start, end); this.bytesRead += b.length; return b;
   }

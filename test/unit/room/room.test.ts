@@ -24,7 +24,7 @@ describe('split generation equals the single device', () => {
   test.each([
     ['3-way', [['host', [0, 1]], ['ga1111', [1, 3]], ['gb2222', [3, 4]]]],
     ['2-way', [['host', [0, 2]], ['ga1111', [2, 4]]]],
-    ['host holds no layers', [['ga1111', [0, 1]], ['gb2222', [1, 4]]]],
+    ['the host holds only layer 0 (the least it may: issue 12 item 7)', [['host', [0, 1]], ['ga1111', [1, 2]], ['gb2222', [2, 4]]]],
   ] as const)('%s: 32 greedy tokens are identical', async (_name, deal) => {
     room = await makeRoom(files);
     room.addGuest('ga1111');
@@ -61,13 +61,13 @@ describe('split generation equals the single device', () => {
     room = await makeRoom(files);
     room.addGuest('ga1111');
     room.addGuest('gb2222');
-    await dealt(room, [['host', [0, 0]], ['ga1111', [0, 1]], ['gb2222', [1, 4]]]);
+    await dealt(room, [['host', [0, 1]], ['ga1111', [1, 4]], ['gb2222', [4, 4]]]);
     expect(room.host.deviceList().map((d) => d.tokensPerSecond)).toEqual([0, 0, 0]); // nothing ran yet
     await room.host.generate(PROMPT, { maxNewTokens: 8 });
     const speed = Object.fromEntries(room.host.deviceList().map((d) => [d.id, d.tokensPerSecond]));
-    expect(speed.host).toBe(0);
+    expect(speed.host).toBeGreaterThan(0);
     expect(speed.ga1111).toBeGreaterThan(0);
-    expect(speed.gb2222).toBeGreaterThan(0);
+    expect(speed.gb2222).toBe(0);
   });
 
   test('pipelined prefill (micro-chunks of 4) and unpipelined give the same tokens', async () => {

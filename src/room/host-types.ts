@@ -1,0 +1,53 @@
+// The host's options, events and results (host.ts), kept apart so host.ts stays about behaviour.
+import type { ModelConfig, ModelSource, WeightFormat } from '../model/types.ts';
+import type { DealEntry } from './deal.ts';
+import type { EngineFactory, LoadWeightsFn } from './guest.ts';
+import type { DeviceInfo } from './host-device.ts';
+import type { DeviceCaps } from './protocol.ts';
+import type { ByteStore } from './weight-cache.ts';
+
+export interface HostOptions {
+  roomId: string;
+  name?: string;                 // the host device's name ("This device")
+  caps: DeviceCaps;
+  config: ModelConfig;
+  format: WeightFormat;
+  /** The model's exact tensor bytes per layer and outside the layers (WeightPlan), so dealing counts bytes. */
+  weightBytes?: { layerBytes: ReadonlyMap<number, number>; fixedBytes: number };
+  source: ModelSource;           // where the host reads the model
+  /** URL guests read from with Range requests; '' = the host has a local folder: serve it over the channel. */
+  modelUrl: string;
+  modelKey: string;              // cache key of this model (same bytes ⇒ same key)
+  ctx: number;
+  loadWeights: LoadWeightsFn;
+  createEngine: EngineFactory;
+  store: ByteStore;
+  heartbeatMs?: number;          // default 250
+  lossTimeoutMs?: number;        // default 1250 (silence + one beat < 2 s)
+  microChunk?: number;           // prefill micro-chunk for pipelining (default 16; 0 = off)
+  prefillChunk?: number;         // Generator prefill chunk (default 512)
+  ckpt?: number;                 // answer checkpoints kept (default 4; 0 = none, the pinned one too)
+  autoRedeal?: boolean;          // re-deal on join/leave (default true)
+  /** A loading guest whose progress does not move for this long is dropped (default 120 s). */
+  loadStallMs?: number;
+  /** A guest may take this long in all to load its share (default 30 min). */
+  loadTimeoutMs?: number;
+  /** A forward/checkpoint request unanswered after this + count × requestTimeoutPerTokenMs drops its guest (default 30 s, 250 ms). */
+  requestTimeoutMs?: number;
+  requestTimeoutPerTokenMs?: number;
+}
+
+export interface AcceptOptions {
+  /** The device id this connection was opened for (from its signaling peer id); a hello must say the same. */
+  peerDeviceId?: string;
+  helloTimeoutMs?: number;
+}
+
+
+export type HostEvent =
+  | { type: 'devices'; devices: DeviceInfo[] }
+  | { type: 'joined'; device: DeviceInfo }
+  | { type: 'left'; device: DeviceInfo; why: string; detectedAt: number }
+  | { type: 'ready'; epoch: number; deal: DealEntry[] }
+  | { type: 'deal-error'; error: Error }
+  | { type: 'frame-error'; deviceId: string | null; error: Error };
