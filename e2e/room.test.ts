@@ -150,6 +150,22 @@ test('fuzz: 1,000 hostile frames at the host and 1,000 at a guest: no crash, no 
   expect((await generate()).ids).toEqual(expected);
 });
 
+test('item 8: a page in the room saying hello as guest A over real PeerJS is refused; A keeps its place and its layers', async () => {
+  const [a] = guests;
+  const summary = async () => (await devices()).map((d) => `${d.id} ${d.status} ${d.range.join('-')}`);
+  const before = await summary();
+  const eventsBefore = await ev<number>(hostPage, 'window.__room.events.length');
+  const context = await newDeviceContext(browser);
+  const impostor = await openPage(context, `${server.url}/harness/room.html?role=fuzz&room=${link.split('room=')[1]}`);
+  await ev(impostor, `window.__room.helloAs(${JSON.stringify(a!.id)})`);
+  await expect.poll(() => ev<string[]>(impostor, 'window.__room.answers'), { timeout: 15_000 })
+    .toContainEqual(expect.stringMatching(new RegExp(`^error:join:device id "${a!.id}" does not belong to this connection \\(fuzz\\d+\\)$`)));
+  await context.close();
+  expect(await summary()).toEqual(before);
+  const left = await ev<unknown[]>(hostPage, `window.__room.events.slice(${eventsBefore}).filter((e) => e.type === 'left' && e.id === '${a!.id}')`);
+  expect(left).toEqual([]);
+});
+
 test('a guest closed mid-generation: stopped naming it within 2 s; after the re-deal the same tokens', async () => {
   const [a, b] = guests;
   await deal([['host', [0, 1]], [a!.id, [1, 3]], [b!.id, [3, 4]]]);

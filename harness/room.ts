@@ -120,6 +120,12 @@ async function fuzz(): Promise<void> {
       conn.dataChannel.send(chunkFrame(encodeFrame({ kind: 'heartbeat', reply: false, sentAt: 1 }), 0)[0]! as Uint8Array<ArrayBuffer>);
       return msgs.length;
     },
+    /** A valid hello that claims to be device `deviceId` (another guest's id: an impersonation). */
+    helloAs(deviceId: string) {
+      const caps = { adapter: 'fuzz', engine: 'reference', isFallbackAdapter: false, shaderF16: false, maxStorageBufferBindingSize: 0, maxBufferSize: 0, deviceMemoryGiB: 0, memoryBudgetBytes: 2 ** 30, speed: 1 } as const;
+      const hello = encodeFrame({ kind: 'hello', protocol: 1, roomId, deviceId, name: 'Impostor', caps });
+      for (const m of chunkFrame(hello, 1)) conn.dataChannel.send(m as Uint8Array<ArrayBuffer>);
+    },
     open: () => conn.open,
   };
   log('fuzzer connected');

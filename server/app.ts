@@ -1,11 +1,14 @@
 // The app's one Node process: static app (or Vite in dev), the PeerJS signaling server under /signal,
-// and any extra routes (model files for the built-in tiny model), all on one port.
+// and any extra routes (model files for the built-in tiny model), all on one port. Anyone can reach it:
+// signaling connections are checked and bounded (signal-guard.ts), every other upgrade is refused and
+// closed, error pages say only the status, and dotfiles are never served.
 import http from 'node:http';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import express from 'express';
 import { ExpressPeerServer } from 'peer';
 import { WebSocketServer, type ServerOptions } from 'ws';
+import { guardSignalUpgrade, PEER_ID, PerAddress, refuseUpgrade, remoteAddress, SIGNAL_LIMITS } from './signal-guard.ts';
 
 export interface ServerOptionsIn {
   port?: number;              // 0 = any free port
@@ -38,16 +41,23 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
   const peerServer = ExpressPeerServer(httpServer, {
     path: '/',
     allow_discovery: false,
-    createWebSocketServer: (o: ServerOptions) => (signalSockets = new WebSocketServer({ noServer: true, path: o.path })),
+    concurrent_limit: SIGNAL_LIMITS.concurrentPeers,
+    createWebSocketServer: (o: ServerOptions) =>
+      (signalSockets = new WebSocketServer({ noServer: true, path: o.path, maxPayload: SIGNAL_LIMITS.maxMessageBytes })),
   });
+  // PeerJS also answers GET /signal/peerjs/id with a fresh id: fine, those are uuids.
   app.use(SIGNAL_PATH, peerServer);
+  // PeerJS re-emits every socket error (a message that is too big or not JSON) on its app; without a
+  // listener Node throws it, and one client's bad message would end the whole process.
+  peerServer.on('error', () => undefined);
   relayRoomDisconnects(app, peerServer);
 
   const deployConfig = opts.deployConfig ?? deployConfigFromEnv();
   app.get('/pooled-config.json', (_req, res) => { res.json(deployConfig); });
 
   for (const [prefix, dir] of Object.entries(opts.extraStatic ?? {})) {
-    app.use(prefix, express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'allow' }));
+    // dotfiles 'ignore': a .env or .git beside the model files is a 404, never served.
+    app.use(prefix, express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'ignore' }));
   }
 
   let closeVite: (() => Promise<void>) | undefined;
@@ -64,13 +74,15 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
     app.use(express.static(dist, { index: 'index.html' }));
     app.get(/.*/, (_req, res) => res.sendFile(path.join(dist, 'index.html')));
   }
+  app.use(quietErrors);
 
+  const perAddress = new PerAddress(SIGNAL_LIMITS.socketsPerAddress);
   httpServer.on('upgrade', (req, socket, head) => {
-    const url = req.url ?? '';
-    if (url.startsWith(`${SIGNAL_PATH}/peerjs`) && signalSockets) {
-      signalSockets.handleUpgrade(req, socket, head, (ws) => signalSockets!.emit('connection', ws, req));
-    }
-    // Anything else (Vite HMR) is handled by the listener Vite added itself.
+    if (signalSockets && guardSignalUpgrade(signalSockets, perAddress, `${SIGNAL_PATH}/peerjs`, req, socket, head)) return;
+    // Vite's HMR socket (dev only) is answered by the listener Vite added itself; anything else would
+    // otherwise hang forever, holding a socket: refuse it and close.
+    if (opts.dev && /^vite-(hmr|ping)$/.test(String(req.headers['sec-websocket-protocol'] ?? ''))) return;
+    refuseUpgrade(socket, 404, 'no WebSocket here');
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -100,23 +112,47 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
  * Knowing the unguessable room id is the capability, as for joining.
  */
 export const ROOM_EVENTS_PATH = '/room-events';
+/** Watchers of one room (its host, maybe a reloaded tab), per address, and in all. */
+export const WATCH_LIMITS = { perRoom: 4, perAddress: 16, total: 256 } as const;
 function relayRoomDisconnects(app: express.Express, peerServer: ReturnType<typeof ExpressPeerServer>): void {
   const watchers = new Map<string, Set<express.Response>>();
+  const perAddress = new PerAddress(WATCH_LIMITS.perAddress);
+  let total = 0;
   peerServer.on('disconnect', (client: { getId(): string }) => {
     const id = client.getId();
-    const m = /^pooled-([0-9a-f]{32})-/.exec(id);
-    for (const res of (m && watchers.get(m[1]!)) || []) res.write(`event: disconnect\ndata: ${id}\n\n`);
+    // Ids are checked when they connect (signal-guard.ts); checked again here, whole, before one is
+    // written into an event stream, where a newline would start a forged event.
+    const m = /^pooled-([0-9a-f]{32})-[0-9a-z]{1,64}$/.exec(id);
+    if (!m || !PEER_ID.test(id)) return;
+    for (const res of watchers.get(m[1]!) ?? []) res.write(`event: disconnect\ndata: ${id}\n\n`);
   });
   app.get(`${ROOM_EVENTS_PATH}/:roomId`, (req, res) => {
     const roomId = req.params.roomId ?? '';
-    if (!/^[0-9a-f]{32}$/.test(roomId)) { res.status(400).send('room id must be 32 hex digits'); return; }
+    if (!/^[0-9a-f]{32}$/.test(roomId)) { res.status(400).type('text/plain').send('room id must be 32 hex digits'); return; }
+    const set = watchers.get(roomId) ?? new Set();
+    const release = set.size < WATCH_LIMITS.perRoom && total < WATCH_LIMITS.total ? perAddress.take(remoteAddress(req)) : null;
+    if (!release) { res.status(429).type('text/plain').send('too many watchers'); return; }
+    total++;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
     res.write(': watching\n\n');
-    const set = watchers.get(roomId) ?? new Set();
     watchers.set(roomId, set);
     set.add(res);
-    req.on('close', () => { set.delete(res); if (set.size === 0) watchers.delete(roomId); });
+    req.on('close', () => {
+      total--;
+      release();
+      set.delete(res);
+      if (set.size === 0 && watchers.get(roomId) === set) watchers.delete(roomId);
+    });
   });
+}
+
+/** Error pages with the status and a word, never a stack trace or a path (Express's default shows both outside production). */
+function quietErrors(err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction): void {
+  if (res.headersSent) { next(err); return; }
+  const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string };
+  const status = Number(e.status ?? e.statusCode);
+  const code = Number.isInteger(status) && status >= 400 && status < 600 ? status : 500;
+  res.status(code).type('text/plain').send(http.STATUS_CODES[code] ?? 'Error');
 }
 
 export interface DeployConfigOut { signalUrl?: string; iceServers?: unknown[]; runJs?: boolean }

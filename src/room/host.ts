@@ -189,10 +189,19 @@ export class RoomHost {
     return out;
   }
 
-  /** The signaling server saw this guest's connection drop (relayed by the server). */
-  signalingDisconnect(deviceId: string): void {
+  /**
+   * The signaling server saw this guest's connection drop (relayed by the server). A hint, not proof:
+   * its data channel may be fine (a signaling blip, or a forged event), so the guest is dropped only if
+   * its channel is closed or it does not answer a heartbeat within `probeMs` (a closed tab never does).
+   */
+  signalingDisconnect(deviceId: string, probeMs = Math.min(750, this.opts.lossTimeoutMs ?? 1250)): void {
     const d = this.devices.get(deviceId);
-    if (d && d.id !== HOST_ID) this.lose(d, 'its signaling connection closed');
+    if (!d || d.id === HOST_ID) return;
+    if (!d.channel?.isOpen()) { this.lose(d, 'its signaling connection closed'); return; }
+    const sentAt = performance.now() + Math.random() * 1e-6; // a key no other ping uses
+    const timer = setTimeout(() => { this.pings.delete(sentAt); this.lose(d, 'its signaling connection closed and it stopped answering'); }, probeMs);
+    this.pings.set(sentAt, () => { clearTimeout(timer); this.pings.delete(sentAt); });
+    d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt });
   }
 
   /** A guest misbehaved (stalled, sent non-finite activations): it is told why, dropped, and the room re-deals. */

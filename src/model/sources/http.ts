@@ -232,7 +232,15 @@ export class HttpModelSource implements ModelSource {
         }
         out.set(keep === value.byteLength ? value : value.subarray(0, keep), got);
         got += keep;
-        if (limit.take !== undefined && got >= limit.take) break; // what we asked for: the rest is not ours to read
+        if (limit.take !== undefined && got >= limit.take) {
+          // What we asked for. An honest server ends the body here; one that pads it is cut off (the
+          // wait is bounded, so a server that stalls after the bytes cannot hold the read either).
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const next = await Promise.race([reader.read(), new Promise<null>((r) => { timer = setTimeout(() => r(null), 1000); })]);
+          clearTimeout(timer);
+          if (next && !next.done && next.value.byteLength === 0) continue;
+          break;
+        }
       }
     } catch (e) {
       if (e instanceof FileTooLongError) throw e;

@@ -334,3 +334,31 @@ test('item 12: an honest guest never asks for more than 4 reads at once, however
   expect(bytes.length).toBe(6 * READ_SLICE + 5);
   expect(most).toBe(4);
 });
+
+describe('item 13: a relayed signaling disconnect', () => {
+  test('item 13: for a guest that still answers, it drops nobody (a forged or passing event)', async () => {
+    room = await makeRoom(files);
+    room.addGuest('alive001');
+    await until(() => room!.host.deviceList().length === 2, 'the hello');
+    const left: string[] = [];
+    room.host.on((e) => { if (e.type === 'left') left.push(e.device.id); });
+    room.host.signalingDisconnect('alive001');
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(left).toEqual([]);
+    expect(room.host.deviceList().map((d) => d.id)).toEqual(['host', 'alive001']);
+  });
+
+  test('item 13: for a guest that is really gone, it is acted on within the probe (well before heartbeats would)', async () => {
+    room = await makeRoom(files, { lossTimeoutMs: 10_000 }); // so only the relay can catch it quickly
+    room.addGuest('gone0001');
+    await until(() => room!.host.deviceList().length === 2, 'the hello');
+    const left: string[] = [];
+    room.host.on((e) => { if (e.type === 'left') left.push(`${e.device.id}: ${e.why}`); });
+    room.links[0]![1].vanish();
+    const t0 = performance.now();
+    room.host.signalingDisconnect('gone0001');
+    await until(() => left.length === 1, 'the loss', 3000);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(left).toEqual(['gone0001: its signaling connection closed and it stopped answering']);
+  });
+});
