@@ -13,10 +13,10 @@ beforeAll(async () => {
   context = await newDeviceContext(env.browser, { width: 900, height: 700 });
 });
 
-/** The preview iframe's frame (an out-of-process sandboxed frame) once its page has content. */
+/** The preview's sandboxed frame (out of process, inside its shell: src/preview/frame-shell.ts) once it is there. */
 async function previewFrame(page: Page): Promise<Frame> {
-  await expect.poll(() => page.frames().length, { timeout: 10_000 }).toBeGreaterThan(1);
-  return page.frames().find((f) => f !== page.mainFrame())!;
+  await expect.poll(() => page.frames().filter((f) => f.url() === 'about:srcdoc').length, { timeout: 10_000 }).toBeGreaterThan(0);
+  return page.frames().find((f) => f.url() === 'about:srcdoc')!;
 }
 
 const APP = {

@@ -2,8 +2,11 @@
 // data: it is checked field by field here and only ever shown as text.
 import type { PreviewLogLine } from './types.ts';
 
+export interface FrameLogLine { level: PreviewLogLine['level']; source: PreviewLogLine['source']; text: string; run: number }
+
 export type FrameMessage =
-  | { t: 'log'; level: PreviewLogLine['level']; source: PreviewLogLine['source']; text: string; run: number }
+  /** A batch of console lines, and how many the frame dropped since the last batch (a flood). */
+  | { t: 'logs'; lines: FrameLogLine[]; dropped: number }
   | { t: 'loaded' }
   | { t: 'fetch'; id: number; path: string }
   | { t: 'navigate'; path: string }
@@ -14,6 +17,8 @@ export type FrameMessage =
 const LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 const SOURCES = new Set(['console', 'error', 'rejection', 'network']); // 'system' lines come from the host only
 const MAX_TEXT = 8_000;
+/** The frame sends at most 200 lines a batch. */
+export const MAX_BATCH = 500;
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_TEXT;
@@ -22,7 +27,7 @@ export function isFrameMessage(m: unknown): m is FrameMessage {
   if (!m || typeof m !== 'object') return false;
   const o = m as Record<string, unknown>;
   switch (o.t) {
-    case 'log': return LEVELS.has(o.level as string) && SOURCES.has(o.source as string) && isText(o.text) && isInt(o.run);
+    case 'logs': return Array.isArray(o.lines) && o.lines.length <= MAX_BATCH && o.lines.every(isLogLine) && isInt(o.dropped);
     case 'loaded': return true;
     case 'fetch': return isInt(o.id) && isText(o.path);
     case 'pong': return isInt(o.id);
@@ -31,4 +36,10 @@ export function isFrameMessage(m: unknown): m is FrameMessage {
     case 'run-done': return isInt(o.run) && typeof o.ok === 'boolean' && (o.error === undefined || isText(o.error));
     default: return false;
   }
+}
+
+function isLogLine(l: unknown): l is FrameLogLine {
+  if (!l || typeof l !== 'object') return false;
+  const o = l as Record<string, unknown>;
+  return LEVELS.has(o.level as string) && SOURCES.has(o.source as string) && isText(o.text) && isInt(o.run);
 }

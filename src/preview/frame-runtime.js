@@ -1,5 +1,5 @@
 // Runs first inside every preview iframe (sandbox="allow-scripts": an opaque origin, its own process).
-// Imported as text (?raw) by host.ts and inlined into the frame's srcdoc after the JSON manifest, so it
+// Imported as text (?raw) by host.ts and inlined into the frame's document after the JSON manifest, so it
 // runs synchronously while the frame's HTML is still being parsed. It:
 //  1. reads the manifest (every file of the served folder, specifiers already rewritten to virtual URLs
 //     http://pooled-preview.invalid:P/…) and makes a blob: URL per file; an import map sends each virtual
@@ -9,10 +9,34 @@
 //  3. rewrites the page's HTML (src/href, inline url()) to the blob URLs and document.write()s it in,
 //     which keeps this realm (patches and listeners stay) and lets classic scripts run in order;
 //  4. runs run_js modules on request, next to the page.
+// The page shares this realm and may be hostile: every builtin the bridge relies on is captured before
+// any page script runs and only ever called through Reflect.apply, the port is never reachable from the
+// page (its delivery is stopped before any listener of the page sees it), and the console is batched and
+// rate-limited so a flood cannot drown the host.
 // Plain JS on purpose: it is shipped as source text, never bundled. __POOLED_TOKEN__ is replaced by the host.
 (() => {
   'use strict';
+  // ---- builtins, captured before the page can replace them ------------------------------------------
+  const apply = Reflect.apply;
+  const define = Reflect.defineProperty; // never runs a setter the page put on a prototype
+  const makeUrl = URL.createObjectURL;
+  const BlobOf = Blob;
+  const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+  const portPost = MessagePort.prototype.postMessage;
+  const portStart = MessagePort.prototype.start;
+  const portClose = MessagePort.prototype.close;
+  const listen = EventTarget.prototype.addEventListener;
+  const stopNow = Event.prototype.stopImmediatePropagation;
+  const dataOf = getter(MessageEvent.prototype, 'data');
+  const sourceOf = getter(MessageEvent.prototype, 'source');
+  const portsOf = getter(MessageEvent.prototype, 'ports');
+  const then = Promise.prototype.then;
+  const timer = setTimeout;
+  const now = performance.now.bind(performance);
+  const host = parent.parent; // the host's window, above the shell (frame-shell.ts); the page can replace window.parent, not this
+
   const TOKEN = '__POOLED_TOKEN__';
+  document.currentScript.remove(); // the token is not left in the page's DOM
   const manifestEl = document.getElementById('__pooled_manifest');
   const M = JSON.parse(manifestEl.textContent);
   manifestEl.remove();
@@ -20,9 +44,16 @@
   const MAX_TEXT = 4000;
 
   // ---- bridge to the host -------------------------------------------------------------------------
+  // Outgoing messages wait here (a null-prototype list: no accessor of the page's on Array.prototype
+  // can see them) until the port arrives, then go out in order.
   let port = null;
-  const queue = [];
-  const send = (msg) => (port ? port.postMessage(msg) : queue.push(msg));
+  const queue = Object.create(null);
+  let queued = 0;
+  const post = (msg) => apply(portPost, port, [msg]);
+  const send = (msg) => {
+    if (msg.t !== 'logs') flushLogs(); // a run's output arrives before its end
+    if (port) post(msg); else queue[queued++] = msg;
+  };
   const waiters = new Map();
   let nextId = 1;
   const request = (msg) => new Promise((resolve) => {
@@ -30,14 +61,30 @@
     waiters.set(id, resolve);
     send({ ...msg, id });
   });
-  addEventListener('message', function onPort(e) {
-    if (e.source !== parent || !e.data || e.data.t !== 'pv-port' || e.data.token !== TOKEN || !e.ports[0]) return;
-    removeEventListener('message', onPort);
-    port = e.ports[0];
-    port.onmessage = onHostMessage;
-    for (const m of queue.splice(0)) port.postMessage(m);
-  });
-  parent.postMessage({ t: 'pv-hello', token: TOKEN }, '*');
+  // Capture phase on the window and registered first: this listener sees the host's port before any
+  // listener of the page, and stops the event there. It stays, so a reload or a second hello (the page
+  // may say one itself) hands the new port to the bridge, never to the page.
+  apply(listen, window, ['message', (e) => {
+    const data = apply(dataOf, e, []);
+    if (apply(sourceOf, e, []) !== host || !data || data.t !== 'pv-port' || data.token !== TOKEN) return;
+    apply(stopNow, e, []);
+    const next = apply(portsOf, e, [])[0];
+    if (!next) return;
+    if (port) apply(portClose, port, []);
+    port = next;
+    apply(listen, port, ['message', onHostMessage]);
+    apply(portStart, port, []);
+    for (let i = 0; i < queued; i++) post(queue[i]);
+    queued = 0;
+  }, true]);
+  // Hello until a port comes (a host busy or rate-limiting hellos answers a later one).
+  let hellos = 0;
+  const hello = () => {
+    if (port || hellos++ >= 20) return;
+    host.postMessage({ t: 'pv-hello', token: TOKEN }, '*');
+    timer(hello, 500);
+  };
+  hello();
 
   // ---- virtual URLs <-> files <-> blob URLs --------------------------------------------------------
   const virtualUrl = (path) => ORIGIN + '/' + path.split('/').map(encodeURIComponent).join('/');
@@ -111,16 +158,48 @@
       }) ?? String(v);
     } catch { return Object.prototype.toString.call(v); }
   };
-  const log = (level, source, text) => {
+  // Console lines go out in batches (one message per LOG_FLUSH_MS or LOG_BATCH lines) and at most
+  // LOG_PER_SECOND a second after a burst of LOG_BURST; the rest are counted and reported as dropped.
+  const LOG_BURST = 1000, LOG_PER_SECOND = 500, LOG_BATCH = 200, LOG_FLUSH_MS = 50;
+  let logBudget = LOG_BURST, logRefilledAt = now(), dropped = 0;
+  let batch = Object.create(null), batched = 0, flushing = false;
+  function flushLogs() {
+    if (batched === 0 && dropped === 0) return;
+    const lines = [];
+    for (let i = 0; i < batched; i++) define(lines, i, { value: batch[i], writable: true, enumerable: true, configurable: true });
+    const msg = { t: 'logs', lines, dropped };
+    batch = Object.create(null); batched = 0; dropped = 0;
+    if (port) post(msg); else queue[queued++] = msg;
+  }
+  const scheduleFlush = () => {
+    if (flushing) return;
+    flushing = true;
+    timer(() => { flushing = false; flushLogs(); }, LOG_FLUSH_MS);
+  };
+  /** Spends one line of the budget; false (counted as dropped) when a flood used it up. */
+  const takeLine = () => {
+    const t = now();
+    logBudget = Math.min(LOG_BURST, logBudget + ((t - logRefilledAt) / 1000) * LOG_PER_SECOND);
+    logRefilledAt = t;
+    if (logBudget < 1) { dropped++; scheduleFlush(); return false; }
+    logBudget--;
+    return true;
+  };
+  const addLine = (level, source, text) => {
     text = withPaths(String(text));
     if (text.length > MAX_TEXT) text = text.slice(0, MAX_TEXT) + '…';
-    send({ t: 'log', level, source, text, run: currentRun });
+    batch[batched++] = { level, source, text, run: currentRun };
+    if (batched >= LOG_BATCH) flushLogs(); else scheduleFlush();
   };
+  const log = (level, source, text) => { if (takeLine()) addLine(level, source, text); };
+  // The budget is spent before the arguments are formatted, so a flood of dropped lines costs little; a
+  // dropped line skips the browser's own console too (each line there is work for devtools, or a driver).
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
     const original = console[level];
     console[level] = function (...args) {
-      try { log(level, 'console', args.map((a) => show(a)).join(' ')); } catch { /* never break the page */ }
-      return original.apply(this, args);
+      if (!takeLine()) return undefined;
+      try { addLine(level, 'console', args.map((a) => show(a)).join(' ')); } catch { /* never break the page */ }
+      return apply(original, this, args);
     };
   }
   const originalAssert = console.assert;
@@ -242,7 +321,7 @@
 
   // ---- run_js --------------------------------------------------------------------------------------
   function onHostMessage(e) {
-    const m = e.data;
+    const m = apply(dataOf, e, []);
     if (!m || typeof m !== 'object') return;
     if (m.t === 'reply' && waiters.has(m.id)) {
       const resolve = waiters.get(m.id);
@@ -251,18 +330,20 @@
     } else if (m.t === 'ping') {
       send({ t: 'pong', id: m.id });
     } else if (m.t === 'run' && typeof m.code === 'string') {
-      const url = URL.createObjectURL(new Blob([m.code], { type: 'text/javascript' }));
+      const url = apply(makeUrl, URL, [new BlobOf([m.code], { type: 'text/javascript' })]);
       blobToPath.set(url, 'run_js');
       currentRun = m.run;
       send({ t: 'run-start', run: m.run });
-      import(url).then(
+      // import() is syntax and `then` is the one captured above: the page cannot turn a failure into success.
+      apply(then, import(url), [
         () => { currentRun = 0; send({ t: 'run-done', run: m.run, ok: true }); },
         (err) => {
           currentRun = 0;
-          const text = err instanceof Error ? `${err.name}: ${err.message}` : show(err);
-          send({ t: 'run-done', run: m.run, ok: false, error: withPaths(text) });
+          let text;
+          try { text = err instanceof Error ? `${err.name}: ${err.message}` : show(err); } catch { text = 'an error that cannot be shown'; }
+          send({ t: 'run-done', run: m.run, ok: false, error: withPaths(String(text)) });
         },
-      );
+      ]);
     }
   }
 

@@ -4,8 +4,9 @@ import type { ProjectFiles } from '../agent/files/types.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { buildManifest, type Transpile } from './manifest.ts';
 import { mimeType } from './mime.ts';
-import { isFrameMessage, type FrameMessage } from './frame-protocol.ts';
+import { isFrameMessage, type FrameLogLine, type FrameMessage } from './frame-protocol.ts';
 import { frameSrcdoc } from './srcdoc.ts';
+import { PreviewFrame } from './frame-shell.ts';
 import { rewriteSpecifiers } from './js-imports.ts';
 import { findScript } from './manifest.ts';
 import { splitServeTarget } from './serve-target.ts';
@@ -24,9 +25,17 @@ export interface PreviewHostOptions {
 }
 
 interface Page extends ServedPage {
-  iframe: HTMLIFrameElement;
+  /** The sandboxed frame running the page, in its shell (frame-shell.ts). */
+  view: PreviewFrame;
   token: string;
   channel?: MessagePort;
+  attachedAt: number;
+  /** Console lines the frame or the host dropped and not yet reported; when they last were. */
+  dropped: number;
+  droppedReportedAt: number;
+  /** The host's own cap on lines from this page (the frame has one too): a token bucket. */
+  budget: number;
+  budgetAt: number;
   connected: Promise<void>;
   onConnected: () => void;
   onLoaded: () => void;
@@ -39,6 +48,11 @@ interface Page extends ServedPage {
 
 /** How long a frame may take to answer a ping before the sandbox counts as stuck. */
 const PING_MS = 500;
+/** A frame that says hello again (a reload) gets a new channel, at most this often. */
+const REATTACH_MS = 250;
+/** Console lines a page may add per second after a burst (the frame itself sends at most 500/s). */
+const LINES_BURST = 2_000;
+const LINES_PER_SECOND = 1_000;
 
 export class PreviewHost implements PreviewApi {
   /** Holds the frames; the preview pane shows it. Frames reload when it moves in the DOM. */
@@ -71,7 +85,7 @@ export class PreviewHost implements PreviewApi {
   select(port: number): void {
     if (!this.pages.has(port)) throw new PreviewError(`nothing is served on :${port}`);
     this.lastPort = port;
-    for (const p of this.pages.values()) p.iframe.style.visibility = p.port === port ? 'visible' : 'hidden';
+    for (const p of this.pages.values()) p.view.shell.style.visibility = p.port === port ? 'visible' : 'hidden';
     this.emit();
   }
 
@@ -144,7 +158,7 @@ export class PreviewHost implements PreviewApi {
   /** Removes every frame (their processes go with them) and stops listening. */
   dispose(): void {
     window.removeEventListener('message', this.onWindowMessage);
-    for (const p of this.pages.values()) p.iframe.remove();
+    for (const p of this.pages.values()) removeFrame(p);
     this.pages.clear();
   }
 
@@ -157,7 +171,7 @@ export class PreviewHost implements PreviewApi {
    */
   private async recycle(dropUnloaded = false): Promise<void> {
     const pages = [...this.pages.values()];
-    for (const p of pages) p.iframe.remove();
+    for (const p of pages) removeFrame(p);
     for (const p of pages) {
       if (dropUnloaded && !p.didLoad) {
         // Most likely the one looping: serving it again would stall the fresh process too.
@@ -201,21 +215,20 @@ export class PreviewHost implements PreviewApi {
   private async open(spec: ServedPage, reload: boolean, waitMs = this.opts.loadWaitMs ?? PREVIEW_LIMITS.loadWaitMs): Promise<boolean> {
     const manifest = await buildManifest({ files: this.opts.files, folder: spec.folder, page: spec.page, port: spec.port, transpile: this.opts.transpile });
     const old = this.pages.get(spec.port);
-    old?.iframe.remove(); // drops its process, even one stuck in a loop
+    if (old) removeFrame(old); // drops its process, even one stuck in a loop
     if (reload) this.push(spec.port, 'info', 'system', `— reloaded :${spec.port}/ —`);
     const token = crypto.randomUUID();
-    const iframe = document.createElement('iframe');
-    iframe.setAttribute('sandbox', 'allow-scripts');
-    iframe.setAttribute('title', `Preview of :${spec.port}/`);
-    iframe.style.cssText = 'position:absolute;inset:0;width:100%;height:100%;border:0;background:#fff;';
     let onConnected!: () => void;
     const connected = new Promise<void>((r) => (onConnected = r));
     let onLoaded!: () => void;
     const loaded = new Promise<void>((r) => (onLoaded = r));
-    const page: Page = { port: spec.port, folder: spec.folder, page: spec.page, iframe, token, connected, onConnected, loaded, onLoaded, runs: new Map(), pongs: new Map(), didLoad: false };
+    // In a shell whose base is the virtual origin: the frame never learns this page's address (frame-shell.ts).
+    const view = new PreviewFrame(this.element, spec.port, frameSrcdoc(manifest, token), `Preview of :${spec.port}/`);
+    const page: Page = {
+      port: spec.port, folder: spec.folder, page: spec.page, view, token, connected, onConnected, loaded, onLoaded,
+      runs: new Map(), pongs: new Map(), didLoad: false, attachedAt: 0, dropped: 0, droppedReportedAt: 0, budget: LINES_BURST, budgetAt: performance.now(),
+    };
     this.pages.set(spec.port, page);
-    iframe.srcdoc = frameSrcdoc(manifest, token);
-    this.element.append(iframe);
     this.select(spec.port);
     if (waitMs <= 0) return false;
     const ok = await Promise.race([loaded.then(() => true), sleep(waitMs).then(() => false)]);
@@ -223,12 +236,25 @@ export class PreviewHost implements PreviewApi {
     return ok;
   }
 
-  /** Only the hello of one of our own frames (checked by source and token) gets a channel. */
+  /**
+   * Only the hello of one of our own frames (checked by source and token) gets a channel. A second hello
+   * from the same frame is its page reloading itself (location.reload()): it gets a fresh channel (at
+   * most every REATTACH_MS; the frame says hello until answered), and the old one is closed.
+   */
   private acceptHello(e: MessageEvent): void {
     const data = e.data as { t?: unknown; token?: unknown } | null;
     if (!data || data.t !== 'pv-hello') return;
-    const page = [...this.pages.values()].find((p) => p.iframe.contentWindow === e.source && p.token === data.token);
-    if (!page || page.channel) return;
+    const page = [...this.pages.values()].find((p) => p.view.owns(e.source) && p.token === data.token);
+    if (!page) return;
+    const now = performance.now();
+    if (page.channel) {
+      if (now - page.attachedAt < REATTACH_MS) return;
+      page.channel.close();
+      page.didLoad = false;
+      page.loaded = new Promise<void>((r) => (page.onLoaded = r));
+      this.push(page.port, 'info', 'system', `— the page reloaded itself (:${page.port}/) —`);
+    }
+    page.attachedAt = now;
     const channel = new MessageChannel();
     page.channel = channel.port1;
     channel.port1.onmessage = (m) => this.onFrameMessage(page, m.data);
@@ -239,9 +265,8 @@ export class PreviewHost implements PreviewApi {
   private onFrameMessage(page: Page, data: unknown): void {
     if (this.pages.get(page.port) !== page || !isFrameMessage(data)) return; // a removed frame or junk
     switch (data.t) {
-      case 'log':
-        this.push(page.port, data.level, data.source, data.text);
-        if (data.run) this.runOutput.get(data.run)?.push(data.level === 'log' ? data.text : `[${data.level}] ${data.text}`);
+      case 'logs':
+        this.takeLines(page, data.lines, data.dropped);
         break;
       case 'loaded':
         page.didLoad = true;
@@ -294,6 +319,26 @@ export class PreviewHost implements PreviewApi {
     });
   }
 
+  /** A batch of console lines: kept within the page's budget, drops reported at most once a second. */
+  private takeLines(page: Page, lines: FrameLogLine[], droppedByFrame: number): void {
+    const now = performance.now();
+    page.budget = Math.min(LINES_BURST, page.budget + ((now - page.budgetAt) / 1000) * LINES_PER_SECOND);
+    page.budgetAt = now;
+    page.dropped += droppedByFrame;
+    for (const l of lines) {
+      if (page.budget < 1) { page.dropped++; continue; }
+      page.budget--;
+      this.log.push({ port: page.port, level: l.level, source: l.source, text: l.text });
+      if (l.run) this.runOutput.get(l.run)?.push(l.level === 'log' ? l.text : `[${l.level}] ${l.text}`);
+    }
+    if (page.dropped > 0 && now - page.droppedReportedAt >= 1000) {
+      this.log.push({ port: page.port, level: 'warn', source: 'system', text: `${page.dropped} console lines dropped: the page is flooding its console` });
+      page.dropped = 0;
+      page.droppedReportedAt = now;
+    }
+    this.emit();
+  }
+
   private push(port: number, level: PreviewLogLine['level'], source: PreviewLogLine['source'], text: string): void {
     this.log.push({ port, level, source, text });
     this.emit();
@@ -306,4 +351,10 @@ export class PreviewHost implements PreviewApi {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Takes a page's frame out (its process goes with it once no frame is left in it) and frees its document. */
+function removeFrame(page: Page): void {
+  page.view.remove();
+  page.channel?.close();
 }

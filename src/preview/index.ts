@@ -1,7 +1,7 @@
 // src/preview — the agent's preview: serve a project folder as a static site, read its console, run_js.
 //
 // DESIGN DECISION (how a sandboxed page sees the project's files, tested in Chromium 156):
-// * Each served port is an <iframe sandbox="allow-scripts" srcdoc=…>: an opaque origin, so the page can
+// * Each served port is an <iframe sandbox="allow-scripts" srcdoc=…> (in a shell, below): an opaque origin, so the page can
 //   never read the app's IndexedDB, localStorage, cookies or DOM (e2e/preview.test.ts tries each).
 //   Chromium puts sandboxed frames in their own renderer process (IsolateSandboxedIframes), so an endless
 //   loop in the page does not freeze the host tab. That process is shared by ALL our sandboxed frames (one
@@ -20,8 +20,18 @@
 //   (same realm: its console/error hooks stay; classic scripts run in order; DOMContentLoaded fires).
 //   fetch() of project files goes live to the host over a MessageChannel (so it sees current files).
 //   TypeScript/JSX go through esbuild-wasm (esbuild.ts, loaded only when such a file is served).
+// * The frame sits in a shell (frame-shell.ts): an about:blank iframe of the app's origin whose only
+//   content is <base href="http://pooled-preview.invalid:P/">. A srcdoc document falls back to its
+//   container's base URL, so without the shell a page that removes its <base> reads the app's full
+//   address (the room id is in it) from document.baseURI. srcdoc, not blob:, so location.reload() works.
 // * The bridge: the frame says hello with a per-frame token; the host answers only a hello whose source
 //   is that frame's own contentWindow, with a MessagePort; every later message is checked field by field.
+//   A second hello from the same frame (its page reloaded itself) gets a fresh channel. The page shares
+//   the runtime's realm and may be hostile: the runtime captures every builtin the bridge uses before
+//   any page script runs, and takes the port out of the message event before the page's listeners run.
+// * A flood: the runtime batches console lines (one message per 50 ms) and sends at most 500 a second
+//   after a burst of 1,000, counting the rest; the host keeps a ring of 2,000 lines per port, caps each
+//   page at 1,000 lines a second, says how many were dropped, and the pane redraws once per frame.
 export { PreviewHost, type PreviewHostOptions } from './host.ts';
 export { createPreviewTools, formatLogs, formatRun, formatServe } from './tools.ts';
 export * from './types.ts';

@@ -1,16 +1,44 @@
-// The console of every served page in one list. seq numbers are the cursor the agent passes back.
+// The console of every served page, one ring buffer per port: a page flooding its console overwrites
+// only its own oldest lines (in O(1) a line, never a splice), and other ports keep theirs. seq numbers
+// are global and only grow: they are the cursor the agent passes back.
 import { PREVIEW_LIMITS, type LogsResult, type PreviewLogLine } from './types.ts';
 
+/** A fixed-size ring of lines, oldest first; seq grows along it, so a cursor is found by binary search. */
+class Ring {
+  private readonly slots: (PreviewLogLine | undefined)[];
+  private start = 0;
+  count = 0;
+  constructor(readonly capacity: number) {
+    this.slots = new Array<PreviewLogLine | undefined>(capacity);
+  }
+  push(line: PreviewLogLine): void {
+    if (this.count < this.capacity) { this.slots[(this.start + this.count) % this.capacity] = line; this.count++; return; }
+    this.slots[this.start] = line; // overwrite the oldest
+    this.start = (this.start + 1) % this.capacity;
+  }
+  private at(i: number): PreviewLogLine { return this.slots[(this.start + i) % this.capacity]!; }
+  /** Lines with seq >= from, oldest first. */
+  since(from: number): PreviewLogLine[] {
+    let lo = 0, hi = this.count;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (this.at(mid).seq < from) lo = mid + 1; else hi = mid; }
+    const out: PreviewLogLine[] = [];
+    for (let i = lo; i < this.count; i++) out.push(this.at(i));
+    return out;
+  }
+}
+
 export class LogBuffer {
-  private lines: PreviewLogLine[] = [];
+  private readonly rings = new Map<number, Ring>();
   private nextSeq = 1;
 
+  /** keep: the most lines kept per port. */
   constructor(private readonly keep: number = PREVIEW_LIMITS.keptLogLines) {}
 
   push(line: Omit<PreviewLogLine, 'seq'>): PreviewLogLine {
     const full = { ...line, seq: this.nextSeq++ };
-    this.lines.push(full);
-    if (this.lines.length > this.keep) this.lines.splice(0, this.lines.length - this.keep);
+    let ring = this.rings.get(line.port);
+    if (!ring) { ring = new Ring(this.keep); this.rings.set(line.port, ring); }
+    ring.push(full);
     return full;
   }
 
@@ -19,9 +47,19 @@ export class LogBuffer {
     return this.nextSeq;
   }
 
+  /** Lines kept, all ports together. */
+  get size(): number {
+    let n = 0;
+    for (const r of this.rings.values()) n += r.count;
+    return n;
+  }
+
   /** Lines with seq >= from, oldest first (no caps). */
   since(from: number, port?: number): PreviewLogLine[] {
-    return this.lines.filter((l) => l.seq >= from && (port === undefined || l.port === port));
+    if (port !== undefined) return this.rings.get(port)?.since(from) ?? [];
+    const all: PreviewLogLine[] = [];
+    for (const r of this.rings.values()) all.push(...r.since(from));
+    return this.rings.size > 1 ? all.sort((a, b) => a.seq - b.seq) : all;
   }
 
   /**

@@ -16,6 +16,7 @@ export class PreviewPane extends LitElement {
   @state() private clearedAt = 0;
   private unsubscribe?: () => void;
   private placed?: PreviewHost;
+  private refreshQueued = false;
 
   static override styles = css`
     :host { display: block; min-height: 16rem; color: #e8eef4; background: #151d25; font: 13px/1.4 system-ui, sans-serif; }
@@ -49,8 +50,18 @@ export class PreviewPane extends LitElement {
     const slot = this.renderRoot.querySelector('.frames');
     if (!this.preview || !slot) return;
     slot.append(this.preview.element);
-    this.unsubscribe = this.preview.onChange(() => void this.refresh());
+    this.unsubscribe = this.preview.onChange(() => this.queueRefresh());
     void this.refresh();
+  }
+
+  /** At most one refresh per animation frame, however many lines arrive (a page may flood its console). */
+  private queueRefresh(): void {
+    if (this.refreshQueued) return;
+    this.refreshQueued = true;
+    requestAnimationFrame(() => {
+      this.refreshQueued = false;
+      void this.refresh();
+    });
   }
 
   private async refresh(): Promise<void> {

@@ -3,7 +3,8 @@ import { isFrameMessage } from '../../../src/preview/frame-protocol.ts';
 
 test('well-formed frame messages pass', () => {
   for (const m of [
-    { t: 'log', level: 'warn', source: 'console', text: 'hi', run: 0 },
+    { t: 'logs', lines: [{ level: 'warn', source: 'console', text: 'hi', run: 0 }], dropped: 0 },
+    { t: 'logs', lines: [], dropped: 12 },
     { t: 'loaded' },
     { t: 'fetch', id: 3, path: 'data.json' },
     { t: 'navigate', path: 'about.html' },
@@ -15,10 +16,17 @@ test('well-formed frame messages pass', () => {
 test('junk and forgeries are refused: unknown kinds, host-only sources, wrong types, oversize text', () => {
   for (const m of [
     null, 'log', 42, [], {}, { t: 'eval', code: 'x' },
-    { t: 'log', level: 'fatal', source: 'console', text: 'x', run: 0 },
-    { t: 'log', level: 'log', source: 'system', text: 'pretend to be the host', run: 0 },
-    { t: 'log', level: 'log', source: 'console', text: { toString: 'x' }, run: 0 },
-    { t: 'log', level: 'log', source: 'console', text: 'x'.repeat(8_001), run: 0 },
+    { t: 'log', level: 'log', source: 'console', text: 'the old single-line message', run: 0 },
+    ...[
+      { level: 'fatal', source: 'console', text: 'x', run: 0 },
+      { level: 'log', source: 'system', text: 'pretend to be the host', run: 0 },
+      { level: 'log', source: 'console', text: { toString: 'x' }, run: 0 },
+      { level: 'log', source: 'console', text: 'x'.repeat(8_001), run: 0 },
+      null,
+    ].map((line) => ({ t: 'logs', lines: [line], dropped: 0 })),
+    { t: 'logs', lines: Array.from({ length: 501 }, () => ({ level: 'log', source: 'console', text: 'x', run: 0 })), dropped: 0 },
+    { t: 'logs', lines: [], dropped: -1 },
+    { t: 'logs', lines: 'x', dropped: 0 },
     { t: 'fetch', id: -1, path: 'a' },
     { t: 'fetch', id: 1.5, path: 'a' },
     { t: 'run-done', run: 1, ok: 'yes' },

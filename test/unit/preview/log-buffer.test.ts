@@ -44,3 +44,16 @@ test('keeps a bounded history; seq keeps growing', () => {
   expect(b.since(0).map((l) => l.text)).toEqual(['l7', 'l8', 'l9', 'l10', 'l11']);
   expect(b.cursor).toBe(13);
 });
+
+test('item 3: a flooding port overwrites only its own oldest lines (a ring per port); other ports keep theirs', () => {
+  const b = new LogBuffer(100);
+  b.push({ port: 5174, level: 'log', source: 'console', text: 'quiet page' });
+  for (let i = 0; i < 100_000; i++) push(b, `flood ${i}`);
+  expect(b.size).toBe(101);
+  expect(b.since(0, 5174).map((l) => l.text)).toEqual(['quiet page']);
+  expect(b.since(0, 5173).at(0)!.text).toBe('flood 99900');
+  const all = b.since(0);
+  expect(all[0]!.text).toBe('quiet page');                  // merged by seq across ports
+  expect(all.at(-1)!.text).toBe('flood 99999');
+  expect(b.since(b.cursor - 3).map((l) => l.text)).toEqual(['flood 99997', 'flood 99998', 'flood 99999']);
+});
