@@ -97,6 +97,10 @@ export class MemorySessionStore implements SessionStore {
   putRaw(projectId: string, value: unknown): void {
     this.sessions.set(projectId, JSON.stringify(value));
   }
+  /** Stores text as it is, JSON or not. */
+  putRawText(projectId: string, text: string): void {
+    this.sessions.set(projectId, text);
+  }
 }
 
 interface SessionSchema extends DBSchema {

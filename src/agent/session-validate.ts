@@ -59,7 +59,9 @@ function checkSegment(v: unknown, at: string): void {
   checkTokens(s.tokens, `${at}.tokens`);
   if (s.kind === 'results') {
     count(s, 'step', at);
-    list(s.calls, `${at}.calls`).forEach((c, i) => {
+    const calls = list(s.calls, `${at}.calls`);
+    if (calls.length === 0) fail(`${at}.calls`, calls, 'at least one call (a tool-result turn answers calls)');
+    calls.forEach((c, i) => {
       const cat = `${at}.calls[${i}]`;
       const call = record(c, cat);
       text(call, 'name', cat);

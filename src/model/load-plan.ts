@@ -3,7 +3,7 @@
 // assembler. Formats prepare a PreparedLoad from headers only (load-weights.ts for safetensors and MLC,
 // formats/gguf/gguf-load.ts for GGUF), so planning costs no weight bytes.
 
-import { ChecksumError, FileTooLongError, ShardSizeError, TruncatedFileError } from './errors.ts';
+import { ChecksumError, ConfigError, FileTooLongError, ShardSizeError, TruncatedFileError } from './errors.ts';
 import type { WholeFile } from './formats/catalogue.ts';
 import { md5Hex } from './formats/md5.ts';
 import type { LoadProgress, ModelConfig, ModelSource, ModelWeights, WeightFormat, WeightRequest } from './types.ts';
@@ -58,10 +58,13 @@ export interface PreparedLoad {
   assemble(data: Map<string, Uint8Array>): ModelWeights;
 }
 
-export function checkRequest(c: ModelConfig, req: WeightRequest): void {
+export function checkRequest(c: ModelConfig, req: WeightRequest, file: string): void {
   const [a, b] = req.layers;
-  if (!(Number.isInteger(a) && Number.isInteger(b) && 0 <= a && a <= b && b <= c.numLayers)) {
-    throw new RangeError(`layer range [${a}, ${b}) is outside the model's ${c.numLayers} layers`);
+  if (!(Number.isInteger(a) && Number.isInteger(b) && 0 <= a && a <= b)) throw new RangeError(`layer range [${a}, ${b}) is not a range`);
+  // A well-formed range past the end: the files say fewer layers than whoever asked expects (another
+  // model, or a mirror that changed): the files' fault as far as this device can tell.
+  if (b > c.numLayers) {
+    throw new ConfigError(`layer range [${a}, ${b}) is outside the model's ${c.numLayers} layers (another model, or the files changed?)`, { file });
   }
 }
 

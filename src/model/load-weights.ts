@@ -143,7 +143,7 @@ function checkShapes(entries: Map<string, TensorEntry>, expect: Map<string, Expe
 
 async function prepare(source: ModelSource, req: WeightRequest, opts: LoadOptions): Promise<PreparedLoad> {
   const { config, file: configFile, bytes: configBytes } = await readModelConfig(source);
-  checkRequest(config, req);
+  checkRequest(config, req, configFile);
   const format = await detectFormat(source);
   if (format === 'gguf') return prepareGguf(source, source.modelFile!, config, req, opts);
   const needs = needsFor(format, config, req);

@@ -82,7 +82,12 @@ export class RoomHost {
     ch.onBadFrame = (e) => this.badFrame(ch, device, e);
     ch.onClose = (why) => { clearTimeout(timer); if (device && device.channel === ch) this.lose(device, `connection closed: ${why}`); };
     ch.onFrame = (f) => {
-      if (device) { device.lastSeen = performance.now(); this.onFrame(device, f); return; }
+      if (device) {
+        if (device.channel !== ch) return; // lost (or replaced by a reconnect): what is still in flight on this connection is ignored
+        device.lastSeen = performance.now();
+        this.onFrame(device, f);
+        return;
+      }
       if (f.kind !== 'hello') { this.badFrame(ch, null, new OutOfOrderError(`"${f.kind}" frame before "hello"`)); return; }
       if (f.protocol !== PROTOCOL_VERSION) { this.refuse(ch, `protocol ${f.protocol} is not ${PROTOCOL_VERSION}: reload the page`); return; }
       if (f.roomId !== this.opts.roomId) { this.refuse(ch, 'this link is for another room'); return; }
@@ -293,7 +298,10 @@ export class RoomHost {
         const d = this.devices.get(e.deviceId)!;
         d.remote?.fail(new DeviceLeftError(d.name, d.id, 'superseded by a new deal'));
         d.remote = null;
-        waits.push(d.startLoad(epoch, e.range));
+        const ready = d.startLoad(epoch, e.range);
+        // Only devices that hold layers are waited for: one dealt none (a newcomer, or one that never
+        // answers) cannot hold the room up.
+        if (e.range[1] > e.range[0] || d.id === HOST_ID) waits.push(ready);
         if (d.id === HOST_ID) continue;
         const modelFile = this.opts.modelUrl === '' ? this.opts.source.modelFile : undefined;
         d.channel!.trySend({ kind: 'assign', epoch, model: this.opts.modelUrl, modelKey: this.opts.modelKey, range: e.range, ctx: this.opts.ctx, ...(modelFile ? { modelFile } : {}) });

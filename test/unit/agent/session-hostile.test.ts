@@ -55,6 +55,7 @@ test.each([
   ['an unknown segment kind', (s: any) => { s.segments[2].kind = 'tool'; }, /segments\[2\]\.kind is the text "tool"/],
   ['text missing', (s: any) => { delete s.segments[0].text; }, /segments\[0\]\.text is undefined, expected text/],
   ['a call without arguments', (s: any) => { s.segments[2].calls[0].arguments = null; }, /segments\[2\]\.calls\[0\]\.arguments is null/],
+  ['a tool-result turn with no calls (found by the session fuzz)', (s: any) => { s.segments[2].calls = []; }, /segments\[2\]\.calls is a list, expected at least one call/],
   ['a timeline item of no kind', (s: any) => { s.timeline[3] = 7; }, /timeline\[3\] is 7, expected an object/],
   ['a call card in an unknown state', (s: any) => { s.timeline[2].state = 'exploded'; }, /timeline\[2\]\.state/],
   ['a served port of 0', (s: any) => { s.servedPorts[0].port = 0; }, /servedPorts\[0\]\.port is 0/],

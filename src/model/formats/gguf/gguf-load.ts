@@ -89,7 +89,7 @@ function stack(parts: { info: GgufTensorInfo; bytes: Uint8Array }[]): Linear {
 
 /** Plan a GGUF request: which byte ranges of which part, checked against the metadata. */
 export async function prepareGguf(source: ModelSource, file: string, config: ModelConfig, req: WeightRequest, opts: LoadOptions): Promise<PreparedLoad> {
-  checkRequest(config, req);
+  checkRequest(config, req, file);
   const model = await cachedGgufModel(source, file);
   const want = wanted(config, req);
   const infos = new Map<string, GgufTensorInfo>();

@@ -1,0 +1,38 @@
+// `npm run fuzz`, in CI at a small size: the room frame fuzz, the session fuzz and the loader fuzz on a
+// short seed set. Each must run clean (no crash, no hang) and reach both sides of its target: inputs
+// that are accepted and inputs refused with named errors (so the fuzz exercises something).
+import { describe, expect, test } from 'vitest';
+import { run as room } from '../../fuzz/room.fuzz.ts';
+import { run as session } from '../../fuzz/session.fuzz.ts';
+import { run as loader } from '../../fuzz/loader.fuzz.ts';
+import { crashed, newReport, summary, type FuzzReport } from '../../fuzz/report.ts';
+
+const SEEDS = [1, 2, 3];
+
+describe.each([
+  ['room', room, 1_500],
+  ['session', session, 1_500],
+  ['loader', loader, 600],
+] as const)('fuzz: %s', (name, target, count) => {
+  test.each(SEEDS)(`${name}, seed %i: no crash, no hang; accepted and refused inputs both seen`, async (seed) => {
+    const r: FuzzReport = await target(seed, count);
+    expect(r.crashes, summary(r)).toEqual([]);
+    expect(r.hangs, summary(r)).toEqual([]);
+    expect(r.cases).toBe(count);
+    expect(r.accepted).toBeGreaterThan(0);
+    expect(r.refused).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+test('fuzz: the same seed gives the same cases (a failure can be replayed)', async () => {
+  const a = await session(7, 300);
+  const b = await session(7, 300);
+  expect([a.accepted, a.refusedBy]).toEqual([b.accepted, b.refusedBy]);
+});
+
+test('fuzz: a crash is reported with its case and error', () => {
+  const r = newReport('x', 1);
+  crashed(r, 12, new TypeError('boom'));
+  expect(r.crashes).toEqual([{ case: 12, error: expect.stringMatching(/^TypeError: boom/) }]);
+  expect(summary(r)).toMatch(/1 crashes, 0 hangs$/);
+});
