@@ -5,6 +5,8 @@
 //  3. into a live guest, where the host's messages arrive.
 // Every error the host or the guest reports must be a named room or engine error. Every 1,000 messages
 // (and at the end) the room must still work: re-dealt, it generates the same tokens as before the storm.
+// A mutation that happens to be a valid goodbye (to the hostile peer, or "removed" to the guest) is
+// obeyed; the device then joins again.
 import { readModelConfig } from '../src/model/config.ts';
 import { ModelFileError } from '../src/model/errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
@@ -62,9 +64,14 @@ export async function run(seed: number, count: number): Promise<FuzzReport> {
   const report404 = (where: string) => (e: Error) => { if (named(e)) refusedWith(report, e); else crashed(report, n, new Error(`${where}: ${e.name}: ${e.message}`)); };
   host.on((e) => { if (e.type === 'frame-error') report404('host')(e.error); });
   guest.on((e) => { if (e.type === 'frame-error') report404('guest')(e.error); });
-  const [hostSide, guestSide] = memoryLinkPair();
-  host.acceptLink(hostSide, { peerDeviceId: 'guest001' });
-  guest.attach(guestSide);
+  // A mutated frame can be a valid goodbye from the host ("you were removed"), which a guest obeys:
+  // then it joins again, as a person would (same device id, a new connection).
+  const attachGuest = () => {
+    const [hostSide, guestSide] = memoryLinkPair();
+    host.acceptLink(hostSide, { peerDeviceId: 'guest001' });
+    guest.attach(guestSide);
+  };
+  attachGuest();
 
   // The hostile peer: a device in the room that sends the storm. A mutated goodbye may drop it: then it comes back.
   let hostile = null as FrameChannel | null;
@@ -85,6 +92,8 @@ export async function run(seed: number, count: number): Promise<FuzzReport> {
   const check = async (): Promise<void> => {
     const alive = await bounded((async () => {
       await settle();
+      if (!guest.frameChannel?.isOpen()) attachGuest();
+      while (!host.deviceList().some((d) => d.id === 'guest001')) await new Promise((r) => setTimeout(r, 5));
       await host.redeal();
       return host.generate(PROMPT, { maxNewTokens: 8 });
     })(), 20_000);
@@ -116,7 +125,8 @@ export async function run(seed: number, count: number): Promise<FuzzReport> {
     if (!hostile || !hostile.isOpen()) connectHostile();
     try { hostile!.link.send(toHost[n]!); } catch { connectHostile(); }
     // 3. the guest, where the host's messages arrive
-    guest.frameChannel?.receive(toGuest[n]!);
+    if (!guest.frameChannel?.isOpen()) attachGuest();
+    guest.frameChannel!.receive(toGuest[n]!);
     if (n % 100 === 99) await settle();
     if (n % CHECK_EVERY === CHECK_EVERY - 1) await check();
   }
