@@ -10,7 +10,7 @@
 import { readModelConfig } from '../src/model/config.ts';
 import { ModelFileError } from '../src/model/errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
-import { EngineError } from '../src/model/reference/errors.ts';
+import { EngineError } from '../src/model/engine-errors.ts';
 import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
 import { tinySafetensorsFiles } from '../src/model/tiny/tiny-model.ts';
 import type { ModelSource } from '../src/model/types.ts';

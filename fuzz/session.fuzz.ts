@@ -4,7 +4,8 @@
 // constructor, the conversation's prompt, a re-render of every tool-result turn and a save. A session
 // is either restored and all of that works, or it is refused with a SessionFormatError and set aside;
 // anything else is a crash.
-import type { Backend, ChatMessage } from '../src/agent/backend.ts';
+import type { Backend } from '../src/agent/backend.ts';
+import type { ChatMessage } from '../src/model/chat-types.ts';
 import { Agent } from '../src/agent/loop.ts';
 import { MemorySessionStore, openSession, snapshotSession, type SessionData } from '../src/agent/session-store.ts';
 import { validateSession } from '../src/agent/session-validate.ts';

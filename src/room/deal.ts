@@ -217,10 +217,10 @@ export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers
  * always has room for layer 0), each guest capped at guestShare of the model's bytes unless the others
  * cannot hold the rest.
  */
-function freeBytes(devices: DealDevice[], cost: DealCost, sizes: readonly number[]): number[] {
+function freeBytes(devices: DealDevice[], cost: DealCost, sizes: readonly number[]): { free: number[]; limit: number[] } {
   const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0)));
   if (sizes.length > 0) free[0] = Math.max(free[0]!, sizes[0]!);
-  return capGuests(free, sizes.reduce((a, b) => a + b, 0));
+  return { free, limit: capGuests(free, sizes.reduce((a, b) => a + b, 0)) };
 }
 
 /** Layers of different sizes: contiguous cuts nearest the cumulative byte shares, budgets respected. */
@@ -229,7 +229,8 @@ function dealByBytes(devices: DealDevice[], cost: DealCost, sizes: number[]): De
   const prefix = [0];
   for (const b of sizes) prefix.push(prefix[prefix.length - 1]! + b);
   const bytes = (a: number, b: number) => prefix[b]! - prefix[a]!;
-  const free = freeBytes(devices, cost, sizes);
+  // free: what each device could hold (its weight in the shares); limit: what it may be given (guests capped).
+  const { free: room, limit: free } = freeBytes(devices, cost, sizes);
   // Can devices[from..] hold layers [start, L), each taking all that fits? (Greedy is optimal for
   // covering a line with contiguous pieces in a fixed order.)
   const covers = (start: number, from: number): boolean => {
@@ -247,7 +248,7 @@ function dealByBytes(devices: DealDevice[], cost: DealCost, sizes: number[]): De
     throw new DealError(`the room's memory does not hold the model's ${L} layers (${(prefix[L]! / 2 ** 30).toFixed(2)} GiB, ≈${(avg / 2 ** 20).toFixed(0)} MiB a layer; ${holds.join(', ')}): add a device or raise a memory budget`);
   }
   const anySpeed = devices.some((d) => d.speed > 0);
-  const weight = devices.map((d, i) => Math.min(free[i]!, prefix[L]!) * (anySpeed ? Math.max(0, d.speed) : 1));
+  const weight = devices.map((d, i) => Math.min(room[i]!, prefix[L]!) * (anySpeed ? Math.max(0, d.speed) : 1));
   // Byte shares ∝ weight, water-filled so no share passes its device's budget.
   const share = new Array<number>(devices.length).fill(0);
   const open = new Set(devices.map((_, i) => i).filter((i) => weight[i]! > 0));

@@ -13,7 +13,7 @@ import { validateSession } from '../../../src/agent/session-validate.ts';
 import { openAgentWorkspace } from '../../../src/agent/workspace.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
-import { ReplayBackend } from '../../../src/agent/replay-backend.ts';
+import { replayBackend } from '../../../src/agent/replay/replay-engine.ts';
 import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.ts';
 import type { Backend } from '../../../src/agent/backend.ts';
@@ -85,7 +85,7 @@ test('item 19: a workspace whose saved session has tokens: null opens, tells why
   sessions.putRaw('game', bad);
   const ws = await openAgentWorkspace({
     projectId: 'game', tokenizer, files, sessions, regexRunner: new NodeRegexRunner(),
-    backend: new ReplayBackend({ tokenizer, template, replies: [call('list_dir', {}), 'Here it is.'] }),
+    backend: replayBackend({ tokenizer, template, replies: [call('list_dir', {}), 'Here it is.'] }).backend,
   });
   expect(ws.sessionProblem).toMatch(/^SessionFormatError: .*segments\[0\]\.tokens is null.*kept as "game\.unreadable-[0-9TZ-]+" and a new session started/);
   const keptAs = /kept as "([^"]+)"/.exec(ws.sessionProblem!)![1]!;

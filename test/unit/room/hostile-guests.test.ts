@@ -114,6 +114,18 @@ describe('item 7: a guest claiming a huge budget and speed', () => {
       expect(deal[0]!.range[1]).toBeGreaterThanOrEqual(7);
       expect(deal[1]!.range[1] - deal[1]!.range[0]).toBeLessThanOrEqual(21);
     }
+    // the same when layers differ in size (dealing by bytes: a Q4_K_M mix, MoE layers)
+    const MiB = 2 ** 20;
+    const mixed = { numLayers: 8, bytesPerLayer: 300 * MiB, layerBytes: [...Array(4).fill(100 * MiB), ...Array(4).fill(300 * MiB)], hostFixedBytes: 200 * MiB };
+    for (const [budget, speed] of [[2 ** 50, 1e12], [2 ** 40, 1], [2 ** 33, 1e6]] as const) {
+      const deal = dealLayers([{ id: 'host', name: 'Host', memoryBudgetBytes: 2 ** 32, speed: 1 }, { id: 'g', name: 'G', memoryBudgetBytes: budget, speed }], mixed);
+      expect(deal[0]!.range[0]).toBe(0);
+      expect(deal[0]!.range[1]).toBeGreaterThanOrEqual(1);
+      const guestBytes = mixed.layerBytes.slice(deal[1]!.range[0], deal[1]!.range[1]).reduce((a, b) => a + b, 0);
+      expect(guestBytes).toBeLessThanOrEqual(0.75 * 1600 * MiB);
+    }
+    const starved = dealLayers([{ id: 'host', name: 'Host', memoryBudgetBytes: 200 * MiB, speed: 1 }, { id: 'g', name: 'G', memoryBudgetBytes: 2 ** 34, speed: 1 }], mixed);
+    expect(starved[0]!.range).toEqual([0, 1]); // the host keeps layer 0 even with nothing left after the embedding
     // even a host whose budget holds no layer keeps layer 0
     const tiny = dealLayers([{ ...host, memoryBudgetBytes: 2 ** 30 }, { id: 'a', name: 'A', memoryBudgetBytes: 2 ** 33, speed: 1 }, { id: 'b', name: 'B', memoryBudgetBytes: 2 ** 33, speed: 1 }], cost);
     expect(tiny[0]!.range).toEqual([0, 1]);
