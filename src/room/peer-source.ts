@@ -21,15 +21,15 @@ export class PeerModelSource implements ModelSource {
   readonly modelFile?: string;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** Reads asked of the host and not yet answered, and those waiting for a turn. */
+  private inFlight = 0;
+  private readonly turns: (() => void)[] = [];
 
   /** `modelFile`: the host's model is this GGUF file (from the assign frame). */
   constructor(hostLabel: string, private readonly send: (f: FrameOf<'read'>) => Promise<void>, modelFile?: string) {
     this.label = `${hostLabel} (from the host)`;
     if (modelFile) this.modelFile = modelFile;
   }
-
-  private inFlight = 0;
-  private readonly turns: (() => void)[] = [];
 
   /** At most READS_AT_ONCE reads are asked of the host at a time (it refuses a guest that floods it). */
   private async request(op: FrameOf<'read'>['op'], path: string, start: number, end: number): Promise<Uint8Array> {
