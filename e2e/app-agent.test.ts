@@ -162,7 +162,8 @@ test('a served page that is not a folder\'s index.html (docs/about.html) comes b
   await openReplay(page, 'script=/e2e-scripts/about.jsonl&delay=1');
   await send(page, 'Make an about page');
   await expect.poll(async () => summaries(page).count(), { timeout: 60_000 }).toBe(1);
-  const heading = () => page.frameLocator('iframe').first().locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
+  // The page runs in a sandboxed frame inside the preview's shell frame (src/preview/frame-shell.ts).
+  const heading = () => page.frameLocator('iframe').first().frameLocator('iframe').locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
   await expect.poll(heading, { timeout: 15_000 }).toBe('About this project');
   await page.reload();
   await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
