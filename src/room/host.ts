@@ -16,7 +16,8 @@ import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
 import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
-import { ChainEngine, type ChainMember } from './chain-engine.ts';
+import { ChainEngine } from './chain-engine.ts';
+import { buildChain, routesOf, stagesOf } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
 import { PROTOCOL_VERSION, type Frame } from './protocol.ts';
@@ -366,8 +367,8 @@ export class RoomHost {
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;
-      const chains = this.chainsOf(entries);
-      this.routes = routesOf(chains);
+      const chains = stagesOf(entries, HOST_ID, (this.opts.directHops ?? true) ? this.cutHops : null);
+      this.routes = routesOf(chains, HOST_ID);
       const waits: Promise<void>[] = [];
       for (const e of entries) {
         const d = this.devices.get(e.deviceId)!;
@@ -407,33 +408,10 @@ export class RoomHost {
     }
   }
 
-  /**
-   * The deal's devices holding layers, in layer order, grouped into stages: the host alone, then chains
-   * of consecutive guests joined by direct hops (one guest per stage with directHops off, and split at
-   * a hop that could not be wired).
-   */
-  private chainsOf(entries: DealEntry[]): DealEntry[][] {
-    const holders = entries.filter((e) => e.range[1] > e.range[0]).sort((a, b) => a.range[0] - b.range[0]);
-    const groups: DealEntry[][] = [];
-    for (const e of holders) {
-      const last = groups.at(-1)?.at(-1);
-      const joined = last && last.deviceId !== HOST_ID && e.deviceId !== HOST_ID && (this.opts.directHops ?? true) && !this.cutHops.has(`${last.deviceId}>${e.deviceId}`);
-      if (joined) groups.at(-1)!.push(e); else groups.push([e]);
-    }
-    return groups;
-  }
-
   private chainOf(members: HostDevice[], group: DealEntry[], epoch: number): ChainEngine {
-    const parts: ChainMember[] = members.map((d, i) => ({
-      device: { id: d.id, name: d.name }, range: group[i]!.range,
-      send: (f) => (d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone'))),
-    }));
-    const chain: ChainEngine = new ChainEngine(parts, epoch, this.opts.config.hiddenSize, {
-      timeoutMs: (count, depth) => ((this.opts.requestTimeoutMs ?? 30_000) + count * (this.opts.requestTimeoutPerTokenMs ?? 250)) * depth,
-      onFault: (why, culprit) => {
-        const d = culprit && this.devices.get(culprit.id);
-        if (d) this.drop(d, why); else this.chainFault(chain, why);
-      },
+    const chain = buildChain(members, group, epoch, this.opts, (why, culprit) => {
+      const d = culprit && this.devices.get(culprit.id);
+      if (d) this.drop(d, why); else this.chainFault(chain, why);
     });
     for (const d of members) d.chain = chain;
     return chain;
@@ -519,14 +497,3 @@ export class RoomHost {
   }
 }
 
-/** prev/next of every guest in a chain ('' = the host: the first gets its rows from it, the last returns them). */
-function routesOf(chains: DealEntry[][]): Map<string, { prev: string; next: string }> {
-  const routes = new Map<string, { prev: string; next: string }>();
-  for (const group of chains) {
-    group.forEach((e, i) => {
-      if (e.deviceId === HOST_ID) return;
-      routes.set(e.deviceId, { prev: group[i - 1]?.deviceId ?? '', next: group[i + 1]?.deviceId ?? '' });
-    });
-  }
-  return routes;
-}
