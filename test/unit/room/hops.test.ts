@@ -8,9 +8,9 @@ import { ReferenceEngine } from '../../../src/model/reference/reference-engine.t
 import { ChainEngine } from '../../../src/room/chain-engine.ts';
 import type { HostEvent } from '../../../src/room/host.ts';
 import { chunkFrame, WIRE_HEADER, FrameChannel, type MessageLink } from '../../../src/room/wire.ts';
-import { encodeFrame } from '../../../src/room/protocol.ts';
+import { encodeFrame, PROTOCOL_VERSION } from '../../../src/room/protocol.ts';
 import { memoryLinkPair } from '../../../src/room/memory-link.ts';
-import { CountingMemorySource, makeRoom, singleDeviceTokens, tinyFiles, TINY, until, type TestRoom } from './helpers.ts';
+import { caps, CountingMemorySource, makeRoom, ROOM_ID, singleDeviceTokens, tinyFiles, TINY, until, type TestRoom } from './helpers.ts';
 
 const PROMPT = [17, 300, 5, 42, 99, 7, 250, 11, 3, 480, 64, 128, 1, 2, 200, 77, 31, 8, 150, 400, 9, 33, 260, 12];
 const FORWARD = 5, RESULT = 6;   // frame kind codes (protocol.ts)
@@ -172,6 +172,35 @@ describe('losing a chain member', () => {
     const { ids: got, perToken } = await hopsPerToken(room, counter, 32);
     expect(got).toEqual(expected);
     expect(new Set(perToken)).toEqual(new Set([5]));   // host → A → B → host → C → host
+  });
+});
+
+describe('a chain that stalls', () => {
+  test('a guest that never passes rows on: stopped naming the chain; next deal its hops go through the host, and it is named and dropped', async () => {
+    room = await makeRoom(files, { requestTimeoutMs: 300, requestTimeoutPerTokenMs: 10 });
+    // "Sloth" says it is ready for every deal and then never does anything with a forward.
+    const [hostSide, slothSide] = memoryLinkPair();
+    room.host.acceptLink(hostSide, { peerDeviceId: 'sloth001' });
+    const sloth = new FrameChannel(slothSide);
+    sloth.onFrame = (f) => {
+      if (f.kind === 'heartbeat' && !f.reply) sloth.trySend({ kind: 'heartbeat', reply: true, sentAt: f.sentAt });
+      if (f.kind === 'assign') sloth.trySend({ kind: 'ready', epoch: f.epoch, networkBytes: 0, cacheBytes: 0, ms: 1 });
+    };
+    sloth.trySend({ kind: 'hello', protocol: PROTOCOL_VERSION, roomId: ROOM_ID, deviceId: 'sloth001', name: 'Sloth', caps: caps() });
+    room.addGuest('gb2222');
+    await until(() => room!.host.deviceList().length === 3, 'hellos');
+    const deal = [{ deviceId: 'host', range: [0, 1] as [number, number] }, { deviceId: 'sloth001', range: [1, 2] as [number, number] }, { deviceId: 'gb2222', range: [2, 4] as [number, number] }];
+    await room.host.setManualDeal(deal);
+    expect(room.host.chains).toEqual([['sloth001', 'gb2222']]);
+    const r = await room.host.generate(PROMPT, { maxNewTokens: 4 });
+    expect(r.finish).toBe('stopped');
+    expect(r.note).toMatch(/chain "Sloth" → "Guest gb2222": the chain did not answer "forward" seq 1 in \d+ ms; its hops go through the host from the next deal/);
+    await room.host.setManualDeal(deal);
+    expect(room.host.chains).toEqual([['sloth001'], ['gb2222']]);
+    const named = await room.host.generate(PROMPT, { maxNewTokens: 4 });
+    expect(named.finish).toBe('stopped');
+    expect(named.note).toMatch(/device "Sloth" left the room \(it did not answer "forward" seq 1 in \d+ ms\)/);
+    sloth.close();
   });
 });
 
