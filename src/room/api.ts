@@ -86,12 +86,14 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
   });
   const sig = signalingOf(opts);
   const peer = await openPeer(hostPeerId(roomId), sig);
+  const seen = new RecentIds();
   peer.on('connection', (conn: DataConnection) => {
+    if (!seen.add(conn.connectionId)) return; // the same connection handed over twice (seen under load): one link
     // The signaling server vouches for conn.peer (one live socket per id): the guest's hello must name
     // the device that id was made from, so no guest can speak as another.
     const deviceId = conn.peer.startsWith(peerPrefix(roomId)) ? conn.peer.slice(peerPrefix(roomId).length) : '';
     if (!/^[0-9a-z]{6,64}$/.test(deviceId) || conn.serialization !== 'raw') { conn.close(); return; }
-    conn.on('open', () => host.acceptLink(peerjsLink(conn), { peerDeviceId: deviceId }));
+    conn.once('open', () => host.acceptLink(peerjsLink(conn), { peerDeviceId: deviceId }));
   });
   // The server relays its disconnect events: a closed tab is known in milliseconds, not 15 s.
   const events = new EventSource(`${sig.secure ? 'https' : 'http'}://${sig.host}:${sig.port}/room-events/${roomId}`);
@@ -111,6 +113,17 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
 export interface JoinOptions extends DeviceOptions {
   /** Where the device id is kept so a reload rejoins as the same device (default sessionStorage). */
   storage?: Storage;
+}
+
+/** PeerJS connection ids seen lately (a bounded memory: the last 256). add() says whether `id` is new. */
+class RecentIds {
+  private readonly ids = new Set<string>();
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > 256) this.ids.delete(this.ids.values().next().value!);
+    return true;
+  }
 }
 
 /** A direct channel from this guest to the guest `to` of the room (the next hop of its chain). */
@@ -149,11 +162,13 @@ export async function joinRoom(linkOrId: string, opts: JoinOptions = {}): Promis
   });
   // Direct hops: the guest before this one in a chain opens a channel here. Only peers of this room, as
   // the signaling server names them, and only raw reliable channels; which of them may send is the guest's call.
+  const seen = new RecentIds();
   peer.on('connection', (conn: DataConnection) => {
+    if (!seen.add(conn.connectionId)) return;
     const prefix = peerPrefix(roomId);
     const from = conn.peer.startsWith(prefix) ? conn.peer.slice(prefix.length) : '';
     if (!DEVICE_ID.test(from) || from === deviceId || conn.serialization !== 'raw' || !conn.reliable) { conn.close(); return; }
-    conn.on('open', () => guest.acceptNeighbour(peerjsLink(conn), from));
+    conn.once('open', () => guest.acceptNeighbour(peerjsLink(conn), from));
   });
   const conn = peer.connect(hostPeerId(roomId), { reliable: true, serialization: 'raw' });
   await new Promise<void>((resolve, reject) => {

@@ -126,6 +126,28 @@ describe('direct hops: host → A → B → host', () => {
     expect(Array.from(await chain.runLayers([1, 4], 2, again))).toEqual(Array.from(await alone.runLayers([1, 4], 2, again)));
     expect(chain.sent).toEqual({ forward: 2, checkpoint: 3 }); // a checkpoint frame went to each device directly
   });
+
+  test('several requests in flight at once (pipelined chunks) and a cut ordered right behind them come out in order', async () => {
+    room = await roomOf(3);
+    const chain = room.host.engine!.stages[1] as ChainEngine;
+    const src = new CountingMemorySource(files);
+    const alone = new ReferenceEngine(await loadWeights(src, { layers: [1, 4] }), { ctx: 256, range: [1, 4] });
+    const H = TINY.hidden!;
+    const rows = new Float32Array(12 * H).map((_, i) => Math.cos(i * 0.23));
+    const chunk = (c: number) => rows.subarray(c * 3 * H, (c + 1) * 3 * H);
+    // Four chunks sent before any answer, then a cut to 7 and two rows again, none awaited in between.
+    const outs = [0, 1, 2, 3].map((c) => chain.runLayers([1, 4], c * 3, chunk(c)));
+    const cut = chain.truncate(7);
+    const redo = chain.runLayers([1, 4], 7, rows.subarray(7 * H, 9 * H));
+    expect(chain.inFlight).toBe(6);
+    const got = await Promise.all(outs);
+    await cut;
+    const want = [];
+    for (let c = 0; c < 4; c++) want.push(Array.from(await alone.runLayers([1, 4], c * 3, chunk(c))));
+    expect(got.map((g) => Array.from(g))).toEqual(want);
+    await alone.truncate(7);
+    expect(Array.from(await redo)).toEqual(Array.from(await alone.runLayers([1, 4], 7, rows.subarray(7 * H, 9 * H))));
+  });
 });
 
 describe('losing a chain member', () => {
