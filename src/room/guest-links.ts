@@ -2,7 +2,8 @@
 // device, and the ones other guests open to it. Who may open one is the transport's business (PeerJS:
 // only peers of this room, the signaling server vouching for the id); which of them may send is the
 // guest's (only its current previous device, guest.ts). Bounded: one outgoing channel at a time and at
-// most MAX_INCOMING incoming ones (the oldest goes first).
+// most MAX_INCOMING incoming ones (the oldest goes first, never the current previous device's, so a
+// peer opening channels in a loop cannot cut the chain).
 import { HopError } from './errors.ts';
 import type { Frame } from './protocol.ts';
 import { FrameChannel, type MessageLink } from './wire.ts';
@@ -27,12 +28,12 @@ export class NeighbourLinks {
 
   constructor(private readonly events: NeighbourEvents, private readonly dial: DialFn | undefined, private readonly dialTimeoutMs = 8000) {}
 
-  /** A channel another guest opened to us (its identity vouched for by the transport). */
-  accept(link: MessageLink, peer: string): void {
+  /** A channel another guest opened to us (its identity vouched for by the transport); `keep`: the current previous device. */
+  accept(link: MessageLink, peer: string, keep = ''): void {
     this.incoming.get(peer)?.close();
     this.incoming.delete(peer);
     while (this.incoming.size >= MAX_INCOMING) {
-      const [oldest, ch] = this.incoming.entries().next().value as [string, FrameChannel];
+      const [oldest, ch] = [...this.incoming].find(([id]) => id !== keep)!;
       this.incoming.delete(oldest);
       ch.close();
     }

@@ -90,7 +90,7 @@ export class RoomGuest {
   }
 
   /** A direct channel another guest of the room opened to this one (the transport vouches for `fromDeviceId`). */
-  acceptNeighbour(link: MessageLink, fromDeviceId: string): void { this.links.accept(link, fromDeviceId); }
+  acceptNeighbour(link: MessageLink, fromDeviceId: string): void { this.links.accept(link, fromDeviceId, this.prev); }
 
   /** This deal's neighbours ('' = the host). */
   get route(): { prev: string; next: string } { return { prev: this.prev, next: this.next }; }

@@ -247,4 +247,11 @@ describe('what a chain guest accepts', () => {
     expect((await room.host.generate(PROMPT, { maxNewTokens: 8 })).ids).toEqual(expected.slice(0, 8));
     expect(b.stats.badFrames).toBe(2);
   });
+
+  test('a peer opening direct channels in a loop never pushes out the channel from the previous device', async () => {
+    room = await roomOf(2);
+    const b = room.guests[1]!;
+    for (let i = 0; i < 12; i++) b.acceptNeighbour(memoryLinkPair()[1], `loop${String(i).padStart(4, '0')}`);
+    expect((await room.host.generate(PROMPT, { maxNewTokens: 8 })).ids).toEqual(expected.slice(0, 8));
+  });
 });
