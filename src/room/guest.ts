@@ -169,9 +169,10 @@ export class RoomGuest {
   /** Frames from a neighbour: only the previous device of this deal may send, and only forwards and skips. */
   private onNeighbourFrame(peer: string, f: Frame): void {
     this.stats.framesIn++;
-    const seq = f.kind === 'forward' || f.kind === 'skip' ? f.seq : 0;
+    // Reported with seq 0: the seq of a frame from a stranger is no request of ours (answering it would
+    // fail whichever request has that number).
     if (peer !== this.prev) {
-      this.reportBad(seq, new ProtocolError(`"${f.kind}" frame from device "${peer}", which is not this device's previous hop (${this.prev ? `"${this.prev}"` : 'the host'})`));
+      this.reportBad(0, new ProtocolError(`"${f.kind}" frame from device "${peer}", which is not this device's previous hop (${this.prev ? `"${this.prev}"` : 'the host'})`));
       return;
     }
     if (f.kind !== 'forward' && f.kind !== 'skip') { this.reportBad(0, new ProtocolError(`from device "${peer}": a neighbour does not send "${f.kind}" frames`)); return; }
@@ -191,7 +192,8 @@ export class RoomGuest {
       this.reject(host, f.seq, new ProtocolError(`"${f.kind}" seq ${f.seq} came from ${who(from)}; in this deal it comes from ${who(expected)}`));
       return;
     }
-    if (f.epoch !== this.epoch) { this.reject(host, f.seq, new OutOfOrderError(`"${f.kind}" seq ${f.seq} is for deal ${f.epoch}; this device is on deal ${this.epoch}`)); return; }
+    // seq 0 again: that seq numbers a request of another deal, not of this one.
+    if (f.epoch !== this.epoch) { this.reject(host, 0, new OutOfOrderError(`"${f.kind}" seq ${f.seq} is for deal ${f.epoch}; this device is on deal ${this.epoch}`)); return; }
     if (f.seq > this.lastSeq + 1 && this.prev !== '') {
       const size = f.kind === 'forward' ? f.hidden.byteLength : 0;
       if (this.held.has(f.seq)) { this.reject(host, f.seq, new OutOfOrderError(`"${f.kind}" seq ${f.seq} came twice`)); return; }

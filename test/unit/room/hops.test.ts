@@ -248,6 +248,24 @@ describe('what a chain guest accepts', () => {
     expect(b.stats.badFrames).toBe(2);
   });
 
+  test('forged forwards from a stranger, with every seq a request could have, fail no request', async () => {
+    room = await roomOf(2);
+    const [evil, bSide] = memoryLinkPair();
+    room.guests[1]!.acceptNeighbour(bSide, 'evil0001');
+    const ch = new FrameChannel(evil);
+    const hidden = new Float32Array(TINY.hidden!);
+    const epoch = room.host.currentEpoch;
+    const r = await room.host.generate(PROMPT, {
+      maxNewTokens: 24,
+      onToken: (_id, got) => {
+        if (got.length !== 3) return;
+        for (let seq = 1; seq <= 60; seq++) ch.trySend({ kind: 'forward', epoch, seq, range: [2, 4], position: 0, count: 1, hidden });
+      },
+    });
+    expect([r.finish, r.ids]).toEqual(['cap', expected.slice(0, 24)]);
+    expect(room.guests[1]!.stats.badFrames).toBe(60);
+  });
+
   test('a peer opening direct channels in a loop never pushes out the channel from the previous device', async () => {
     room = await roomOf(2);
     const b = room.guests[1]!;
