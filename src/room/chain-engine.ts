@@ -54,6 +54,8 @@ export class ChainEngine implements LayerEngine {
   private kv = 0;                       // after every request sent so far (confirmed by each answer)
   private readonly pending = new Map<number, Pending>();
   private failure: Error | null = null;
+  /** Per guest: rows run and seconds its layers took (its own report, the `work` of each result). */
+  private readonly work = new Map<string, { tokens: number; seconds: number }>();
   /** Frames the host sent to the chain, by kind (the hop count of a forward is depth + 1: the guests pass it on). */
   readonly sent = { forward: 0, checkpoint: 0 };
 
@@ -79,6 +81,15 @@ export class ChainEngine implements LayerEngine {
   private get who(): string { return this.depth === 1 ? `device ${this.label}` : `chain ${this.label}`; }
 
   kvLength(): number { return this.failure ? 0 : this.kv; }
+
+  /**
+   * Rows per second guest `deviceId` ran its layers at, by its own account (0 before any): the host sees
+   * only the whole chain's time, not the hops between two guests.
+   */
+  speedOf(deviceId: string): number {
+    const w = this.work.get(deviceId);
+    return w && w.seconds > 0 ? w.tokens / w.seconds : 0;
+  }
   get inFlight(): number { return this.pending.size; }
   get failed(): Error | null { return this.failure; }
 
@@ -164,11 +175,18 @@ export class ChainEngine implements LayerEngine {
         return null;
       }
       this.settle(f.seq, p);
-      if (f.hidden.length !== p.count * this.hiddenSize || f.kvLength !== p.position + p.count) {
-        const e = new ProtocolError(`device "${name}" answered seq ${f.seq} with ${f.hidden.length} values and cache ${f.kvLength}, expected ${p.count * this.hiddenSize} and ${p.position + p.count}`);
+      const work = f.work ?? [];
+      if (f.hidden.length !== p.count * this.hiddenSize || f.kvLength !== p.position + p.count || (work.length !== 0 && work.length !== this.depth)) {
+        const e = new ProtocolError(`device "${name}" answered seq ${f.seq} with ${f.hidden.length} values, cache ${f.kvLength} and ${work.length} work entries, expected ${p.count * this.hiddenSize}, ${p.position + p.count} and ${this.depth}`);
         p.reject(e);
         return e;
       }
+      work.forEach((ms, i) => {
+        const w = this.work.get(this.devices[i]!.id) ?? { tokens: 0, seconds: 0 };
+        w.tokens += p.count;
+        w.seconds += ms / 1000;
+        this.work.set(this.devices[i]!.id, w);
+      });
       p.resolve(f.hidden);
       return null;
     }

@@ -14,7 +14,7 @@ import type { ModelSource, ModelWeights, WeightRequest } from '../model/types.ts
 import { HopError, OutOfOrderError, ProtocolError } from './errors.ts';
 import { NeighbourLinks, type DialFn } from './guest-links.ts';
 import { PeerModelSource } from './peer-source.ts';
-import { PROTOCOL_VERSION, type DeviceCaps, type Frame, type FrameOf } from './protocol.ts';
+import { MAX_CHAIN, PROTOCOL_VERSION, type DeviceCaps, type Frame, type FrameOf } from './protocol.ts';
 import { CachingSource, type ByteStore } from './weight-cache.ts';
 import { FrameChannel, MAX_FRAME_BYTES, type MessageLink } from './wire.ts';
 
@@ -345,16 +345,19 @@ export class RoomGuest {
    */
   private async forward(ch: FrameChannel, f: FrameOf<'forward'>): Promise<void> {
     try {
+      const t0 = performance.now();
       const hidden = await this.runShare(f);
+      const work = [...(f.work ?? []), performance.now() - t0];
       this.stats.forwards++;
       if (!this.next) {
-        await ch.send({ kind: 'result', epoch: f.epoch, seq: f.seq, kvLength: this.engine!.kvLength(), hidden });
+        await ch.send({ kind: 'result', epoch: f.epoch, seq: f.seq, kvLength: this.engine!.kvLength(), hidden, work });
         this.stats.resultsOut++;
         return;
       }
       const out = this.links.next(this.next);
       if (!out) throw new HopError(`"forward" seq ${f.seq}: the direct channel to the next device "${this.next}" is closed`);
-      try { await out.send({ ...f, hidden }); } catch (e) { throw new HopError(`"forward" seq ${f.seq}: could not pass it to the next device "${this.next}": ${(e as Error).message}`); }
+      if (work.length >= MAX_CHAIN) throw new ProtocolError(`"forward" seq ${f.seq}: a chain of more than ${MAX_CHAIN} devices`);
+      try { await out.send({ ...f, hidden, work }); } catch (e) { throw new HopError(`"forward" seq ${f.seq}: could not pass it to the next device "${this.next}": ${(e as Error).message}`); }
       this.stats.hopsOut++;
     } catch (e) {
       if (e instanceof HopError) {
@@ -375,6 +378,8 @@ export class RoomGuest {
     const sub: [number, number] = [Math.max(f.range[0], this.range[0]), Math.min(f.range[1], this.range[1])];
     // First in the chain: the request starts in this device's layers; last: it ends in them; every
     // device runs some of it (the host never sends a range a device of the chain would skip).
+    const upstream = f.work?.length ?? 0;
+    if (upstream !== 0 && this.prev === '') throw new ProtocolError(`"forward" seq ${f.seq}: the first device of a chain gets no upstream work list (got ${upstream})`);
     const fits = sub[0] < sub[1] && (this.prev !== '' || f.range[0] >= this.range[0]) && (this.next !== '' || f.range[1] <= this.range[1]);
     if (!fits) throw new ProtocolError(`"forward" seq ${f.seq}: layers [${f.range}] are not a request for this device's [${this.range}] (${this.prev ? 'after another device' : 'first'}, ${this.next ? 'before another device' : 'last'})`);
     if (f.position !== engine.kvLength()) throw new OutOfOrderError(`"forward" seq ${f.seq}: position ${f.position} does not continue the cache of ${engine.kvLength()}`);

@@ -74,7 +74,10 @@ export class RoomHost {
     return [...this.devices.values()].map((d) => {
       const info = d.info();
       const engine = d.id === HOST_ID ? this.hostEngine : d.chain;
-      info.tokensPerSecond = this.roomEngine && info.range[1] > info.range[0] ? this.roomEngine.speedOf(engine) : 0;
+      // A guest alone in its stage: its speed as the host sees it, the network included. In a chain of
+      // several: its own account of its layers' time (the host cannot see the hops between guests).
+      const own = d.chain && d.chain.depth > 1 ? d.chain.speedOf(d.id) : null;
+      info.tokensPerSecond = !this.roomEngine || info.range[1] <= info.range[0] ? 0 : own ?? this.roomEngine.speedOf(engine);
       return info;
     });
   }

@@ -12,6 +12,8 @@ export const PROTOCOL_VERSION = 2;
 /** Layer indices travel as u16: no model has more. */
 const MAX_LAYER = 0xffff;
 const MAX_POSITION = 1 << 24;
+/** Most guests in one chain (a `work` list is one entry per guest). */
+export const MAX_CHAIN = 64;
 /** A device id as the host and the signaling ids use it (newDeviceId: 20 base-36 digits). */
 export const DEVICE_ID = /^[0-9a-z]{6,64}$/;
 /**
@@ -66,9 +68,13 @@ export type Frame =
    * host → the first guest of a chain, or a guest → the next one (a direct hop): run the part of `range`
    * that is yours on hidden [count, H] for positions [position, position+count), then pass it on.
    */
-  | { kind: 'forward'; epoch: number; seq: number; range: LayerRange; position: number; count: number; hidden: Float32Array }
-  /** last guest of a chain → host: hidden [count, H] after the layers; kvLength after writing them. */
-  | { kind: 'result'; epoch: number; seq: number; kvLength: number; hidden: Float32Array }
+  | { kind: 'forward'; epoch: number; seq: number; range: LayerRange; position: number; count: number; hidden: Float32Array; work?: number[] }
+  /**
+   * last guest of a chain → host: hidden [count, H] after the layers; kvLength after writing them. work:
+   * the ms each guest of the chain spent on its layers for this request, in chain order (each appends its
+   * own to the forward's before passing it on), so the host can tell the devices' speeds apart.
+   */
+  | { kind: 'result'; epoch: number; seq: number; kvLength: number; hidden: Float32Array; work?: number[] }
   /** host → guest: checkpoint op on the guest's KV (truncate: cut the cache back to `position`). */
   | { kind: 'checkpoint'; epoch: number; seq: number; op: CheckpointOp; position: number }
   /** guest → host: a checkpoint op is done. */
@@ -116,8 +122,9 @@ export function encodeFrame(f: Frame): Uint8Array {
     case 'ready': w.u32(f.epoch).f64(f.networkBytes).f64(f.cacheBytes).f64(f.ms); break;
     case 'forward':
       w.u32(f.epoch).u32(f.seq).u16(f.range[0]).u16(f.range[1]).u32(f.position).u32(f.count).f32s(f.hidden);
+      writeWork(w, f.work);
       break;
-    case 'result': w.u32(f.epoch).u32(f.seq).u32(f.kvLength).f32s(f.hidden); break;
+    case 'result': w.u32(f.epoch).u32(f.seq).u32(f.kvLength).f32s(f.hidden); writeWork(w, f.work); break;
     case 'checkpoint': w.u32(f.epoch).u32(f.seq).u8(CHECKPOINT_CODES[f.op]).u32(f.position); break;
     case 'ack': w.u32(f.epoch).u32(f.seq).u32(f.kvLength); break;
     case 'heartbeat': w.u8(f.reply ? 1 : 0).f64(f.sentAt); break;
@@ -129,6 +136,23 @@ export function encodeFrame(f: Frame): Uint8Array {
     case 'skip': w.u32(f.epoch).u32(f.seq); break;
   }
   return w.finish();
+}
+
+function writeWork(w: ByteWriter, work: readonly number[] | undefined): void {
+  w.u8(work?.length ?? 0);
+  for (const ms of work ?? []) w.f64(ms);
+}
+
+function readWork(r: ByteReader, kind: string): { work?: number[] } {
+  const n = r.u8('work.length');
+  check(n <= MAX_CHAIN, kind, `work lists ${n} devices, more than a chain has (${MAX_CHAIN})`);
+  const work: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const ms = r.f64('work');
+    check(ms >= 0 && ms <= PEER_LIMITS.ms, kind, `work ${ms} ms is out of range [0, ${PEER_LIMITS.ms}]`);
+    work.push(ms);
+  }
+  return n > 0 ? { work } : {};
 }
 
 function check(cond: boolean, kind: string, msg: string): void {
@@ -219,9 +243,12 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       check(count > 0 && position + count <= MAX_POSITION, kind, `positions [${position}, ${position + count}) are out of range`);
       const hidden = r.f32s('hidden');
       check(hidden.length > 0 && hidden.length % count === 0, kind, `hidden has ${hidden.length} values, not a multiple of count ${count}`);
-      return { kind, epoch, seq, range, position, count, hidden };
+      return { kind, epoch, seq, range, position, count, hidden, ...readWork(r, kind) };
     }
-    case 'result': return { kind, epoch: r.u32('epoch'), seq: r.u32('seq'), kvLength: r.u32('kvLength'), hidden: r.f32s('hidden') };
+    case 'result': {
+      const epoch = r.u32('epoch'), seq = r.u32('seq'), kvLength = r.u32('kvLength'), hidden = r.f32s('hidden');
+      return { kind, epoch, seq, kvLength, hidden, ...readWork(r, kind) };
+    }
     case 'checkpoint': {
       const epoch = r.u32('epoch'), seq = r.u32('seq');
       const code = r.u8('op');

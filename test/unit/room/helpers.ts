@@ -49,6 +49,14 @@ export function tinyFiles(opts: TinyModelOptions = TINY): Map<string, Uint8Array
 
 export const referenceFactory: EngineFactory = async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
 
+/** A reference engine whose runLayers waits `ms` first: a slow device. */
+export const slowFactory = (ms: number): EngineFactory => async (weights, opts) => {
+  const engine = await referenceFactory(weights, opts);
+  const run = engine.runLayers.bind(engine);
+  engine.runLayers = async (range, start, hidden) => { await new Promise((r) => setTimeout(r, ms)); return run(range, start, hidden); };
+  return engine;
+};
+
 export function caps(memoryBudgetBytes = 2 ** 30, speed = 1): DeviceCaps {
   return {
     adapter: 'test', engine: 'reference', isFallbackAdapter: true, shaderF16: false, maxStorageBufferBindingSize: 2 ** 27,
@@ -78,7 +86,8 @@ export interface TestRoom {
   sources: CountingMemorySource[];
   stores: MemoryByteStore[];
   /** dial: false = the guest cannot open direct channels (every hop then goes through the host). */
-  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number; dial?: boolean; wrap?: (l: MessageLink) => MessageLink }): RoomGuest;
+  /** slowMs: the guest's layers take this much longer per call (a slow device). */
+  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number; dial?: boolean; wrap?: (l: MessageLink) => MessageLink; slowMs?: number }): RoomGuest;
   close(): Promise<void>;
 }
 
@@ -98,7 +107,7 @@ export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial
       const wrap = o.wrap ?? ((l: MessageLink) => l);
       const guest = new RoomGuest({
         roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: caps(o.budget ?? 2 ** 30), store,
-        loadWeights: (s, r) => loadWeights(s, r), createEngine: referenceFactory, resolveSource: async () => source,
+        loadWeights: (s, r) => loadWeights(s, r), createEngine: o.slowMs ? slowFactory(o.slowMs) : referenceFactory, resolveSource: async () => source,
         ...(o.dial === false ? {} : {
           dial: async (to: string) => {
             const target = room.guests.find((g) => g.opts.deviceId === to);

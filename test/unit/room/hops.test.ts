@@ -111,6 +111,20 @@ describe('direct hops: host → A → B → host', () => {
     expect(b.perToken).toEqual(new Array(11).fill(2 * n));
   });
 
+  test('each guest of a chain reports its own layers\' time: a slow device in the middle shows as the slow one', async () => {
+    room = await makeRoom(files);
+    room.addGuest('ga1111');
+    room.addGuest('gb2222', { slowMs: 25 });
+    room.addGuest('gc3333');
+    await until(() => room!.host.deviceList().length === 4, 'hellos');
+    await room.host.setManualDeal(dealFor(3));
+    expect((await room.host.generate(PROMPT, { maxNewTokens: 12 })).ids).toEqual(expected.slice(0, 12));
+    const speed = Object.fromEntries(room.host.deviceList().map((d) => [d.id, d.tokensPerSecond]));
+    expect(speed['gb2222']).toBeGreaterThan(0);
+    expect(speed['ga1111']).toBeGreaterThan(3 * speed['gb2222']!);
+    expect(speed['gc3333']).toBeGreaterThan(3 * speed['gb2222']!);
+  });
+
   test('a batch of k + 1 rows runs through the chain at once, and truncate cuts every device back', async () => {
     room = await roomOf(3);
     const chain = room.host.engine!.stages[1] as ChainEngine;

@@ -52,6 +52,10 @@ describe('frames', () => {
     expect(bad({ kind: 'read', id: 1, op: 'range', path: '../etc/passwd', start: 0, end: 1 })).toThrowError(/leaves the model folder/);
     expect(bad({ ...every[1], next: 'Not An Id' } as Frame)).toThrowError(/"assign" frame: next "Not An Id" is neither '' \(the host\) nor a device id/);
     expect(bad({ ...every[1], prev: 'abc123xyz', next: 'abc123xyz' } as Frame)).toThrowError(/prev and next are the same device "abc123xyz"/);
+    const work: Frame = { kind: 'result', epoch: 1, seq: 1, kvLength: 1, hidden: new Float32Array(4), work: [1.5, 0] };
+    expect(decodeFrame(encodeFrame(work))).toEqual(work);
+    expect(bad({ ...work, work: [-1] })).toThrowError(/"result" frame: work -1 ms is out of range/);
+    expect(bad({ ...work, work: new Array(65).fill(1) })).toThrowError(/work lists 65 devices, more than a chain has \(64\)/);
     expect(bad({ kind: 'link-lost', epoch: 1, peer: '', reason: 'x' })).toThrowError(/"link-lost" frame: peer "" is not a device id/);
     expect(bad({ kind: 'progress', epoch: 1, bytesDone: 1.5, bytesTotal: 2, tensorsDone: 0, tensorsTotal: 1, networkBytes: 0, cacheBytes: 0 }))
       .toThrowError(/whole numbers/);
