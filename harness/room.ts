@@ -29,7 +29,7 @@ async function host(): Promise<void> {
   const ctx = Number(params.get('ctx') ?? 256);
   const room = await createHostRoom({
     model, engine, ctx, speed, name: 'Host',
-    host: { microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0' },
+    host: { microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0', directHops: params.get('hops') !== '0' },
   });
   room.host.on((e) => {
     if (e.type === 'devices') return;

@@ -49,7 +49,7 @@ export interface HostRoomOptions extends DeviceOptions {
   model: string | ModelSource;
   ctx?: number;                // default 2048
   roomId?: string;
-  host?: Partial<Pick<HostOptions, 'heartbeatMs' | 'lossTimeoutMs' | 'microChunk' | 'prefillChunk' | 'autoRedeal' | 'ckpt'>>;
+  host?: Partial<Pick<HostOptions, 'heartbeatMs' | 'lossTimeoutMs' | 'microChunk' | 'prefillChunk' | 'autoRedeal' | 'ckpt' | 'directHops'>>;
 }
 
 export interface HostRoom {

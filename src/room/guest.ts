@@ -247,6 +247,7 @@ export class RoomGuest {
         this.emit({ type: 'removed', reason: f.reason });
         return;
       case 'assign': {
+        if (f.prev === this.opts.deviceId || f.next === this.opts.deviceId) { this.reject(ch, 0, new ProtocolError(`"assign" deal ${f.epoch} makes this device its own neighbour`)); return; }
         // A new deal supersedes a load in progress; the queue then runs it after what is running now.
         this.loadAbort?.abort();
         this.epoch = f.epoch;
