@@ -10,7 +10,7 @@
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
+import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealCost, type DealEntry } from './deal.ts';
 import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
 import { PROTOCOL_VERSION, type Frame } from './protocol.ts';
@@ -278,6 +278,17 @@ export class RoomHost {
     }
   }
 
+  /**
+   * What dealing counts: each layer's weight + KV bytes and the host's fixed bytes (embedding, head),
+   * exact from the weight plan when the loader made one, else estimated from the config.
+   */
+  get dealCost(): DealCost {
+    const { config } = this.opts;
+    return this.opts.weightBytes
+      ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx)
+      : dealCost(config, this.opts.format, this.opts.ctx);
+  }
+
   private async dealNow(epoch: number): Promise<void> {
     const { config } = this.opts;
     try {
@@ -287,9 +298,7 @@ export class RoomHost {
       const entries = manual
         ? validateDeal(manual, ids, config.numLayers, { firstLayerOn: HOST_ID })
         : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
-          this.opts.weightBytes
-            ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx)
-            : dealCost(config, this.opts.format, this.opts.ctx));
+          this.dealCost);
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;
