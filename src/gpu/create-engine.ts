@@ -2,7 +2,7 @@
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import type { LayerWeights, Linear, LoadProgress, ModelWeights } from '../model/types.ts';
+import { isHybridLayer, type LayerWeights, type Linear, type LoadProgress, type ModelWeights } from '../model/types.ts';
 import { requestEngineDevice } from './device.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
@@ -67,6 +67,7 @@ function denseLayers(weights: ModelWeights): Map<number, LayerWeights> {
   const out = new Map<number, LayerWeights>();
   for (const [i, w] of weights.layers) {
     if (w.mlp === 'moe') throw new UnsupportedWeightError(`layer ${i} is a Qwen3 MoE layer: the WebGPU engine has no MoE kernels yet (use the CPU reference engine)`);
+    if (isHybridLayer(w)) throw new UnsupportedWeightError(`layer ${i} is a Qwen3.5 hybrid layer (${w.mixer.kind === 'gated_delta_net' ? 'Gated DeltaNet' : 'gated attention'}): the WebGPU engine has no hybrid kernels yet (use the CPU reference engine)`);
     out.set(i, w);
   }
   for (const l of [...[...out.values()].flatMap((w) => [w.qkv, w.o, w.gateUp, w.down]), weights.embedding, weights.lmHead]) {

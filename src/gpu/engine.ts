@@ -67,6 +67,8 @@ export class WebGPUEngine implements LayerEngine {
   readonly range: LayerRange;
   readonly hasEmbedding: boolean;
   readonly hasHead: boolean;
+  /** No hybrid kernels yet: createWebGPUEngine refuses Gated DeltaNet layers, so nothing is recurrent. */
+  readonly recurrent = false;
   private readonly stagings = new Map<number, GPUBuffer>();
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
@@ -112,6 +114,10 @@ export class WebGPUEngine implements LayerEngine {
     if (!(Number.isInteger(length) && length >= 0)) throw new EngineUsageError(`truncate: ${length} is not a length`);
     for (const l of this.parts.layers) l.kvLength = Math.min(l.kvLength, length);
   }
+
+  /** Attention layers only: a truncation restores any position, so no snapshot is kept. */
+  async snapshot(_position: number): Promise<void> { /* no recurrent state */ }
+  async releaseSnapshot(_position: number): Promise<void> { /* no recurrent state */ }
 
   embed(ids: number[]): Promise<Float32Array> {
     return this.serial(async () => {

@@ -10,6 +10,7 @@
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
+import { holdsLinearLayers } from '../model/types.ts';
 import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
 import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
@@ -319,6 +320,7 @@ export class RoomHost {
           (f) => (d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone'))), {
             timeoutMs: (count) => (this.opts.requestTimeoutMs ?? 30_000) + count * (this.opts.requestTimeoutPerTokenMs ?? 250),
             onFault: (why) => this.drop(d, why),
+            recurrent: holdsLinearLayers(config, e.range),
           });
         stages.push(d.remote);
       }
