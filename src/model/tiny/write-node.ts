@@ -11,9 +11,9 @@ import { QWEN3_VOCAB, tinyMlcFiles, tinySafetensorsFiles, type TinyModelOptions,
 export type TinyFormatChoice = 'safetensors' | 'mlc' | 'both' | 'gguf';
 export type TinyVocabChoice = 'qwen3' | 'tiny-bpe';
 
-/** The Qwen3 vocabulary (151,936 ids) in GGUF form, from the real tokenizer.json. */
-export async function qwen3GgufVocab(): Promise<GgufVocab> {
-  const tok = await qwen3TokenizerFiles();
+/** The Qwen3 vocabulary (151,936 ids) in GGUF form, from the real tokenizer.json (and its template, or `files`'). */
+export async function qwen3GgufVocab(files?: TokenizerFiles): Promise<GgufVocab> {
+  const tok = files ?? (await qwen3TokenizerFiles());
   const dec = new TextDecoder();
   return ggufVocabFromTokenizerJson(JSON.parse(dec.decode(tok['tokenizer.json'])), JSON.parse(dec.decode(tok['tokenizer_config.json'])), QWEN3_VOCAB, 151643);
 }
@@ -28,7 +28,7 @@ export async function tinyBpeGgufVocab(chatTemplate?: string): Promise<GgufVocab
 
 /** Write a tiny GGUF model into `dir`; returns the file names. */
 export async function writeTinyGgufInto(dir: string, opts: TinyGgufOptions, vocab: TinyVocabChoice = 'qwen3', chatTemplate?: string): Promise<string[]> {
-  const v = vocab === 'qwen3' ? await qwen3GgufVocab() : await tinyBpeGgufVocab(chatTemplate);
+  const v = vocab === 'qwen3' ? await qwen3GgufVocab(opts.hybrid ? await qwen35TemplateTokenizerFiles() : undefined) : await tinyBpeGgufVocab(chatTemplate);
   return writeFolder(dir, tinyGgufFiles(opts, v));
 }
 

@@ -48,7 +48,7 @@ describe.each(Object.keys(MODELS))('tiny hybrid %s', (name) => {
   it('token by token equals the whole prompt at once, bitwise (the recurrent state carries over)', async () => {
     const whole = await logits(new ReferenceEngine(w), ids);
     const e = new ReferenceEngine(w);
-    let h = new Float32Array(0);
+    let h: Float32Array = new Float32Array(0);
     for (let p = 0; p < ids.length; p++) h = await e.runLayers([0, 5], p, await e.embed([ids[p]!]));
     expect(await e.logits(h)).toEqual(whole);
   });
