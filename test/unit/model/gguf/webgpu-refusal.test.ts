@@ -18,4 +18,15 @@ describe('the WebGPU engine and GGUF weights', () => {
     const mw = await loadWeights(await resolveModelSource(moe.path), { layers: [1, 2] });
     await expect(createWebGPUEngine(mw)).rejects.toThrow(/layer 1 is a Qwen3 MoE layer: the WebGPU engine has no MoE kernels yet/);
   }, 180_000);
+
+  it('refuses Qwen3.5 hybrid layers by name (Gated DeltaNet and gated attention)', async () => {
+    const h = await tinyGgufModel({ layers: 4, seed: 1, fileType: 'BF16', hybrid: {} });
+    const source = await resolveModelSource(h.path);
+    for (const [layer, kind] of [[0, 'Gated DeltaNet'], [3, 'gated attention']] as const) {
+      const w = await loadWeights(source, { layers: [layer, layer + 1] });
+      const err = (await createWebGPUEngine(w).then(() => null, (e: unknown) => e)) as Error;
+      expect(err).toBeInstanceOf(UnsupportedWeightError);
+      expect(err.message).toBe(`layer ${layer} is a Qwen3.5 hybrid layer (${kind}): the WebGPU engine has no hybrid kernels yet (use the CPU reference engine)`);
+    }
+  }, 180_000);
 });
