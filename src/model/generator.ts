@@ -83,6 +83,11 @@ export class Generator implements TokenGenerator {
     return this.tokens;
   }
 
+  /** Positions where a recurrent engine holds a snapshot (empty for dense engines), ascending. */
+  get snapshotPositions(): number[] {
+    return [...this.snapshots].sort((a, b) => a - b);
+  }
+
   /** Kept checkpoint positions: the pinned one (if any) and the answer checkpoints, ascending. */
   get checkpoints(): { pinned?: number; answers: readonly number[] } {
     return this.pinned === undefined ? { answers: this.answerCheckpoints } : { pinned: this.pinned, answers: this.answerCheckpoints };

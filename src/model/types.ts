@@ -53,6 +53,24 @@ export function isLinearLayer(config: ModelConfig, i: number): boolean {
   return config.hybrid?.layerTypes[i] === 'linear_attention';
 }
 
+/**
+ * Bytes of one Gated DeltaNet layer's recurrent state, f32: the conv state (K−1)·C (C = 2·n_k·d_k +
+ * n_v·d_v) and the delta state n_v·d_k·d_v. A device keeps it live, and once more per snapshot.
+ */
+export function linearStateBytes(config: ModelConfig): number {
+  const h = config.hybrid;
+  if (!h) return 0;
+  const C = 2 * h.linearNumKeyHeads * h.linearKeyHeadDim + h.linearNumValueHeads * h.linearValueHeadDim;
+  return ((h.convKernel - 1) * C + h.linearNumValueHeads * h.linearKeyHeadDim * h.linearValueHeadDim) * 4;
+}
+
+/** Bytes one snapshot of the layers [start, end) takes (their linear layers' state; 0 for none). */
+export function snapshotBytes(config: ModelConfig, [start, end]: readonly [number, number]): number {
+  let n = 0;
+  for (let i = start; i < end; i++) if (isLinearLayer(config, i)) n++;
+  return n * linearStateBytes(config);
+}
+
 /** Does the half-open layer range [start, end) hold a linear-attention layer? */
 export function holdsLinearLayers(config: ModelConfig, [start, end]: readonly [number, number]): boolean {
   for (let i = start; i < end; i++) if (isLinearLayer(config, i)) return true;

@@ -10,8 +10,8 @@
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import { holdsLinearLayers } from '../model/types.ts';
-import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
+import { holdsLinearLayers, snapshotBytes } from '../model/types.ts';
+import { dealCost, dealCostFromPlan, dealLayers, snapshotsForCkpt, validateDeal, type DealEntry } from './deal.ts';
 import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
 import { PROTOCOL_VERSION, type Frame } from './protocol.ts';
@@ -64,6 +64,8 @@ export class RoomHost {
       const info = d.info();
       const engine = d.id === HOST_ID ? this.hostEngine : d.remote;
       info.tokensPerSecond = this.roomEngine && info.range[1] > info.range[0] ? this.roomEngine.speedOf(engine) : 0;
+      info.snapshotBytes = snapshotBytes(this.opts.config, info.range);
+      info.snapshots = info.snapshotBytes > 0 ? (this.generator?.snapshotPositions.length ?? 0) : 0;
       return info;
     });
   }
@@ -289,8 +291,8 @@ export class RoomHost {
         ? validateDeal(manual, ids, config.numLayers, { firstLayerOn: HOST_ID })
         : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
           this.opts.weightBytes
-            ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx)
-            : dealCost(config, this.opts.format, this.opts.ctx));
+            ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx, snapshotsForCkpt(this.opts.ckpt ?? 4))
+            : dealCost(config, this.opts.format, this.opts.ctx, snapshotsForCkpt(this.opts.ckpt ?? 4)));
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;

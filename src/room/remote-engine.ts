@@ -92,8 +92,8 @@ export class RemoteLayerEngine implements LayerEngine {
   async truncate(length: number): Promise<void> {
     if (this.failure) return; // the device is gone: nothing of ours is left to cut
     if (length > this.kv) throw new PositionError(`device "${this.device.name}": cannot restore to ${length} past its cache of ${this.kv}`);
-    this.kv = length;
     await this.checkpoint(this.recurrent ? 'restore' : 'truncate', length, length);
+    this.kv = length;                    // only once the guest has gone back (it may refuse: no snapshot there)
   }
 
   /** Pin the guest's recurrent state at `position` (its cache length). Dense guests keep nothing: no frame. */
