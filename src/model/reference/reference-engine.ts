@@ -21,7 +21,6 @@ import { ContextFullError, EngineUsageError, PositionError } from '../engine-err
 import { hybridLayerForward, hybridVectors, type HybridVectors } from './hybrid-layer.ts';
 import { KvCache } from './kv-cache.ts';
 import { RecurrentState } from './recurrent-state.ts';
-import { yieldToEventLoop } from './yield.ts';
 import {
   addInPlace, attention, decodeLinear, embedRows, type DecodedLinear, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul, sliceColumns, tensorToF32,
 } from './ops.ts';
@@ -197,11 +196,7 @@ export class ReferenceEngine implements LayerEngine {
     for (let i = first; i < end; i++) this.checkContinues(i, start, n);
     const positions = Array.from({ length: n }, (_, i) => start + i);
     const x = hidden.slice(); // [n, H], the residual stream; the caller's array is left alone
-    await yieldToEventLoop();   // a page running this engine stays responsive (./yield.ts)
-    for (let i = first; i < end; i++) {
-      if (i > first && n >= 32) await yieldToEventLoop();
-      this.layerForward(i, positions, x);
-    }
+    for (let i = first; i < end; i++) this.layerForward(i, positions, x);
     return x;
   }
 
