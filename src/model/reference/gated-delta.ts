@@ -88,6 +88,31 @@ export interface DeltaInputs {
 }
 
 /**
+ * The delta rule's inputs from a layer's conv output and its b|a projection (HF Qwen3_5GatedDeltaNet):
+ * conv [n, C] = q | k | v after the conv and SiLU; ba [n, 2·n_v] = b (β logits) then a (decay inputs);
+ * A [n_v] = −exp(A_log); dtBias [n_v]. q̂ = l2norm(q)/√d_k, k̂ = l2norm(k), β = σ(b),
+ * g = A · softplus(a + dt_bias) (each rounded to f32 where HF's f32 tensors hold it).
+ */
+export function deltaInputs(conv: Float32Array, ba: Float32Array, A: Float32Array, dtBias: Float32Array, n: number, d: DeltaDims): DeltaInputs {
+  const { numKeyHeads: nk, numValueHeads: nv, keyDim: dk } = d;
+  const C = convChannels(d), Kd = nk * dk;
+  const g = new Float32Array(n * nv);
+  const beta = new Float32Array(n * nv);
+  for (let t = 0; t < n; t++) {
+    for (let j = 0; j < nv; j++) {
+      beta[t * nv + j] = sigmoid(ba[t * 2 * nv + j]!);
+      g[t * nv + j] = A[j]! * Math.fround(softplus(Math.fround(ba[t * 2 * nv + nv + j]! + dtBias[j]!)));
+    }
+  }
+  const cols = (a: number, b: number): Float32Array => {
+    const out = new Float32Array(n * (b - a));
+    for (let t = 0; t < n; t++) out.set(conv.subarray(t * C + a, t * C + b), t * (b - a));
+    return out;
+  };
+  return { q: l2NormHeads(cols(0, Kd), dk, 1 / Math.sqrt(dk)), k: l2NormHeads(cols(Kd, 2 * Kd), dk, 1), v: cols(2 * Kd, C), g, beta };
+}
+
+/**
  * The gated delta rule, one token at a time (HF torch_recurrent_gated_delta_rule), continuing from
  * `state` [n_v, d_k, d_v], which it updates in place. For value head j and its key head kh:
  *   S ← e^g · S;  mem = Sᵀk;  δ = (v − mem) · β;  S ← S + k δᵀ;  o = Sᵀq.

@@ -7,7 +7,7 @@
 
 import type { DenseFfnWeights, GatedAttentionWeights, GatedDeltaNetWeights, HybridLayerWeights, Linear, ModelConfig, MoeFfnWeights } from '../types.ts';
 import {
-  causalConv1dSilu, convChannels, gatedDeltaChunked, gatedDeltaRecurrent, gatedRmsNorm, l2NormHeads, sigmoid, softplus, type DeltaDims,
+  causalConv1dSilu, convChannels, deltaInputs, gatedDeltaChunked, gatedDeltaRecurrent, gatedRmsNorm, sigmoid, type DeltaDims,
 } from './gated-delta.ts';
 import type { KvCache } from './kv-cache.ts';
 import { moeForward } from './moe.ts';
@@ -102,26 +102,13 @@ function gatedAttention(index: number, m: GatedAttentionWeights, vec: HybridVect
 function gatedDeltaNet(m: GatedDeltaNetWeights, vec: HybridVectors, ctx: HybridLayerContext, n: number, xn: Float32Array): Float32Array {
   const d = deltaDims(ctx.config, m);
   const state = ctx.state!;
-  const { numKeyHeads: nk, numValueHeads: nv, keyDim: dk, valueDim: dv, convKernel: K } = d;
-  const C = convChannels(d), Vd = nv * dv, Kd = nk * dk;
+  const { numValueHeads: nv, valueDim: dv, convKernel: K } = d;
+  const C = convChannels(d), Vd = nv * dv;
   const qkvz = matmul(ctx.weight(m.qkvz), xn, n);                                         // [n, C + n_v·d_v]
   const ba = matmul(ctx.weight(m.ba), xn, n);                                             // [n, 2·n_v]
   const conv = causalConv1dSilu(sliceColumns(qkvz, C + Vd, 0, C), n, vec.conv!, state.conv, C, K); // [n, C]
   const z = sliceColumns(qkvz, C + Vd, C, C + Vd);                                        // [n, n_v·d_v]
-  const g = new Float32Array(n * nv);
-  const beta = new Float32Array(n * nv);
-  for (let t = 0; t < n; t++) {
-    for (let j = 0; j < nv; j++) {
-      beta[t * nv + j] = sigmoid(ba[t * 2 * nv + j]!);
-      g[t * nv + j] = vec.a![j]! * Math.fround(softplus(Math.fround(ba[t * 2 * nv + nv + j]! + vec.dtBias![j]!)));
-    }
-  }
-  const inputs = {
-    q: l2NormHeads(sliceColumns(conv, C, 0, Kd), dk, 1 / Math.sqrt(dk)),
-    k: l2NormHeads(sliceColumns(conv, C, Kd, 2 * Kd), dk, 1),
-    v: sliceColumns(conv, C, 2 * Kd, C),
-    g, beta,
-  };
+  const inputs = deltaInputs(conv, ba, vec.a!, vec.dtBias!, n, d);
   const o = ctx.deltaRule === 'chunked' ? gatedDeltaChunked(inputs, n, d, state.delta) : gatedDeltaRecurrent(inputs, n, d, state.delta);
   state.length += n;
   return matmul(ctx.weight(m.out), gatedRmsNorm(o, z, vec.norm!, ctx.config.rmsNormEps), n); // [n, H]
