@@ -1,7 +1,7 @@
 // A Qwen3.5 hybrid in the app (issue 14): the host page loads a tiny hybrid checkpoint (Gated DeltaNet +
-// gated attention) on the CPU engine, its device card shows what one checkpoint snapshot of the recurrent
+// gated attention) on the CPU engine and on the WebGPU engine (its worker, SwiftShader), its device card shows what one checkpoint snapshot of the recurrent
 // state costs, and after a request how many it keeps (the pinned one after the system prompt + tools,
-// and the answer's). Screenshot: test-results/app-hybrid-room.png.
+// and the answer's). Screenshots: test-results/app-hybrid-room-{reference,webgpu}.png.
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,7 +29,7 @@ afterAll(async () => {
   if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
 });
 
-test('the room panel shows a hybrid model\'s snapshot memory, and the snapshots a request keeps', async () => {
+test.each(['reference', 'webgpu'])('the room panel shows a hybrid model\'s snapshot memory, and the snapshots a request keeps (%s engine)', async (engine) => {
   mkdirSync(artifactDir(), { recursive: true });
   const context = await newDeviceContext(browser);
   const page = await context.newPage();
@@ -37,7 +37,7 @@ test('the room panel shows a hybrid model\'s snapshot memory, and the snapshots 
   page.on('console', (m) => log.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
   try {
-    await page.goto(`${server.url}/?model=${encodeURIComponent(`${server.url}/models/hybrid`)}&engine=reference&name=Laptop&speed=1`);
+    await page.goto(`${server.url}/?model=${encodeURIComponent(`${server.url}/models/hybrid`)}&engine=${engine}&name=Laptop&speed=1`);
     await page.getByTestId('host-room').click();
     const card = page.getByTestId('device').first();
     await expect.poll(async () => card.getAttribute('data-status'), { timeout: 120_000 }).toBe('ready');
@@ -50,9 +50,9 @@ test('the room panel shows a hybrid model\'s snapshot memory, and the snapshots 
     if (await page.getByTestId('stop').isEnabled()) await page.getByTestId('stop').click();
     await page.getByTestId('tl-summary').waitFor({ timeout: 120_000 });
     await expect.poll(async () => Number(/· (\d+) kept/.exec((await row.textContent()) ?? '')?.[1] ?? 0), { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
-    await page.screenshot({ path: path.join(artifactDir(), 'app-hybrid-room.png') });
+    await page.screenshot({ path: path.join(artifactDir(), `app-hybrid-room-${engine}.png`) });
   } catch (e) {
-    await page.screenshot({ path: path.join(artifactDir(), 'app-hybrid-failed.png') }).catch(() => undefined);
+    await page.screenshot({ path: path.join(artifactDir(), `app-hybrid-failed-${engine}.png`) }).catch(() => undefined);
     throw new Error(`${(e as Error).message}\npage console:\n${log.slice(-30).join('\n')}`, { cause: e });
   } finally {
     await context.close();
