@@ -264,6 +264,46 @@ export class WebGPUEngine implements LayerEngine {
     });
   }
 
+  /**
+   * Wall seconds of each op of layer `index` for a step of `tokens` tokens (default 1: a decode token)
+   * at position `pos0`: every op runs `repeat` times in one submit, the median of `reps` such submits,
+   * less an empty submit's time, over `repeat`. For benches: it writes the layer's K/V from pos0 and
+   * moves its recurrent state on, so truncate (or dispose) afterwards.
+   */
+  profileLayer(index: number, pos0: number, opts: { tokens?: number; repeat?: number; reps?: number } = {}): Promise<{ label: string; seconds: number }[]> {
+    return this.serial(async () => {
+      const layer = this.parts.layers.find((l) => l.index === index);
+      if (!layer) throw new EngineUsageError(`profileLayer: layer ${index} is not held by this engine`);
+      const { device } = this.parts;
+      const repeat = opts.repeat ?? 8, reps = opts.reps ?? 5, n = opts.tokens ?? 1;
+      if (!(Number.isInteger(n) && n >= 1 && n <= this.parts.maxBatch && pos0 + n <= this.parts.ctx)) {
+        throw new EngineUsageError(`profileLayer: ${n} tokens at ${pos0} do not fit a step (at most ${this.parts.maxBatch}) within the context of ${this.parts.ctx}`);
+      }
+      const time = async (encode: (pass: GPUComputePassEncoder) => void): Promise<number> => {
+        const times: number[] = [];
+        for (let r = 0; r <= reps; r++) {
+          const enc = device.createCommandEncoder();
+          const pass = enc.beginComputePass();
+          encode(pass);
+          pass.end();
+          const t = performance.now();
+          device.queue.submit([enc.finish()]);
+          await device.queue.onSubmittedWorkDone();
+          if (r > 0) times.push((performance.now() - t) / 1000);   // the first compiles and warms up
+        }
+        return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+      };
+      this.writeStep(n, pos0);
+      const empty = await time(() => undefined);
+      const out: { label: string; seconds: number }[] = [];
+      for (const op of layer.ops) {
+        const t = await time((pass) => { for (let i = 0; i < repeat; i++) op.encode(pass, n); });
+        out.push({ label: op.label, seconds: Math.max(0, t - empty) / repeat });
+      }
+      return out;
+    });
+  }
+
   /** Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference. */
   private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const bits = constraint?.bits;
