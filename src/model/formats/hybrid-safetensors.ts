@@ -77,7 +77,7 @@ function expectations(c: ModelConfig, req: WeightRequest, { N, packedExperts }: 
 
 export async function prepareHybridSafetensors(source: ModelSource, config: ModelConfig, configFile: string, configBytes: number,
   req: WeightRequest, opts: LoadOptions): Promise<PreparedLoad> {
-  checkRequest(config, req);
+  checkRequest(config, req, configFile);
   const layout = await detectLayout(source, config);
   const expect = expectations(config, req, layout);
   const names = [...expect.keys()];
