@@ -5,8 +5,9 @@
 // the host. A chain of one guest is the plain host → guest → host exchange.
 //
 // Every request has one sequence number for the whole chain, and every guest sees every number: a
-// forward travels through all of them, a checkpoint (truncate) goes from the host to each guest
-// directly and each acknowledges it. So a guest can put the frames it gets from the host and from its
+// forward travels through all of them, a checkpoint (truncate; for a chain holding Gated DeltaNet layers
+// pin, restore and release, which a dense guest takes as no-ops or a truncation) goes from the host to
+// each guest directly and each acknowledges it. So a guest can put the frames it gets from the host and from its
 // previous neighbour back in one order. Several requests may be in flight (pipelined prefill, a
 // speculative batch of k + 1 rows is just a forward of k + 1 rows).
 //
@@ -16,7 +17,7 @@
 import type { LayerEngine, LayerRange, SamplingOptions } from '../model/engine-types.ts';
 import { EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { ProtocolError, RemoteDeviceError } from './errors.ts';
-import type { Frame, FrameOf } from './protocol.ts';
+import type { CheckpointOp, Frame, FrameOf } from './protocol.ts';
 
 export interface RemoteDevice { id: string; name: string }
 
@@ -25,6 +26,8 @@ export interface ChainMember {
   device: RemoteDevice;
   range: LayerRange;
   send: (f: Frame) => Promise<void>;
+  /** Its layers include Gated DeltaNet layers (their state needs snapshots to go back). */
+  recurrent?: boolean;
 }
 
 export interface ChainEngineOptions {
@@ -39,7 +42,7 @@ export interface ChainEngineOptions {
 
 type Pending = { timer?: ReturnType<typeof setTimeout> } & (
   | { kind: 'forward'; count: number; position: number; resolve: (h: Float32Array) => void; reject: (e: Error) => void }
-  | { kind: 'checkpoint'; position: number; waiting: Set<string>; resolve: () => void; reject: (e: Error) => void });
+  | { kind: 'checkpoint'; op: CheckpointOp; kvAfter: number; waiting: Set<string>; resolve: () => void; reject: (e: Error) => void });
 
 /** Frames to the host from a chain member that the chain answers for. */
 export type ChainAnswer = FrameOf<'result'> | FrameOf<'ack'> | FrameOf<'error'>;
@@ -48,6 +51,8 @@ export class ChainEngine implements LayerEngine {
   readonly hasEmbedding = false;
   readonly hasHead = false;
   readonly range: LayerRange;
+  /** Some guest holds Gated DeltaNet layers: going back is a restore of snapshots, which pin takes. */
+  readonly recurrent: boolean;
   /** The guests in pipeline order. */
   readonly devices: readonly RemoteDevice[];
   private seq = 0;
@@ -72,6 +77,7 @@ export class ChainEngine implements LayerEngine {
     for (const m of members) if (m.range[1] <= m.range[0]) throw new EngineUsageError(`chain: device "${m.device.name}" holds no layers`);
     this.range = [members[0]!.range[0], members.at(-1)!.range[1]];
     this.devices = members.map((m) => m.device);
+    this.recurrent = members.some((m) => m.recurrent === true);
   }
 
   /** Devices the rows pass through in turn. */
@@ -137,18 +143,41 @@ export class ChainEngine implements LayerEngine {
     });
   }
 
-  /** Cut every device's cache back to `length` (restoring a checkpoint, for dense models). */
+  /**
+   * Go back to `length` on every device: a truncation for dense layers (counted as done at once: the
+   * next request is ordered behind it on every guest), a restore of the snapshots there when the chain
+   * holds recurrent layers (counted once every guest has gone back: one may refuse, no snapshot there).
+   */
   async truncate(length: number): Promise<void> {
     if (this.failure) return; // the chain is gone: nothing of ours is left to cut
     if (length > this.kv) throw new PositionError(`${this.who}: cannot restore to ${length} past its cache of ${this.kv}`);
-    const seq = ++this.seq;
+    if (!this.recurrent) this.kv = length;
+    await this.checkpoint(this.recurrent ? 'restore' : 'truncate', length, length);
     this.kv = length;
+  }
+
+  /** Pin every guest's recurrent state at `position` (the cache length). A dense chain keeps nothing: no frame. */
+  async snapshot(position: number): Promise<void> {
+    if (!this.recurrent) return;
+    if (this.failure) throw this.failure;
+    if (position !== this.kv) throw new PositionError(`${this.who}: a snapshot at ${position} is not its cache length ${this.kv}`);
+    await this.checkpoint('pin', position, this.kv);
+  }
+
+  async releaseSnapshot(position: number): Promise<void> {
+    if (!this.recurrent || this.failure) return;
+    await this.checkpoint('release', position, this.kv);
+  }
+
+  /** One checkpoint op to every guest (each acknowledges it, reporting `kvAfter` as its cache length). */
+  private checkpoint(op: CheckpointOp, position: number, kvAfter: number): Promise<void> {
+    const seq = ++this.seq;
     this.sent.checkpoint += this.depth;
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       const waiting = new Set(this.devices.map((d) => d.id));
-      this.track(seq, { kind: 'checkpoint', position: length, waiting, resolve, reject }, 0, 'checkpoint');
+      this.track(seq, { kind: 'checkpoint', op, kvAfter, waiting, resolve, reject }, 0, 'checkpoint');
       for (const m of this.members) {
-        m.send({ kind: 'checkpoint', epoch: this.epoch, seq, op: 'truncate', position: length }).catch((e: Error) => this.settleError(seq, e));
+        m.send({ kind: 'checkpoint', epoch: this.epoch, seq, op, position }).catch((e: Error) => this.settleError(seq, e));
       }
     });
   }
@@ -192,9 +221,9 @@ export class ChainEngine implements LayerEngine {
     }
     if (p.kind === 'checkpoint' && f.kind === 'ack') {
       if (!p.waiting.delete(fromId)) return new ProtocolError(`device "${name}" acknowledged checkpoint seq ${f.seq} twice`);
-      if (f.kvLength !== p.position) {
+      if (f.kvLength !== p.kvAfter) {
         this.settle(f.seq, p);
-        const e = new ProtocolError(`device "${name}" acknowledged checkpoint seq ${f.seq} with cache ${f.kvLength}, expected ${p.position}`);
+        const e = new ProtocolError(`device "${name}" acknowledged ${p.op} seq ${f.seq} with cache ${f.kvLength}, expected ${p.kvAfter}`);
         p.reject(e);
         return e;
       }

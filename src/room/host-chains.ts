@@ -1,6 +1,7 @@
 // How the host turns a deal into pipeline stages (host.ts): the host's own share, then chains of
 // consecutive guests joined by direct hops, each one ChainEngine; and what each guest is told of its
 // neighbours. Kept apart so host.ts stays about the room's life.
+import { holdsLinearLayers } from '../model/types.ts';
 import { ChainEngine, type ChainMember, type RemoteDevice } from './chain-engine.ts';
 import type { DealEntry } from './deal.ts';
 import { DeviceLeftError } from './errors.ts';
@@ -39,7 +40,7 @@ export function routesOf(stages: readonly DealEntry[][], hostId: string): Map<st
 export function buildChain(members: readonly HostDevice[], group: readonly DealEntry[], epoch: number, opts: HostOptions,
   onFault: (why: string, culprit: RemoteDevice | null) => void): ChainEngine {
   const parts: ChainMember[] = members.map((d, i) => ({
-    device: { id: d.id, name: d.name }, range: group[i]!.range,
+    device: { id: d.id, name: d.name }, range: group[i]!.range, recurrent: holdsLinearLayers(opts.config, group[i]!.range),
     send: (f) => (d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone'))),
   }));
   return new ChainEngine(parts, epoch, opts.config.hiddenSize, {

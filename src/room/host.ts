@@ -15,7 +15,8 @@
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
+import { snapshotBytes } from '../model/types.ts';
+import { dealCost, dealCostFromPlan, dealLayers, snapshotsForCkpt, validateDeal, type DealCost, type DealEntry } from './deal.ts';
 import { ChainEngine } from './chain-engine.ts';
 import { buildChain, routesOf, stagesOf } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -78,6 +79,8 @@ export class RoomHost {
       // several: its own account of its layers' time (the host cannot see the hops between guests).
       const own = d.chain && d.chain.depth > 1 ? d.chain.speedOf(d.id) : null;
       info.tokensPerSecond = !this.roomEngine || info.range[1] <= info.range[0] ? 0 : own ?? this.roomEngine.speedOf(engine);
+      info.snapshotBytes = snapshotBytes(this.opts.config, info.range);
+      info.snapshots = info.snapshotBytes > 0 ? (this.generator?.snapshotPositions.length ?? 0) : 0;
       return info;
     });
   }
@@ -355,6 +358,19 @@ export class RoomHost {
     }
   }
 
+  /**
+   * What dealing counts: each layer's weight + KV bytes (for a linear layer its recurrent state, live and
+   * per checkpoint snapshot) and the host's fixed bytes (embedding, head), exact from the weight plan
+   * when the loader made one, else estimated from the config.
+   */
+  get dealCost(): DealCost {
+    const { config } = this.opts;
+    const snapshots = snapshotsForCkpt(this.opts.ckpt ?? 4);
+    return this.opts.weightBytes
+      ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx, snapshots)
+      : dealCost(config, this.opts.format, this.opts.ctx, snapshots);
+  }
+
   private async dealNow(epoch: number): Promise<void> {
     const { config } = this.opts;
     try {
@@ -364,9 +380,7 @@ export class RoomHost {
       const entries = manual
         ? validateDeal(manual, ids, config.numLayers, { firstLayerOn: HOST_ID })
         : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
-          this.opts.weightBytes
-            ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx)
-            : dealCost(config, this.opts.format, this.opts.ctx));
+          this.dealCost);
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;

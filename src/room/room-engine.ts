@@ -17,6 +17,7 @@ export class RoomEngine implements LayerEngine {
   readonly range: LayerRange;
   readonly hasEmbedding = true;
   readonly hasHead = true;
+  readonly recurrent: boolean;
   microChunk: number;
   private readonly hiddenSize: number;
 
@@ -30,6 +31,7 @@ export class RoomEngine implements LayerEngine {
     }
     if (at !== opts.numLayers) throw new PipelineError(`the stages cover layers [0, ${at}) of ${opts.numLayers}`);
     this.range = [0, opts.numLayers];
+    this.recurrent = host.recurrent || stages.some((s) => s.recurrent);
     this.hiddenSize = opts.hiddenSize;
     this.microChunk = opts.microChunk ?? 16;
   }
@@ -61,6 +63,15 @@ export class RoomEngine implements LayerEngine {
 
   async truncate(length: number): Promise<void> {
     await Promise.all(this.engines().map((e) => (e.kvLength() > length ? e.truncate(length) : undefined)));
+  }
+
+  /** Every device holding recurrent layers pins its state at `position` (each keeps its own layers'). */
+  async snapshot(position: number): Promise<void> {
+    await Promise.all(this.engines().filter((e) => e.recurrent).map((e) => e.snapshot(position)));
+  }
+
+  async releaseSnapshot(position: number): Promise<void> {
+    await Promise.all(this.engines().filter((e) => e.recurrent).map((e) => e.releaseSnapshot(position)));
   }
 
   embed(ids: number[]): Promise<Float32Array> { return this.host.embed(ids); }
