@@ -2,10 +2,13 @@
 // (an answer still streaming, src/agent/stream.ts). The markers "<tool_call>" and "</tool_call>" count
 // only outside the call's own content:
 //   - a body that starts with JSON ends after its JSON values, so a marker inside a JSON string is text;
+//   - a body of well-formed XML calls (every <parameter=P> closed by </parameter>, the call by
+//     </function>) ends after them, so a marker inside a parameter value is part of the value.
 // Otherwise (a near miss the structure does not read) the first marker after the opening tag counts.
-// While streaming, a body whose text so far ends inside a JSON string has no end yet: what follows may
-// still close the string.
+// While streaming, a body whose text so far ends inside a JSON string or an open parameter value has no
+// end yet: what follows may still close the string or the value.
 import { jsonValuesEnd } from './json-calls.ts';
+import { xmlCallsEnd } from './xml-calls.ts';
 
 export const OPEN_TAG = '<tool_call>';
 export const CLOSE_TAG = '</tool_call>';
@@ -39,12 +42,18 @@ export function readToolCallBlock(text: string, at: number, streaming = false): 
   return { bodyStart, bodyEnd, end, next: nextOpen >= 0 && nextOpen >= bodyEnd ? nextOpen : -1, open: false };
 }
 
-/** Where the markers are looked for: after the body's JSON content, or at its start. */
+/** Where the markers are looked for: after the body's JSON or XML content, or at its start. */
 function contentEnd(text: string, bodyStart: number, streaming: boolean): number | 'open' {
   const json = jsonValuesEnd(text, bodyStart);
-  if (!streaming) return json >= 0 ? json : bodyStart;
+  if (!streaming) {
+    if (json >= 0) return json;
+    const xml = xmlCallsEnd(text, bodyStart);
+    return typeof xml === 'number' ? xml : bodyStart;
+  }
   const jsonStart = jsonBodyStart(text, bodyStart);
-  return jsonStart >= 0 ? firstMarkerOutsideJson(text, json >= 0 ? json : jsonStart) : bodyStart;
+  if (jsonStart >= 0) return firstMarkerOutsideJson(text, json >= 0 ? json : jsonStart);
+  const xml = xmlCallsEnd(text, bodyStart);
+  return xml === 'open' ? 'open' : xml ?? bodyStart;
 }
 
 /** Where a JSON body's first value starts (after whitespace and an optional ```json fence line), or -1. */

@@ -43,6 +43,19 @@ describe('the live view reads blocks as the parser does', () => {
     expect(calls(answer, 'json').map((c) => c.arguments.content)).toEqual([content]);
   });
 
+  it('XML: "</tool_call>" inside a parameter value stays in the card, and the parser keeps it in the value', () => {
+    const content = 'a </tool_call> b\n<tool_call> c';
+    const body = `<function=write_file>\n<parameter=path>\nnotes.md\n</parameter>\n<parameter=content>\n${content}\n</parameter>\n</function>`;
+    const answer = `<tool_call>\n${body}\n</tool_call>\nDone.`;
+    const { raws, history } = streamCharByChar(answer);
+    expect(raws).toEqual([body]);
+    expect(Math.max(...history.map((h) => h.length))).toBe(1);
+    for (const h of history) if (h.length > 0) expect(body.startsWith(h[0]!)).toBe(true);
+    const parsed = parseToolCalls(answer, { format: 'xml', tools: BUILTIN_TOOL_SCHEMAS });
+    expect(parsed.calls.map((c) => c.arguments)).toEqual([{ path: 'notes.md', content }]);
+    expect(parsed.text).toBe('Done.');
+  });
+
   it('two ordinary blocks are two cards, the close tag never shows half written', () => {
     const a = '{"name": "read_file", "arguments": {"path": "a.js"}}';
     const b = '<function=serve>\n</function>';
@@ -58,5 +71,18 @@ describe('the live view reads blocks as the parser does', () => {
     const { raws } = streamCharByChar(answer);
     expect(raws).toEqual(['{"name": "serve", "arguments": {}', '{"name": "list_dir", "arguments": {}}']);
     expect(calls(answer, 'json').map((c) => c.name)).toEqual(['serve', 'list_dir']);
+  });
+
+  it('XML that is not well formed ends at the first marker: a value left open, then the next call', () => {
+    // The model forgot </parameter>: the </tool_call> is the block's end, and the next block is a call of its own.
+    const answer = '<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n<parameter=content>\nhi\n</tool_call>\n'
+      + '<tool_call>\n<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>';
+    const { raws } = streamCharByChar(answer);
+    expect(raws).toHaveLength(2);
+    expect(raws[1]).toBe('<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>');
+    expect(calls(answer, 'xml').map((c) => [c.name, c.arguments])).toEqual([
+      ['write_file', { path: 'a.txt', content: 'hi' }],
+      ['read_file', { path: 'a.txt' }],
+    ]);
   });
 });
