@@ -3,7 +3,8 @@
 // harness/engine.html?profile. Milliseconds per token (medians) for the round trip alone, the layers, the
 // head with each pick, the fused decodeToken as the agent calls it (top-20 under the call grammar's mask,
 // with the overrule check), the CPU reference engine in the page, and the head's top-k layouts side by side
-// in one page (the adapter's choice against the GPU layout), timed in turn.
+// in one page (the adapter's choice against the GPU layout), timed in turn. Then the app itself: one
+// request on the tiny model (it answers up to its 256-token cap) on each engine, the summary's tok/s.
 import path from 'node:path';
 import { build } from 'vite';
 import { startServer } from '../server/app.ts';
@@ -31,6 +32,23 @@ export async function run(): Promise<Record<string, number | string>> {
     if (agentKeys.length === 2) out['agent decode: GPU top-k layout / adapter\'s layout'] = p[agentKeys[1]!]! / p[agentKeys[0]!]!;
     if (greedyKeys.length === 2) out['greedy decode: GPU top-k layout / adapter\'s layout'] = p[greedyKeys[1]!]! / p[greedyKeys[0]!]!;
     out['agent decode: WebGPU / CPU reference'] = p['decodeToken as the agent (top-20, mask, overrule check)']! / p['CPU reference decodeToken as the agent']!;
+    await page.context().close();
+    const app: Record<string, number> = {};
+    for (const engine of ['webgpu', 'reference']) {
+      const tab = await (await newDeviceContext(browser)).newPage();
+      await tab.goto(`${server.url}/?engine=${engine}&name=Laptop&speed=1`);
+      await tab.getByTestId('adapter').waitFor({ timeout: 60_000 });
+      await tab.getByTestId('host-room').click();
+      await tab.getByTestId('request-input').waitFor({ timeout: 180_000 });
+      await tab.getByTestId('request-input').fill('Build a todo list with local storage');
+      await tab.getByTestId('send').click({ timeout: 180_000 });
+      await tab.getByTestId('tl-summary').waitFor({ timeout: 600_000 });
+      const summary = (await tab.getByTestId('tl-summary').textContent()) ?? '';
+      app[engine] = Number(/([\d.]+) tok\/s/.exec(summary)?.[1] ?? NaN);
+      out[`app, one request on ${engine}: summary`] = summary;
+      await tab.context().close();
+    }
+    out['app tok/s: WebGPU / CPU reference'] = app.webgpu! / app.reference!;
     return out;
   } finally {
     await browser.close();
