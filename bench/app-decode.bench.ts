@@ -4,7 +4,8 @@
 // head with each pick, the fused decodeToken as the agent calls it (top-20 under the call grammar's mask,
 // with the overrule check), the CPU reference engine in the page, and the head's top-k layouts side by side
 // in one page (the adapter's choice against the GPU layout), timed in turn. Then the app itself: one
-// request on the tiny model (it answers up to its 256-token cap) on each engine, the summary's tok/s.
+// request on the tiny model (it answers up to its 256-token cap) on each engine, the summary's tok/s
+// (which counts the prefill of the ≈ 1,000-token opening too).
 import path from 'node:path';
 import { build } from 'vite';
 import { startServer } from '../server/app.ts';
