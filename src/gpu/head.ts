@@ -6,6 +6,7 @@ import type { Activations } from './layers.ts';
 import { Epilogue, linearOps } from './kernels/linear.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
 import { topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
+import { topkLayoutFor } from './tuning.ts';
 import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 
@@ -17,7 +18,7 @@ export interface HeadState {
   mask: GPUBuffer;             // [ceil(V/32)] u32 allowed-id bitset
   maskWords: number;
   params: GPUBuffer;           // uniform { use_mask, mask_words }
-  best: GPUBuffer;             // [blocks, k] (f32 bits, id)
+  best: GPUBuffer;             // [blocks, k] (f32 bits, id), then [blocks] unmasked bests when reported
   blocks: number;
   logitOps: Op[];              // final rmsnorm (x -> xn) + head matvec chunks (xn -> logits)
   argmaxOp: Op;
@@ -37,8 +38,10 @@ export function createHead(
   const maskWords = Math.ceil(V / 32);
   const mask = createBufferFrom(device, new Uint8Array(maskWords * 4), storage, 'token mask');
   const params = device.createBuffer({ label: 'sample params', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  const blocks = topkBlocks(V);
-  const best = device.createBuffer({ label: 'top-k candidates', size: blocks * MAX_K * 8, usage: storage });
+  const layout = cache.tuning.topk ?? topkLayoutFor(cache.tuning.adapterClass);
+  const blocks = topkBlocks(V, layout);
+  // [blocks, k] candidates, then [blocks] unmasked bests (the overrule report)
+  const best = device.createBuffer({ label: 'top-k candidates', size: blocks * (MAX_K + 1) * 8, usage: storage });
   const logitOps: Op[] = [
     rmsnormOp(cache, { step: act.step, x: act.x, weight: norm, y: act.xn }, H, cfg.rmsNormEps, 'model.norm'),
     ...linearOps(cache, head, { step: act.step, x: act.xn, y: logits, outStride: V, epilogue: Epilogue.STORE }),
@@ -48,7 +51,7 @@ export function createHead(
     if (!(k >= 1 && k <= MAX_K)) throw new RangeError(`top-k on the device takes 1..${MAX_K}, got ${k}`);
     let op = topkOps.get(k);
     if (!op) {
-      op = makeTopkOp(cache, { params, logits, mask, best }, V, k);
+      op = makeTopkOp(cache, { params, logits, mask, best }, V, k, layout);
       topkOps.set(k, op);
     }
     return op;
