@@ -14,7 +14,7 @@ import type { ModelSource, ModelWeights, WeightRequest } from '../model/types.ts
 import { HopError, OutOfOrderError, ProtocolError } from './errors.ts';
 import { NeighbourLinks, type DialFn } from './guest-links.ts';
 import { PeerModelSource } from './peer-source.ts';
-import { MAX_CHAIN, PROTOCOL_VERSION, type DeviceCaps, type Frame, type FrameOf } from './protocol.ts';
+import { LOAD_FAILED_CODE, MAX_CHAIN, PROTOCOL_VERSION, type DeviceCaps, type Frame, type FrameOf } from './protocol.ts';
 import { CachingSource, type ByteStore } from './weight-cache.ts';
 import { FrameChannel, MAX_FRAME_BYTES, type MessageLink } from './wire.ts';
 
@@ -258,7 +258,11 @@ export class RoomGuest {
         // Wire the chain while the layers load: the channel to the next device must be open before `ready`.
         this.links.keepOnly(f.next);
         const wired = f.next ? this.links.connect(f.next) : null;
-        this.enqueue(ch, 0, () => this.assign(ch, f, wired));
+        this.enqueue(ch, 0, () => this.assign(ch, f, wired).catch((e: Error) => {
+          if (this.epoch !== f.epoch) return;   // superseded: the new deal is what counts
+          this.emit({ type: 'frame-error', error: e });
+          ch.trySend({ kind: 'error', seq: 0, code: LOAD_FAILED_CODE, message: `${e.name}: ${e.message}` });
+        }));
         return;
       }
       case 'forward': case 'checkpoint':

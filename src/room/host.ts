@@ -21,7 +21,7 @@ import { ChainEngine } from './chain-engine.ts';
 import { buildChain, routesOf, stagesOf } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
-import { PROTOCOL_VERSION, type Frame } from './protocol.ts';
+import { LOAD_FAILED_CODE, PROTOCOL_VERSION, type Frame } from './protocol.ts';
 import { RoomEngine } from './room-engine.ts';
 import { CachingSource } from './weight-cache.ts';
 import { FrameChannel, type MessageLink } from './wire.ts';
@@ -162,6 +162,9 @@ export class RoomHost {
         this.emitDevices();
         return;
       case 'result': case 'ack': case 'error': {
+        if (f.kind === 'error' && f.seq === 0 && f.code === LOAD_FAILED_CODE && d.status === 'loading') {
+          d.loadFailed(new RemoteDeviceError(d.name, f.code, f.message)); this.emitDevices(); return;
+        }
         if (f.kind === 'error' && f.seq === 0) { this.emit({ type: 'frame-error', deviceId: d.id, error: new RemoteDeviceError(d.name, f.code, f.message) }); return; }
         if (f.kind === 'error' && d.status === 'loading') { d.loadFailed(new RemoteDeviceError(d.name, f.code, f.message)); this.emitDevices(); return; }
         if (f.kind !== 'error' && f.epoch !== this.epoch) return;

@@ -14,6 +14,11 @@ const MAX_LAYER = 0xffff;
 const MAX_POSITION = 1 << 24;
 /** Most guests in one chain (a `work` list is one entry per guest). */
 export const MAX_CHAIN = 64;
+/**
+ * The `error` code (seq 0) of a guest whose load of its deal failed: the host marks the device failed at
+ * once, naming the cause, instead of waiting out the load deadline. Other seq-0 errors are frame refusals.
+ */
+export const LOAD_FAILED_CODE = 'load-failed';
 /** A device id as the host and the signaling ids use it (newDeviceId: 20 base-36 digits). */
 export const DEVICE_ID = /^[0-9a-z]{6,64}$/;
 /**
