@@ -5,6 +5,7 @@
 // loads (localStorage on a page, IndexedDB in the engine's Web Worker).
 import { openDB, type IDBPDatabase } from 'idb';
 import { matmul } from '../model/reference/ops.ts';
+import { quantizeGgml } from '../model/formats/gguf/ggml-quantize.ts';
 import { f32ToF16Bits, fromFloat32 } from '../model/tensor-utils.ts';
 import type { Linear } from '../model/types.ts';
 import { destroyLinear, uploadLinear } from './gpu-weights.ts';
@@ -12,7 +13,7 @@ import { Epilogue, linearOps } from './kernels/linear.ts';
 import { destroyOps, encodeOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import {
-  attentionSplitFor, defaultTuning, topkLayoutFor, deviceTraits, layoutKey, matmulCandidates, matmulThreads, matvecCandidates, tileKey,
+  attentionSplitFor, defaultTuning, topkLayoutFor, deviceTraits, layoutKey, LINEAR_FORMATS, matmulCandidates, matmulThreads, matvecCandidates, tileKey,
   type LinearFormat, type MatmulLayout, type MatvecLayout, type Tuning,
 } from './tuning.ts';
 
@@ -92,20 +93,32 @@ async function readStored(key: string, device: GPUDevice): Promise<Tuning | unde
   if (!raw) return undefined;
   try {
     const t = JSON.parse(raw) as Tuning;
-    const ok = isLayout(t.matvec?.dense) && isLayout(t.matvec?.q4) && isTile(t.matmul?.dense) && isTile(t.matmul?.q4)
-      && (!t.matvec.dense.subgroups || device.features.has('subgroups'))
-      && (!t.matvec.q4.subgroups || device.features.has('subgroups'))
-      && matmulThreads(t.matmul.q4) <= device.limits.maxComputeInvocationsPerWorkgroup
-      && matmulThreads(t.matmul.dense) <= device.limits.maxComputeInvocationsPerWorkgroup;
-    const adapterClass = deviceTraits(device).adapterClass;
-    const topk = topkLayoutFor(adapterClass, deviceTraits(device).subgroupMinSize);
-    return ok ? { adapterClass, matvec: t.matvec, matmul: t.matmul, attention: attentionSplitFor(adapterClass), topk } : undefined;
+    const base = defaultTuning(device);
+    const sg = device.features.has('subgroups');
+    const maxThreads = device.limits.maxComputeInvocationsPerWorkgroup;
+    const matvec = { ...base.matvec };
+    const matmul = { ...base.matmul };
+    // Formats a stored choice lacks (it was measured for other formats) keep the class's first candidate.
+    for (const f of LINEAR_FORMATS) {
+      const mv = t.matvec?.[f];
+      const mm = t.matmul?.[f];
+      if (mv !== undefined) {
+        if (!isLayout(mv) || (mv.subgroups && !sg)) return undefined;
+        matvec[f] = mv;
+      }
+      if (mm !== undefined) {
+        if (!isTile(mm) || matmulThreads(mm) > maxThreads) return undefined;
+        matmul[f] = mm;
+      }
+    }
+    const topk = topkLayoutFor(base.adapterClass, deviceTraits(device).subgroupMinSize);
+    return { adapterClass: base.adapterClass, matvec, matmul, attention: attentionSplitFor(base.adapterClass), topk };
   } catch {
     return undefined;
   }
 }
 
-/** A deterministic synthetic weight of the format: q4 codes and scales, or BF16 values. */
+/** A deterministic synthetic weight of the format: q4 codes and scales, Q4_K blocks, or BF16 values. */
 function synthetic(format: LinearFormat, rows: number, cols: number): Linear {
   let s = 0x9e3779b9;
   const next = (): number => {
@@ -127,6 +140,9 @@ function synthetic(format: LinearFormat, rows: number, cols: number): Linear {
     };
   }
   const v = Float32Array.from({ length: rows * cols }, () => next() - 0.5);
+  if (format === 'ggml') {
+    return { kind: 'ggml', rows, cols, segments: [{ name: 'tune.weight', type: 'Q4_K', rows, bytes: quantizeGgml('Q4_K', v, rows, cols) }] };
+  }
   return { kind: 'dense', rows, cols, weight: fromFloat32('tune.weight', v, [rows, cols], 'BF16') };
 }
 

@@ -6,7 +6,7 @@ import { isHybridLayer, isLinearLayer, type HybridLayerWeights, type LayerWeight
 import { requestEngineDevice } from './device.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
-import { uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
+import { chunkCount, uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { createHead } from './head.ts';
 import { hybridLinears, hybridWidths, uploadHybridLayer } from './hybrid-layers.ts';
 import { ropeTable, uploadLayer, type Activations, type GpuLayer } from './layers.ts';
@@ -75,9 +75,9 @@ function layerLinears(w: EngineLayer): Linear[] {
 }
 
 /**
- * The layers as this engine runs them: Qwen3 dense and Qwen3.5 hybrid layers with a dense MLP. MoE
- * layers (Qwen3 MoE, Qwen3.5 MoE's routed experts) and ggml block types (GGUF K-quants etc.) have no
- * WGSL kernels yet, nor shapes past the hybrid kernels' register limits: refused by name here, before
+ * The layers as this engine runs them: Qwen3 dense and Qwen3.5 hybrid layers with a dense MLP, in any
+ * weight format (ggml block types included). MoE layers (Qwen3 MoE, Qwen3.5 MoE's routed experts) have
+ * no WGSL kernels yet, nor shapes past the hybrid kernels' register limits: refused by name here, before
  * any GPU memory is used.
  */
 function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
@@ -93,12 +93,6 @@ function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
       }
     }
     out.set(i, w);
-  }
-  for (const l of [...[...out.values()].flatMap(layerLinears), weights.embedding, weights.lmHead]) {
-    if (l?.kind === 'ggml') {
-      const s = l.segments.find((x) => x.type !== 'F32' && x.type !== 'F16' && x.type !== 'BF16') ?? l.segments[0]!;
-      throw new UnsupportedWeightError(`tensor "${s.name}" is ${s.type}: the WebGPU engine has no kernels for GGUF block types yet (use the CPU reference engine)`);
-    }
   }
   return out;
 }
@@ -120,6 +114,7 @@ function formatsOf(layers: Map<number, EngineLayer>, weights: ModelWeights): Lin
   for (const l of linears) {
     if (l.kind === 'dense') formats.add('dense');
     else if (l.kind === 'q4f16_1') formats.add('q4');
+    else for (const s of l.segments) formats.add(s.type === 'F32' || s.type === 'F16' || s.type === 'BF16' ? 'dense' : 'ggml');
   }
   return [...formats].sort();
 }
@@ -163,7 +158,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const ffnGateUp = (w: EngineLayer): Linear | undefined => (isHybridLayer(w) ? (w.ffn.kind === 'dense' ? w.ffn.gateUp : undefined) : w.gateUp);
   const gateUpSplit = [...held.values()].some((w) => {
     const gu = ffnGateUp(w);
-    return gu !== undefined && linearBytes(gu) + 4 * gu.rows > maxBindingBytes;
+    return gu !== undefined && chunkCount(gu, maxBindingBytes) > 1;
   });
   const hybrid = cfg.hybrid && [...held.values()].some(isHybridLayer) ? hybridWidths(cfg) : undefined;
   const act: Activations = {

@@ -1,21 +1,37 @@
 // Weights on the device. A Linear [N, K] becomes row chunks, each within maxBindingBytes, so a tensor
 // larger than the binding limit (a 151k-row embedding) is split transparently; kernels run per chunk.
+// Each chunk has one format, so a GGUF matrix whose row segments mix types (Q4_K q|k rows, Q6_K v rows)
+// is chunks of different formats:
 //   dense: one u32 buffer [rows, rowWords]: F32 one value a word, F16/BF16 two, each row padded with zeros
 //          to a whole 16 bytes so kernels read it in vec4<u32> blocks
 //   q4f16_1: qweight u32 [rows, K/8] and scales (f16 pairs) [rows, K/32], sliced by the same rows
+//   ggml: the segment's rows exactly as stored in the GGUF (blocks back to back, no padding between rows,
+//         so blocks may start at any even byte), plus 16 zero bytes at the end so a kernel's vec4 reads
+//         of the last block stay inside the buffer
 import { toFloat32 } from '../model/tensor-utils.ts';
-import type { Linear, TensorData } from '../model/types.ts';
+import { GGML_TYPES, ggmlRowBytes } from '../model/formats/gguf/ggml-types.ts';
+import type { GgmlType, Linear, StoredDType, TensorData } from '../model/types.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
+
+/** The ggml block types with WGSL kernels (shaders/lib/ggml/<type>.wgsl); float types run as dense. */
+export type GgmlBlockType = Exclude<GgmlType, 'F32' | 'F16' | 'BF16'>;
+
+export const GGML_BLOCK_TYPES: readonly GgmlBlockType[] = ['Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K'];
+
+/** How a chunk's rows are stored, which picks its kernels (src/gpu/kernels/linear.ts). */
+export type ChunkFormat =
+  | { kind: 'dense'; wdtype: 0 | 1 | 2 }       // F32, F16, BF16
+  | { kind: 'q4' }                             // MLC q4f16_1
+  | { kind: 'ggml'; type: GgmlBlockType };
 
 export interface GpuLinearChunk {
   rowStart: number;
   rows: number;
-  buffers: GPUBuffer[];        // dense: [weight]; q4: [qweight, scales]
+  format: ChunkFormat;
+  buffers: GPUBuffer[];        // dense: [weight]; q4: [qweight, scales]; ggml: [weight]
 }
 
 export interface GpuLinear {
-  kind: 'dense' | 'q4';
-  wdtype: number;              // dense: 0 F32, 1 F16, 2 BF16; q4: -1
   name: string;
   rows: number;
   cols: number;
@@ -30,8 +46,8 @@ function padded(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
 
-export function createBufferFrom(device: GPUDevice, data: Uint8Array, usage: number, label: string): GPUBuffer {
-  const size = Math.max(4, padded(data.byteLength));
+export function createBufferFrom(device: GPUDevice, data: Uint8Array, usage: number, label: string, tailBytes = 0): GPUBuffer {
+  const size = Math.max(4, padded(data.byteLength + tailBytes));
   let buffer: GPUBuffer;
   try {
     buffer = device.createBuffer({ label, size, usage, mappedAtCreation: true });
@@ -68,46 +84,102 @@ function rowsWithStride(bytes: Uint8Array, row0: number, row1: number, rowBytes:
   return out;
 }
 
-export function uploadLinear(device: GPUDevice, l: Linear, maxBindingBytes: number): GpuLinear {
-  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
-  const chunks: GpuLinearChunk[] = [];
-  let bytes = 0;
-  if (l.kind === 'dense') {
-    const { name, dtype } = l.weight;
-    if (!(dtype === 'F32' || dtype === 'F16' || dtype === 'BF16')) {
-      throw new UnsupportedWeightError(`tensor "${name}": dense weights must be F32, F16 or BF16, got ${dtype}`);
-    }
-    const elem = dtype === 'F32' ? 4 : 2;
-    const rowBytes = l.cols * elem;
-    const rowStride = Math.ceil(rowBytes / 16) * 16;
-    const per = rowsPerChunk(rowStride, maxBindingBytes, name, l.rows);
-    for (let r0 = 0; r0 < l.rows; r0 += per) {
-      const r1 = Math.min(l.rows, r0 + per);
-      const data = rowsWithStride(l.weight.bytes, r0, r1, rowBytes, rowStride);
-      chunks.push({ rowStart: r0, rows: r1 - r0, buffers: [createBufferFrom(device, data, usage, `${name}[${r0}:${r1}]`)] });
-      bytes += data.byteLength;
-    }
-    return { kind: 'dense', wdtype: WDTYPE[dtype], name, rows: l.rows, cols: l.cols, chunks, bytes };
+const USAGE = (): number => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+
+/** Rows [rowStart, rowStart + rows) of the matrix from a dense F32/F16/BF16 row block, chunked. */
+function denseChunks(device: GPUDevice, name: string, dtype: StoredDType, bytes: Uint8Array, rowStart: number, rows: number, cols: number, maxBindingBytes: number): GpuLinearChunk[] {
+  if (!(dtype === 'F32' || dtype === 'F16' || dtype === 'BF16')) {
+    throw new UnsupportedWeightError(`tensor "${name}": dense weights must be F32, F16 or BF16, got ${dtype}`);
   }
-  if (l.kind === 'ggml') throw new UnsupportedWeightError(`tensor "${l.segments[0]?.name}": GGUF block types have no WebGPU kernels yet`);
+  const elem = dtype === 'F32' ? 4 : 2;
+  const rowBytes = cols * elem;
+  const rowStride = Math.ceil(rowBytes / 16) * 16;
+  const per = rowsPerChunk(rowStride, maxBindingBytes, name, rows);
+  const chunks: GpuLinearChunk[] = [];
+  for (let r0 = 0; r0 < rows; r0 += per) {
+    const r1 = Math.min(rows, r0 + per);
+    const data = rowsWithStride(bytes, r0, r1, rowBytes, rowStride);
+    const label = `${name}[${rowStart + r0}:${rowStart + r1}]`;
+    chunks.push({ rowStart: rowStart + r0, rows: r1 - r0, format: { kind: 'dense', wdtype: WDTYPE[dtype] }, buffers: [createBufferFrom(device, data, USAGE(), label)] });
+  }
+  return chunks;
+}
+
+/** A ggml segment's rows as stored, chunked by whole rows (each chunk + its 16-byte tail within the limit). */
+function ggmlChunks(device: GPUDevice, name: string, type: GgmlBlockType, bytes: Uint8Array, rowStart: number, rows: number, cols: number, maxBindingBytes: number): GpuLinearChunk[] {
+  const rowBytes = ggmlRowBytes(type, cols);
+  const per = rowsPerChunk(rowBytes, maxBindingBytes - 32, name, rows);
+  const chunks: GpuLinearChunk[] = [];
+  for (let r0 = 0; r0 < rows; r0 += per) {
+    const r1 = Math.min(rows, r0 + per);
+    const label = `${name}[${rowStart + r0}:${rowStart + r1}] ${type}`;
+    const buffer = createBufferFrom(device, bytes.subarray(r0 * rowBytes, r1 * rowBytes), USAGE(), label, 16);
+    chunks.push({ rowStart: rowStart + r0, rows: r1 - r0, format: { kind: 'ggml', type }, buffers: [buffer] });
+  }
+  return chunks;
+}
+
+function chunkBytes(chunks: GpuLinearChunk[]): number {
+  return chunks.reduce((a, c) => a + c.buffers.reduce((s, b) => s + b.size, 0), 0);
+}
+
+export function uploadLinear(device: GPUDevice, l: Linear, maxBindingBytes: number): GpuLinear {
+  if (l.kind === 'dense') {
+    const { name, dtype, bytes } = l.weight;
+    const chunks = denseChunks(device, name, dtype, bytes, 0, l.rows, l.cols, maxBindingBytes);
+    return { name, rows: l.rows, cols: l.cols, chunks, bytes: chunkBytes(chunks) };
+  }
+  if (l.kind === 'ggml') {
+    const chunks: GpuLinearChunk[] = [];
+    let row = 0;
+    for (const s of l.segments) {
+      if (s.type === 'F32' || s.type === 'F16' || s.type === 'BF16') {
+        chunks.push(...denseChunks(device, s.name, s.type, s.bytes, row, s.rows, l.cols, maxBindingBytes));
+      } else {
+        if (!GGML_TYPES[s.type]) throw new UnsupportedWeightError(`tensor "${s.name}": ggml type ${String(s.type)} has no WebGPU kernels`);
+        chunks.push(...ggmlChunks(device, s.name, s.type, s.bytes, row, s.rows, l.cols, maxBindingBytes));
+      }
+      row += s.rows;
+    }
+    return { name: l.segments.map((s) => s.name).join('+'), rows: l.rows, cols: l.cols, chunks, bytes: chunkBytes(chunks) };
+  }
   const name = l.qweight.name;
   if (l.cols % 32 !== 0) throw new UnsupportedWeightError(`tensor "${name}": q4f16_1 needs K % 32 == 0, got K = ${l.cols}`);
   const qRowBytes = l.cols / 2;                // K/8 words
   const sRowBytes = (l.cols / 32) * 2;         // K/32 f16
   const per = rowsPerChunk(Math.max(qRowBytes, padded(sRowBytes)), maxBindingBytes, name, l.rows);
+  const chunks: GpuLinearChunk[] = [];
   for (let r0 = 0; r0 < l.rows; r0 += per) {
     const r1 = Math.min(l.rows, r0 + per);
     const q = l.qweight.bytes.subarray(r0 * qRowBytes, r1 * qRowBytes);
     const s = l.scales.bytes.subarray(r0 * sRowBytes, r1 * sRowBytes);
     chunks.push({
-      rowStart: r0, rows: r1 - r0,
-      buffers: [createBufferFrom(device, q, usage, `${name}[${r0}:${r1}]`), createBufferFrom(device, s, usage, `${l.scales.name}[${r0}:${r1}]`)],
+      rowStart: r0, rows: r1 - r0, format: { kind: 'q4' },
+      buffers: [createBufferFrom(device, q, USAGE(), `${name}[${r0}:${r1}]`), createBufferFrom(device, s, USAGE(), `${l.scales.name}[${r0}:${r1}]`)],
     });
-    bytes += q.byteLength + padded(s.byteLength);
   }
-  return { kind: 'q4', wdtype: -1, name, rows: l.rows, cols: l.cols, chunks, bytes };
+  return { name, rows: l.rows, cols: l.cols, chunks, bytes: chunkBytes(chunks) };
+}
+
+/**
+ * How many chunks uploadLinear makes of `l` (without uploading): a layer needs the [T, 2I] gate|up
+ * buffer and the unfused silu_mul when its gate|up matrix is more than one chunk.
+ */
+export function chunkCount(l: Linear, maxBindingBytes: number): number {
+  const count = (rowBytes: number, rows: number): number => Math.ceil(rows / Math.max(1, Math.floor(maxBindingBytes / rowBytes)));
+  if (l.kind === 'dense') return count(Math.ceil((l.cols * (l.weight.dtype === 'F32' ? 4 : 2)) / 16) * 16, l.rows);
+  if (l.kind === 'q4f16_1') return count(Math.max(l.cols / 2, padded((l.cols / 32) * 2)), l.rows);
+  return l.segments.reduce((a, s) => a + (s.type === 'F32' || s.type === 'F16' || s.type === 'BF16'
+    ? count(Math.ceil((l.cols * (s.type === 'F32' ? 4 : 2)) / 16) * 16, s.rows)
+    : Math.ceil(s.rows / Math.max(1, Math.floor((maxBindingBytes - 32) / ggmlRowBytes(s.type, l.cols))))), 0);
 }
 
 export function destroyLinear(l: GpuLinear): void {
   for (const c of l.chunks) for (const b of c.buffers) b.destroy();
+}
+
+/** WDTYPE of a dense chunk (0 F32, 1 F16, 2 BF16), for the dense kernels. */
+export function wdtypeOf(chunk: GpuLinearChunk): number {
+  if (chunk.format.kind !== 'dense') throw new Error(`a ${chunk.format.kind} chunk given to a dense kernel`);
+  return chunk.format.wdtype;
 }

@@ -37,8 +37,13 @@ export interface TopkLayout { WG: number; ITEMS: number }
 /** GPUs: a wide workgroup with few ids per lane (the k rounds of tree reduction are cheap there). */
 export const TOPK_GPU_LAYOUT: TopkLayout = { WG: 128, ITEMS: 8 };
 
-/** Weight formats with their own layout choice (the kinds of GpuLinear). */
-export type LinearFormat = 'dense' | 'q4';
+/**
+ * Weight formats with their own layout choice (the kinds of a GpuLinear chunk's format). The ggml block
+ * types share one choice, measured on Q4_K (what most of a Q4_K_M file is).
+ */
+export type LinearFormat = 'dense' | 'q4' | 'ggml';
+
+export const LINEAR_FORMATS: readonly LinearFormat[] = ['dense', 'ggml', 'q4'];
 
 /** Decode attention's key splits (flash-decoding, shaders/attention.wgsl). */
 export interface AttentionSplit {
@@ -172,7 +177,7 @@ export function defaultTuning(device: GPUDevice): Tuning {
   const first = matvecCandidates(t)[0]!;
   const tile = matmulCandidates(t)[0]!;
   return {
-    adapterClass: t.adapterClass, matvec: { dense: first, q4: first }, matmul: { dense: tile, q4: tile },
+    adapterClass: t.adapterClass, matvec: { dense: first, q4: first, ggml: first }, matmul: { dense: tile, q4: tile, ggml: tile },
     attention: attentionSplitFor(t.adapterClass), topk: topkLayoutFor(t.adapterClass, t.subgroupMinSize),
   };
 }
@@ -181,10 +186,10 @@ export function tileKey(t: MatmulLayout): string {
   return t.kind === 'rows' ? `rows-wg${t.WG}r${t.R}tt${t.TT}` : `tiles-bm${t.BM}bn${t.BN}tm${t.TM}tn${t.TN}`;
 }
 
-/** "cpu · matvec q4 wg8l8r8sg, dense … · matmul q4 bm16bn64tm16tn1, dense …" for stats and benches. */
+/** "cpu · matvec q4 wg8l8r8sg, dense …, ggml … · matmul q4 bm16bn64tm16tn1, dense …, ggml …" for stats and benches. */
 export function describeTuning(t: Tuning): string {
-  return `${t.adapterClass} · matvec q4 ${layoutKey(t.matvec.q4)}, dense ${layoutKey(t.matvec.dense)}`
-    + ` · matmul q4 ${tileKey(t.matmul.q4)}, dense ${tileKey(t.matmul.dense)}`
+  return `${t.adapterClass} · matvec q4 ${layoutKey(t.matvec.q4)}, dense ${layoutKey(t.matvec.dense)}, ggml ${layoutKey(t.matvec.ggml)}`
+    + ` · matmul q4 ${tileKey(t.matmul.q4)}, dense ${tileKey(t.matmul.dense)}, ggml ${tileKey(t.matmul.ggml)}`
     + ` · attention ${t.attention.splits} splits of ≥ ${t.attention.minKeys} keys`
     + (t.topk ? ` · top-k wg${t.topk.WG}×${t.topk.ITEMS}` : '');
 }

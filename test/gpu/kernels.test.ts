@@ -285,7 +285,7 @@ describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f1
   let h: KernelHarness;
   beforeAll(async () => {
     device = await testDevice(useF16);
-    h = new KernelHarness(device, useF16, { adapterClass: 'cpu', matvec: { dense: layout, q4: layout }, matmul: { dense: tile, q4: tile }, attention: { splits: 1, minKeys: 64 } });
+    h = new KernelHarness(device, useF16, { adapterClass: 'cpu', matvec: { dense: layout, q4: layout, ggml: layout }, matmul: { dense: tile, q4: tile, ggml: tile }, attention: { splits: 1, minKeys: 64 } });
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 

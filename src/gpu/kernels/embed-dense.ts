@@ -1,7 +1,7 @@
 // embed_dense (shaders/embed_dense.wgsl): the embedding gather for an F32 / F16 / BF16 table, one op
 // per row chunk (each writes the tokens whose id it holds).
 import source from '../../../shaders/embed_dense.wgsl?raw';
-import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
+import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
@@ -30,7 +30,7 @@ export function denseEmbedOp(cache: PipelineCache, e: GpuLinear, chunk: GpuLinea
   const H = e.cols;
   const uniform = uniformBuffer(cache.device, EMBED_DENSE.bindings.chunk, { row_start: chunk.rowStart, rows: chunk.rows });
   return kernelOp(cache, EMBED_DENSE, {
-    label: `${e.name} gather`, consts: { H, WG, WDTYPE: e.wdtype }, owned: [uniform],
+    label: `${e.name} gather`, consts: { H, WG, WDTYPE: wdtypeOf(chunk) }, owned: [uniform],
     buffers: { step: t.step, table: chunk.buffers[0]!, ids: t.ids, out: t.out, chunk: uniform },
     grid: (n) => [Math.ceil(Math.ceil(H / 2) / WG), n, 1],
   });

@@ -1,10 +1,12 @@
 // Linears and embeddings by weight format: each format names its kernels here (decode matvec, prefill
 // matmul, embedding gather), so adding a format is its .wgsl files, their modules and one line in FORMATS.
-import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
+// The format is a chunk's (a GGUF matrix can mix block types by row segment): one op per chunk.
+import type { ChunkFormat, GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { uniformBuffer } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 import { denseEmbedOp, type EmbedTarget } from './embed-dense.ts';
+import { ggmlEmbedOp, ggmlMatmulOp, ggmlMatmulRowsOp, ggmlMatvecOp } from './ggml.ts';
 import { q4EmbedOp } from './embed-q4.ts';
 import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
 import { denseMatmulOp } from './matmul-dense.ts';
@@ -25,7 +27,7 @@ interface FormatKernels {
   embed(cache: PipelineCache, e: GpuLinear, chunk: GpuLinearChunk, t: EmbedTarget): Op;
 }
 
-const FORMATS: Record<GpuLinear['kind'], FormatKernels> = {
+const FORMATS: Record<ChunkFormat['kind'], FormatKernels> = {
   dense: {
     decode: denseMatvecOp,
     prefill: (c, w, ch, t, u) => { const l = c.tuning.matmul.dense; return l.kind === 'rows' ? denseMatmulRowsOp(c, l, w, ch, t, u) : denseMatmulOp(c, l, w, ch, t, u); },
@@ -36,6 +38,11 @@ const FORMATS: Record<GpuLinear['kind'], FormatKernels> = {
     prefill: (c, w, ch, t, u) => { const l = c.tuning.matmul.q4; return l.kind === 'rows' ? q4MatmulRowsOp(c, l, w, ch, t, u) : q4MatmulOp(c, l, w, ch, t, u); },
     embed: q4EmbedOp,
   },
+  ggml: {
+    decode: ggmlMatvecOp,
+    prefill: (c, w, ch, t, u) => { const l = c.tuning.matmul.ggml; return l.kind === 'rows' ? ggmlMatmulRowsOp(c, l, w, ch, t, u) : ggmlMatmulOp(c, l, w, ch, t, u); },
+    embed: ggmlEmbedOp,
+  },
 };
 
 /**
@@ -44,8 +51,8 @@ const FORMATS: Record<GpuLinear['kind'], FormatKernels> = {
  */
 export function linearOps(cache: PipelineCache, w: GpuLinear, t: LinearTarget): Op[] {
   if (t.epilogue === Epilogue.SILU_GATE_UP && w.chunks.length !== 1) throw new Error(`${w.name}: the fused silu epilogue needs one chunk`);
-  const kernels = FORMATS[w.kind];
   return w.chunks.map((chunk) => {
+    const kernels = FORMATS[chunk.format.kind];
     const outRows = t.epilogue === Epilogue.SILU_GATE_UP ? chunk.rows / 2 : chunk.rows;
     const uniform = uniformBuffer(cache.device, CHUNK, {
       k: w.cols, out_stride: t.outStride, row_offset: chunk.rowStart, out_rows: outRows, epilogue: t.epilogue,
@@ -62,5 +69,5 @@ export function linearOps(cache: PipelineCache, w: GpuLinear, t: LinearTarget): 
 
 /** Embedding gather: one op per row chunk (each writes the tokens whose id it holds). */
 export function embedOps(cache: PipelineCache, e: GpuLinear, t: EmbedTarget): Op[] {
-  return e.chunks.map((chunk) => FORMATS[e.kind].embed(cache, e, chunk, t));
+  return e.chunks.map((chunk) => FORMATS[chunk.format.kind].embed(cache, e, chunk, t));
 }

@@ -2,7 +2,7 @@
 // dense F32 / F16 / BF16 weight, one op per row chunk, in the device's tuned tile.
 import tiles from '../../../shaders/lib/matmul_tiles.wgsl?raw';
 import source from '../../../shaders/matmul_dense.wgsl?raw';
-import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
+import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
@@ -26,7 +26,7 @@ export const MATMUL_DENSE = defineKernel({
 
 export function denseMatmulOp(cache: PipelineCache, tile: MatmulTilesLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
   return matmulTilesOp(cache, MATMUL_DENSE, tile, w, chunk, t, {
-    consts: { WDTYPE: w.wdtype },
+    consts: { WDTYPE: wdtypeOf(chunk) },
     buffers: { step: t.step, weight: chunk.buffers[0]!, x: t.x, y: t.y, chunk: uniform },
   });
 }

@@ -2,7 +2,7 @@
 // matmul for a dense F32 / F16 / BF16 weight on SIMD rasterizers, one op per row chunk.
 import rows from '../../../shaders/lib/matmul_rows.wgsl?raw';
 import source from '../../../shaders/matmul_rows_dense.wgsl?raw';
-import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
+import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
@@ -26,7 +26,7 @@ export const MATMUL_ROWS_DENSE = defineKernel({
 
 export function denseMatmulRowsOp(cache: PipelineCache, layout: MatmulRowsLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
   return matmulRowsOp(cache, MATMUL_ROWS_DENSE, layout, w, chunk, t, {
-    consts: { WDTYPE: w.wdtype },
+    consts: { WDTYPE: wdtypeOf(chunk) },
     buffers: { step: t.step, weight: chunk.buffers[0]!, x: t.x, y: t.y, chunk: uniform },
   });
 }

@@ -1,0 +1,36 @@
+// Issue 13 acceptance 2 (Node, WebGPU): the tiny GGUF goldens (dense and MoE, Q8_0 and llama.cpp's
+// Q4_K_M mix, full Qwen3 vocabulary) give the same 32 greedy tokens on the WebGPU engine as the checked-in
+// reference goldens (test/goldens/tiny-gguf-greedy.json), on the f32 path and on the shader-f16 path,
+// with the weights read as stored (the engine's bytes on the device are the file's tensor bytes).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
+import { Generator } from '../../src/model/generator.ts';
+import { loadWeights } from '../../src/model/load-weights.ts';
+import { resolveModelSource } from '../../src/model/sources/resolve.ts';
+import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile, type GgufGoldenName } from '../goldens/gguf-golden-setup.ts';
+import { tinyGgufModel } from '../helpers/tiny-model.ts';
+import { testDevice } from './helpers.ts';
+
+const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
+const NAMES = Object.keys(GGUF_GOLDEN_MODELS) as GgufGoldenName[];
+const CTX = 64;
+
+describe.each(NAMES)('tiny GGUF %s on the WebGPU engine', (name) => {
+  it.each([false, true])('32 greedy tokens equal the golden (shader-f16 %s)', async (useF16) => {
+    const m = await tinyGgufModel(GGUF_GOLDEN_MODELS[name]);
+    const source = await resolveModelSource(m.path);
+    const L = GGUF_GOLDEN_MODELS[name].layers;
+    const weights = await loadWeights(source, { layers: [0, L], embedding: true, head: true });
+    const device = await testDevice(useF16);
+    const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16 });
+    try {
+      const r = await new Generator(engine, { ctx: CTX }).generate(golden.promptIds, { maxNewTokens: golden.maxNewTokens });
+      expect(r.ids).toEqual(golden.models[name].ids);
+      expect(engine.stats().kernels).toContain('ggml');
+    } finally {
+      await engine.dispose();
+      device.destroy();
+    }
+  });
+});
