@@ -39,6 +39,11 @@ export interface KernelDef<B extends Bindings> {
   libs?: readonly string[];
   /** The kernel calls reduce_rows: its module comes in a subgroup and a workgroup-memory variant. */
   reduces?: boolean;
+  /**
+   * One of a family of kernels sharing this source (a structure file composed with different libs, e.g.
+   * matvec_ggml with each block type): the family's name. Kernels without it own their source alone.
+   */
+  family?: string;
 }
 
 export interface Kernel<B extends Bindings = Bindings> extends KernelDef<B> {

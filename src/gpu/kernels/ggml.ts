@@ -18,7 +18,7 @@ import matvecSource from '../../../shaders/matvec_ggml.wgsl?raw';
 import matmulSource from '../../../shaders/matmul_ggml.wgsl?raw';
 import matmulRowsSource from '../../../shaders/matmul_rows_ggml.wgsl?raw';
 import embedSource from '../../../shaders/embed_ggml.wgsl?raw';
-import type { GgmlBlockType, GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
+import { GGML_BLOCK_TYPES, type GgmlBlockType, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct, type Kernel } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
@@ -58,11 +58,11 @@ export function ggmlKernels(type: GgmlBlockType): GgmlKernels {
     const block = [words, BLOCKS[type]];
     const id = type.toLowerCase();
     k = {
-      matvec: defineKernel({ name: `matvec_ggml_${id}`, source: matvecSource, libs: [matvecRows, ...block], reduces: true, constants: Epilogue, bindings: linearBindings('array<vec4<f32>>') }),
-      matmul: defineKernel({ name: `matmul_ggml_${id}`, source: matmulSource, libs: [matmulTiles, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
-      matmulRows: defineKernel({ name: `matmul_rows_ggml_${id}`, source: matmulRowsSource, libs: [matmulRows, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
+      matvec: defineKernel({ name: `matvec_ggml_${id}`, family: 'matvec_ggml', source: matvecSource, libs: [matvecRows, ...block], reduces: true, constants: Epilogue, bindings: linearBindings('array<vec4<f32>>') }),
+      matmul: defineKernel({ name: `matmul_ggml_${id}`, family: 'matmul_ggml', source: matmulSource, libs: [matmulTiles, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
+      matmulRows: defineKernel({ name: `matmul_rows_ggml_${id}`, family: 'matmul_rows_ggml', source: matmulRowsSource, libs: [matmulRows, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
       embed: defineKernel({
-        name: `embed_ggml_${id}`, source: embedSource, libs: block,
+        name: `embed_ggml_${id}`, family: 'embed_ggml', source: embedSource, libs: block,
         bindings: { step: STEP, weight: WEIGHT, ids: read('array<u32>'), out: rw('array<f32>'), chunk: uniformStruct('Chunk', ['row_start', 'rows']) },
       }),
     };
@@ -70,6 +70,9 @@ export function ggmlKernels(type: GgmlBlockType): GgmlKernels {
   }
   return k;
 }
+
+/** Every ggml kernel, for the contract test. */
+export const GGML_KERNEL_FAMILY: readonly Kernel[] = GGML_BLOCK_TYPES.flatMap((t) => Object.values(ggmlKernels(t)) as Kernel[]);
 
 function blockType(chunk: GpuLinearChunk): GgmlBlockType {
   if (chunk.format.kind !== 'ggml') throw new Error(`a ${chunk.format.kind} chunk given to a ggml kernel`);
