@@ -21,7 +21,7 @@ struct XBlock {
 }
 
 fn x_vec(i: u32) -> vec4<f32> {
-  let v = x[i];
+  let v = x[x_at + i];
   let k0 = i * 4u;
   if (k0 + 4u <= chunk.k) { return v; }
   return select(vec4<f32>(0.0), v, k0 + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(chunk.k));

@@ -19,7 +19,7 @@ fn load_x(blk: u32) -> XBlock {
     let base = slice_group(blk, g) / 4u;
     var s = vec4<f32>(0.0);
     for (var i = 0u; i < 4u; i++) {
-      let v = x[base + i];
+      let v = x[x_at + base + i];
       xb.v[4u * g + i] = v;
       s += v;
     }

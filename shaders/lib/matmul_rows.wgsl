@@ -5,7 +5,10 @@
 // PARTS (parts of 8 elements per block), struct WRaw, fn w_raw(row, blk) -> WRaw (one block of a row as
 // stored) and fn w_decode(raw, part) -> array<vec4<f32>, 2> (its elements 8·part .. 8·part + 7).
 // For SILU_GATE_UP a lane's R slots are R/2 gate rows followed by their up rows.
-// Dispatch: (gx, gy, ceil(n / TT)) with gx·gy ≥ ceil(out_rows / (WG · rows per lane)).
+// The job library (shaders/lib/job_plain.wgsl or job_experts.wgsl) maps the workgroup to its rows and
+// tokens (prefill_job) and a token of the job to its x row and y row (x_row, y_row).
+// Dispatch: plain: (gx, gy, ceil(n / TT)) with gx·gy ≥ ceil(out_rows / (WG · rows per lane)). Experts:
+// (that, the chunk's experts, ceil(n / TT)).
 
 override WG: u32 = 8u;           // lanes
 override R: u32 = 8u;            // weight rows per lane, even, ≤ MAX_R
@@ -15,9 +18,9 @@ const MAX_R: u32 = 8u;
 const MAX_TT: u32 = 16u;
 
 // x[tok, k0 .. k0 + 7], zero past k when `tail` (only a dense weight's last block can pass k).
-fn x_part(tok: u32, k0: u32, tail: bool) -> array<vec4<f32>, 2> {
+fn x_part(xrow: u32, k0: u32, tail: bool) -> array<vec4<f32>, 2> {
   let kdim = chunk.k;
-  let base = tok * kdim;
+  let base = xrow * kdim;
   var v: array<f32, 8>;
   for (var e = 0u; e < 8u; e++) {
     if (tail) { v[e] = select(0.0, x[base + min(k0 + e, kdim - 1u)], k0 + e < kdim); }
@@ -29,22 +32,23 @@ fn x_part(tok: u32, k0: u32, tail: bool) -> array<vec4<f32>, 2> {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let n = step.n;
+  let job = prefill_job(wid, nwg, lid);
+  let n = job.tokens;
   let out_rows = chunk.out_rows;
   let fused = chunk.epilogue == SILU_GATE_UP;
   let per_lane = select(R, R / 2u, fused);                 // output rows of a lane
-  let first_of_wg = (wid.y * nwg.x + wid.x) * WG * per_lane;
-  if (first_of_wg >= out_rows) { return; }
-  let first = first_of_wg + lid * per_lane;
+  let first_of_wg = job.index * WG * per_lane;
   let t0 = wid.z * TT;
+  if (!job.live || first_of_wg >= out_rows || t0 >= n) { return; }
+  let first = first_of_wg + lid * per_lane;
 
   var rows: array<u32, MAX_R>;
   for (var j = 0u; j < R; j++) {
     let r = min(first + j % per_lane, out_rows - 1u);      // past the end: the last row, never stored
-    rows[j] = r + (j / per_lane) * out_rows;
+    rows[j] = job.row_base + r + (j / per_lane) * out_rows;
   }
   var toks: array<u32, MAX_TT>;
-  for (var t = 0u; t < TT; t++) { toks[t] = min(t0 + t, n - 1u); }   // past n: the last token, never stored
+  for (var t = 0u; t < TT; t++) { toks[t] = x_row(min(t0 + t, n - 1u)); }   // past n: the last token, never stored
   var acc: array<array<f32, MAX_R>, MAX_TT>;
   for (var t = 0u; t < TT; t++) { for (var j = 0u; j < R; j++) { acc[t][j] = 0.0; } }
 
@@ -71,7 +75,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = 0u; j < per_lane; j++) {
       let r = first + j;
       if (r >= out_rows) { break; }
-      let at = tok * chunk.out_stride + chunk.row_offset + r;
+      let at = y_row(tok) * chunk.out_stride + chunk.row_offset + r;
       let v = acc[t][j];
       if (fused) {
         y[at] = v / (1.0 + exp(-v)) * acc[t][j + per_lane];   // silu(gate) · up

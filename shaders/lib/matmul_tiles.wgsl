@@ -10,7 +10,10 @@
 // The finished tile goes through workgroup memory (ws, reused) so the epilogue sees gate and up together
 // (SILU_GATE_UP: tile rows [0, BN/2) are gate rows, [BN/2, BN) the matching up rows) and y is written
 // with neighbouring threads on neighbouring columns.
-// Dispatch: (gx, gy, ceil(n / BM)) with gx·gy ≥ ceil(out_rows / rows per tile); tile wid.y·nwg.x + wid.x.
+// The job library (shaders/lib/job_plain.wgsl or job_experts.wgsl) maps the workgroup to its rows and
+// tokens (prefill_job) and a token of the job to its x row and y row (x_row, y_row).
+// Dispatch: plain: (gx, gy, ceil(n / BM)) with gx·gy ≥ ceil(out_rows / rows per tile); tile wid.y·nwg.x +
+// wid.x. Experts: (that, the chunk's experts, ceil(n / BM)).
 
 override BM: u32 = 16u;          // tokens per tile, ≤ BK (the output tile reuses ws)
 override BN: u32 = 64u;          // weight rows per tile, even
@@ -28,14 +31,15 @@ var<workgroup> xs: array<f32, BK * BM>;     // [k][tile token]
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let n = step.n;
+  let job = prefill_job(wid, nwg, lid);
+  let n = job.tokens;
   let kdim = chunk.k;
   let out_rows = chunk.out_rows;
   let fused = chunk.epilogue == SILU_GATE_UP;
   let tile_out = select(BN, BN / 2u, fused);               // output rows of a tile
-  let r0 = (wid.y * nwg.x + wid.x) * tile_out;
-  if (r0 >= out_rows) { return; }
+  let r0 = job.index * tile_out;
   let t0 = wid.z * BM;
+  if (!job.live || r0 >= out_rows || t0 >= n) { return; }
   let tr = lid % (BN / TN);                                // rows tr·TN ..
   let tc = lid / (BN / TN);                                // tokens tc·TM ..
 
@@ -49,14 +53,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       // rows past the end repeat the last one (computed, never stored)
       let part = select(0u, i / (BN / 2u), fused);
       let r = min(r0 + i - part * (BN / 2u), out_rows - 1u);
-      load_w(r + part * out_rows, kb, i);
+      load_w(job.row_base + r + part * out_rows, kb, i);
     }
     for (var i = lid; i < BM * BK; i += WG) {
       let t = i / BK;
       let k = i % BK;
       let tok = t0 + t;
       let kk = kb * BK + k;
-      let v = x[min(tok, n - 1u) * kdim + min(kk, kdim - 1u)];
+      let v = x[x_row(min(tok, n - 1u)) * kdim + min(kk, kdim - 1u)];
       xs[k * BM + t] = select(0.0, v, tok < n && kk < kdim);
     }
     workgroupBarrier();
@@ -82,7 +86,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let row = r0 + j;
     if (tok >= n || row >= out_rows) { continue; }
     let v = ws[t * BN + j];
-    let at = tok * chunk.out_stride + chunk.row_offset + row;
+    let at = y_row(tok) * chunk.out_stride + chunk.row_offset + row;
     if (fused) {
       y[at] = v / (1.0 + exp(-v)) * ws[t * BN + j + BN / 2u];   // silu(gate) · up
     } else if (chunk.epilogue == ADD_RESIDUAL) {

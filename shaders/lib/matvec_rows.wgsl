@@ -10,7 +10,10 @@
 // LANES = 1 gives every lane its own rows, so all lanes read the same x (one load on SIMD rasterizers).
 // For SILU_GATE_UP a group's ROWS slots are ROWS/2 gate rows followed by their up rows (rows r and
 // r + out_rows of W), so gate and up share x too.
-// Dispatch: (gx, gy) with gx·gy ≥ ceil(out_rows / rows per workgroup); workgroup wid.y·nwg.x + wid.x.
+// The job library (shaders/lib/job_plain.wgsl, or job_experts.wgsl for MoE experts) maps the workgroup
+// to its rows, its x vector and its y vector (decode_job) and counts the weight rows read (rows_read; experts count their bytes).
+// Dispatch: plain: (gx, gy) with gx·gy ≥ ceil(out_rows / rows per workgroup); workgroup wid.y·nwg.x +
+// wid.x. Experts: (ceil(out_rows / rows per workgroup), k): the token's expert slot wid.y.
 
 override WG: u32 = 8u;           // lanes per workgroup; a power of two
 override LANES: u32 = 8u;        // lanes per row group, a power of two dividing WG
@@ -18,14 +21,19 @@ override ROWS: u32 = 2u;         // rows per group, ≤ MAX_ROWS; even when the 
 
 const MAX_ROWS: u32 = 8u;
 
+// Where this workgroup's x vector starts in x, in vec4s (set from the job; format files read x[x_at + i]).
+var<private> x_at: u32;
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let out_rows = chunk.out_rows;
   let fused = chunk.epilogue == SILU_GATE_UP;
   let per_group = select(ROWS, ROWS / 2u, fused);          // output rows of a row group
-  let first_of_wg = (wid.y * nwg.x + wid.x) * (WG / LANES) * per_group;
-  if (first_of_wg >= out_rows) { return; }
+  let job = decode_job(wid, nwg);
+  let first_of_wg = job.index * (WG / LANES) * per_group;
+  if (!job.live || first_of_wg >= out_rows) { return; }
+  x_at = job.x_base / 4u;                                  // x is read in vec4s (experts: k % 4 == 0)
   let lane = lid % LANES;
   let first = first_of_wg + (lid / LANES) * per_group;
 
@@ -34,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var acc: array<f32, MAX_ROWS>;
   for (var j = 0u; j < ROWS; j++) {
     let r = min(first + j % per_group, out_rows - 1u);
-    rows[j] = r + (j / per_group) * out_rows;
+    rows[j] = job.row_base + r + (j / per_group) * out_rows;
     acc[j] = 0.0;
   }
   let blocks = (chunk.k + BLOCK_K - 1u) / BLOCK_K;
@@ -45,10 +53,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   reduce_rows(&acc, lid);
 
   if (lane != 0u) { return; }
+  if (first < out_rows) { rows_read(job, min(per_group, out_rows - first) * select(1u, 2u, fused)); }
   for (var j = 0u; j < per_group; j++) {
     let r = first + j;
     if (r >= out_rows) { break; }
-    let at = chunk.row_offset + r;
+    let at = job.y_base + chunk.row_offset + r;
     let v = acc[j];
     if (fused) {
       y[at] = v / (1.0 + exp(-v)) * acc[j + per_group];     // silu(gate) · up

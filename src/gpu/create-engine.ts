@@ -2,7 +2,7 @@
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import { isHybridLayer, isLinearLayer, type HybridLayerWeights, type LayerWeights, type Linear, type LoadProgress, type ModelWeights } from '../model/types.ts';
+import { isHybridLayer, isLinearLayer, type DecoderLayerWeights, type Linear, type LoadProgress, type ModelWeights, type MoeLayerWeights } from '../model/types.ts';
 import { requestEngineDevice } from './device.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
@@ -15,6 +15,7 @@ import { MAX_DELTA_KEY_DIM } from './kernels/gated-delta.ts';
 import { GpuSnapshots } from './recurrent-snapshots.ts';
 import { attentionPartFloats } from './kernels/attention.ts';
 import { embedOps } from './kernels/linear.ts';
+import { checkMoeLayers, createMoeActivations, uploadMoeLayer } from './moe-layer.ts';
 import { PipelineCache } from './pipelines.ts';
 import { autotune } from './autotune.ts';
 import type { LinearFormat, TopkLayout, Tuning } from './tuning.ts';
@@ -67,24 +68,24 @@ function linearBytes(l: Linear): number {
   return l.kind === 'dense' ? l.weight.bytes.byteLength : l.qweight.bytes.byteLength + l.scales.bytes.byteLength;
 }
 
-type EngineLayer = LayerWeights | HybridLayerWeights;
+type EngineLayer = DecoderLayerWeights;
 
 /** The linears of a layer the engine uploads. */
 function layerLinears(w: EngineLayer): Linear[] {
-  return isHybridLayer(w) ? hybridLinears(w) : [w.qkv, w.o, w.gateUp, w.down];
+  if (isHybridLayer(w)) return hybridLinears(w);
+  return w.mlp === 'moe' ? [w.qkv, w.o, w.moe.router, w.moe.gate, w.moe.up, w.moe.down] : [w.qkv, w.o, w.gateUp, w.down];
 }
 
 /**
- * The layers as this engine runs them: Qwen3 dense and Qwen3.5 hybrid layers with a dense MLP, in any
- * weight format (ggml block types included). MoE layers (Qwen3 MoE, Qwen3.5 MoE's routed experts) have
- * no WGSL kernels yet, nor shapes past the hybrid kernels' register limits: refused by name here, before
- * any GPU memory is used.
+ * The layers as this engine runs them: Qwen3 dense and MoE layers and Qwen3.5 hybrid layers with a dense
+ * MLP, in any weight format (ggml block types included). Qwen3.5 MoE's routed experts have no WGSL
+ * kernels yet, nor do shapes past the hybrid or MoE kernels' limits: refused by name here, before any GPU
+ * memory is used.
  */
 function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
   const out = new Map<number, EngineLayer>();
   const h = weights.config.hybrid;
   for (const [i, w] of weights.layers) {
-    if (w.mlp === 'moe') throw new UnsupportedWeightError(`layer ${i} is a Qwen3 MoE layer: the WebGPU engine has no MoE kernels yet (use the CPU reference engine)`);
     if (isHybridLayer(w)) {
       if (w.ffn.kind === 'moe') throw new UnsupportedWeightError(`layer ${i} is a Qwen3.5 MoE layer (routed experts and a shared expert): the WebGPU engine has no routed-MoE kernels yet (use the CPU reference engine)`);
       if (w.mixer.kind === 'gated_delta_net' && h) {
@@ -94,6 +95,9 @@ function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
     }
     out.set(i, w);
   }
+  const moe = [...out.values()].filter((w): w is MoeLayerWeights => !isHybridLayer(w) && w.mlp === 'moe');
+  if (moe.length > 0 && !weights.config.moe) throw new EngineUsageError('createWebGPUEngine: MoE layers in a model whose config has no moe section');
+  checkMoeLayers(weights.config, moe);
   return out;
 }
 
@@ -155,7 +159,8 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   // Activations are read in vec4s: sizes are whole 16 bytes.
   const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, Math.ceil(floats / 4) * 16), usage: storage });
-  const ffnGateUp = (w: EngineLayer): Linear | undefined => (isHybridLayer(w) ? (w.ffn.kind === 'dense' ? w.ffn.gateUp : undefined) : w.gateUp);
+  const ffnGateUp = (w: EngineLayer): Linear | undefined => (isHybridLayer(w) ? (w.ffn.kind === 'dense' ? w.ffn.gateUp : undefined) : w.mlp === 'moe' ? undefined : w.gateUp);
+  const moeLayers = [...held.values()].filter((w): w is MoeLayerWeights => !isHybridLayer(w) && w.mlp === 'moe').sort((a, b) => a.index - b.index);
   const gateUpSplit = [...held.values()].some((w) => {
     const gu = ffnGateUp(w);
     return gu !== undefined && chunkCount(gu, maxBindingBytes) > 1;
@@ -172,6 +177,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
       gate: buf('output gate', T * Hq * D), lin: buf('q|k|v|z', T * hybrid.lin), ba: buf('b|a', T * hybrid.ba),
       conv: buf('conv out', T * hybrid.conv), delta: buf('delta out', T * hybrid.delta),
     },
+    moe: moeLayers.length > 0 ? createMoeActivations(device, cfg.moe!, H, T, moeLayers) : undefined,
   };
 
   const total = tensorBytes(held, weights);
@@ -186,7 +192,9 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     const w = held.get(i)!;
     const layer = isHybridLayer(w)
       ? uploadHybridLayer(device, cache, cfg, w, act, ctx, maxBindingBytes)
-      : uploadLayer(device, cache, cfg, w, act, ctx, maxBindingBytes);
+      : w.mlp === 'moe'
+        ? uploadMoeLayer(device, cache, cfg, w, act, ctx, maxBindingBytes)
+        : uploadLayer(device, cache, cfg, w, act, ctx, maxBindingBytes);
     layers.push(layer);
     progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
   }

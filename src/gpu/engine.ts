@@ -9,6 +9,7 @@ import type { ModelConfig } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';
 import type { GpuLinear } from './gpu-weights.ts';
 import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
+import { destroyMoeActivations } from './moe-layer.ts';
 import { uniformWords } from './kernel.ts';
 import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
 import { destroyOps, encodeOps, type Op } from './op.ts';
@@ -343,6 +344,33 @@ export class WebGPUEngine implements LayerEngine {
     return top === undefined ? { cands } : { cands, top };
   }
 
+  /**
+   * MoE: the weight bytes (rows as stored) each expert's decode matvecs read since the engine was made
+   * (or the last `reset`), per MoE layer held: layer index -> [E] bytes. Counted by the kernels
+   * themselves, so a test can see that a decode token reads only its chosen experts. u32 per expert:
+   * it wraps past 4 GiB, so read it with `reset`.
+   */
+  expertBytesRead(opts: { reset?: boolean } = {}): Promise<Map<number, Uint32Array>> {
+    return this.serial(async () => {
+      const moe = this.parts.act.moe;
+      const out = new Map<number, Uint32Array>();
+      if (!moe) return out;
+      const E = moe.shape.experts;
+      const bytes = moe.layerSlots.size * E * 4;
+      const { device } = this.parts;
+      const staging = this.staging(bytes);
+      const encoder = device.createCommandEncoder();
+      encoder.copyBufferToBuffer(moe.bytesRead, 0, staging, 0, bytes);
+      if (opts.reset) encoder.clearBuffer(moe.bytesRead, 0, bytes);
+      device.queue.submit([encoder.finish()]);
+      await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+      const all = new Uint32Array(staging.getMappedRange(0, bytes).slice(0));
+      staging.unmap();
+      for (const [layer, slot] of moe.layerSlots) out.set(layer, all.slice(slot * E, (slot + 1) * E));
+      return out;
+    });
+  }
+
   async dispose(): Promise<void> {
     await this.serial(async () => {
       if (this.disposed) return;
@@ -357,6 +385,7 @@ export class WebGPUEngine implements LayerEngine {
       [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.part, a.act, a.rope, this.parts.ids].forEach((b) => b.destroy());
       a.gu?.destroy();
       if (a.hybrid) Object.values(a.hybrid).forEach((b) => b.destroy());
+      if (a.moe) destroyMoeActivations(a.moe);
       if (this.parts.ownsDevice) this.parts.device.destroy();
     }).catch(() => undefined);
   }

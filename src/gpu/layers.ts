@@ -8,8 +8,9 @@
 //   6 rmsnorm      x -> xn                    (post_attention_layernorm)
 //   7 matvec gate|up + silu·mul  xn -> act    [n, I] (unfused: matvec -> gu, then silu_mul, if split)
 //   8 matvec down  act -> x (+=)              residual fused in the epilogue
+// A Qwen3 MoE layer (./moe-layer.ts) has the same 1–6 and its sparse MLP in place of 7–8.
 import { ropeInvFreq } from '../model/reference/ops.ts';
-import type { LayerWeights, ModelConfig } from '../model/types.ts';
+import type { LayerWeights, ModelConfig, MoeLayerWeights } from '../model/types.ts';
 import { GpuResourceError } from './errors.ts';
 import { destroyLinear, uploadLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
 import { attentionOp } from './kernels/attention.ts';
@@ -18,6 +19,7 @@ import { qkNormRopeOp } from './kernels/qk-norm-rope.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
 import { siluMulOp } from './kernels/silu-mul.ts';
 import { destroyOps, type Op } from './op.ts';
+import type { MoeActivations } from './moe-layer.ts';
 import type { PipelineCache } from './pipelines.ts';
 import type { HybridActivations } from './hybrid-layers.ts';
 import type { LinearState } from './recurrent-snapshots.ts';
@@ -35,6 +37,7 @@ export interface Activations {
   gu: GPUBuffer | undefined;   // [T, 2·I], only when a gate|up weight is split across buffers
   rope: GPUBuffer;             // [ctx, R/2] (cos, sin) for R rotary dims (D; Qwen3.5: D · partial_rotary_factor)
   hybrid?: HybridActivations;  // Qwen3.5 layers (src/gpu/hybrid-layers.ts)
+  moe?: MoeActivations;        // when the engine holds MoE layers (src/gpu/moe-layer.ts)
 }
 
 export interface GpuLayer {
@@ -48,15 +51,22 @@ export interface GpuLayer {
   kvLength: number;            // tokens in its KV cache, or steps its recurrent state has taken
 }
 
-export function uploadLayer(
-  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: LayerWeights, act: Activations,
+/** The attention half of a Qwen3 decoder layer (ops 1–6 above, the same in dense and MoE layers). */
+export interface AttentionPart {
+  linears: GpuLinear[];
+  norms: GPUBuffer[];
+  kcache: GPUBuffer;
+  vcache: GPUBuffer;
+  ops: Op[];                   // ends with post_attention_layernorm: act.xn is the MLP's input
+}
+
+export function uploadAttention(
+  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: LayerWeights | MoeLayerWeights, act: Activations,
   ctx: number, maxBindingBytes: number,
-): GpuLayer {
-  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I, rmsNormEps: eps } = cfg;
+): AttentionPart {
+  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, rmsNormEps: eps } = cfg;
   const qkv = uploadLinear(device, w.qkv, maxBindingBytes);
   const o = uploadLinear(device, w.o, maxBindingBytes);
-  const gateUp = uploadLinear(device, w.gateUp, maxBindingBytes);
-  const down = uploadLinear(device, w.down, maxBindingBytes);
   const [inputNorm, qNorm, kNorm, postNorm] = [w.inputNorm, w.qNorm, w.kNorm, w.postNorm].map((t) => uploadNorm(device, t)) as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer];
   const { kcache, vcache } = createKvCache(device, w.index, ctx, Hkv * D, maxBindingBytes);
 
@@ -71,8 +81,18 @@ export function uploadLayer(
     ...linearOps(cache, o, { step, x: act.att, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }),
     rmsnormOp(cache, { step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${name} post_attention_layernorm`),
   ];
-  ops.push(...swigluOps(cache, gateUp, down, act, I, name));
-  return { index: w.index, linears: [qkv, o, gateUp, down], norms: [inputNorm, qNorm, kNorm, postNorm], kcache, vcache, ops, kvLength: 0 };
+  return { linears: [qkv, o], norms: [inputNorm, qNorm, kNorm, postNorm], kcache, vcache, ops };
+}
+
+export function uploadLayer(
+  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: LayerWeights, act: Activations,
+  ctx: number, maxBindingBytes: number,
+): GpuLayer {
+  const a = uploadAttention(device, cache, cfg, w, act, ctx, maxBindingBytes);
+  const gateUp = uploadLinear(device, w.gateUp, maxBindingBytes);
+  const down = uploadLinear(device, w.down, maxBindingBytes);
+  const ops = [...a.ops, ...swigluOps(cache, gateUp, down, act, cfg.intermediateSize, `layer ${w.index}`)];
+  return { index: w.index, linears: [...a.linears, gateUp, down], norms: a.norms, kcache: a.kcache, vcache: a.vcache, ops, kvLength: 0 };
 }
 
 /** The SwiGLU MLP: gate|up with silu·mul (fused in the matvec epilogue unless the weight is split), down += x. */

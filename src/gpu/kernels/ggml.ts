@@ -18,6 +18,7 @@ import matvecSource from '../../../shaders/matvec_ggml.wgsl?raw';
 import matmulSource from '../../../shaders/matmul_ggml.wgsl?raw';
 import matmulRowsSource from '../../../shaders/matmul_rows_ggml.wgsl?raw';
 import embedSource from '../../../shaders/embed_ggml.wgsl?raw';
+import { jobPlain } from './experts.ts';
 import { GGML_BLOCK_TYPES, type GgmlBlockType, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct, type Kernel } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
@@ -58,9 +59,9 @@ export function ggmlKernels(type: GgmlBlockType): GgmlKernels {
     const block = [words, BLOCKS[type]];
     const id = type.toLowerCase();
     k = {
-      matvec: defineKernel({ name: `matvec_ggml_${id}`, family: 'matvec_ggml', source: matvecSource, libs: [matvecRows, ...block], reduces: true, constants: Epilogue, bindings: linearBindings('array<vec4<f32>>') }),
-      matmul: defineKernel({ name: `matmul_ggml_${id}`, family: 'matmul_ggml', source: matmulSource, libs: [matmulTiles, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
-      matmulRows: defineKernel({ name: `matmul_rows_ggml_${id}`, family: 'matmul_rows_ggml', source: matmulRowsSource, libs: [matmulRows, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
+      matvec: defineKernel({ name: `matvec_ggml_${id}`, family: 'matvec_ggml', source: matvecSource, libs: [matvecRows, jobPlain, ...block], reduces: true, constants: Epilogue, bindings: linearBindings('array<vec4<f32>>') }),
+      matmul: defineKernel({ name: `matmul_ggml_${id}`, family: 'matmul_ggml', source: matmulSource, libs: [matmulTiles, jobPlain, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
+      matmulRows: defineKernel({ name: `matmul_rows_ggml_${id}`, family: 'matmul_rows_ggml', source: matmulRowsSource, libs: [matmulRows, jobPlain, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
       embed: defineKernel({
         name: `embed_ggml_${id}`, family: 'embed_ggml', source: embedSource, libs: block,
         bindings: { step: STEP, weight: WEIGHT, ids: read('array<u32>'), out: rw('array<f32>'), chunk: uniformStruct('Chunk', ['row_start', 'rows']) },

@@ -1,6 +1,7 @@
 // matmul_dense (shaders/matmul_dense.wgsl on shaders/lib/matmul_tiles.wgsl): the prefill matmul for a
 // dense F32 / F16 / BF16 weight, one op per row chunk, in the device's tuned tile.
 import tiles from '../../../shaders/lib/matmul_tiles.wgsl?raw';
+import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matmul_dense.wgsl?raw';
 import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
@@ -13,7 +14,7 @@ import { matmulTilesOp } from './matmul-tiles.ts';
 export const MATMUL_DENSE = defineKernel({
   name: 'matmul_dense',
   source,
-  libs: [tiles],
+  libs: [tiles, jobPlain],
   constants: Epilogue,
   bindings: {
     step: STEP,                        // n = tokens

@@ -1,6 +1,7 @@
 // matmul_q4 (shaders/matmul_q4.wgsl on shaders/lib/matmul_tiles.wgsl): the prefill matmul for an MLC
 // q4f16_1 weight, one op per row chunk, in the device's tuned tile.
 import tiles from '../../../shaders/lib/matmul_tiles.wgsl?raw';
+import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matmul_q4.wgsl?raw';
 import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
@@ -13,7 +14,7 @@ import { matmulTilesOp } from './matmul-tiles.ts';
 export const MATMUL_Q4 = defineKernel({
   name: 'matmul_q4',
   source,
-  libs: [tiles],
+  libs: [tiles, jobPlain],
   constants: Epilogue,
   bindings: {
     step: STEP,                        // n = tokens

@@ -1,6 +1,7 @@
 // matmul_rows_dense (shaders/matmul_rows_dense.wgsl on shaders/lib/matmul_rows.wgsl): the prefill
 // matmul for a dense F32 / F16 / BF16 weight on SIMD rasterizers, one op per row chunk.
 import rows from '../../../shaders/lib/matmul_rows.wgsl?raw';
+import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matmul_rows_dense.wgsl?raw';
 import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
@@ -13,7 +14,7 @@ import { matmulRowsOp } from './matmul-rows.ts';
 export const MATMUL_ROWS_DENSE = defineKernel({
   name: 'matmul_rows_dense',
   source,
-  libs: [rows],
+  libs: [rows, jobPlain],
   constants: Epilogue,
   bindings: {
     step: STEP,                        // n = tokens

@@ -1,6 +1,7 @@
 // matmul_rows_q4 (shaders/matmul_rows_q4.wgsl on shaders/lib/matmul_rows.wgsl): the prefill matmul for
 // an MLC q4f16_1 weight on SIMD rasterizers, one op per row chunk.
 import rows from '../../../shaders/lib/matmul_rows.wgsl?raw';
+import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matmul_rows_q4.wgsl?raw';
 import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
@@ -13,7 +14,7 @@ import { matmulRowsOp } from './matmul-rows.ts';
 export const MATMUL_ROWS_Q4 = defineKernel({
   name: 'matmul_rows_q4',
   source,
-  libs: [rows],
+  libs: [rows, jobPlain],
   constants: Epilogue,
   bindings: {
     step: STEP,                        // n = tokens

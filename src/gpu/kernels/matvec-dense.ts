@@ -1,6 +1,7 @@
 // matvec_dense (shaders/matvec_dense.wgsl on shaders/lib/matvec_rows.wgsl): the decode matvec for a
 // dense F32 / F16 / BF16 weight, one op per row chunk, in the device's tuned layout.
 import rows from '../../../shaders/lib/matvec_rows.wgsl?raw';
+import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matvec_dense.wgsl?raw';
 import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
@@ -12,7 +13,7 @@ import { matvecRowsOp } from './matvec-rows.ts';
 export const MATVEC_DENSE = defineKernel({
   name: 'matvec_dense',
   source,
-  libs: [rows],
+  libs: [rows, jobPlain],
   reduces: true,
   constants: Epilogue,
   bindings: {

@@ -1,6 +1,7 @@
 // matvec_q4 (shaders/matvec_q4.wgsl on shaders/lib/matvec_rows.wgsl): the decode matvec for an MLC
 // q4f16_1 weight, one op per row chunk, in the device's tuned layout.
 import rows from '../../../shaders/lib/matvec_rows.wgsl?raw';
+import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matvec_q4.wgsl?raw';
 import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
@@ -12,7 +13,7 @@ import { matvecRowsOp } from './matvec-rows.ts';
 export const MATVEC_Q4 = defineKernel({
   name: 'matvec_q4',
   source,
-  libs: [rows],
+  libs: [rows, jobPlain],
   reduces: true,
   constants: Epilogue,
   bindings: {

@@ -17,6 +17,7 @@ export const SILU_MUL = defineKernel({
 
 const WG = 64;
 
-export function siluMulOp(cache: PipelineCache, buffers: BufferSet<typeof SILU_MUL.bindings>, I: number, label: string): Op {
-  return kernelOp(cache, SILU_MUL, { label, consts: { I, WG }, buffers, grid: (n) => [Math.ceil(I / WG), n, 1] });
+/** rowsPerToken: k for MoE expert pairs (rows t·k .. t·k + k − 1 belong to token t). */
+export function siluMulOp(cache: PipelineCache, buffers: BufferSet<typeof SILU_MUL.bindings>, I: number, label: string, rowsPerToken = 1): Op {
+  return kernelOp(cache, SILU_MUL, { label, consts: { I, WG, ROWS: rowsPerToken }, buffers, grid: (n) => [Math.ceil(I / WG), n * rowsPerToken, 1] });
 }

@@ -1,0 +1,148 @@
+// A Qwen3 MoE decoder layer on the device: the attention half of ./layers.ts, then the sparse MLP with
+// routing on the device and no read-back (HF Qwen3MoeSparseMoeBlock; the reference: src/model/reference/moe.ts):
+//   7  router linear   xn -> logits [n, E]
+//   8  moe_route       logits -> routing buffer: each token's k experts (ascending id) and weights
+//   9  moe_group       (prefill only) the pairs grouped by expert
+//   10 experts gate|up xn -> act [n·k, I_e]   silu(gate)·up, each pair on its expert's rows only
+//   11 experts down    act -> ye [n·k, H]
+//   12 moe_combine     x[t] += Σ_j w_j · ye[t·k + j]
+// (gate and up of different formats: 10 is two expert linears into gu [n·k, 2·I_e] and silu_mul.)
+import type { ModelConfig, MoeConfig, MoeLayerWeights, MoeMlpWeights } from '../model/types.ts';
+import { uploadExperts, sameExpertFormat, type GpuExperts } from './gpu-experts.ts';
+import { uploadLinear, type GpuLinear } from './gpu-weights.ts';
+import { expertOps } from './kernels/expert-linear.ts';
+import { Epilogue, linearOps } from './kernels/linear.ts';
+import { MOE_MAX_EXPERTS, MOE_MAX_TOP_K, moeCombineOp, moeGroupOp, moeParams, moeRouteOp, routeWords, type MoeShape } from './kernels/moe.ts';
+import { UnsupportedWeightError } from './errors.ts';
+import { siluMulOp } from './kernels/silu-mul.ts';
+import { uploadAttention, type Activations, type GpuLayer } from './layers.ts';
+import type { Op } from './op.ts';
+import type { PipelineCache } from './pipelines.ts';
+
+/**
+ * What the MoE kernels cannot run, refused by name before the engine asks for a device: more experts or
+ * a larger top-k than the routing kernels hold, sizes the vec4 loads cannot take, expert weights in a
+ * format with no expert kernels (q4f16_1: MLC has no Qwen3 MoE build) or mixed within one part.
+ */
+export function checkMoeLayers(cfg: ModelConfig, layers: readonly MoeLayerWeights[]): void {
+  const m = cfg.moe;
+  if (!m || layers.length === 0) return;
+  const E = m.numExperts, k = m.numExpertsPerTok;
+  if (E > MOE_MAX_EXPERTS || k > MOE_MAX_TOP_K || k < 1 || k > E) {
+    throw new UnsupportedWeightError(`Qwen3 MoE with ${E} experts, top-${k}: the WebGPU engine's routing takes up to ${MOE_MAX_EXPERTS} experts and top-${MOE_MAX_TOP_K}`);
+  }
+  if (m.moeIntermediateSize % 4 !== 0 || cfg.hiddenSize % 4 !== 0) {
+    throw new UnsupportedWeightError(`Qwen3 MoE: moe_intermediate_size ${m.moeIntermediateSize} and hidden_size ${cfg.hiddenSize} must be multiples of 4 on the WebGPU engine`);
+  }
+  for (const l of layers) {
+    for (const part of [l.moe.gate, l.moe.up, l.moe.down]) sameExpertFormat([part]);   // throws by name
+  }
+}
+
+/** Buffers shared by an engine's MoE layers (all have the config's E, k and I_e). */
+export interface MoeActivations {
+  shape: MoeShape;
+  intermediate: number;        // I_e
+  logits: GPUBuffer;           // [T, E] router logits
+  route: GPUBuffer;            // the routing buffer (shaders/lib/job_experts.wgsl)
+  act: GPUBuffer;              // [T·k, I_e] silu(gate)·up per pair
+  gu: GPUBuffer | undefined;   // [T·k, 2·I_e] when some layer's gate and up differ in format
+  ye: GPUBuffer;               // [T·k, H] each pair's expert output
+  bytesRead: GPUBuffer;        // [MoE layers held, E] u32: weight bytes the decode matvecs read per expert
+  params: GPUBuffer;           // uniform MoeRoute
+  layerSlots: Map<number, number>;  // layer index -> its row of `bytesRead`
+}
+
+/**
+ * The shared MoE buffers for `maxBatch` tokens a step, for these MoE layers (the engine's config gives E,
+ * k, I_e and norm_topk_prob; every layer must agree, checked at upload).
+ */
+export function createMoeActivations(
+  device: GPUDevice, m: MoeConfig, hidden: number, maxBatch: number, layers: readonly Pick<MoeLayerWeights, 'index' | 'moe'>[],
+): MoeActivations {
+  const k = m.numExpertsPerTok;
+  const shape: MoeShape = { experts: m.numExperts, topK: k, normTopkProb: m.normTopkProb, maxPairs: maxBatch * k, hidden };
+  const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  const buf = (label: string, words: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, Math.ceil(words / 4) * 16), usage: storage });
+  const I = m.moeIntermediateSize;
+  const unfused = layers.some((l) => !sameExpertFormat([l.moe.gate, l.moe.up]));
+  const params = moeParams(device, shape);   // checks E and k against the kernels' limits first
+  return {
+    shape, intermediate: I, params,
+    logits: buf('moe router logits', maxBatch * m.numExperts),
+    route: buf('moe routing', routeWords(shape)),
+    act: buf('moe act', shape.maxPairs * I),
+    gu: unfused ? buf('moe gate|up', shape.maxPairs * 2 * I) : undefined,
+    ye: buf('moe expert outputs', shape.maxPairs * hidden),
+    bytesRead: buf('moe expert bytes read', Math.max(1, layers.length) * m.numExperts),
+    layerSlots: new Map(layers.map((l, i) => [l.index, i])),
+  };
+}
+
+export function destroyMoeActivations(a: MoeActivations): void {
+  [a.logits, a.route, a.act, a.ye, a.bytesRead, a.params].forEach((b) => b.destroy());
+  a.gu?.destroy();
+}
+
+/** Where the sparse MLP reads and writes: xn [n, H] its input, x [n, H] the residual stream it adds to. */
+export interface MoeMlpTarget {
+  step: GPUBuffer;
+  xn: GPUBuffer;
+  x: GPUBuffer;
+  moe: MoeActivations;
+  layer: number;               // the layer's index (its row of `bytesRead`, its labels)
+}
+
+/** The sparse MLP of one layer (ops 7–12 above) and the device weights it made. */
+export function uploadMoeMlp(
+  device: GPUDevice, cache: PipelineCache, hidden: number, m: MoeMlpWeights, t: MoeMlpTarget, maxBindingBytes: number,
+): { linears: GpuLinear[]; ops: Op[] } {
+  const { step, moe } = t;
+  const H = hidden;
+  const E = m.numExperts;
+  const I = m.intermediate;
+  if (I % 4 !== 0 || H % 4 !== 0) throw new RangeError(`layer ${t.layer}: MoE expert sizes must be multiples of 4 (I_e ${I}, H ${H})`);
+  if (E !== moe.shape.experts || m.topK !== moe.shape.topK || I !== moe.intermediate || m.normTopkProb !== moe.shape.normTopkProb) {
+    throw new RangeError(`layer ${t.layer}: MoE shape (${E} experts, top-${m.topK}, I_e ${I}, norm ${m.normTopkProb}) differs from the engine's (${moe.shape.experts}, top-${moe.shape.topK}, ${moe.intermediate}, ${moe.shape.normTopkProb})`);
+  }
+  const slot = moe.layerSlots.get(t.layer);
+  if (slot === undefined) throw new Error(`engine: MoE layer ${t.layer} has no row in the bytes-read counter`);
+  const name = `layer ${t.layer}`;
+  const router = uploadLinear(device, m.router, maxBindingBytes);
+  const b = { step, logits: moe.logits, route: moe.route, ye: moe.ye, x: t.x, params: moe.params };
+  const base = { step, route: moe.route, bytesRead: moe.bytesRead, topK: m.topK, maxPairs: moe.shape.maxPairs, counterBase: slot * E };
+  const ops: Op[] = [];
+  ops.push(...linearOps(cache, router, { step, x: t.xn, y: moe.logits, outStride: E, epilogue: Epilogue.STORE }));
+  ops.push(moeRouteOp(cache, b, name), moeGroupOp(cache, b, name));
+  const experts: GpuExperts[] = [];
+  if (sameExpertFormat([m.gate, m.up])) {
+    const gateUp = uploadExperts(device, [m.gate, m.up], E, maxBindingBytes);
+    experts.push(gateUp);
+    ops.push(...expertOps(cache, gateUp, { ...base, x: t.xn, y: moe.act, outStride: I, epilogue: Epilogue.SILU_GATE_UP, xDiv: m.topK }));
+  } else {
+    if (!moe.gu) throw new Error('engine: MoE gate and up differ in format but no [T·k, 2·I_e] buffer was made');
+    const gate = uploadExperts(device, [m.gate], E, maxBindingBytes);
+    const up = uploadExperts(device, [m.up], E, maxBindingBytes);
+    experts.push(gate, up);
+    // gate into columns [0, I) of gu, up into [I, 2I): two expert linears writing the same rows
+    ops.push(...expertOps(cache, gate, { ...base, x: t.xn, y: moe.gu, outStride: 2 * I, epilogue: Epilogue.STORE, xDiv: m.topK }));
+    ops.push(...expertOps(cache, up, { ...base, x: t.xn, y: moe.gu, outStride: 2 * I, epilogue: Epilogue.STORE, xDiv: m.topK, rowOffset: I }));
+    ops.push(siluMulOp(cache, { step, gu: moe.gu, out: moe.act }, I, `${name} experts silu_mul`, m.topK));
+  }
+  const down = uploadExperts(device, [m.down], E, maxBindingBytes);
+  experts.push(down);
+  ops.push(...expertOps(cache, down, { ...base, x: moe.act, y: moe.ye, outStride: H, epilogue: Epilogue.STORE, xDiv: 1 }));
+  ops.push(moeCombineOp(cache, b, moe.shape, name));
+  return { linears: [router, ...experts], ops };
+}
+
+export function uploadMoeLayer(
+  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: MoeLayerWeights, act: Activations,
+  ctx: number, maxBindingBytes: number,
+): GpuLayer {
+  const moe = act.moe;
+  if (!moe) throw new Error('engine: an MoE layer but no MoE activations were made');
+  const a = uploadAttention(device, cache, cfg, w, act, ctx, maxBindingBytes);
+  const mlp = uploadMoeMlp(device, cache, cfg.hiddenSize, w.moe, { step: act.step, xn: act.xn, x: act.x, moe, layer: w.index }, maxBindingBytes);
+  return { index: w.index, linears: [...a.linears, ...mlp.linears], norms: a.norms, kcache: a.kcache, vcache: a.vcache, ops: [...a.ops, ...mlp.ops], kvLength: 0 };
+}
