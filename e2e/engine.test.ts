@@ -2,7 +2,8 @@
 // so the f32 path), running in its comlink worker, loads the tiny checkpoints over HTTP (ranged reads)
 // and its 32 greedy tokens equal the reference's computed here in Node; the tiny Qwen3.5 hybrid (Gated
 // DeltaNet + gated attention, n_k ≠ n_v) gives its golden ids (tiny-hybrid-greedy.json). Also: a named
-// error crosses the worker with its name and code.
+// error crosses the worker with its name and code. And (issue 13 acceptance 2, browser half) the tiny GGUF
+// goldens — dense and MoE, Q8_0 and Q4_K_M, full Qwen3 vocabulary — give their 32 greedy tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ import { writeTinyModel } from '../src/model/tiny/write-node.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
 import { readFileSync } from 'node:fs';
 import { HYBRID_GOLDEN_FILE, hybridGoldenSource, type HybridGoldenFile } from '../test/goldens/hybrid-golden-setup.ts';
+import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile, type GgufGoldenName } from '../test/goldens/gguf-golden-setup.ts';
+import { tinyGgufModel } from '../test/helpers/tiny-model.ts';
 import { launchChromium, newDeviceContext } from './helpers/browser.ts';
 
 const PROMPT = 'def fibonacci(n):';
@@ -26,13 +29,21 @@ const CTX = 96;
 let server: RunningServer;
 let browser: Browser;
 let dir: string;
+const ggufFiles = new Map<GgufGoldenName, string>();
+const GGUF_NAMES = Object.keys(GGUF_GOLDEN_MODELS) as GgufGoldenName[];
 
 beforeAll(async () => {
   dir = path.join(mkdtempSync(path.join(tmpdir(), 'pooled-e2e-engine-')), 'tiny');
   await writeTinyModel(dir, { layers: 4, seed: 11 }, 'both');
-  server = await startServer({ port: 0, extraStatic: { '/models/tiny': dir, '/models/hybrid': await hybridGoldenSource('dense-safetensors') } });
+  const ggufStatic: Record<string, string> = {};
+  for (const name of GGUF_NAMES) {
+    const m = await tinyGgufModel(GGUF_GOLDEN_MODELS[name]);
+    ggufStatic[`/models/gguf-${name}`] = m.dir;
+    ggufFiles.set(name, `/models/gguf-${name}/${m.file}`);
+  }
+  server = await startServer({ port: 0, extraStatic: { '/models/tiny': dir, '/models/hybrid': await hybridGoldenSource('dense-safetensors'), ...ggufStatic } });
   browser = await launchChromium();
-});
+}, 300_000);
 afterAll(async () => {
   await browser?.close();
   await server?.close();
@@ -80,4 +91,17 @@ describe('the WebGPU engine in headless Chromium', () => {
     expect(typeof result.code).toBe('string');
     await page.context().close();
   });
+});
+
+describe('the tiny GGUF goldens on the WebGPU engine in headless Chromium', () => {
+  const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
+  it.each(GGUF_NAMES)('%s: 32 greedy tokens equal the golden', async (name) => {
+    const { page, result } = await runHarness(`model=${encodeURIComponent(ggufFiles.get(name)!)}&ids=${golden.promptIds.join(',')}&tokens=${golden.maxNewTokens}&ctx=64`);
+    expect(result.state, String(result.message)).toBe('done');
+    expect(result.modelType).toBe('moe' in GGUF_GOLDEN_MODELS[name] ? 'qwen3_moe' : 'qwen3');
+    expect(result.ids).toEqual(golden.models[name].ids);
+    expect((result.adapter as { shaderF16: boolean }).shaderF16).toBe(false);
+    expect(String((result.stats as { kernels: string }).kernels)).toMatch(/ggml/);
+    await page.context().close();
+  }, 300_000);
 });

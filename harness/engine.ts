@@ -1,14 +1,15 @@
 // Engine harness: loads a model into the engine worker (workers/engine.worker.ts) and generates greedy
 // tokens through the shared Generator, so e2e tests can compare the browser's WebGPU tokens with the
-// reference's. Result on window.__engine = { state: 'done', ids, stats, adapter } or { state: 'error', … }.
+// reference's (?model= a folder or a .gguf URL; ?ids=1,2,3 a prompt of token ids). Result on window.__engine = { state: 'done', ids, stats, adapter } or { state: 'error', … }.
 // ?profile=N also times N decode steps each way the app can take one (see profileDecode) and the same
 // model's CPU reference in the page: window.__engine.profile, milliseconds per token (medians).
 // &compare=WGxITEMS starts a second engine whose head uses that top-k layout and times the two in turn.
 import { WorkerEngine } from '../src/gpu/worker-engine.ts';
 import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
-import { HttpModelSource } from '../src/model/sources/http.ts';
+import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
+import type { ModelSource } from '../src/model/types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
 
@@ -23,9 +24,10 @@ async function main(): Promise<void> {
   const tokens = Number(params.get('tokens') ?? 32);
   const ctx = Number(params.get('ctx') ?? 128);
   const prompt = params.get('prompt') ?? 'def fibonacci(n):';
-  const source = new HttpModelSource(model);
+  const source = await resolveModelSource(model);   // a folder (safetensors, MLC) or a .gguf file
   const tokenizer = await Tokenizer.fromSource(source);
-  const ids = tokenizer.encode(prompt);
+  const idsParam = params.get('ids');                 // token ids instead of text, for exact goldens
+  const ids = idsParam ? idsParam.split(',').map(Number) : tokenizer.encode(prompt);
   log(`prompt: ${ids.length} tokens`);
   const config = await loadModelConfig(source);
   const engine = await WorkerEngine.start(
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
   log(`decode ${result.stats.decodeTokensPerSecond.toFixed(2)} tok/s, ${stats.decodeDispatchesPerLayer} dispatches/layer`);
   const profileSteps = Number(params.get('profile') ?? 0);
   const profile = profileSteps > 0 ? await profileDecode(engine, source, model, config.numLayers, profileSteps, ctx) : undefined;
-  w.__engine = { state: 'done', prompt: ids, ids: result.ids, finish: result.finish, stats, generation: result.stats, adapter: engine.info.adapter, profile };
+  w.__engine = { state: 'done', modelType: config.modelType, prompt: ids, ids: result.ids, finish: result.finish, stats, generation: result.stats, adapter: engine.info.adapter, profile };
   await engine.dispose();
 }
 
@@ -50,7 +52,7 @@ async function main(): Promise<void> {
  * its pick (greedy; top-20; under a vocabulary mask; with the overrule check the agent asks for), the
  * fused decodeToken as the app calls it, and the CPU reference engine's decode step in this page.
  */
-async function profileDecode(engine: WorkerEngine, source: HttpModelSource, model: string, numLayers: number, n: number, ctx: number): Promise<Record<string, number>> {
+async function profileDecode(engine: WorkerEngine, source: ModelSource, model: string, numLayers: number, n: number, ctx: number): Promise<Record<string, number>> {
   const at = engine.kvLength();
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const time = async (fn: () => Promise<unknown>): Promise<number> => {
