@@ -1,13 +1,16 @@
 // Issue 13 acceptance 2 (Node, WebGPU): the tiny GGUF goldens (dense and MoE, Q8_0 and llama.cpp's
 // Q4_K_M mix, full Qwen3 vocabulary) give the same 32 greedy tokens on the WebGPU engine as the checked-in
 // reference goldens (test/goldens/tiny-gguf-greedy.json), on the f32 path and on the shader-f16 path,
-// with the weights read as stored (the engine's bytes on the device are the file's tensor bytes).
+// with the weights read as stored (the engine's bytes on the device are the file's tensor bytes); and a
+// room split three ways over three WebGPU engines ([0, 1) + embedding + head, [1, 3), [3, 4)) gives the
+// same tokens as the single engine (the goldens).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
 import { Generator } from '../../src/model/generator.ts';
 import { loadWeights } from '../../src/model/load-weights.ts';
 import { resolveModelSource } from '../../src/model/sources/resolve.ts';
+import { RoomEngine } from '../../src/room/room-engine.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile, type GgufGoldenName } from '../goldens/gguf-golden-setup.ts';
 import { tinyGgufModel } from '../helpers/tiny-model.ts';
 import { testDevice } from './helpers.ts';
@@ -30,6 +33,31 @@ describe.each(NAMES)('tiny GGUF %s on the WebGPU engine', (name) => {
       expect(engine.stats().kernels).toContain('ggml');
     } finally {
       await engine.dispose();
+      device.destroy();
+    }
+  });
+});
+
+describe.each(NAMES)('tiny GGUF %s split over three WebGPU engines', (name) => {
+  it('[0, 1) + embedding + head, [1, 3), [3, 4): the golden tokens (the single engine\'s)', async () => {
+    const m = await tinyGgufModel(GGUF_GOLDEN_MODELS[name]);
+    const source = await resolveModelSource(m.path);
+    const L = GGUF_GOLDEN_MODELS[name].layers;
+    expect(L).toBe(4);
+    const device = await testDevice(false);
+    const parts = [
+      await loadWeights(source, { layers: [0, 1], embedding: true, head: true }),
+      await loadWeights(source, { layers: [1, 3] }),
+      await loadWeights(source, { layers: [3, 4] }),
+    ];
+    const engines = await Promise.all(parts.map((w) => createWebGPUEngine(w, { device, ctx: CTX, useF16: false })));
+    try {
+      const room = new RoomEngine(engines[0]!, engines, { numLayers: L, hiddenSize: parts[0]!.config.hiddenSize });
+      const r = await new Generator(room, { ctx: CTX }).generate(golden.promptIds, { maxNewTokens: golden.maxNewTokens });
+      expect(r.ids).toEqual(golden.models[name].ids);
+      expect(engines.map((e) => e.kvLength())).toEqual(engines.map(() => golden.promptIds.length + golden.maxNewTokens - 1));
+    } finally {
+      for (const e of engines) await e.dispose();
       device.destroy();
     }
   });
