@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { requestEngineDevice } from '../src/gpu/device.ts';
 import { nodeAdapter } from '../src/gpu/node-gpu.ts';
-import { f32ToF16Bits } from '../src/model/tensor-utils.ts';
-import type { HybridLayerWeights, LayerWeights, ModelConfig, ModelWeights, Q4Linear, TensorData } from '../src/model/types.ts';
+import { f32ToF16Bits, fromFloat32 } from '../src/model/tensor-utils.ts';
+import type { DecoderLayerWeights, GgmlLinear, HybridLayerWeights, LayerWeights, ModelConfig, ModelWeights, Q4Linear, TensorData } from '../src/model/types.ts';
 
 process.env.XDG_RUNTIME_DIR ??= mkdtempSync(path.join(tmpdir(), 'xdg-'));
 
@@ -140,4 +140,74 @@ export function randomQ4Hybrid(cfg: ModelConfig, layers: number): ModelWeights {
     config: { ...cfg, numLayers: layers, hybrid: { ...h, layerTypes: h.layerTypes.slice(0, layers) } }, format: 'mlc', layers: map,
     embedding: randomQ4('model.embed_tokens', cfg.vocabSize, H), finalNorm: ones('model.norm.weight', H),
   };
+}
+
+const Q4K_BLOCK_BYTES = 144;   // d, dmin (f16), 12 bytes of 6-bit scales and mins, 128 bytes of nibbles
+
+/** A random Q4_K matrix as ggml stores it (random scales and nibbles; d and dmin small f16s). */
+export function randomQ4K(name: string, rows: number, cols: number): GgmlLinear {
+  if (cols % 256 !== 0) throw new RangeError(`Q4_K needs cols a multiple of 256, got ${cols}`);
+  const blocks = rows * cols / 256;
+  const bytes = new Uint8Array(blocks * Q4K_BLOCK_BYTES);
+  fillRandom(bytes);
+  const d = f32ToF16Bits(0.002);
+  const dmin = f32ToF16Bits(0.001);
+  const view = new DataView(bytes.buffer);
+  for (let b = 0; b < blocks; b++) {
+    view.setUint16(b * Q4K_BLOCK_BYTES, d, true);
+    view.setUint16(b * Q4K_BLOCK_BYTES + 2, dmin, true);
+  }
+  return { kind: 'ggml', rows, cols, segments: [{ name, type: 'Q4_K', rows, bytes }] };
+}
+
+/** Qwen3-30B-A3B's layer shape (hidden 2048, 32/4 heads of 128, 128 experts, top-8 of I_e 768). */
+export const QWEN3_30B_A3B: ModelConfig = {
+  modelType: 'qwen3_moe', hiddenSize: 2048, numLayers: 48, numHeads: 32, numKvHeads: 4, headDim: 128,
+  intermediateSize: 6144, vocabSize: 151936, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: false,
+  maxPositionEmbeddings: 40960, eosTokenIds: [151645, 151643],
+  moe: { numExperts: 128, numExpertsPerTok: 8, moeIntermediateSize: 768, normTopkProb: true, decoderSparseStep: 1, mlpOnlyLayers: [] },
+};
+
+/**
+ * Random Q4_K layers [0, layers) of `cfg` (no embedding or head: the layers alone are timed). `moe`:
+ * Qwen3 MoE layers (F32 router, stacked experts); otherwise dense layers of intermediate
+ * k·I_e — the same active parameters per token as the MoE layer.
+ */
+export function randomQ4KLayers(cfg: ModelConfig, layers: number, moe: boolean): ModelWeights {
+  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D } = cfg;
+  const m = cfg.moe!;
+  const map = new Map<number, DecoderLayerWeights>();
+  for (let i = 0; i < layers; i++) {
+    const p = `blk.${i}`;
+    const attention = {
+      index: i,
+      inputNorm: ones(`${p}.attn_norm.weight`, H),
+      qkv: randomQ4K(`${p}.attn_qkv.weight`, (Hq + 2 * Hkv) * D, H),
+      qNorm: ones(`${p}.attn_q_norm.weight`, D),
+      kNorm: ones(`${p}.attn_k_norm.weight`, D),
+      o: randomQ4K(`${p}.attn_output.weight`, H, Hq * D),
+      postNorm: ones(`${p}.ffn_norm.weight`, H),
+    };
+    const E = m.numExperts, I = m.moeIntermediateSize;
+    if (moe) {
+      const router = new Float32Array(E * H);
+      for (let j = 0; j < router.length; j++) router[j] = (((j * 2654435761) >>> 0) % 1000) / 1000 - 0.5;
+      map.set(i, {
+        ...attention, mlp: 'moe',
+        moe: {
+          numExperts: E, topK: m.numExpertsPerTok, normTopkProb: m.normTopkProb, intermediate: I,
+          router: { kind: 'dense', rows: E, cols: H, weight: fromFloat32(`${p}.ffn_gate_inp.weight`, router, [E, H], 'F32') },
+          gate: randomQ4K(`${p}.ffn_gate_exps.weight`, E * I, H),
+          up: randomQ4K(`${p}.ffn_up_exps.weight`, E * I, H),
+          down: randomQ4K(`${p}.ffn_down_exps.weight`, E * H, I),
+        },
+      });
+    } else {
+      const Ia = m.numExpertsPerTok * I;
+      map.set(i, { ...attention, gateUp: randomQ4K(`${p}.ffn_gate_up.weight`, 2 * Ia, H), down: randomQ4K(`${p}.ffn_down.weight`, H, Ia) });
+    }
+  }
+  const config: ModelConfig = moe ? { ...cfg, numLayers: layers } : { ...cfg, modelType: 'qwen3', numLayers: layers, intermediateSize: m.numExpertsPerTok * m.moeIntermediateSize, moe: undefined };
+  if (!moe) delete (config as { moe?: unknown }).moe;
+  return { config, format: 'gguf', layers: map };
 }

@@ -1,6 +1,7 @@
 // Decode matvec bandwidth against the roofline of this adapter: a plain copy kernel's GB/s, measured in
 // the same run. The figure that matters is the ratio (target ≥ 0.8). Shapes are Qwen3-1.7B's linears
-// for one token, in q4f16_1 and BF16, in the layout the start-up tuning picks (its timings are printed).
+// for one token, in q4f16_1, GGUF Q4_K (read as stored) and BF16, in the layout the start-up tuning picks
+// (its timings are printed); `Q4_K / q4f16_1` compares the two 4-bit formats on the same adapter.
 // On a shared machine the load changes by the second: each shape's matvec and the copy are timed in
 // alternating rounds and each keeps its fastest round, so a ratio compares like with like.
 import { adapterLabel, summarizeAdapter } from '../src/gpu/adapter.ts';
@@ -13,7 +14,7 @@ import { PipelineCache } from '../src/gpu/pipelines.ts';
 import { describeTuning } from '../src/gpu/tuning.ts';
 import { fromFloat32 } from '../src/model/tensor-utils.ts';
 import type { Linear } from '../src/model/types.ts';
-import { benchDevice, randomQ4, timeSubmits } from './gpu-bench-helpers.ts';
+import { benchDevice, randomQ4, randomQ4K, timeSubmits } from './gpu-bench-helpers.ts';
 
 export const title = 'WebGPU kernels: decode matvec GB/s vs a plain copy (roofline ratio), Qwen3-1.7B shapes';
 
@@ -38,7 +39,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const out: Record<string, number | string> = { adapter: adapterLabel(summarizeAdapter(adapter)), path: useF16 ? 'shader-f16' : 'f32' };
 
-  const tuned = await autotune(base, ['q4', 'dense']);
+  const tuned = await autotune(base, ['q4', 'ggml', 'dense']);
   for (const m of tuned.measured) out[`tuning: ${m.format} ${m.kind} ${m.layout} µs`] = m.microseconds;
   out['tuning: chosen'] = describeTuning(tuned.tuning);
   const cache = base.withTuning(tuned.tuning);
@@ -76,7 +77,12 @@ export async function run(): Promise<Record<string, number | string>> {
     y.destroy();
   };
   for (const [name, N, K] of SHAPES) await bench(`q4f16_1 ${name} [${N}, ${K}]`, randomQ4(name, N, K));
+  for (const [name, N, K] of SHAPES) await bench(`Q4_K ${name} [${N}, ${K}]`, randomQ4K(name, N, K));
   for (const [name, N, K] of SHAPES) await bench(`BF16 ${name} [${N}, ${K}]`, randomBf16(N, K));
+  for (const [name, N, K] of SHAPES) {
+    const q4k = out[`Q4_K ${name} [${N}, ${K}] GB/s`] as number;
+    out[`Q4_K / q4f16_1 GB/s, ${name}`] = q4k / (out[`q4f16_1 ${name} [${N}, ${K}] GB/s`] as number);
+  }
   out['worst matvec / copy'] = worst;
   src.destroy();
   dst.destroy();
