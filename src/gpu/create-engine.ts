@@ -2,7 +2,7 @@
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import { isHybridLayer, isLinearLayer, type DecoderLayerWeights, type Linear, type LoadProgress, type ModelWeights, type MoeLayerWeights } from '../model/types.ts';
+import { isHybridLayer, isLinearLayer, type DecoderLayerWeights, type Linear, type LoadProgress, type ModelWeights, type MoeMlpWeights } from '../model/types.ts';
 import { requestEngineDevice } from './device.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
@@ -77,17 +77,15 @@ function layerLinears(w: EngineLayer): Linear[] {
 }
 
 /**
- * The layers as this engine runs them: Qwen3 dense and MoE layers and Qwen3.5 hybrid layers with a dense
- * MLP, in any weight format (ggml block types included). Qwen3.5 MoE's routed experts have no WGSL
- * kernels yet, nor do shapes past the hybrid or MoE kernels' limits: refused by name here, before any GPU
- * memory is used.
+ * The layers as this engine runs them: Qwen3 dense and MoE layers and Qwen3.5 hybrid layers (dense or
+ * MoE), in any weight format (ggml block types included). Shapes past the hybrid or MoE kernels' limits
+ * are refused by name here, before any GPU memory is used.
  */
 function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
   const out = new Map<number, EngineLayer>();
   const h = weights.config.hybrid;
   for (const [i, w] of weights.layers) {
     if (isHybridLayer(w)) {
-      if (w.ffn.kind === 'moe') throw new UnsupportedWeightError(`layer ${i} is a Qwen3.5 MoE layer (routed experts and a shared expert): the WebGPU engine has no routed-MoE kernels yet (use the CPU reference engine)`);
       if (w.mixer.kind === 'gated_delta_net' && h) {
         if (h.linearKeyHeadDim > MAX_DELTA_KEY_DIM) throw new UnsupportedWeightError(`layer ${i}: Gated DeltaNet key heads of ${h.linearKeyHeadDim} dims; the WebGPU delta-rule kernel holds at most ${MAX_DELTA_KEY_DIM}`);
         if (h.convKernel < 2 || h.convKernel > MAX_CONV_KERNEL) throw new UnsupportedWeightError(`layer ${i}: a causal conv of ${h.convKernel} taps; the WebGPU kernel takes 2 .. ${MAX_CONV_KERNEL}`);
@@ -95,10 +93,20 @@ function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
     }
     out.set(i, w);
   }
-  const moe = [...out.values()].filter((w): w is MoeLayerWeights => !isHybridLayer(w) && w.mlp === 'moe');
+  const moe = moeLayersOf(out);
   if (moe.length > 0 && !weights.config.moe) throw new EngineUsageError('createWebGPUEngine: MoE layers in a model whose config has no moe section');
   checkMoeLayers(weights.config, moe);
   return out;
+}
+
+/** The sparse MLPs of the layers held (Qwen3 MoE layers and Qwen3.5 MoE hybrid layers), by layer index. */
+function moeLayersOf(layers: Map<number, EngineLayer>): { index: number; moe: MoeMlpWeights }[] {
+  const out: { index: number; moe: MoeMlpWeights }[] = [];
+  for (const w of layers.values()) {
+    if (isHybridLayer(w)) { if (w.ffn.kind === 'moe') out.push({ index: w.index, moe: w.ffn.moe }); }
+    else if (w.mlp === 'moe') out.push({ index: w.index, moe: w.moe });
+  }
+  return out.sort((a, b) => a.index - b.index);
 }
 
 function tensorBytes(layers: Map<number, EngineLayer>, weights: ModelWeights): number {
@@ -160,7 +168,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   // Activations are read in vec4s: sizes are whole 16 bytes.
   const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, Math.ceil(floats / 4) * 16), usage: storage });
   const ffnGateUp = (w: EngineLayer): Linear | undefined => (isHybridLayer(w) ? (w.ffn.kind === 'dense' ? w.ffn.gateUp : undefined) : w.mlp === 'moe' ? undefined : w.gateUp);
-  const moeLayers = [...held.values()].filter((w): w is MoeLayerWeights => !isHybridLayer(w) && w.mlp === 'moe').sort((a, b) => a.index - b.index);
+  const moeLayers = moeLayersOf(held);
   const gateUpSplit = [...held.values()].some((w) => {
     const gu = ffnGateUp(w);
     return gu !== undefined && chunkCount(gu, maxBindingBytes) > 1;

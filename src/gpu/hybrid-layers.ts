@@ -17,11 +17,13 @@
 //   gated_delta        conv, ba -> o               delta state [n_v, d_k, d_v]
 //   gated_rmsnorm      o, z = lin[:, C:] -> att    [n, n_v·d_v]
 //   linear out         att -> x (+=)
-// then both: rmsnorm (post_attention_layernorm), SwiGLU MLP with the residual in down's epilogue.
-// Routed MoE layers (Qwen3.5 MoE) have no kernels here yet: createWebGPUEngine refuses them by name.
+// then both: rmsnorm (post_attention_layernorm), SwiGLU MLP with the residual in down's epilogue, or
+// (Qwen3.5 MoE) the sparse MLP of ./moe-layer.ts — router, top-k and the experts on the device — with the
+// shared expert gated by σ(shared_expert_gate · hn) added in its combine.
 import { convChannels } from '../model/reference/gated-delta.ts';
 import type { GatedAttentionWeights, GatedDeltaNetWeights, HybridLayerWeights, Linear, ModelConfig } from '../model/types.ts';
-import { uploadLinear, uploadNorm } from './gpu-weights.ts';
+import { uploadLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
+import { uploadMoeMlp } from './moe-layer.ts';
 import { attentionOp } from './kernels/attention.ts';
 import { causalConv1dOp } from './kernels/causal-conv1d.ts';
 import { gatedDeltaOp } from './kernels/gated-delta.ts';
@@ -56,12 +58,18 @@ export function uploadHybridLayer(
   device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: HybridLayerWeights, act: Activations,
   ctx: number, maxBindingBytes: number,
 ): GpuLayer {
-  if (w.ffn.kind !== 'dense') throw new Error(`layer ${w.index}: routed MoE layers have no WebGPU kernels`);
   const { hiddenSize: H, rmsNormEps: eps, intermediateSize: I } = cfg;
   const name = `layer ${w.index}`;
   const [inputNorm, postNorm] = [w.inputNorm, w.postNorm].map((t) => uploadNorm(device, t)) as [GPUBuffer, GPUBuffer];
-  const gateUp = uploadLinear(device, w.ffn.gateUp, maxBindingBytes);
-  const down = uploadLinear(device, w.ffn.down, maxBindingBytes);
+  let ffn: { linears: GpuLinear[]; ops: Op[] };
+  if (w.ffn.kind === 'dense') {
+    const gateUp = uploadLinear(device, w.ffn.gateUp, maxBindingBytes);
+    const down = uploadLinear(device, w.ffn.down, maxBindingBytes);
+    ffn = { linears: [gateUp, down], ops: swigluOps(cache, gateUp, down, act, I, name) };
+  } else {
+    if (!act.moe) throw new Error('engine: a Qwen3.5 MoE layer but no MoE activations were made');
+    ffn = uploadMoeMlp(device, cache, H, w.ffn.moe, { step: act.step, xn: act.xn, x: act.x, moe: act.moe, layer: w.index, shared: w.ffn.shared }, maxBindingBytes);
+  }
   const input = rmsnormOp(cache, { step: act.step, x: act.x, weight: inputNorm, y: act.xn }, H, eps, `${name} input_layernorm`);
   const post = rmsnormOp(cache, { step: act.step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${name} post_attention_layernorm`);
   const mixer = w.mixer.kind === 'gated_attention'
@@ -70,9 +78,9 @@ export function uploadHybridLayer(
   return {
     ...mixer,
     index: w.index,
-    linears: [...mixer.linears, gateUp, down],
+    linears: [...mixer.linears, ...ffn.linears],
     norms: [inputNorm, postNorm, ...mixer.norms],
-    ops: [input, ...mixer.ops, post, ...swigluOps(cache, gateUp, down, act, I, name)],
+    ops: [input, ...mixer.ops, post, ...ffn.ops],
     kvLength: 0,
   };
 }
@@ -138,9 +146,11 @@ function gatedDeltaNet(
   return { linears: [qkvz, ba, out], norms: [conv, a, dtBias, norm], ops, state };
 }
 
-/** The linears of a hybrid layer the engine uploads (dense MLP only). */
+/** The linears of a hybrid layer the engine uploads. */
 export function hybridLinears(w: HybridLayerWeights): Linear[] {
   const m = w.mixer;
   const mixer = m.kind === 'gated_attention' ? [m.qkv, m.o] : [m.qkvz, m.ba, m.out];
-  return w.ffn.kind === 'dense' ? [...mixer, w.ffn.gateUp, w.ffn.down] : mixer;
+  if (w.ffn.kind === 'dense') return [...mixer, w.ffn.gateUp, w.ffn.down];
+  const { moe, shared } = w.ffn;
+  return [...mixer, moe.router, moe.gate, moe.up, moe.down, shared.gateUp, shared.down, shared.gate];
 }

@@ -7,13 +7,13 @@
 //   11 experts down    act -> ye [n·k, H]
 //   12 moe_combine     x[t] += Σ_j w_j · ye[t·k + j]
 // (gate and up of different formats: 10 is two expert linears into gu [n·k, 2·I_e] and silu_mul.)
-import type { ModelConfig, MoeConfig, MoeLayerWeights, MoeMlpWeights } from '../model/types.ts';
+import type { ModelConfig, MoeConfig, MoeLayerWeights, MoeMlpWeights, SharedExpertWeights } from '../model/types.ts';
 import { uploadExperts, sameExpertFormat, type GpuExperts } from './gpu-experts.ts';
 import { uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { expertOps } from './kernels/expert-linear.ts';
 import { Epilogue, linearOps } from './kernels/linear.ts';
-import { MOE_MAX_EXPERTS, MOE_MAX_TOP_K, moeCombineOp, moeGroupOp, moeParams, moeRouteOp, routeWords, type MoeShape } from './kernels/moe.ts';
-import { UnsupportedWeightError } from './errors.ts';
+import { MOE_MAX_EXPERTS, MOE_MAX_TOP_K, moeCombineOp, moeCombineSharedOp, moeGroupOp, moeParams, moeRouteOp, routeWords, type MoeShape } from './kernels/moe.ts';
+import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
 import { siluMulOp } from './kernels/silu-mul.ts';
 import { uploadAttention, type Activations, type GpuLayer } from './layers.ts';
 import type { Op } from './op.ts';
@@ -24,7 +24,7 @@ import type { PipelineCache } from './pipelines.ts';
  * a larger top-k than the routing kernels hold, sizes the vec4 loads cannot take, expert weights in a
  * format with no expert kernels (q4f16_1: MLC has no Qwen3 MoE build) or mixed within one part.
  */
-export function checkMoeLayers(cfg: ModelConfig, layers: readonly MoeLayerWeights[]): void {
+export function checkMoeLayers(cfg: ModelConfig, layers: readonly Pick<MoeLayerWeights, 'index' | 'moe'>[]): void {
   const m = cfg.moe;
   if (!m || layers.length === 0) return;
   const E = m.numExperts, k = m.numExpertsPerTok;
@@ -51,6 +51,15 @@ export interface MoeActivations {
   bytesRead: GPUBuffer;        // [MoE layers held, E] u32: weight bytes the decode matvecs read per expert
   params: GPUBuffer;           // uniform MoeRoute
   layerSlots: Map<number, number>;  // layer index -> its row of `bytesRead`
+  shared?: SharedExpertActivations; // Qwen3.5 MoE's shared expert
+}
+
+/** Qwen3.5 MoE: the shared expert every token also runs, gated by σ(shared_expert_gate · hn). */
+export interface SharedExpertActivations {
+  intermediate: number;        // I_s
+  act: GPUBuffer;              // [T, I_s] silu(gate)·up
+  out: GPUBuffer;              // [T, H] its output
+  gate: GPUBuffer;             // [T] its gate logit
 }
 
 /**
@@ -76,12 +85,19 @@ export function createMoeActivations(
     ye: buf('moe expert outputs', shape.maxPairs * hidden),
     bytesRead: buf('moe expert bytes read', Math.max(1, layers.length) * m.numExperts),
     layerSlots: new Map(layers.map((l, i) => [l.index, i])),
+    shared: m.sharedExpertIntermediateSize
+      ? {
+          intermediate: m.sharedExpertIntermediateSize, act: buf('shared expert act', maxBatch * m.sharedExpertIntermediateSize),
+          out: buf('shared expert out', maxBatch * hidden), gate: buf('shared expert gate', maxBatch),
+        }
+      : undefined,
   };
 }
 
 export function destroyMoeActivations(a: MoeActivations): void {
   [a.logits, a.route, a.act, a.ye, a.bytesRead, a.params].forEach((b) => b.destroy());
   a.gu?.destroy();
+  if (a.shared) [a.shared.act, a.shared.out, a.shared.gate].forEach((b) => b.destroy());
 }
 
 /** Where the sparse MLP reads and writes: xn [n, H] its input, x [n, H] the residual stream it adds to. */
@@ -91,6 +107,7 @@ export interface MoeMlpTarget {
   x: GPUBuffer;
   moe: MoeActivations;
   layer: number;               // the layer's index (its row of `bytesRead`, its labels)
+  shared?: SharedExpertWeights; // Qwen3.5 MoE: the gated shared expert, added with the routed sum
 }
 
 /** The sparse MLP of one layer (ops 7–12 above) and the device weights it made. */
@@ -132,8 +149,33 @@ export function uploadMoeMlp(
   const down = uploadExperts(device, [m.down], E, maxBindingBytes);
   experts.push(down);
   ops.push(...expertOps(cache, down, { ...base, x: moe.act, y: moe.ye, outStride: H, epilogue: Epilogue.STORE, xDiv: 1 }));
-  ops.push(moeCombineOp(cache, b, moe.shape, name));
-  return { linears: [router, ...experts], ops };
+  if (!t.shared) {
+    ops.push(moeCombineOp(cache, b, moe.shape, name));
+    return { linears: [router, ...experts], ops };
+  }
+  const sh = shared(device, cache, t, H, maxBindingBytes);
+  ops.push(...sh.ops, moeCombineSharedOp(cache, { ...b, shared: moe.shared!.out, sgate: moe.shared!.gate }, moe.shape, name));
+  return { linears: [router, ...experts, ...sh.linears], ops };
+}
+
+/** The shared expert's ops: gate|up with silu·mul, down, and its gate logit (σ is applied in the combine). */
+function shared(device: GPUDevice, cache: PipelineCache, t: MoeMlpTarget, H: number, maxBindingBytes: number): { linears: GpuLinear[]; ops: Op[] } {
+  const s = t.shared!;
+  const a = t.moe.shared;
+  if (!a || a.intermediate !== s.intermediate) throw new RangeError(`layer ${t.layer}: a shared expert of I_s ${s.intermediate} but the engine's buffers hold ${a?.intermediate ?? 'none'}`);
+  const gateUp = uploadLinear(device, s.gateUp, maxBindingBytes);
+  if (gateUp.chunks.length !== 1) throw new GpuResourceError(`layer ${t.layer}: the shared expert's gate|up (${gateUp.bytes} bytes) must fit one binding of ${maxBindingBytes} bytes`);
+  const down = uploadLinear(device, s.down, maxBindingBytes);
+  const gate = uploadLinear(device, s.gate, maxBindingBytes);
+  const { step, xn } = t;
+  return {
+    linears: [gateUp, down, gate],
+    ops: [
+      ...linearOps(cache, gateUp, { step, x: xn, y: a.act, outStride: s.intermediate, epilogue: Epilogue.SILU_GATE_UP }),
+      ...linearOps(cache, down, { step, x: a.act, y: a.out, outStride: H, epilogue: Epilogue.STORE }),
+      ...linearOps(cache, gate, { step, x: xn, y: a.gate, outStride: 1, epilogue: Epilogue.STORE }),
+    ],
+  };
 }
 
 export function uploadMoeLayer(

@@ -1,8 +1,10 @@
-// The MoE routing kernels (shaders/moe_route.wgsl, moe_group.wgsl, moe_combine.wgsl): softmax + top-k
-// per token into the routing buffer, prefill's grouping of tokens by expert, and the weighted sum of the
-// experts' outputs into the residual stream. The experts themselves run on the linear kernels' expert
+// The MoE routing kernels (shaders/moe_route.wgsl, moe_group.wgsl, moe_combine.wgsl,
+// moe_combine_shared.wgsl): softmax + top-k per token into the routing buffer, prefill's grouping of
+// tokens by expert, and the weighted sum of the experts' outputs (Qwen3.5: plus the gated shared expert)
+// into the residual stream. The experts themselves run on the linear kernels' expert
 // variants (./experts.ts, ./expert-linear.ts).
 import combineSource from '../../../shaders/moe_combine.wgsl?raw';
+import combineSharedSource from '../../../shaders/moe_combine_shared.wgsl?raw';
 import groupSource from '../../../shaders/moe_group.wgsl?raw';
 import routeSource from '../../../shaders/moe_route.wgsl?raw';
 import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct } from '../kernel.ts';
@@ -32,6 +34,15 @@ export const MOE_COMBINE = defineKernel({
   name: 'moe_combine',
   source: combineSource,
   bindings: { step: STEP, route: read('array<u32>'), ye: read('array<f32>'), x: rw('array<f32>'), params: MOE_ROUTE },
+});
+
+export const MOE_COMBINE_SHARED = defineKernel({
+  name: 'moe_combine_shared',
+  source: combineSharedSource,
+  bindings: {
+    step: STEP, route: read('array<u32>'), ye: read('array<f32>'), sx: read('array<f32>'), sgate: read('array<f32>'),
+    x: rw('array<f32>'), params: MOE_ROUTE,
+  },
 });
 
 export interface MoeShape {
@@ -81,6 +92,16 @@ export function moeCombineOp(cache: PipelineCache, b: MoeBuffers, s: MoeShape, l
   const WG = 64;
   return kernelOp(cache, MOE_COMBINE, {
     label: `${label} combine`, consts: { H: s.hidden, WG }, buffers: { step: b.step, route: b.route, ye: b.ye, x: b.x, params: b.params },
+    grid: (n) => [Math.ceil(s.hidden / WG), n, 1],
+  });
+}
+
+/** Qwen3.5 MoE: the routed sum plus σ(gate)·shared expert, added to x in the reference's order. */
+export function moeCombineSharedOp(cache: PipelineCache, b: MoeBuffers & { shared: GPUBuffer; sgate: GPUBuffer }, s: MoeShape, label: string): Op {
+  const WG = 64;
+  return kernelOp(cache, MOE_COMBINE_SHARED, {
+    label: `${label} combine (+ shared expert)`, consts: { H: s.hidden, WG },
+    buffers: { step: b.step, route: b.route, ye: b.ye, sx: b.shared, sgate: b.sgate, x: b.x, params: b.params },
     grid: (n) => [Math.ceil(s.hidden / WG), n, 1],
   });
 }
