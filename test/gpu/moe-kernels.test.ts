@@ -5,13 +5,15 @@
 // no shader-f16; f16), in a subgroup + row-prefill layout and a workgroup-memory + tiled-prefill layout,
 // experts whole or cut into chunks of a few experts. The routing kernel is checked against routeToken
 // alone (ties to the lower id, norm_topk_prob both ways), and a decode step's bytes-read counter shows
-// the matvecs read the chosen experts' stored bytes and no others.
+// the matvecs read the chosen experts' stored bytes and no others. Qwen3.5's combine with the gated shared
+// expert is checked against the hybrid reference's formula.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { moeParams, moeRouteOp, routeWords, type MoeShape } from '../../src/gpu/kernels/moe.ts';
 import { createMoeActivations, destroyMoeActivations, uploadMoeMlp } from '../../src/gpu/moe-layer.ts';
 import type { MatmulLayout, MatvecLayout, Tuning } from '../../src/gpu/tuning.ts';
 import { quantizeGgml } from '../../src/model/formats/gguf/ggml-quantize.ts';
 import { moeForward, routeToken } from '../../src/model/reference/moe.ts';
+import { matmul, siluMul } from '../../src/model/reference/ops.ts';
 import { fromFloat32 } from '../../src/model/tensor-utils.ts';
 import type { GgmlType, Linear, MoeMlpWeights } from '../../src/model/types.ts';
 import { KernelHarness } from './kernel-harness.ts';
@@ -122,6 +124,49 @@ describe.each(RUNS)('MoE sparse MLP, %s, shader-f16 %s', (_l, useF16, t) => {
         mlp.linears.forEach((l) => l.chunks.forEach((ch) => ch.buffers.forEach((b) => b.destroy())));
         destroyMoeActivations(moe);
       }
+    }
+  });
+});
+
+describe.each([false, true])('Qwen3.5 MoE: routed experts plus the gated shared expert, shader-f16 %s', (useF16) => {
+  let device: GPUDevice;
+  let h: KernelHarness;
+  beforeAll(async () => {
+    device = await testDevice(useF16);
+    h = new KernelHarness(device, useF16);
+  });
+  afterAll(() => { h?.destroy(); device?.destroy(); });
+
+  it.each([['BF16', 44, 28, 36], ['Q8_0', 96, 64, 32]] as const)('%s experts, H %i, I_e %i, I_s %i: 1 and 7 tokens equal the hybrid reference', async (format, H, I, Is) => {
+    const c: Case = { name: format, H, I, E: 6, k: 2, norm: true, gate: format, up: format, down: format };
+    const m = weightsOf(c, 300);
+    const shared = { intermediate: Is, gateUp: linearOf(format, 2 * Is, H, 310), down: linearOf(format, H, Is, 311), gate: linearOf('F32', 1, H, 312, 2) };
+    const moe = createMoeActivations(device, {
+      numExperts: c.E, numExpertsPerTok: c.k, moeIntermediateSize: I, normTopkProb: true, decoderSparseStep: 1, mlpOnlyLayers: [], sharedExpertIntermediateSize: Is,
+    }, H, MAX_BATCH, [{ index: 0, moe: m }]);
+    const xnBuf = h.buffer(MAX_BATCH * H * 4);
+    const xBuf = h.buffer(MAX_BATCH * H * 4);
+    const mlp = uploadMoeMlp(device, h.cache, H, m, { step: h.step, xn: xnBuf, x: xBuf, moe, layer: 0, shared }, 1 << 30);
+    try {
+      for (const n of [1, 7]) {
+        const xn = randomF32(n * H, 70 + n);
+        const x0 = randomF32(n * H, 80 + n);
+        device.queue.writeBuffer(xnBuf, 0, xn as Float32Array<ArrayBuffer>);
+        device.queue.writeBuffer(xBuf, 0, x0 as Float32Array<ArrayBuffer>);
+        await h.run(mlp.ops, n);
+        // src/model/reference/hybrid-layer.ts moeFfn: routed + f32(σ(gate · hn) · shared(hn)), then x +=
+        const routed = moeForward(m, m, xn, n).out;
+        const sh = matmul(shared.down, siluMul(matmul(shared.gateUp, xn, n), Is), n);
+        const g = matmul(shared.gate, xn, n);
+        for (let t = 0; t < n; t++) {
+          const sg = 1 / (1 + Math.exp(-g[t]!));
+          for (let j = 0; j < H; j++) routed[t * H + j] = routed[t * H + j]! + Math.fround(sg * sh[t * H + j]!);
+        }
+        expect(relErr(await h.readF32(xBuf, n * H), x0.map((v, j) => v + routed[j]!)), `n = ${n}`).toBeLessThan(2e-6);
+      }
+    } finally {
+      mlp.linears.forEach((l) => l.chunks.forEach((ch) => ch.buffers.forEach((b) => b.destroy())));
+      destroyMoeActivations(moe);
     }
   });
 });
