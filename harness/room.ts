@@ -29,7 +29,11 @@ async function host(): Promise<void> {
   const ctx = Number(params.get('ctx') ?? 256);
   const room = await createHostRoom({
     model, engine, ctx, speed, name: 'Host',
-    host: { microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0', directHops: params.get('hops') !== '0' },
+    host: {
+      microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0', directHops: params.get('hops') !== '0',
+      // ?loss=ms: a longer silence before a guest counts as gone (tests of exactness on slow software GPUs)
+      ...(params.has('loss') ? { lossTimeoutMs: Number(params.get('loss')) } : {}),
+    },
   });
   room.host.on((e) => {
     if (e.type === 'devices') return;
