@@ -117,6 +117,13 @@ export class ReferenceEngine implements LayerEngine {
     this.cache.truncate(length);
   }
 
+  /** A copy of one layer's cached keys and values, [kvLength, Hkv·D] each (tests compare caches with it). */
+  cachedKv(layer: number): { keys: Float32Array; values: Float32Array } {
+    const n = this.cache.length(layer) * this.cache.kvWidth;
+    const v = this.cache.view(layer);
+    return { keys: v.keys.slice(0, n), values: v.values.slice(0, n) };
+  }
+
   /** ids [n] -> hidden [n, H]. */
   async embed(ids: number[]): Promise<Float32Array> {
     if (!this.weights.embedding) throw new EngineUsageError(`this engine (layers [${this.range}]) holds no embedding`);
