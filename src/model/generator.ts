@@ -18,7 +18,7 @@
 // token and a drafter's guesses in one pass and emit every token the model agrees with, plus its own next
 // one; the tokens are those plain decoding gives (same seed), and the cache ends as plain decoding's.
 
-import type { LayerEngine, SamplingOptions } from './engine-types.ts';
+import { runTokens, type LayerEngine, type SamplingOptions } from './engine-types.ts';
 import type { FinishReason, GenerateOptions, GenerationResult, GenerationStats, TokenGenerator } from './generate-types.ts';
 import { EngineUsageError, SamplingError } from './engine-errors.ts';
 import { tokenSeed } from './sampler.ts';
@@ -182,7 +182,10 @@ export class Generator implements TokenGenerator {
       //    decodeToken, which feeds the previous token and samples the next (how is the engine's choice),
       //    or from a speculative pass, which feeds it with drafted tokens and may give several.
       for (;;) {
-        if (opts.signal?.aborted) return finish('stopped');
+        if (opts.signal?.aborted) {
+          await engineCall(() => this.engine.truncate(this.tokens.length));
+          return finish('stopped');
+        }
         const position = prompt.length + ids.length;   // where the next token will sit
         const constraint = opts.constraint?.(ids) ?? undefined;
         const tokenOpts = { ...sampling, seed: tokenSeed(seed, position) };
@@ -236,7 +239,9 @@ export class Generator implements TokenGenerator {
             decodeSteps += used;
           }
         }
-        if (this.engine.kvLength() > this.tokens.length) await engineCall(() => this.engine.truncate(this.tokens.length));
+        // Past what the cache should hold: rejected drafts, or work an engine did ahead (a split room's
+        // host runs its layers on each token it picks); an answer that ends leaves the cache exact.
+        if (this.engine.kvLength() > this.tokens.length || end) await engineCall(() => this.engine.truncate(this.tokens.length));
         if (end === 'stop') return finish('stop', { stopToken: stopToken! });
         if (end) return finish(end);
         await letThePageRun();
@@ -254,7 +259,7 @@ export class Generator implements TokenGenerator {
 
   /** Embed `ids` at positions [start, start+n) and run every layer; returns the last row [H]. */
   private async forward(ids: number[], start: number): Promise<Float32Array> {
-    const hidden = await this.engine.runLayers(this.engine.range, start, await this.engine.embed(ids)); // [n, H]
+    const hidden = await runTokens(this.engine, ids, this.engine.range, start);                        // [n, H]
     this.tokens.push(...ids);
     const H = hidden.length / ids.length;
     return hidden.subarray(hidden.length - H);                          // [H]
