@@ -87,6 +87,12 @@ export interface LayerEngine {
    * decoding, which truncates past rejected drafts, is then off. Absent = attention only.
    */
   readonly recurrentState?: boolean;
+  /**
+   * Pick the token after the last row of `hidden` (as sample()), then embed it and run `range` of this
+   * engine's layers on it at kvLength(): the host of a split room does its share of the next token with
+   * the pick, in one submit and one read-back. Optional (RoomEngine falls back to sample()).
+   */
+  sampleAndRun?(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }>;
   dispose(): Promise<void>;
 }
 

@@ -230,6 +230,15 @@ export class ReferenceEngine implements LayerEngine {
     return decodeInSteps(this, id, opts, constraint);
   }
 
+  /**
+   * sample, then embed the token and run `range` on it. The CPU has nothing to fuse; a split room's host
+   * takes the same decode path on this engine as on the WebGPU one.
+   */
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+    const token = await this.sample(hidden, opts, constraint);
+    return { token, hidden: await this.runLayers(range, this.kvLength(), await this.embed([token])) };
+  }
+
   async dispose(): Promise<void> {
     this.cache.truncate(0);
     this.decoded.clear();
