@@ -69,6 +69,19 @@ const api = {
     const out = await need().runLayers(range, start, hidden);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
+  async runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
+    const out = await need().runTokens(ids, range, start);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: WireConstraint | undefined, range: LayerRange): Promise<WirePick & { hidden: Float32Array }> {
+    let rows: Float32Array = new Float32Array(0);
+    const pick = await reporting(constraint, async (c) => {
+      const r = await need().sampleAndRun(hidden, opts, c, range);
+      rows = r.hidden;
+      return r.token;
+    });
+    return Comlink.transfer({ ...pick, hidden: rows }, [rows.buffer as ArrayBuffer]);
+  },
   async logits(hidden: Float32Array): Promise<Float32Array> {
     const out = await need().logits(hidden);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);

@@ -19,6 +19,7 @@ import type { HeadState } from './head.ts';
 /** Counters the generator and the bench report. */
 export interface EngineStats {
   submits: number;             // queue submits since creation
+  readbacks: number;           // buffer maps (each waits for the GPU) since creation
   dispatches: number;          // compute dispatches since creation
   layerTokens: number;         // tokens run through this engine's layers
   decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token
@@ -49,6 +50,18 @@ export interface EngineParts {
   ownsDevice: boolean;         // made by createWebGPUEngine (destroyed with the engine)
 }
 
+/** The best (value, id) of top-1 block winners, ties to the lower id (as candidates() sorts); undefined when none. */
+function bestOf(pairs: ArrayBuffer): number | undefined {
+  const ids = new Uint32Array(pairs), values = new Float32Array(pairs);
+  let best: number | undefined, value = -Infinity;
+  for (let i = 0; i < ids.length; i += 2) {
+    const id = ids[i + 1]!, v = values[i]!;
+    if (id === 0xffffffff) continue;
+    if (best === undefined || v > value || (v === value && id < best)) { best = id; value = v; }
+  }
+  return best;
+}
+
 /** Typed arrays from any caller (maybe over a SharedArrayBuffer view) as a writeBuffer source. */
 const src = (a: Float32Array | Uint32Array): GPUAllowSharedBufferSource => a as unknown as GPUAllowSharedBufferSource;
 
@@ -70,7 +83,7 @@ export class WebGPUEngine implements LayerEngine {
   private readonly stagings = new Map<number, GPUBuffer>();
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
-  private counters = { submits: 0, dispatches: 0, layerTokens: 0 };
+  private counters = { submits: 0, readbacks: 0, dispatches: 0, layerTokens: 0 };
   private last = { op: 'none', tokens: 0, submits: 0, dispatches: 0 };
 
   private gpuError: Error | undefined;
@@ -138,15 +151,11 @@ export class WebGPUEngine implements LayerEngine {
 
   runLayers(range: LayerRange, pos0: number, hidden: Float32Array): Promise<Float32Array> {
     return this.serial(async () => {
-      const [start, end] = range;
-      if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
-        throw new PositionError(`runLayers: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
-      }
+      const layers = this.layersFor('runLayers', range);
       const H = this.parts.config.hiddenSize;
       if (hidden.length % H !== 0) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
       const n = hidden.length / H;
       if (n === 0) return new Float32Array(0);
-      const layers = this.parts.layers.slice(start - this.range[0], end - this.range[0]);
       for (const l of layers) {
         if (l.kvLength !== pos0) throw new PositionError(`runLayers: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
       }
@@ -165,6 +174,36 @@ export class WebGPUEngine implements LayerEngine {
         out.set(new Float32Array(rows), c * H);
         for (const l of layers) l.kvLength += m;
         this.counters.layerTokens += m;
+      }
+      return out;
+    });
+  }
+
+  /** embed + runLayers with the gather in each chunk's submit: one read-back per chunk instead of two. */
+  runTokens(ids: number[], range: LayerRange, pos0: number): Promise<Float32Array> {
+    return this.serial(async () => {
+      const { embedding } = this.parts;
+      if (!embedding) throw new EngineUsageError(`runTokens: this engine (layers ${this.range.join('..')}) holds no embedding`);
+      for (const id of ids) {
+        if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) throw new EngineUsageError(`runTokens: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
+      }
+      const layers = this.layersFor('runTokens', range);
+      for (const l of layers) {
+        if (l.kvLength !== pos0) throw new PositionError(`runTokens: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
+      }
+      const n = ids.length;
+      if (pos0 + n > this.parts.ctx) throw new ContextFullError(`runTokens: ${pos0} + ${n} tokens exceed the context of ${this.parts.ctx}`);
+      const H = this.parts.config.hiddenSize;
+      this.beginCall('runTokens', n);
+      const out = new Float32Array(n * H);
+      const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
+      for (let c = 0; c < n; c += this.parts.maxBatch) {
+        const m = Math.min(this.parts.maxBatch, n - c);
+        this.writeStep(m, pos0 + c);
+        this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(ids.slice(c, c + m)));
+        out.set(new Float32Array(await this.submitAndRead(ops, m, this.parts.act.x, m * H * 4)), c * H);
+        for (const l of layers) l.kvLength += m;
+        if (layers.length > 0) this.counters.layerTokens += m;
       }
       return out;
     });
@@ -224,6 +263,50 @@ export class WebGPUEngine implements LayerEngine {
       for (const l of layers) l.kvLength += 1;
       this.counters.layerTokens += 1;
       return token;
+    });
+  }
+
+  /**
+   * Pick the token after hidden's last row and run `range` of this engine's layers on it, in one submit
+   * and one read-back: head → argmax (masked, and unmasked when the caller wants to hear of an overruled
+   * choice) → pick_best writes the id → embedding gather → the layers at kvLength(). The host of a split
+   * room does its share of the next token this way. Picks that are not an argmax (sampling) take
+   * sample() then runTokens (two read-backs).
+   */
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+    if (deviceTopK(opts, constraint) !== 1 || !this.parts.embedding) {
+      const token = await this.sample(hidden, opts, constraint);
+      return { token, hidden: await this.runTokens([token], range, this.kvLength()) };
+    }
+    return this.serial(async () => {
+      const head = this.requireHead('sampleAndRun', hidden);
+      const layers = this.layersFor('sampleAndRun', range);
+      const pos0 = this.kvLength();
+      for (const l of layers) if (l.kvLength !== pos0) throw new PositionError(`sampleAndRun: layer ${l.index} holds ${l.kvLength} tokens, not ${pos0}`);
+      if (pos0 + 1 > this.parts.ctx) throw new ContextFullError(`sampleAndRun: position ${pos0} is past the context of ${this.parts.ctx}`);
+      const H = this.parts.config.hiddenSize;
+      this.beginCall('sampleAndRun', 1);
+      this.writeStep(1, pos0);
+      this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - H);
+      const bits = constraint?.bits;
+      const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
+      if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
+      this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords })));
+      const report = Boolean(bits && constraint?.overruled);
+      const ops = [
+        ...head.logitOps, ...(report ? [head.argmaxUnmaskedOp] : []), head.argmaxOp, head.pickOp,
+        ...this.parts.embedOps, ...layers.flatMap((l) => l.ops),
+      ];
+      const pairBytes = head.blocks * 8;
+      const [masked, unmasked, rows] = await this.submitAndReadMany(ops, 1, [
+        { src: head.best, bytes: pairBytes }, { src: head.bestUnmasked, bytes: report ? pairBytes : 0 }, { src: this.parts.act.x, bytes: H * 4 },
+      ]);
+      const token = bestOf(masked!);
+      if (token === undefined) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
+      if (report && !isAllowed(constraint!, bestOf(unmasked!) ?? token)) constraint!.overruled!();
+      for (const l of layers) l.kvLength += 1;
+      this.counters.layerTokens += 1;
+      return { token, hidden: new Float32Array(rows!) };
     });
   }
 
@@ -316,26 +399,48 @@ export class WebGPUEngine implements LayerEngine {
     return b;
   }
 
+  /** The layers of `range` (within this engine's), in order. */
+  private layersFor(what: string, range: LayerRange): GpuLayer[] {
+    const [start, end] = range;
+    if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
+      throw new PositionError(`${what}: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
+    }
+    return this.parts.layers.slice(start - this.range[0], end - this.range[0]);
+  }
+
   /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */
   private async submitAndRead(ops: readonly Op[], n: number, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+    return (await this.submitAndReadMany(ops, n, [{ src, bytes }]))[0]!;
+  }
+
+  /** Encode ops in one pass, copy each region into one staging buffer, one submit, one read-back. */
+  private async submitAndReadMany(ops: readonly Op[], n: number, regions: readonly { src: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
     const { device } = this.parts;
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     const dispatches = encodeOps(pass, ops, n);
     pass.end();
+    const bytes = regions.reduce((sum, r) => sum + r.bytes, 0);
     const staging = this.staging(bytes);
-    encoder.copyBufferToBuffer(src, 0, staging, 0, bytes);
+    let at = 0;
+    for (const r of regions) {
+      if (r.bytes > 0) encoder.copyBufferToBuffer(r.src, 0, staging, at, r.bytes);
+      at += r.bytes;
+    }
     device.queue.submit([encoder.finish()]);
     this.counters.submits++;
     this.counters.dispatches += dispatches;
     this.last.submits++;
     this.last.dispatches += dispatches;
+    this.counters.readbacks++;
     await staging.mapAsync(GPUMapMode.READ, 0, bytes);
-    const copy = staging.getMappedRange(0, bytes).slice(0);
+    const mapped = staging.getMappedRange(0, bytes);
+    at = 0;
+    const copies = regions.map((r) => { const c = mapped.slice(at, at + r.bytes); at += r.bytes; return c; });
     staging.unmap();
     if (this.gpuError) {
       throw new GpuResourceError(`the GPU reported an error, results are not valid: ${this.gpuError.message}`, { cause: this.gpuError });
     }
-    return copy;
+    return copies;
   }
 }

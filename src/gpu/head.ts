@@ -5,7 +5,9 @@ import { createBufferFrom, destroyLinear, uploadNorm, type GpuLinear } from './g
 import type { Activations } from './layers.ts';
 import { Epilogue, linearOps } from './kernels/linear.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
-import { topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
+import { pickBestOp } from './kernels/pick-best.ts';
+import { TOPK_BLOCKS, topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
+import { uniformBuffer } from './kernel.ts';
 import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 
@@ -22,12 +24,17 @@ export interface HeadState {
   logitOps: Op[];              // final rmsnorm (x -> xn) + head matvec chunks (xn -> logits)
   argmaxOp: Op;
   topkOp(k: number): Op;
+  /** The unmasked argmax into `bestUnmasked` (its own params: use_mask 0), beside a masked one in one submit. */
+  argmaxUnmaskedOp: Op;
+  bestUnmasked: GPUBuffer;     // [blocks] (f32 bits, id)
+  /** The argmax over `best` (after argmaxOp) written to ids[0]: the pick feeds the embedding gather. */
+  pickOp: Op;
   destroy(): void;
 }
 
 export function createHead(
   device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, finalNorm: TensorData, head: GpuLinear,
-  ownsHead: boolean, act: Activations,
+  ownsHead: boolean, act: Activations, ids: GPUBuffer,
 ): HeadState {
   const V = head.rows;
   const H = cfg.hiddenSize;
@@ -39,6 +46,10 @@ export function createHead(
   const params = device.createBuffer({ label: 'sample params', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   const blocks = topkBlocks(V);
   const best = device.createBuffer({ label: 'top-k candidates', size: blocks * MAX_K * 8, usage: storage });
+  const bestUnmasked = device.createBuffer({ label: 'unmasked argmax', size: blocks * 8, usage: storage });
+  const paramsUnmasked = uniformBuffer(device, TOPK_BLOCKS.bindings.params, { use_mask: 0, mask_words: 0 });
+  const argmaxUnmaskedOp = makeTopkOp(cache, { params: paramsUnmasked, logits, mask, best: bestUnmasked }, V, 1);
+  const pickOp = pickBestOp(cache, { best, ids }, blocks);
   const logitOps: Op[] = [
     rmsnormOp(cache, { step: act.step, x: act.x, weight: norm, y: act.xn }, H, cfg.rmsNormEps, 'model.norm'),
     ...linearOps(cache, head, { step: act.step, x: act.xn, y: logits, outStride: V, epilogue: Epilogue.STORE }),
@@ -55,8 +66,9 @@ export function createHead(
   };
   return {
     vocab: V, logits, mask, maskWords, params, best, blocks, logitOps, argmaxOp: topkOp(1), topkOp,
+    argmaxUnmaskedOp, bestUnmasked, pickOp,
     destroy() {
-      [norm, logits, mask, params, best].forEach((b) => b.destroy());
+      [norm, logits, mask, params, best, bestUnmasked, paramsUnmasked].forEach((b) => b.destroy());
       destroyOps(logitOps);
       if (ownsHead) destroyLinear(head);
     },

@@ -54,6 +54,25 @@ export class WorkerEngine implements LayerEngine {
     }
   }
 
+  /** embed + runLayers in the worker's one submit per chunk (WebGPUEngine.runTokens). */
+  async runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
+    try {
+      return await this.remote.runTokens(ids, range, start);
+    } finally {
+      this.kv = await this.remote.kvLength();
+    }
+  }
+
+  /** Pick + this engine's layers on the pick in one submit in the worker (WebGPUEngine.sampleAndRun). */
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+    try {
+      const r = await this.remote.sampleAndRun(hidden, opts, toWire(constraint), range);
+      return { token: picked(r, constraint), hidden: r.hidden };
+    } finally {
+      this.kv = await this.remote.kvLength();
+    }
+  }
+
   logits(hidden: Float32Array): Promise<Float32Array> {
     return this.remote.logits(hidden);
   }
