@@ -22,6 +22,8 @@ export interface RoomEngineOptions {
   hiddenSize: number;
   /** Tokens per pipelined micro-chunk during prefill; 0 = no pipelining; 'auto' (default) = from measured stage times. */
   microChunk?: number | 'auto';
+  /** The clock stage times are measured with, in ms (default performance.now; the bench's modelled devices bring their own). */
+  now?: () => number;
 }
 
 /** Before any measurement, 'auto' pipelines in chunks of this many tokens. */
@@ -35,10 +37,12 @@ export class RoomEngine implements LayerEngine {
   readonly hasHead = true;
   microChunk: number | 'auto';
   private readonly hiddenSize: number;
+  private readonly now: () => number;
   private prepared: Prepared | null = null;
   private cuts: Promise<unknown>[] = [];
   private readonly times = new Map<LayerEngine, StageTimes>();
   private readonly busy = new Map<LayerEngine, number>();
+  private readonly lastEnd = new Map<LayerEngine, number>();
   /** Layer work each engine did since this deal (seconds include the network for remote engines). */
   private readonly work = new Map<LayerEngine, { tokens: number; seconds: number }>();
 
@@ -54,6 +58,7 @@ export class RoomEngine implements LayerEngine {
     this.range = [0, opts.numLayers];
     this.hiddenSize = opts.hiddenSize;
     this.microChunk = opts.microChunk ?? 'auto';
+    this.now = opts.now ?? (() => performance.now());
   }
 
   get recurrentState(): boolean { return this.engines().some((e) => e.recurrentState === true); }
@@ -76,7 +81,9 @@ export class RoomEngine implements LayerEngine {
     let t = this.times.get(engine);
     if (!t) {
       t = new StageTimes();
-      t.depth = (engine as { devices?: readonly unknown[] }).devices?.length ?? 1;
+      // A stage that is a chain of devices (host → A → B → host) says how many it passes chunks through.
+      const depth = (engine as { depth?: unknown }).depth;
+      t.depth = typeof depth === 'number' && Number.isInteger(depth) && depth >= 1 ? depth : 1;
       this.times.set(engine, t);
     }
     return t;
@@ -85,15 +92,20 @@ export class RoomEngine implements LayerEngine {
   private async timed<T>(engine: LayerEngine, tokens: number, run: () => Promise<T>): Promise<T> {
     const alone = (this.busy.get(engine) ?? 0) === 0;
     this.busy.set(engine, (this.busy.get(engine) ?? 0) + 1);
-    const t0 = performance.now();
+    const t0 = this.now();
     try {
       const result = await run();
-      const seconds = (performance.now() - t0) / 1000;
+      const seconds = (this.now() - t0) / 1000;
       const w = this.work.get(engine) ?? { tokens: 0, seconds: 0 };
       w.tokens += tokens;
       w.seconds += seconds;
       this.work.set(engine, w);
-      if (alone) this.timesOf(engine).observe(tokens, seconds);   // a call queued behind others measures the queue
+      // A call alone measures the stage's latency; one queued behind another, its pace (from the end before).
+      const end = this.now();
+      const previousEnd = this.lastEnd.get(engine);
+      if (alone) this.timesOf(engine).observe(tokens, seconds);
+      else if (previousEnd !== undefined && previousEnd > t0) this.timesOf(engine).observePace(tokens, (end - previousEnd) / 1000);
+      this.lastEnd.set(engine, end);
       return result;
     } finally {
       this.busy.set(engine, this.busy.get(engine)! - 1);

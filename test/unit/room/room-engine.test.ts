@@ -22,13 +22,13 @@ const user2 = [70, 5, 5, 12, 64, 8];
 const greedy = (max: number): GenerateOptions => ({ maxNewTokens: max });
 const part = (a: number, b: number, io = false): ReferenceEngine =>
   new ReferenceEngine(weightsSubset(weights, a, b, { embedding: io, head: io }), { ctx, range: [a, b] });
-const room = (host: LayerEngine, stages: LayerEngine[], microChunk?: number): RoomEngine =>
+const room = (host: LayerEngine, stages: LayerEngine[], microChunk?: number | 'auto'): RoomEngine =>
   new RoomEngine(host, stages, { numLayers, hiddenSize, ...(microChunk === undefined ? {} : { microChunk }) });
 const single = async (prompt: number[], n: number): Promise<number[]> =>
   (await new Generator(new ReferenceEngine(weights, { ctx }), { ctx }).generate(prompt, greedy(n))).ids;
 
 describe('RoomEngine: the room as one engine', () => {
-  for (const microChunk of [0, 4, 16]) {
+  for (const microChunk of [0, 4, 16, 'auto'] as const) {
     it(`stages [0,1) (the host), [1,2), [2,3) give the tokens of one engine (micro-chunks of ${microChunk || 'the whole batch'})`, async () => {
       const host = part(0, 1, true);
       const stages = [host, part(1, 2), part(2, 3)];
