@@ -7,7 +7,7 @@ import { createWebGPUEngine } from '../src/gpu/create-engine.ts';
 import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
-import type { LayerRange, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
+import type { LayerRange, RowCandidates, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
@@ -81,6 +81,18 @@ const api = {
       return r.token;
     });
     return Comlink.transfer({ ...pick, hidden: rows }, [rows.buffer as ArrayBuffer]);
+  },
+  /** Each row's candidates and whether its top choice was overruled (the row asked with `report`). */
+  async scoreRows(hidden: Float32Array, rows: { opts: SamplingOptions; constraint?: WireConstraint }[]): Promise<(RowCandidates & { overruled: boolean })[]> {
+    const flags = rows.map(() => false);
+    const local = rows.map((r, i) => {
+      const c = r.constraint;
+      if (!c) return { opts: r.opts };
+      const { report, ...plain } = c;
+      return { opts: r.opts, constraint: report ? { ...plain, overruled: () => { flags[i] = true; } } : plain };
+    });
+    const out = await need().scoreRows(hidden, local);
+    return out.map((c, i) => ({ ...c, overruled: flags[i]! }));
   },
   async logits(hidden: Float32Array): Promise<Float32Array> {
     const out = await need().logits(hidden);

@@ -2,19 +2,23 @@
 // it holds them) with its f16 KV cache. Calls are serialized and each read-back ends one queue submit:
 // runLayers submits once per chunk of up to maxBatch tokens (all its layers, ≤ 8 dispatches each), and
 // decodeToken feeds one token through the whole model and picks the next on the device in one submit.
-import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/engine-errors.ts';
-import { Prng, isAllowed, pickFromSorted, sampleLogits } from '../model/sampler.ts';
+import { Prng, isAllowed, pickFromSorted, sampleLogits, sortedCandidates } from '../model/sampler.ts';
 import type { ModelConfig } from '../model/types.ts';
-import { GpuResourceError } from './errors.ts';
 import type { GpuLinear } from './gpu-weights.ts';
 import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
 import { uniformWords } from './kernel.ts';
 import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
-import { destroyOps, encodeOps, type Op } from './op.ts';
+import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import { describeTuning } from './tuning.ts';
 import type { HeadState } from './head.ts';
+import { bestOf, candidatesOf, deviceTopK } from './candidates.ts';
+import { Readbacks } from './readback.ts';
+import { scoreRowsOnDevice } from './score-rows.ts';
+
+export { MAX_DEVICE_TOPK } from './candidates.ts';
 
 /** Counters the generator and the bench report. */
 export interface EngineStats {
@@ -50,37 +54,16 @@ export interface EngineParts {
   ownsDevice: boolean;         // made by createWebGPUEngine (destroyed with the engine)
 }
 
-/** The best (value, id) of top-1 block winners, ties to the lower id (as candidates() sorts); undefined when none. */
-function bestOf(pairs: ArrayBuffer): number | undefined {
-  const ids = new Uint32Array(pairs), values = new Float32Array(pairs);
-  let best: number | undefined, value = -Infinity;
-  for (let i = 0; i < ids.length; i += 2) {
-    const id = ids[i + 1]!, v = values[i]!;
-    if (id === 0xffffffff) continue;
-    if (best === undefined || v > value || (v === value && id < best)) { best = id; value = v; }
-  }
-  return best;
-}
 
 /** Typed arrays from any caller (maybe over a SharedArrayBuffer view) as a writeBuffer source. */
 const src = (a: Float32Array | Uint32Array): GPUAllowSharedBufferSource => a as unknown as GPUAllowSharedBufferSource;
 
-/** Largest candidate list sampled on the device; larger top-k (or none) reads all logits back. */
-export const MAX_DEVICE_TOPK = 64;
-
-/** k for on-device candidates: 1 when greedy, topK when ≤ MAX_DEVICE_TOPK, 0 = needs all logits. */
-function deviceTopK(opts: SamplingOptions, constraint?: TokenConstraint): number {
-  if (Number.isNaN(opts.temperature)) throw new SamplingError('temperature is NaN');
-  if (constraint?.greedy || !(opts.temperature > 0)) return 1;
-  const k = opts.topK ?? 0;
-  return k > 0 && k <= MAX_DEVICE_TOPK ? k : 0;
-}
 
 export class WebGPUEngine implements LayerEngine {
   readonly range: LayerRange;
   readonly hasEmbedding: boolean;
   readonly hasHead: boolean;
-  private readonly stagings = new Map<number, GPUBuffer>();
+  private readonly reads: Readbacks;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
   private counters = { submits: 0, readbacks: 0, dispatches: 0, layerTokens: 0 };
@@ -92,6 +75,16 @@ export class WebGPUEngine implements LayerEngine {
     // Validation and out-of-memory errors arrive asynchronously; the next read reports them.
     parts.device.addEventListener('uncapturederror', (e) => {
       this.gpuError ??= (e as GPUUncapturedErrorEvent).error as unknown as Error;
+    });
+    this.reads = new Readbacks(parts.device, {
+      submitted: (dispatches) => {
+        this.counters.submits++;
+        this.counters.dispatches += dispatches;
+        this.counters.readbacks++;
+        this.last.submits++;
+        this.last.dispatches += dispatches;
+      },
+      error: () => this.gpuError,
     });
     this.range = parts.range;
     this.hasEmbedding = Boolean(parts.embedding);
@@ -310,6 +303,30 @@ export class WebGPUEngine implements LayerEngine {
     });
   }
 
+  /**
+   * Candidates for every row of hidden [m, H] (a speculative verification pass) in one submit and one
+   * read-back: per row, copy it into the head's input, its mask and sampling params into place, then
+   * head → top-k (and the unmasked argmax when the row's constraint wants to hear of an overrule), each
+   * row's candidates copied out between passes. Rows that need every logit (sampling without a
+   * device-sized top-k) read them back row by row instead.
+   */
+  async scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
+    const ks = rows.map((r) => deviceTopK(r.opts, r.constraint));
+    const H = this.parts.config.hiddenSize;
+    if (hidden.length !== rows.length * H) throw new EngineUsageError(`scoreRows: hidden has ${hidden.length} values for ${rows.length} rows of ${H}`);
+    if (ks.includes(0)) {
+      const out: RowCandidates[] = [];
+      for (const [i, r] of rows.entries()) out.push(sortedCandidates(await this.logits(hidden.subarray(i * H, (i + 1) * H)), r.opts, r.constraint));
+      return out;
+    }
+    return this.serial(async () => {
+      const head = this.requireHead('scoreRows', hidden);
+      this.beginCall('scoreRows', rows.length);
+      this.writeStep(1, 0);
+      return scoreRowsOnDevice({ device: this.parts.device, head, x: this.parts.act.x, hiddenSize: H, reads: this.reads }, hidden, rows, ks);
+    });
+  }
+
   /** Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference. */
   private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const bits = constraint?.bits;
@@ -337,14 +354,9 @@ export class WebGPUEngine implements LayerEngine {
     if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
     this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords })));
     const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
-    const pairs = new Uint32Array(await this.submitAndRead([...ops, topk], 1, head.best, head.blocks * k * 8));
-    const cands: { id: number; value: number }[] = [];
-    const f = new Float32Array(pairs.buffer);
-    for (let i = 0; i < pairs.length; i += 2) {
-      if (pairs[i + 1] !== 0xffffffff) cands.push({ value: f[i]!, id: pairs[i + 1]! });
-    }
+    const cands = candidatesOf(await this.submitAndRead([...ops, topk], 1, head.best, head.blocks * k * 8));
     if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-    return cands.sort((a, b) => b.value - a.value || a.id - b.id);
+    return cands;
   }
 
   async dispose(): Promise<void> {
@@ -352,7 +364,7 @@ export class WebGPUEngine implements LayerEngine {
       if (this.disposed) return;
       this.disposed = true;
       this.parts.layers.forEach(destroyLayer);
-      for (const b of this.stagings.values()) b.destroy();
+      this.reads.destroy();
       this.parts.head?.destroy();
       this.parts.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
       destroyOps(this.parts.embedOps);
@@ -389,16 +401,6 @@ export class WebGPUEngine implements LayerEngine {
     this.parts.device.queue.writeBuffer(this.parts.act.step, 0, new Uint32Array([n, pos0, 0, 0]));
   }
 
-  private staging(size: number): GPUBuffer {
-    const key = Math.max(256, 2 ** Math.ceil(Math.log2(size)));
-    let b = this.stagings.get(key);
-    if (!b) {
-      b = this.parts.device.createBuffer({ label: `readback ${key}`, size: key, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      this.stagings.set(key, b);
-    }
-    return b;
-  }
-
   /** The layers of `range` (within this engine's), in order. */
   private layersFor(what: string, range: LayerRange): GpuLayer[] {
     const [start, end] = range;
@@ -413,34 +415,8 @@ export class WebGPUEngine implements LayerEngine {
     return (await this.submitAndReadMany(ops, n, [{ src, bytes }]))[0]!;
   }
 
-  /** Encode ops in one pass, copy each region into one staging buffer, one submit, one read-back. */
-  private async submitAndReadMany(ops: readonly Op[], n: number, regions: readonly { src: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
-    const { device } = this.parts;
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    const dispatches = encodeOps(pass, ops, n);
-    pass.end();
-    const bytes = regions.reduce((sum, r) => sum + r.bytes, 0);
-    const staging = this.staging(bytes);
-    let at = 0;
-    for (const r of regions) {
-      if (r.bytes > 0) encoder.copyBufferToBuffer(r.src, 0, staging, at, r.bytes);
-      at += r.bytes;
-    }
-    device.queue.submit([encoder.finish()]);
-    this.counters.submits++;
-    this.counters.dispatches += dispatches;
-    this.last.submits++;
-    this.last.dispatches += dispatches;
-    this.counters.readbacks++;
-    await staging.mapAsync(GPUMapMode.READ, 0, bytes);
-    const mapped = staging.getMappedRange(0, bytes);
-    at = 0;
-    const copies = regions.map((r) => { const c = mapped.slice(at, at + r.bytes); at += r.bytes; return c; });
-    staging.unmap();
-    if (this.gpuError) {
-      throw new GpuResourceError(`the GPU reported an error, results are not valid: ${this.gpuError.message}`, { cause: this.gpuError });
-    }
-    return copies;
+  private submitAndReadMany(ops: readonly Op[], n: number, regions: readonly { src: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
+    return this.reads.readMany(ops, n, regions);
   }
+
 }
