@@ -28,7 +28,7 @@ export interface GenerateOptions {
   constraint?: Constraint;
   signal?: AbortSignal;
   onToken?: (id: number, generatedSoFar: readonly number[]) => void;
-  /** Speculative decoding: drafts checked by the model, the output unchanged (docs/speculative.md). */
+  /** Speculative decoding: drafts checked by the model, the output unchanged (docs/room-speed.md). */
   speculate?: SpeculationOptions;
 }
 

@@ -14,7 +14,7 @@
 // Sampling is deterministic for a seed: the token at sequence position p is drawn with
 // tokenSeed(seed, p), so cached and fresh runs agree.
 //
-// Speculative decoding (opts.speculate, docs/speculative.md): a decode step may instead feed the last
+// Speculative decoding (opts.speculate, docs/room-speed.md): a decode step may instead feed the last
 // token and a drafter's guesses in one pass and emit every token the model agrees with, plus its own next
 // one; the tokens are those plain decoding gives (same seed), and the cache ends as plain decoding's.
 

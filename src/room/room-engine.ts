@@ -28,6 +28,12 @@ export interface RoomEngineOptions {
 
 /** Before any measurement, 'auto' pipelines in chunks of this many tokens. */
 const AUTO_FALLBACK_CHUNK = 16;
+/**
+ * 'auto' runs batches up to this size whole (a speculative pass's few rows): a device costs about the
+ * same for them as for one row (it reads its weights once), so splitting would add a hop chain per piece
+ * and save nothing.
+ */
+const AUTO_MIN_PIPELINED = 16;
 
 interface Prepared { token: number; position: number; hidden: Float32Array }
 
@@ -72,7 +78,7 @@ export class RoomEngine implements LayerEngine {
   /** The micro-chunk a prefill of n tokens would use now. */
   chunkFor(n: number): number {
     if (this.microChunk !== 'auto') return this.microChunk > 0 ? this.microChunk : n;
-    if (this.stages.length < 2) return n;
+    if (this.stages.length < 2 || n <= AUTO_MIN_PIPELINED) return n;
     const times = this.stages.map((s) => this.timesOf(s));
     return Math.min(n, chooseChunk(n, times, AUTO_FALLBACK_CHUNK));
   }

@@ -75,7 +75,7 @@ export class RoomPanel extends LitElement {
             ?manual=${manual} @apply-deal=${this.apply} @auto-deal=${this.auto} @close=${() => (this.editing = false)}></pooled-deal-editor>` : nothing}
         <label class="mode speculation" title="Guess the next tokens from the conversation (prompt lookup) and check them all in one pass through the room: the same tokens, fewer round trips when the guesses are right">
           <input type="checkbox" data-testid="speculation" .checked=${s.speculation} @change=${(e: Event) => this.session?.setSpeculation((e.target as HTMLInputElement).checked)} />
-          <span>Speculative decoding</span><span class="muted">${s.speculation ? 'on: prompt lookup drafts, checked by the room' : 'off'}</span>
+          <span>Speculative decoding</span><span class="muted" data-testid="speculation-state">${s.speculation ? 'on · prompt lookup' : 'off'}</span>
         </label>
         <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>

@@ -1,6 +1,6 @@
 // Speculative decoding: a drafter guesses the next few tokens, the model checks all of them in one pass
 // (one batched forward through every device, one hop chain in a room) and keeps the longest prefix it
-// agrees with, plus its own next token. See docs/speculative.md.
+// agrees with, plus its own next token. See docs/room-speed.md.
 import type { SamplingOptions } from '../engine-types.ts';
 
 /**
