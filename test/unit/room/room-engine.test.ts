@@ -113,6 +113,19 @@ describe('RoomEngine: speculative decoding and the host running ahead', () => {
     });
   }
 
+  it('a speculative pass crosses each guest once (its rows are not split into micro-chunks)', async () => {
+    const { host, stages } = splits[1]![1]();
+    const guest = stages[1]!;
+    let calls = 0;
+    const counting = Object.assign(Object.create(guest) as ReferenceEngine, {
+      runLayers: (...a: Parameters<ReferenceEngine['runLayers']>) => { if (a[1] >= repetitive.length) calls++; return guest.runLayers(...a); },
+    });
+    const Drafter = await lookup();
+    const r = await new Generator(room(host, [host, counting]), { ctx }).generate(repetitive, { maxNewTokens: 40, speculate: { drafter: new Drafter() } });
+    expect(r.stats.accepted).toBeGreaterThan(0);
+    expect(calls).toBe(r.stats.passes!);              // after the prompt: one call per pass, plain steps included
+  });
+
   it('2 and 3 devices under a grammar: drafts checked under the lookahead masks, plain decoding\'s tokens and overrules', async () => {
     const V = weights.config.vocabSize;
     const mask = (i: number): TokenConstraint => allowOnly(Array.from({ length: V }, (_, id) => id).filter((id) => id % 3 !== i % 3), V);
