@@ -6,7 +6,7 @@ import path from 'node:path';
 import { requestEngineDevice } from '../src/gpu/device.ts';
 import { nodeAdapter } from '../src/gpu/node-gpu.ts';
 import { f32ToF16Bits } from '../src/model/tensor-utils.ts';
-import type { LayerWeights, ModelConfig, ModelWeights, Q4Linear, TensorData } from '../src/model/types.ts';
+import type { HybridLayerWeights, LayerWeights, ModelConfig, ModelWeights, Q4Linear, TensorData } from '../src/model/types.ts';
 
 process.env.XDG_RUNTIME_DIR ??= mkdtempSync(path.join(tmpdir(), 'xdg-'));
 
@@ -85,6 +85,59 @@ export function randomQ4Model(cfg: ModelConfig, layers: number): ModelWeights {
   }
   return {
     config: { ...cfg, numLayers: layers }, format: 'mlc', layers: map,
+    embedding: randomQ4('model.embed_tokens', cfg.vocabSize, H), finalNorm: ones('model.norm.weight', H),
+  };
+}
+
+/**
+ * A Qwen3.5-2B-shaped hybrid (as in our presets: hidden 2048, 24 layers with full attention every 4th,
+ * 8 query / 2 KV heads of 256 with 64 rotary dims and an output gate; Gated DeltaNet with 16 key and
+ * 16 value heads of 128, 4 conv taps; intermediate 6144; the 248k vocabulary, tied).
+ */
+export const QWEN3_5_2B: ModelConfig = {
+  modelType: 'qwen3_5', hiddenSize: 2048, numLayers: 24, numHeads: 8, numKvHeads: 2, headDim: 256,
+  intermediateSize: 6144, vocabSize: 248320, ropeTheta: 1e7, rmsNormEps: 1e-6, tieWordEmbeddings: true,
+  maxPositionEmbeddings: 262144, eosTokenIds: [248044],
+  hybrid: {
+    layerTypes: Array.from({ length: 24 }, (_, i) => ((i + 1) % 4 === 0 ? 'full_attention' : 'linear_attention')),
+    linearNumKeyHeads: 16, linearNumValueHeads: 16, linearKeyHeadDim: 128, linearValueHeadDim: 128, convKernel: 4, rotaryDim: 64,
+  },
+};
+
+function f32(name: string, values: Float32Array, shape: number[]): TensorData {
+  return { name, dtype: 'F32', shape, bytes: new Uint8Array(values.buffer) };
+}
+
+/** A random q4f16_1 hybrid of `cfg`'s shape holding layers [0, layers) plus embedding and tied head. */
+export function randomQ4Hybrid(cfg: ModelConfig, layers: number): ModelWeights {
+  const h = cfg.hybrid!;
+  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
+  const nk = h.linearNumKeyHeads, nv = h.linearNumValueHeads, dk = h.linearKeyHeadDim, dv = h.linearValueHeadDim, K = h.convKernel;
+  const C = 2 * nk * dk + nv * dv;
+  const map = new Map<number, HybridLayerWeights>();
+  for (let i = 0; i < layers; i++) {
+    const p = `model.layers.${i}`;
+    const mixer: HybridLayerWeights['mixer'] = h.layerTypes[i] === 'full_attention'
+      ? {
+          kind: 'gated_attention', qkv: randomQ4(`${p}.self_attn.qkv`, 2 * (Hq + Hkv) * D, H),
+          qNorm: ones(`${p}.self_attn.q_norm.weight`, D), kNorm: ones(`${p}.self_attn.k_norm.weight`, D),
+          o: randomQ4(`${p}.self_attn.o_proj`, H, Hq * D),
+        }
+      : {
+          kind: 'gated_delta_net', qkvz: randomQ4(`${p}.linear_attn.in_proj_qkvz`, C + nv * dv, H),
+          ba: randomQ4(`${p}.linear_attn.in_proj_ba`, 2 * nv, H),
+          conv: f32(`${p}.linear_attn.conv1d.weight`, new Float32Array(C * K).fill(0.25), [C, K]),
+          a: f32(`${p}.linear_attn.A`, new Float32Array(nv).fill(-1), [nv]),
+          dtBias: f32(`${p}.linear_attn.dt_bias`, new Float32Array(nv).fill(0.5), [nv]),
+          norm: ones(`${p}.linear_attn.norm.weight`, dv), out: randomQ4(`${p}.linear_attn.out_proj`, H, nv * dv), valueHeads: 'grouped',
+        };
+    map.set(i, {
+      index: i, inputNorm: ones(`${p}.input_layernorm.weight`, H), postNorm: ones(`${p}.post_attention_layernorm.weight`, H), mixer,
+      ffn: { kind: 'dense', gateUp: randomQ4(`${p}.mlp.gate_up_proj`, 2 * I, H), down: randomQ4(`${p}.mlp.down_proj`, H, I) },
+    });
+  }
+  return {
+    config: { ...cfg, numLayers: layers, hybrid: { ...h, layerTypes: h.layerTypes.slice(0, layers) } }, format: 'mlc', layers: map,
     embedding: randomQ4('model.embed_tokens', cfg.vocabSize, H), finalNorm: ones('model.norm.weight', H),
   };
 }

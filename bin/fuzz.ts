@@ -1,6 +1,7 @@
-// `npm run fuzz -- --seed 1 --count 100000 [--only room|session|loader]`: the room frame fuzz, the
-// session fuzz and the loader fuzz (fuzz/*.fuzz.ts), `count` cases each from `seed`. Prints one line per
-// target and every crash and hang; exits 1 if there was any. The same seed gives the same cases.
+// `npm run fuzz -- --seed 1 --count 100000 [--only room|room-hybrid|session|loader]`: the room frame
+// fuzz (on a dense and on a hybrid model), the session fuzz and the loader fuzz (fuzz/*.fuzz.ts),
+// `count` cases each from `seed`. Prints one line per target and every crash and hang; exits 1 if there
+// was any. The same seed gives the same cases.
 import { parseArgs } from 'node:util';
 import { run as room } from '../fuzz/room.fuzz.ts';
 import { run as session } from '../fuzz/session.fuzz.ts';
@@ -11,10 +12,12 @@ const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' }
 const seed = Number(values.seed);
 const count = Number(values.count);
 if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(count) || count < 1) {
-  console.error('usage: npm run fuzz -- --seed <integer> --count <cases ≥ 1> [--only room|session|loader]');
+  console.error('usage: npm run fuzz -- --seed <integer> --count <cases ≥ 1> [--only room|room-hybrid|session|loader]');
   process.exit(2);
 }
-const targets: [string, (seed: number, count: number) => Promise<FuzzReport>][] = [['room', room], ['session', session], ['loader', loader]];
+const targets: [string, (seed: number, count: number) => Promise<FuzzReport>][] = [
+  ['room', room], ['room-hybrid', (s, c) => room(s, c, { hybrid: true })], ['session', session], ['loader', loader],
+];
 let bad = 0;
 for (const [name, target] of targets) {
   if (values.only && values.only !== name) continue;

@@ -1,7 +1,10 @@
 // npm run make-tiny-model -- --out DIR [--layers N] [--hidden H] [--heads A] [--kv-heads K]
 //   [--head-dim D] [--intermediate I] [--vocab tokenizer|N] [--seed S] [--format safetensors|mlc|both|gguf]
 //   [--quant Q4_K_M|Q8_0|...] [--shards N] [--untied] [--experts E --top-k K --moe-intermediate I]
-// Writes a Qwen3 checkpoint with seeded random weights in the layout of a real repository.
+//   [--hybrid [--linear-key-heads 2 --linear-value-heads 4 --linear-head-dim 64 --conv-kernel 4
+//    --full-attention-interval 4 --partial-rotary 0.25 --shared-expert-intermediate I --no-extras]]
+// Writes a Qwen3 (or, with --hybrid, a Qwen3.5) checkpoint with seeded random weights in the layout of a
+// real repository.
 
 import { parseArgs } from 'node:util';
 import { GGUF_FILE_TYPES, type GgufFileType } from '../src/model/tiny/gguf-mix.ts';
@@ -28,7 +31,17 @@ const USAGE = `usage: npm run make-tiny-model -- --out DIR [options]
   --top-k K           experts per token (default 2)
   --moe-intermediate I  expert MLP size (default 256)
   --no-norm-topk      do not renormalise the top-k routing weights (HF norm_topk_prob false)
-  --mlp-only-layers L comma-separated layers with a dense MLP instead (HF mlp_only_layers)`;
+  --mlp-only-layers L comma-separated layers with a dense MLP instead (HF mlp_only_layers)
+  --hybrid            a Qwen3.5 hybrid (Gated DeltaNet + gated attention; with --experts, Qwen3.5 MoE with a
+                      shared expert), safetensors or gguf; its chat template is Qwen3.5's (XML tool calls)
+  --linear-key-heads K    Gated DeltaNet key heads n_k (default 2)
+  --linear-value-heads V  value heads n_v, a multiple of n_k and not equal to it in tests (default 4)
+  --linear-head-dim D     d_k = d_v (default 64)
+  --conv-kernel K         causal conv taps (default 4)
+  --full-attention-interval N  every Nth layer is full attention (default 4)
+  --partial-rotary F      RoPE on head-dim · F dims (default 0.25)
+  --shared-expert-intermediate I  the MoE's shared expert size (default: the experts')
+  --no-extras         leave out the vision tensor and MTP block a released checkpoint has (default: write them)`;
 
 function fail(message: string): never {
   process.stderr.write(`make-tiny-model: ${message}\n${USAGE}\n`);
@@ -52,6 +65,9 @@ async function main(): Promise<void> {
         untied: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, quant: { type: 'string' }, tokenizer: { type: 'string' },
         experts: { type: 'string' }, 'top-k': { type: 'string' }, 'moe-intermediate': { type: 'string' },
         'no-norm-topk': { type: 'boolean' }, 'mlp-only-layers': { type: 'string' },
+        hybrid: { type: 'boolean' }, 'linear-key-heads': { type: 'string' }, 'linear-value-heads': { type: 'string' },
+        'linear-head-dim': { type: 'string' }, 'conv-kernel': { type: 'string' }, 'full-attention-interval': { type: 'string' },
+        'partial-rotary': { type: 'string' }, 'shared-expert-intermediate': { type: 'string' }, 'no-extras': { type: 'boolean' },
       },
       strict: true,
     }));
@@ -93,6 +109,20 @@ async function main(): Promise<void> {
       ...(values['no-norm-topk'] ? { normTopkProb: false } : {}),
       ...(layersArg ? { mlpOnlyLayers: layersArg.split(',').map((x) => int('mlp-only-layers', x.trim())!) } : {}),
     };
+  }
+  const hybridFlags = ['linear-key-heads', 'linear-value-heads', 'linear-head-dim', 'conv-kernel', 'full-attention-interval', 'partial-rotary', 'shared-expert-intermediate', 'no-extras'];
+  if (!values.hybrid && hybridFlags.some((f) => values[f] !== undefined)) fail(`--${hybridFlags.find((f) => values[f] !== undefined)} needs --hybrid`);
+  if (values.hybrid) {
+    if (format === 'mlc' || format === 'both') fail('--hybrid needs --format safetensors or gguf (MLC has no Qwen3.5 layout)');
+    const rotary = values['partial-rotary'] as string | undefined;
+    if (rotary !== undefined && !(Number(rotary) > 0 && Number(rotary) <= 1)) fail(`--partial-rotary needs a number in (0, 1], got "${rotary}"`);
+    const h: NonNullable<TinyModelOptions['hybrid']> = {};
+    const put = (k: keyof typeof h, flag: string) => { const v = int(flag, values[flag] as string | undefined); if (v !== undefined) (h as Record<string, number>)[k] = v; };
+    put('linearKeyHeads', 'linear-key-heads'); put('linearValueHeads', 'linear-value-heads'); put('linearHeadDim', 'linear-head-dim');
+    put('convKernel', 'conv-kernel'); put('fullAttentionInterval', 'full-attention-interval'); put('sharedExpertIntermediate', 'shared-expert-intermediate');
+    if (rotary !== undefined) h.partialRotaryFactor = Number(rotary);
+    if (values['no-extras']) h.extras = false;
+    opts.hybrid = h;
   }
   set('seed', int('seed', values.seed as string | undefined));
   if (format === 'gguf') { const n = int('shards', values.shards as string | undefined); if (n !== undefined) opts.splits = n; }

@@ -85,10 +85,20 @@ test('memory budgets chosen on the start screen reach the host; a manual deal mo
     const laptop = host.getByRole('spinbutton', { name: /^Laptop/ });
     const phone = host.getByRole('spinbutton', { name: /^Phone/ });
     expect([await laptop.inputValue(), await phone.inputValue()]).toEqual(['2', '2']);
+    // Each device's share in bytes (weights + KV of its layers, the host's embedding and head), beside what it offers.
+    const shares = host.getByTestId('deal-bytes');
+    const [hostBytes, phoneBytes] = await Promise.all([0, 1].map(async (i) => Number(await shares.nth(i).getAttribute('data-bytes'))));
+    expect(hostBytes).toBeGreaterThan(phoneBytes);
+    expect(phoneBytes).toBeGreaterThan(0);
+    expect(await shares.nth(0).textContent()).toMatch(/^· [\d.]+ [KMG]?i?B of 3\.0 GiB$/);
+    expect(await shares.nth(1).textContent()).toMatch(/^· [\d.]+ [KMG]?i?B of 1\.5 GiB$/);
 
     // A bad deal (5 layers of 4) is refused inline, naming the device; nothing changes.
     await laptop.fill('3');
     await phone.fill('2');
+    const pastTheEnd = Number(await shares.nth(1).getAttribute('data-bytes'));          // [3, 5): only layer 3 exists
+    expect(pastTheEnd).toBeLessThan(phoneBytes);
+    expect(Number(await shares.nth(0).getAttribute('data-bytes'))).toBeGreaterThan(hostBytes);
     await host.getByTestId('deal-apply').click();
     const problem = host.getByTestId('deal-error');
     await problem.waitFor({ timeout: 5_000 });
@@ -100,6 +110,7 @@ test('memory budgets chosen on the start screen reach the host; a manual deal mo
     // 3 + 1: the split moves, both devices reload, the layer bars follow on the host and on the phone.
     await phone.fill('1');
     expect(await problem.count()).toBe(0);
+    expect(Number(await shares.nth(1).getAttribute('data-bytes'))).toBe(pastTheEnd);
     await phone.press('Enter');                 // submits the form
     await expect.poll(() => hostDeal(host), { timeout: 120_000 }).toEqual(['ready 0-3', 'ready 3-4']);
     expect(await host.getByTestId('deal-mode').getAttribute('data-mode')).toBe('manual');

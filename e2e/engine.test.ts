@@ -1,7 +1,8 @@
 // Acceptance 2 (browser half): the engine in headless Chromium (WebGPU on SwiftShader: no shader-f16,
 // so the f32 path), running in its comlink worker, loads the tiny checkpoints over HTTP (ranged reads)
-// and its 32 greedy tokens equal the reference's computed here in Node. Also: a named error crosses the
-// worker with its name and code.
+// and its 32 greedy tokens equal the reference's computed here in Node; the tiny Qwen3.5 hybrid (Gated
+// DeltaNet + gated attention, n_k ≠ n_v) gives its golden ids (tiny-hybrid-greedy.json). Also: a named
+// error crosses the worker with its name and code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,8 @@ import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
 import { NodeFolderSource } from '../src/model/sources/node-folder.ts';
 import { writeTinyModel } from '../src/model/tiny/write-node.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
+import { readFileSync } from 'node:fs';
+import { HYBRID_GOLDEN_FILE, hybridGoldenSource, type HybridGoldenFile } from '../test/goldens/hybrid-golden-setup.ts';
 import { launchChromium, newDeviceContext } from './helpers/browser.ts';
 
 const PROMPT = 'def fibonacci(n):';
@@ -27,7 +30,7 @@ let dir: string;
 beforeAll(async () => {
   dir = path.join(mkdtempSync(path.join(tmpdir(), 'pooled-e2e-engine-')), 'tiny');
   await writeTinyModel(dir, { layers: 4, seed: 11 }, 'both');
-  server = await startServer({ port: 0, extraStatic: { '/models/tiny': dir } });
+  server = await startServer({ port: 0, extraStatic: { '/models/tiny': dir, '/models/hybrid': await hybridGoldenSource('dense-safetensors') } });
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -56,6 +59,16 @@ describe('the WebGPU engine in headless Chromium', () => {
     expect(result.ids).toEqual(ref.ids);
     expect((result.stats as { decodeDispatchesPerLayer: number }).decodeDispatchesPerLayer).toBeLessThanOrEqual(8);
     expect((result.adapter as { shaderF16: boolean }).shaderF16).toBe(false);   // SwiftShader: the f32 path
+    await page.context().close();
+  });
+
+  it('tiny Qwen3.5 hybrid (BF16 safetensors): 32 greedy tokens equal the reference golden', async () => {
+    const golden = JSON.parse(readFileSync(HYBRID_GOLDEN_FILE, 'utf8')) as HybridGoldenFile;
+    const { page, result } = await runHarness(`model=/models/hybrid&tokens=32&ctx=${CTX}&prompt=${encodeURIComponent(golden.prompt)}`);
+    expect(result.state, String(result.message)).toBe('done');
+    expect(result.prompt).toEqual(golden.promptIds);
+    expect(result.ids).toEqual(golden.models['dense-safetensors'].ids);
+    expect((result.adapter as { shaderF16: boolean }).shaderF16).toBe(false);
     await page.context().close();
   });
 

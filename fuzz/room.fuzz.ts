@@ -7,6 +7,9 @@
 // (and at the end) the room must still work: re-dealt, it generates the same tokens as before the storm.
 // A mutation that happens to be a valid goodbye (to the hostile peer, or "removed" to the guest) is
 // obeyed; the device then joins again.
+// With `hybrid`, the model is a tiny Qwen3.5 (linear, full, linear, full): the host's layers and the
+// guest's both hold Gated DeltaNet layers, so mutated pin / restore / release frames reach real
+// recurrent-state snapshots (a restore with none there, more pins than the engine keeps).
 import { readModelConfig } from '../src/model/config.ts';
 import { ModelFileError } from '../src/model/errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
@@ -43,10 +46,12 @@ const caps: DeviceCaps = {
 };
 const named = (e: unknown) => e instanceof RoomError || e instanceof EngineError || e instanceof ModelFileError;
 
-export async function run(seed: number, count: number): Promise<FuzzReport> {
-  const report = newReport('room', seed);
+const HYBRID = { linearKeyHeads: 2, linearValueHeads: 4, linearHeadDim: 16, fullAttentionInterval: 2 };
+
+export async function run(seed: number, count: number, opts: { hybrid?: boolean } = {}): Promise<FuzzReport> {
+  const report = newReport(opts.hybrid ? 'room-hybrid' : 'room', seed);
   const t0 = performance.now();
-  const files = tinySafetensorsFiles({ layers: 4, hidden: H, heads: 4, kvHeads: 2, headDim: 16, intermediate: 128, vocab: 512, seed: 3 },
+  const files = tinySafetensorsFiles({ layers: 4, hidden: H, heads: 4, kvHeads: 2, headDim: 16, intermediate: 128, vocab: 512, seed: 3, ...(opts.hybrid ? { hybrid: HYBRID } : {}) },
     { 'tokenizer.json': new Uint8Array(0), 'tokenizer_config.json': new Uint8Array(0) });
   const source = new MemorySource(files);
   const { config } = await readModelConfig(source);

@@ -30,6 +30,7 @@ export interface WorkerLoaded {
   adapter: AdapterInfoSummary;
   vocabSize: number;
   hiddenSize: number;
+  recurrent: boolean;
 }
 
 let engine: WebGPUEngine | undefined;
@@ -56,11 +57,13 @@ const api = {
     });
     return {
       range: engine.range, hasEmbedding: engine.hasEmbedding, hasHead: engine.hasHead,
-      adapter: summarizeAdapter(adapter), vocabSize: weights.config.vocabSize, hiddenSize: weights.config.hiddenSize,
+      adapter: summarizeAdapter(adapter), vocabSize: weights.config.vocabSize, hiddenSize: weights.config.hiddenSize, recurrent: engine.recurrent,
     };
   },
   kvLength: (): number => need().kvLength(),
   truncate: (length: number): Promise<void> => need().truncate(length),
+  snapshot: (position: number): Promise<void> => need().snapshot(position),
+  releaseSnapshot: (position: number): Promise<void> => need().releaseSnapshot(position),
   async embed(ids: number[]): Promise<Float32Array> {
     const out = await need().embed(ids);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);

@@ -3,7 +3,7 @@
 // w = (q' − 8)·d with q' = q + 1, d = scale; BF16 is the same bytes. q|k|v and gate|up are split back
 // into llama.cpp's tensors.
 import { f32ToF16Bits } from '../../src/model/tensor-utils.ts';
-import type { LayerWeights, Linear, ModelConfig, ModelWeights, TensorData } from '../../src/model/types.ts';
+import { isHybridLayer, type LayerWeights, type Linear, type ModelConfig, type ModelWeights, type TensorData } from '../../src/model/types.ts';
 import { GGML_TYPE, writeGguf, type GgufTensor } from './gguf-writer.ts';
 
 export const QWEN3_0_6B: ModelConfig = {
@@ -115,7 +115,7 @@ export function writePeerGguf(path: string, w: ModelWeights): void {
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = c;
   const tensors: GgufTensor[] = [ggufRows('token_embd.weight', w.embedding!, 0, c.vocabSize), f32Norm('output_norm.weight', w.finalNorm!)];
   for (const [i, l] of w.layers) {
-    if (l.mlp === 'moe') throw new Error(`layer ${i}: the peer bench writes dense Qwen3 layers only`);
+    if (l.mlp === 'moe' || isHybridLayer(l)) throw new Error(`layer ${i}: the peer bench writes dense Qwen3 layers only`);
     const p = `blk.${i}`;
     tensors.push(
       f32Norm(`${p}.attn_norm.weight`, l.inputNorm),

@@ -91,9 +91,11 @@ export class ModelledDevice implements LayerEngine {
     this.hasHead = inner.hasHead;
   }
 
-  get recurrentState(): boolean { return this.inner.recurrentState === true; }
+  get recurrent(): boolean { return this.inner.recurrent; }
   kvLength(): number { return this.inner.kvLength(); }
   truncate(length: number): Promise<void> { return this.inner.truncate(length); }
+  snapshot(position: number): Promise<void> { return this.inner.snapshot(position); }
+  releaseSnapshot(position: number): Promise<void> { return this.inner.releaseSnapshot(position); }
 
   /** Layers × rows (and the head × rows) in ms, the read-back included. */
   private cost(layers: number, rows: number, headRows: number): number {
@@ -170,8 +172,11 @@ export class ModelledChain implements LayerEngine {
     this.links = Array.from({ length: devices.length + 1 }, () => new Link(meter, oneWayMs));
   }
 
+  get recurrent(): boolean { return this.devices.some((d) => d.recurrent); }
   kvLength(): number { return Math.min(...this.devices.map((d) => d.kvLength())); }
   async truncate(length: number): Promise<void> { await Promise.all(this.devices.map((d) => d.truncate(length))); }
+  async snapshot(position: number): Promise<void> { await Promise.all(this.devices.map((d) => d.snapshot(position))); }
+  async releaseSnapshot(position: number): Promise<void> { await Promise.all(this.devices.map((d) => d.releaseSnapshot(position))); }
   embed(): Promise<Float32Array> { throw new Error('a chain of guests holds no embedding'); }
   logits(): Promise<Float32Array> { throw new Error('a chain of guests holds no head'); }
   sample(): Promise<number> { throw new Error('a chain of guests holds no head'); }

@@ -11,6 +11,7 @@ export interface Script { tokens: number[] }
 export class ScriptTarget implements LayerEngine {
   readonly hasEmbedding: boolean;
   readonly hasHead: boolean;
+  readonly recurrent = false;
   private kv = 0;
 
   constructor(private readonly script: Script, readonly range: LayerRange, io: boolean) {
@@ -20,6 +21,8 @@ export class ScriptTarget implements LayerEngine {
 
   kvLength(): number { return this.kv; }
   async truncate(length: number): Promise<void> { this.kv = Math.min(this.kv, length); }
+  async snapshot(): Promise<void> {}
+  async releaseSnapshot(): Promise<void> {}
   async embed(ids: number[]): Promise<Float32Array> { return Float32Array.from(ids); }
 
   async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {

@@ -12,7 +12,7 @@ import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
 import { loadDeployment } from './deploy-config.ts';
-import type { DealEntry } from '../room/deal.ts';
+import type { DealCost, DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
@@ -52,6 +52,8 @@ export interface HostState {
   /** The room's decode speed: live while tokens flow, then the last answer's; 0 until measured (each device's own layer speed is in devices[i].tokensPerSecond). */
   tokensPerSecond: number;
   deal: DealEntry[];            // the deal in effect (pipeline order)
+  /** What dealing counts per layer (weights + KV at ctx) and on the host; the deal editor shows it. */
+  dealCost?: DealCost;
   /** The expert's manual deal while one is set (null = automatic, in proportion to memory and speed). */
   manualDeal: DealEntry[] | null;
   /** Speculative decoding (prompt lookup) for the agent's answers; the room panel switches it. */
@@ -125,7 +127,7 @@ export class HostSession {
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
         ...(tiny ? { answerCap: TINY_ANSWER_CAP, answerCapNote: TINY_CAP_NOTE } : {}),
       });
-      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal });
+      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, dealCost: room.host.dealCost });
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
     }

@@ -1,5 +1,6 @@
 // The model picker's catalogue: Qwen3 presets by Hugging Face id (GGUF Q4_K_M for the models worth
-// pooling, MLC q4f16_1 and BF16 safetensors), and the built-in tiny model that `npm start` serves under
+// pooling, MLC q4f16_1 and BF16 safetensors), the Qwen3.5 / Qwen3.6 hybrids (GGUF Q4_K_M: the 27B and the
+// 35B-A3B for a room, 2B–9B for one device), and the built-in tiny model that `npm start` serves under
 // /models/tiny (random weights).
 
 import { parseHfGgufSpec } from '../model/sources/gguf-files.ts';
@@ -12,6 +13,8 @@ export interface ModelPreset {
   /** For "how many devices": the file's bytes and its KV cache bytes per token (all layers, f16). */
   bytes?: number;
   kvBytesPerToken?: number;
+  /** Hybrids (Qwen3.5): one copy of every Gated DeltaNet layer's recurrent state; kept live and per checkpoint. */
+  stateBytes?: number;
 }
 
 const GB = 1e9;
@@ -33,12 +36,36 @@ export const GGUF_PRESETS: readonly ModelPreset[] = [
 ];
 
 /**
- * Devices with `budgetBytes` each needed to hold a preset with a `ctx`-token KV cache (weights + KV,
- * with 10% for activations and the runtime). 0 when the preset has no size.
+ * Qwen3.5 hybrid presets (Gated DeltaNet with full attention every 4th layer, so the KV cache is a quarter
+ * of a Qwen3's and each checkpoint adds a copy of the recurrent state). KV: full-attention layers × 2 ×
+ * KV heads × 256 × 2 bytes; state: linear layers × (conv 3·C + n_v·128·128) × 4 bytes. Sizes are rough.
+ */
+const state = (linearLayers: number, keyHeads: number, valueHeads: number) => linearLayers * (3 * 128 * (2 * keyHeads + valueHeads) + valueHeads * 128 * 128) * 4;
+export const HYBRID_PRESETS: readonly ModelPreset[] = [
+  {
+    id: 'unsloth/Qwen3.5-27B-GGUF:Q4_K_M', label: 'Qwen3.5 27B · Q4_K_M (GGUF, hybrid)', size: '≈16.7 GB', bytes: 16.7 * GB,
+    kvBytesPerToken: kv(16, 4, 256), stateBytes: state(48, 16, 48), note: 'Gated DeltaNet + attention; calls tools in the XML format.',
+  },
+  {
+    id: 'ggml-org/Qwen3.6-35B-A3B-GGUF:Q4_K_M', label: 'Qwen3.6 35B-A3B · Q4_K_M (GGUF, hybrid MoE)', size: '≈21.2 GB', bytes: 21.2 * GB,
+    kvBytesPerToken: kv(10, 2, 256), stateBytes: state(30, 16, 32), note: '256 experts, 8 and a shared one active: ≈3B parameters work per token.',
+  },
+  { id: 'unsloth/Qwen3.5-9B-GGUF:Q4_K_M', label: 'Qwen3.5 9B · Q4_K_M (GGUF, hybrid)', size: '≈5.7 GB', bytes: 5.7 * GB, kvBytesPerToken: kv(8, 4, 256), stateBytes: state(24, 16, 32) },
+  { id: 'unsloth/Qwen3.5-4B-GGUF:Q4_K_M', label: 'Qwen3.5 4B · Q4_K_M (GGUF, hybrid)', size: '≈2.7 GB', bytes: 2.7 * GB, kvBytesPerToken: kv(8, 4, 256), stateBytes: state(24, 16, 32) },
+  { id: 'unsloth/Qwen3.5-2B-GGUF:Q4_K_M', label: 'Qwen3.5 2B · Q4_K_M (GGUF, hybrid)', size: '≈1.3 GB', bytes: 1.3 * GB, kvBytesPerToken: kv(6, 2, 256), stateBytes: state(18, 16, 16) },
+];
+
+/** Recurrent-state copies a hybrid keeps at the room's default 4 answer checkpoints: live, pinned, 4 answers. */
+const STATE_COPIES = 6;
+
+/**
+ * Devices with `budgetBytes` each needed to hold a preset with a `ctx`-token KV cache (weights + KV, and
+ * a hybrid's recurrent state with its checkpoint snapshots, with 10% for activations and the runtime).
+ * 0 when the preset has no size.
  */
 export function devicesNeeded(p: ModelPreset, budgetBytes: number, ctx: number): number {
   if (!p.bytes || budgetBytes <= 0) return 0;
-  return Math.ceil(((p.bytes + (p.kvBytesPerToken ?? 0) * ctx) * 1.1) / budgetBytes);
+  return Math.ceil(((p.bytes + (p.kvBytesPerToken ?? 0) * ctx + (p.stateBytes ?? 0) * STATE_COPIES) * 1.1) / budgetBytes);
 }
 
 export const TINY_MODEL_ID = 'tiny';
@@ -56,6 +83,7 @@ export const TINY_CAP_NOTE = `the built-in tiny test model has random weights, s
 export const MODEL_PRESETS: readonly ModelPreset[] = [
   { id: TINY_MODEL_ID, label: 'Built-in tiny test model', size: '≈20 MB', note: 'Random weights, for trying the room: it loads in seconds and answers gibberish.' },
   ...GGUF_PRESETS,
+  ...HYBRID_PRESETS,
   { id: 'mlc-ai/Qwen3-0.6B-q4f16_1-MLC', label: 'Qwen3 0.6B · q4f16_1 (MLC)', size: '≈0.35 GB' },
   { id: 'mlc-ai/Qwen3-1.7B-q4f16_1-MLC', label: 'Qwen3 1.7B · q4f16_1 (MLC)', size: '≈0.97 GB', note: 'The smallest model that runs the agent well.' },
   { id: 'mlc-ai/Qwen3-4B-q4f16_1-MLC', label: 'Qwen3 4B · q4f16_1 (MLC)', size: '≈2.3 GB' },

@@ -2,13 +2,17 @@
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import type { LayerWeights, Linear, LoadProgress, ModelWeights } from '../model/types.ts';
+import { isHybridLayer, isLinearLayer, type HybridLayerWeights, type LayerWeights, type Linear, type LoadProgress, type ModelWeights } from '../model/types.ts';
 import { requestEngineDevice } from './device.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
 import { uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { createHead } from './head.ts';
+import { hybridLinears, hybridWidths, uploadHybridLayer } from './hybrid-layers.ts';
 import { ropeTable, uploadLayer, type Activations, type GpuLayer } from './layers.ts';
+import { MAX_CONV_KERNEL } from './kernels/causal-conv1d.ts';
+import { MAX_DELTA_KEY_DIM } from './kernels/gated-delta.ts';
+import { GpuSnapshots } from './recurrent-snapshots.ts';
 import { attentionPartFloats } from './kernels/attention.ts';
 import { embedOps } from './kernels/linear.ts';
 import { PipelineCache } from './pipelines.ts';
@@ -33,6 +37,8 @@ export interface WebGPUEngineOptions {
    * 'default' takes the class's first candidate untimed; or an explicit Tuning.
    */
   tuning?: Tuning | 'auto' | 'default';
+  /** Recurrent-state snapshots (checkpoints of a hybrid's Gated DeltaNet layers) kept at most (default 66). */
+  maxSnapshots?: number;
 }
 
 /** Without a ctx option a model's full context (40k for Qwen3) would cost 4.7 GB of KV for 1.7B. */
@@ -59,17 +65,34 @@ function linearBytes(l: Linear): number {
   return l.kind === 'dense' ? l.weight.bytes.byteLength : l.qweight.bytes.byteLength + l.scales.bytes.byteLength;
 }
 
+type EngineLayer = LayerWeights | HybridLayerWeights;
+
+/** The linears of a layer the engine uploads. */
+function layerLinears(w: EngineLayer): Linear[] {
+  return isHybridLayer(w) ? hybridLinears(w) : [w.qkv, w.o, w.gateUp, w.down];
+}
+
 /**
- * The layers as this engine runs them. MoE layers and ggml block types (GGUF K-quants etc.) have no
- * WGSL kernels yet: refused by name here, before any GPU memory is used.
+ * The layers as this engine runs them: Qwen3 dense and Qwen3.5 hybrid layers with a dense MLP. MoE
+ * layers (Qwen3 MoE, Qwen3.5 MoE's routed experts) and ggml block types (GGUF K-quants etc.) have no
+ * WGSL kernels yet, nor shapes past the hybrid kernels' register limits: refused by name here, before
+ * any GPU memory is used.
  */
-function denseLayers(weights: ModelWeights): Map<number, LayerWeights> {
-  const out = new Map<number, LayerWeights>();
+function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
+  const out = new Map<number, EngineLayer>();
+  const h = weights.config.hybrid;
   for (const [i, w] of weights.layers) {
     if (w.mlp === 'moe') throw new UnsupportedWeightError(`layer ${i} is a Qwen3 MoE layer: the WebGPU engine has no MoE kernels yet (use the CPU reference engine)`);
+    if (isHybridLayer(w)) {
+      if (w.ffn.kind === 'moe') throw new UnsupportedWeightError(`layer ${i} is a Qwen3.5 MoE layer (routed experts and a shared expert): the WebGPU engine has no routed-MoE kernels yet (use the CPU reference engine)`);
+      if (w.mixer.kind === 'gated_delta_net' && h) {
+        if (h.linearKeyHeadDim > MAX_DELTA_KEY_DIM) throw new UnsupportedWeightError(`layer ${i}: Gated DeltaNet key heads of ${h.linearKeyHeadDim} dims; the WebGPU delta-rule kernel holds at most ${MAX_DELTA_KEY_DIM}`);
+        if (h.convKernel < 2 || h.convKernel > MAX_CONV_KERNEL) throw new UnsupportedWeightError(`layer ${i}: a causal conv of ${h.convKernel} taps; the WebGPU kernel takes 2 .. ${MAX_CONV_KERNEL}`);
+      }
+    }
     out.set(i, w);
   }
-  for (const l of [...[...out.values()].flatMap((w) => [w.qkv, w.o, w.gateUp, w.down]), weights.embedding, weights.lmHead]) {
+  for (const l of [...[...out.values()].flatMap(layerLinears), weights.embedding, weights.lmHead]) {
     if (l?.kind === 'ggml') {
       const s = l.segments.find((x) => x.type !== 'F32' && x.type !== 'F16' && x.type !== 'BF16') ?? l.segments[0]!;
       throw new UnsupportedWeightError(`tensor "${s.name}" is ${s.type}: the WebGPU engine has no kernels for GGUF block types yet (use the CPU reference engine)`);
@@ -78,17 +101,17 @@ function denseLayers(weights: ModelWeights): Map<number, LayerWeights> {
   return out;
 }
 
-function tensorBytes(layers: Map<number, LayerWeights>, weights: ModelWeights): number {
+function tensorBytes(layers: Map<number, EngineLayer>, weights: ModelWeights): number {
   let total = 0;
-  for (const w of layers.values()) total += linearBytes(w.qkv) + linearBytes(w.o) + linearBytes(w.gateUp) + linearBytes(w.down);
+  for (const w of layers.values()) total += layerLinears(w).reduce((a, l) => a + linearBytes(l), 0);
   if (weights.embedding) total += linearBytes(weights.embedding);
   if (weights.lmHead) total += linearBytes(weights.lmHead);
   return total;
 }
 
 /** The weight formats the engine's linears use (what the start-up tuning measures). */
-function formatsOf(layers: Map<number, LayerWeights>, weights: ModelWeights): LinearFormat[] {
-  const linears = [...layers.values()].flatMap((w) => [w.qkv, w.o, w.gateUp, w.down]);
+function formatsOf(layers: Map<number, EngineLayer>, weights: ModelWeights): LinearFormat[] {
+  const linears = [...layers.values()].flatMap(layerLinears);
   if (weights.lmHead) linears.push(weights.lmHead);
   else if (weights.embedding && weights.finalNorm) linears.push(weights.embedding);   // the tied head
   const formats = new Set<LinearFormat>();
@@ -100,7 +123,7 @@ function formatsOf(layers: Map<number, LayerWeights>, weights: ModelWeights): Li
 }
 
 async function pipelineCache(
-  device: GPUDevice, useF16: boolean, layers: Map<number, LayerWeights>, weights: ModelWeights, tuning: Tuning | 'auto' | 'default',
+  device: GPUDevice, useF16: boolean, layers: Map<number, EngineLayer>, weights: ModelWeights, tuning: Tuning | 'auto' | 'default',
 ): Promise<PipelineCache> {
   if (typeof tuning === 'object') return new PipelineCache(device, useF16, tuning);
   const cache = new PipelineCache(device, useF16);
@@ -111,7 +134,7 @@ async function pipelineCache(
 
 export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngineOptions = {}): Promise<WebGPUEngine> {
   const cfg = weights.config;
-  const dense = denseLayers(weights);
+  const held = engineLayers(weights);
   const device = opts.device ?? await defaultDevice(opts.useF16);
   const useF16 = opts.useF16 !== false && device.features.has('shader-f16');
   const maxBindingBytes = Math.min(opts.maxBindingBytes ?? Infinity, device.limits.maxStorageBufferBindingSize);
@@ -121,29 +144,39 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   if (cfg.headDim % 2 !== 0 || cfg.headDim > 512) throw new EngineUsageError(`createWebGPUEngine: head_dim ${cfg.headDim} must be even and ≤ 512`);
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);
   const kvBytes = ctx * cfg.numKvHeads * cfg.headDim * 2;
-  if (weights.layers.size > 0 && kvBytes > maxBindingBytes) {
+  const attentionLayers = [...weights.layers.keys()].filter((i) => !isLinearLayer(cfg, i)).length;
+  if (attentionLayers > 0 && kvBytes > maxBindingBytes) {
     throw new GpuResourceError(`createWebGPUEngine: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per layer buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
   }
   const hasHead = Boolean(weights.finalNorm && headWeight);
   const range = layerRange(weights, hasHead);
-  const cache = await pipelineCache(device, useF16, dense, weights, opts.tuning ?? 'auto');
+  const cache = await pipelineCache(device, useF16, held, weights, opts.tuning ?? 'auto');
 
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
   const T = maxBatch;
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   // Activations are read in vec4s: sizes are whole 16 bytes.
   const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, Math.ceil(floats / 4) * 16), usage: storage });
-  const gateUpSplit = [...dense.values()].some((w) => linearBytes(w.gateUp) + 4 * w.gateUp.rows > maxBindingBytes);
+  const ffnGateUp = (w: EngineLayer): Linear | undefined => (isHybridLayer(w) ? (w.ffn.kind === 'dense' ? w.ffn.gateUp : undefined) : w.gateUp);
+  const gateUpSplit = [...held.values()].some((w) => {
+    const gu = ffnGateUp(w);
+    return gu !== undefined && linearBytes(gu) + 4 * gu.rows > maxBindingBytes;
+  });
+  const hybrid = cfg.hybrid && [...held.values()].some(isHybridLayer) ? hybridWidths(cfg) : undefined;
   const act: Activations = {
     step: device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
-    x: buf('x', T * H), xn: buf('xn', T * H), qkv: buf('qkv', T * (Hq + 2 * Hkv) * D),
-    q: buf('q', T * Hq * D), att: buf('att', T * Hq * D), act: buf('act', T * I),
+    x: buf('x', T * H), xn: buf('xn', T * H), qkv: buf('qkv', T * Math.max((Hq + 2 * Hkv) * D, hybrid?.qkv ?? 0)),
+    q: buf('q', T * Hq * D), att: buf('att', T * Math.max(Hq * D, hybrid?.att ?? 0)), act: buf('act', T * I),
     part: buf('attention partials', attentionPartFloats({ Hq, Hkv, D }, cache.tuning.attention.splits)),
     gu: gateUpSplit ? buf('gate|up', T * 2 * I) : undefined,
-    rope: uploadF32(device, ropeTable(ctx, D, cfg.ropeTheta), 'rope cos/sin'),
+    rope: uploadF32(device, ropeTable(ctx, cfg.hybrid?.rotaryDim ?? D, cfg.ropeTheta), 'rope cos/sin'),
+    hybrid: hybrid && {
+      gate: buf('output gate', T * Hq * D), lin: buf('q|k|v|z', T * hybrid.lin), ba: buf('b|a', T * hybrid.ba),
+      conv: buf('conv out', T * hybrid.conv), delta: buf('delta out', T * hybrid.delta),
+    },
   };
 
-  const total = tensorBytes(dense, weights);
+  const total = tensorBytes(held, weights);
   let done = 0;
   const progress = (bytes: number, tensorsDone: number, tensorsTotal: number): void => {
     done += bytes;
@@ -152,7 +185,10 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const layers: GpuLayer[] = [];
   const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
   for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
-    const layer = uploadLayer(device, cache, cfg, dense.get(i)!, act, ctx, maxBindingBytes);
+    const w = held.get(i)!;
+    const layer = isHybridLayer(w)
+      ? uploadHybridLayer(device, cache, cfg, w, act, ctx, maxBindingBytes)
+      : uploadLayer(device, cache, cfg, w, act, ctx, maxBindingBytes);
     layers.push(layer);
     progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
   }
@@ -175,6 +211,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     device, cache, config: cfg, range, layers, act, maxBatch, ctx, maxBindingBytes, weightBytes,
     embedding, embedOps: embedding ? embedOps(cache, embedding, { step: act.step, ids, out: act.x }) : [], ids, head,
     ownsDevice: !opts.device,
+    snapshots: new GpuSnapshots(device, layers.flatMap((l) => (l.state ? [l.state] : [])), opts.maxSnapshots),
   });
   await device.queue.onSubmittedWorkDone();
   return engine;

@@ -17,6 +17,7 @@ import type { HeadState } from './head.ts';
 import { bestOf, candidatesOf, deviceTopK } from './candidates.ts';
 import { Readbacks } from './readback.ts';
 import { scoreRowsOnDevice } from './score-rows.ts';
+import type { GpuSnapshots } from './recurrent-snapshots.ts';
 
 export { MAX_DEVICE_TOPK } from './candidates.ts';
 
@@ -26,7 +27,11 @@ export interface EngineStats {
   readbacks: number;           // buffer maps (each waits for the GPU) since creation
   dispatches: number;          // compute dispatches since creation
   layerTokens: number;         // tokens run through this engine's layers
-  decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token
+  decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token (the mean over held layers)
+  snapshots: number;           // recurrent-state snapshots kept (hybrid checkpoints; 0 for Qwen3)
+  snapshotPositions: number[];
+  bytesPerSnapshot: number;    // every held Gated DeltaNet layer's conv + delta state, f32
+  snapshotBytes: number;       // snapshots · bytesPerSnapshot
   pipelines: number;           // compiled pipelines (cached by key)
   kernels: string;             // the tuned kernel layouts (src/gpu/tuning.ts describeTuning)
   useF16: boolean;
@@ -52,6 +57,7 @@ export interface EngineParts {
   ids: GPUBuffer;              // [maxBatch] u32
   head?: HeadState;
   ownsDevice: boolean;         // made by createWebGPUEngine (destroyed with the engine)
+  snapshots: GpuSnapshots;     // checkpoints of the Gated DeltaNet layers' state (none held: empty)
 }
 
 
@@ -63,6 +69,8 @@ export class WebGPUEngine implements LayerEngine {
   readonly range: LayerRange;
   readonly hasEmbedding: boolean;
   readonly hasHead: boolean;
+  /** Holds Gated DeltaNet layers (Qwen3.5): going back needs a snapshot of their state (./recurrent-snapshots.ts). */
+  readonly recurrent: boolean;
   private readonly reads: Readbacks;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
@@ -89,6 +97,7 @@ export class WebGPUEngine implements LayerEngine {
     this.range = parts.range;
     this.hasEmbedding = Boolean(parts.embedding);
     this.hasHead = Boolean(parts.head);
+    this.recurrent = parts.layers.some((l) => l.state);
   }
 
   get device(): GPUDevice {
@@ -96,10 +105,15 @@ export class WebGPUEngine implements LayerEngine {
   }
 
   stats(): EngineStats {
-    const layer = this.parts.layers[0];
+    const { layers, snapshots } = this.parts;
+    const positions = snapshots.positions();
     return {
       ...this.counters,
-      decodeDispatchesPerLayer: layer ? layer.ops.length : 0,
+      decodeDispatchesPerLayer: layers.length ? layers.reduce((s, l) => s + l.ops.length, 0) / layers.length : 0,
+      snapshots: positions.length,
+      snapshotPositions: positions,
+      bytesPerSnapshot: snapshots.bytesPerSnapshot(),
+      snapshotBytes: positions.length * snapshots.bytesPerSnapshot(),
       pipelines: this.parts.cache.size,
       kernels: describeTuning(this.parts.cache.tuning),
       useF16: this.parts.cache.useF16,
@@ -114,9 +128,32 @@ export class WebGPUEngine implements LayerEngine {
     return this.parts.layers[0]?.kvLength ?? 0;
   }
 
-  async truncate(length: number): Promise<void> {
-    if (!(Number.isInteger(length) && length >= 0)) throw new EngineUsageError(`truncate: ${length} is not a length`);
-    for (const l of this.parts.layers) l.kvLength = Math.min(l.kvLength, length);
+  /**
+   * Cut the KV back to `length`; the Gated DeltaNet layers' state goes back to its snapshot there (zeros
+   * at 0). SnapshotMissingError, with nothing changed, when a recurrent layer cannot get there.
+   */
+  truncate(length: number): Promise<void> {
+    return this.serial(async () => {
+      if (!(Number.isInteger(length) && length >= 0)) throw new EngineUsageError(`truncate: ${length} is not a length`);
+      const byIndex = new Map(this.parts.layers.map((l) => [l.index, l]));
+      this.parts.snapshots.restore(length, (i) => byIndex.get(i)!.kvLength);
+      for (const l of this.parts.layers) l.kvLength = l.state ? length : Math.min(l.kvLength, length);
+    });
+  }
+
+  /** Copy every Gated DeltaNet layer's state at `position` (= kvLength()) on the device; nothing for Qwen3. */
+  snapshot(position: number): Promise<void> {
+    return this.serial(async () => {
+      if (!this.recurrent) return;
+      for (const l of this.parts.layers) {
+        if (l.kvLength !== position) throw new PositionError(`snapshot at ${position}: layer ${l.index} holds ${l.kvLength} tokens`);
+      }
+      await this.parts.snapshots.take(position);
+    });
+  }
+
+  releaseSnapshot(position: number): Promise<void> {
+    return this.serial(async () => this.parts.snapshots.release(position));
   }
 
   embed(ids: number[]): Promise<Float32Array> {
@@ -327,6 +364,46 @@ export class WebGPUEngine implements LayerEngine {
     });
   }
 
+  /**
+   * Wall seconds of each op of layer `index` for a step of `tokens` tokens (default 1: a decode token)
+   * at position `pos0`: every op runs `repeat` times in one submit, the median of `reps` such submits,
+   * less an empty submit's time, over `repeat`. For benches: it writes the layer's K/V from pos0 and
+   * moves its recurrent state on, so truncate (or dispose) afterwards.
+   */
+  profileLayer(index: number, pos0: number, opts: { tokens?: number; repeat?: number; reps?: number } = {}): Promise<{ label: string; seconds: number }[]> {
+    return this.serial(async () => {
+      const layer = this.parts.layers.find((l) => l.index === index);
+      if (!layer) throw new EngineUsageError(`profileLayer: layer ${index} is not held by this engine`);
+      const { device } = this.parts;
+      const repeat = opts.repeat ?? 8, reps = opts.reps ?? 5, n = opts.tokens ?? 1;
+      if (!(Number.isInteger(n) && n >= 1 && n <= this.parts.maxBatch && pos0 + n <= this.parts.ctx)) {
+        throw new EngineUsageError(`profileLayer: ${n} tokens at ${pos0} do not fit a step (at most ${this.parts.maxBatch}) within the context of ${this.parts.ctx}`);
+      }
+      const time = async (encode: (pass: GPUComputePassEncoder) => void): Promise<number> => {
+        const times: number[] = [];
+        for (let r = 0; r <= reps; r++) {
+          const enc = device.createCommandEncoder();
+          const pass = enc.beginComputePass();
+          encode(pass);
+          pass.end();
+          const t = performance.now();
+          device.queue.submit([enc.finish()]);
+          await device.queue.onSubmittedWorkDone();
+          if (r > 0) times.push((performance.now() - t) / 1000);   // the first compiles and warms up
+        }
+        return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+      };
+      this.writeStep(n, pos0);
+      const empty = await time(() => undefined);
+      const out: { label: string; seconds: number }[] = [];
+      for (const op of layer.ops) {
+        const t = await time((pass) => { for (let i = 0; i < repeat; i++) op.encode(pass, n); });
+        out.push({ label: op.label, seconds: Math.max(0, t - empty) / repeat });
+      }
+      return out;
+    });
+  }
+
   /** Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference. */
   private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const bits = constraint?.bits;
@@ -364,6 +441,7 @@ export class WebGPUEngine implements LayerEngine {
       if (this.disposed) return;
       this.disposed = true;
       this.parts.layers.forEach(destroyLayer);
+      this.parts.snapshots.destroy();
       this.reads.destroy();
       this.parts.head?.destroy();
       this.parts.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
@@ -371,6 +449,7 @@ export class WebGPUEngine implements LayerEngine {
       const a = this.parts.act;
       [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.part, a.act, a.rope, this.parts.ids].forEach((b) => b.destroy());
       a.gu?.destroy();
+      if (a.hybrid) Object.values(a.hybrid).forEach((b) => b.destroy());
       if (this.parts.ownsDevice) this.parts.device.destroy();
     }).catch(() => undefined);
   }

@@ -19,6 +19,8 @@ import { rmsnormOp } from './kernels/rmsnorm.ts';
 import { siluMulOp } from './kernels/silu-mul.ts';
 import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
+import type { HybridActivations } from './hybrid-layers.ts';
+import type { LinearState } from './recurrent-snapshots.ts';
 
 /** Activation buffers shared by all layers of an engine, sized for `maxTokens` tokens per step. */
 export interface Activations {
@@ -31,17 +33,19 @@ export interface Activations {
   part: GPUBuffer;             // [Hq, splits, D + 2]: decode attention's partials per key split
   act: GPUBuffer;              // [T, I]
   gu: GPUBuffer | undefined;   // [T, 2·I], only when a gate|up weight is split across buffers
-  rope: GPUBuffer;             // [ctx, D/2] (cos, sin)
+  rope: GPUBuffer;             // [ctx, R/2] (cos, sin) for R rotary dims (D; Qwen3.5: D · partial_rotary_factor)
+  hybrid?: HybridActivations;  // Qwen3.5 layers (src/gpu/hybrid-layers.ts)
 }
 
 export interface GpuLayer {
   index: number;
   linears: GpuLinear[];
   norms: GPUBuffer[];
-  kcache: GPUBuffer;           // [ctx, Hkv·D/2] u32 (f16 pairs)
-  vcache: GPUBuffer;
+  kcache?: GPUBuffer;          // [ctx, Hkv·D/2] u32 (f16 pairs); attention layers
+  vcache?: GPUBuffer;
+  state?: LinearState;         // Gated DeltaNet layers (src/gpu/hybrid-layers.ts): conv and delta state
   ops: Op[];
-  kvLength: number;
+  kvLength: number;            // tokens in its KV cache, or steps its recurrent state has taken
 }
 
 export function uploadLayer(
@@ -54,13 +58,7 @@ export function uploadLayer(
   const gateUp = uploadLinear(device, w.gateUp, maxBindingBytes);
   const down = uploadLinear(device, w.down, maxBindingBytes);
   const [inputNorm, qNorm, kNorm, postNorm] = [w.inputNorm, w.qNorm, w.kNorm, w.postNorm].map((t) => uploadNorm(device, t)) as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer];
-  const kvBytes = ctx * Hkv * D * 2;
-  if (kvBytes > maxBindingBytes) {
-    throw new GpuResourceError(`layer ${w.index}: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
-  }
-  const kvUsage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-  const kcache = device.createBuffer({ label: `layer ${w.index} K cache`, size: kvBytes, usage: kvUsage });
-  const vcache = device.createBuffer({ label: `layer ${w.index} V cache`, size: kvBytes, usage: kvUsage });
+  const { kcache, vcache } = createKvCache(device, w.index, ctx, Hkv * D, maxBindingBytes);
 
   const step = act.step;
   const heads = { Hq, Hkv, D };
@@ -73,6 +71,15 @@ export function uploadLayer(
     ...linearOps(cache, o, { step, x: act.att, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }),
     rmsnormOp(cache, { step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${name} post_attention_layernorm`),
   ];
+  ops.push(...swigluOps(cache, gateUp, down, act, I, name));
+  return { index: w.index, linears: [qkv, o, gateUp, down], norms: [inputNorm, qNorm, kNorm, postNorm], kcache, vcache, ops, kvLength: 0 };
+}
+
+/** The SwiGLU MLP: gate|up with silu·mul (fused in the matvec epilogue unless the weight is split), down += x. */
+export function swigluOps(cache: PipelineCache, gateUp: GpuLinear, down: GpuLinear, act: Activations, I: number, name: string): Op[] {
+  const { step } = act;
+  const H = down.rows;
+  const ops: Op[] = [];
   if (gateUp.chunks.length === 1) {
     ops.push(...linearOps(cache, gateUp, { step, x: act.xn, y: act.act, outStride: I, epilogue: Epilogue.SILU_GATE_UP }));
   } else {
@@ -81,14 +88,29 @@ export function uploadLayer(
     ops.push(siluMulOp(cache, { step, gu: act.gu, out: act.act }, I, `${name} silu_mul`));
   }
   ops.push(...linearOps(cache, down, { step, x: act.act, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }));
-  return { index: w.index, linears: [qkv, o, gateUp, down], norms: [inputNorm, qNorm, kNorm, postNorm], kcache, vcache, ops, kvLength: 0 };
+  return ops;
+}
+
+/** A KV cache pair for an attention layer, checked against the binding limit. */
+export function createKvCache(device: GPUDevice, index: number, ctx: number, kvWidth: number, maxBindingBytes: number): { kcache: GPUBuffer; vcache: GPUBuffer } {
+  const kvBytes = ctx * kvWidth * 2;
+  if (kvBytes > maxBindingBytes) {
+    throw new GpuResourceError(`layer ${index}: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
+  }
+  const kvUsage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  return {
+    kcache: device.createBuffer({ label: `layer ${index} K cache`, size: kvBytes, usage: kvUsage }),
+    vcache: device.createBuffer({ label: `layer ${index} V cache`, size: kvBytes, usage: kvUsage }),
+  };
 }
 
 export function destroyLayer(l: GpuLayer): void {
   l.linears.forEach(destroyLinear);
   l.norms.forEach((b) => b.destroy());
-  l.kcache.destroy();
-  l.vcache.destroy();
+  l.kcache?.destroy();
+  l.vcache?.destroy();
+  l.state?.conv.destroy();
+  l.state?.delta.destroy();
   destroyOps(l.ops);
 }
 

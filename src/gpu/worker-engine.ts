@@ -11,12 +11,14 @@ export class WorkerEngine implements LayerEngine {
   readonly range: LayerRange;
   readonly hasEmbedding: boolean;
   readonly hasHead: boolean;
+  readonly recurrent: boolean;
   private kv = 0;
 
   private constructor(private readonly remote: Comlink.Remote<EngineWorkerApi>, private readonly worker: Worker, readonly info: WorkerLoaded) {
     this.range = info.range;
     this.hasEmbedding = info.hasEmbedding;
     this.hasHead = info.hasHead;
+    this.recurrent = info.recurrent;
   }
 
   /** Start a worker, load `req` into it and return the engine. */
@@ -40,6 +42,14 @@ export class WorkerEngine implements LayerEngine {
   async truncate(length: number): Promise<void> {
     await this.remote.truncate(length);
     this.kv = await this.remote.kvLength();
+  }
+
+  snapshot(position: number): Promise<void> {
+    return this.remote.snapshot(position);
+  }
+
+  releaseSnapshot(position: number): Promise<void> {
+    return this.remote.releaseSnapshot(position);
   }
 
   embed(ids: number[]): Promise<Float32Array> {

@@ -1,10 +1,12 @@
 // config.json (Hugging Face) and mlc-chat-config.json (MLC / WebLLM) -> ModelConfig; GGUF files carry
-// their config in their metadata (formats/gguf/gguf-config.ts). Qwen3 dense (model_type "qwen3") and
-// Qwen3 MoE ("qwen3_moe") are accepted; anything else is refused by name.
+// their config in their metadata (formats/gguf/gguf-config.ts). Qwen3 dense (model_type "qwen3"), Qwen3
+// MoE ("qwen3_moe") and the Qwen3.5 hybrids ("qwen3_5", "qwen3_5_moe": ./hybrid-config.ts) are accepted;
+// anything else is refused by name.
 
 import { ConfigError, UnsupportedArchitectureError } from './errors.ts';
 import { cachedGgufModel } from './formats/gguf/gguf-read.ts';
 import { parseGgufConfig } from './formats/gguf/gguf-config.ts';
+import { isHybridModelType, parseQwen35Config } from './hybrid-config.ts';
 import type { ModelConfig, ModelSource, MoeConfig } from './types.ts';
 
 type Json = Record<string, unknown>;
@@ -106,6 +108,7 @@ function parseMoe(json: Json, file: string, numLayers: number): MoeConfig {
 
 /** Hugging Face config.json of a Qwen3 dense or Qwen3 MoE model. */
 export function parseHfConfig(json: Json, file = 'config.json'): ModelConfig {
+  if (isHybridModelType(json.model_type)) return parseQwen35Config(json, file);
   requireQwen3(json.model_type, json.architectures, file);
   refuseUnsupportedOptions(json, file);
   const hiddenSize = int(json, 'hidden_size', file);

@@ -37,3 +37,15 @@ export class PipelineError extends EngineError {
   override name = 'PipelineError';
   override readonly code = 'pipeline';
 }
+
+/** truncate() to a position where a recurrent layer has no snapshot (so its state cannot be restored). */
+export class SnapshotMissingError extends EngineError {
+  override name = 'SnapshotMissingError';
+  override readonly code = 'snapshot-missing';
+}
+
+/** More recurrent-state snapshots than the engine keeps (each one costs the state of every linear layer). */
+export class SnapshotLimitError extends EngineError {
+  override name = 'SnapshotLimitError';
+  override readonly code = 'snapshot-limit';
+}

@@ -48,10 +48,27 @@ export interface LayerEngine {
   readonly range: LayerRange;                 // layers held (may be empty: [k, k])
   readonly hasEmbedding: boolean;
   readonly hasHead: boolean;
-  /** Tokens currently in this device's KV cache (same for each of its layers). */
+  /**
+   * True when a held layer carries recurrent state (Qwen3.5's Gated DeltaNet layers): going back to a
+   * position then needs a snapshot taken there. False for Qwen3, where a truncation is enough.
+   */
+  readonly recurrent: boolean;
+  /** Tokens currently in this device's cache (KV of attention layers, steps of recurrent layers). */
   kvLength(): number;
-  /** Drop KV entries at positions >= length (restoring a checkpoint is a truncation for dense models). */
+  /**
+   * Go back to `length`: drop KV entries at positions >= length, and restore every recurrent layer's
+   * conv and delta state from its snapshot at `length` (all zeros at 0; a SnapshotMissingError, with
+   * nothing changed, when there is none). Snapshots past `length` are dropped: their KV is gone.
+   */
   truncate(length: number): Promise<void>;
+  /**
+   * Keep a copy of every recurrent layer's state at `position`, which must be kvLength() (a checkpoint:
+   * the pinned one after system prompt + tools, or an answer's start). Nothing to keep for engines that
+   * are not `recurrent`. A snapshot already at `position` is replaced.
+   */
+  snapshot(position: number): Promise<void>;
+  /** Forget the snapshot at `position` (an evicted checkpoint); none there is not an error. */
+  releaseSnapshot(position: number): Promise<void>;
   /** ids [n] -> hidden [n, H]. Needs hasEmbedding. */
   embed(ids: number[]): Promise<Float32Array>;
   /**
@@ -82,11 +99,6 @@ export interface LayerEngine {
    * logits() per row and selects on the CPU.
    */
   scoreRows?(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]>;
-  /**
-   * True when some layers keep state a truncation cannot cut back (recurrent layers): speculative
-   * decoding, which truncates past rejected drafts, is then off. Absent = attention only.
-   */
-  readonly recurrentState?: boolean;
   /**
    * Pick the token after the last row of `hidden` (as sample()), then embed it and run `range` of this
    * engine's layers on it at kvLength(): the host of a split room does its share of the next token with

@@ -8,8 +8,11 @@
 //   - pinned: `pinAt`, the end of the system prompt + tools; never counted, never evicted;
 //   - answer checkpoints: the end of each prompt (the start of each answer); the `ckpt` most recent
 //     are kept. `ckpt = 0` turns checkpoints off, the pinned one too (only the live end is reused).
-// For dense models restoring a checkpoint is a truncation; prefill chunks also break at checkpoints so a
-// hybrid model could snapshot its recurrent state there later.
+// For dense models restoring a checkpoint is a truncation. A hybrid model's recurrent layers cannot be
+// cut back, so for an engine that is `recurrent` the Generator has it snapshot their state at every
+// checkpoint (prefill breaks at the pin; the answer checkpoint is the prompt's end), releases the
+// snapshot of an evicted checkpoint, and reuses only positions with a snapshot: a prompt that leaves the
+// cache between two checkpoints goes back to the last one before it and recomputes from there.
 //
 // Sampling is deterministic for a seed: the token at sequence position p is drawn with
 // tokenSeed(seed, p), so cached and fresh runs agree.
@@ -64,6 +67,7 @@ export class Generator implements TokenGenerator {
   private answerHidden = new Map<number, Float32Array>();
   private pinned: number | undefined;
   private pinRequest: number | undefined;  // the pin position asked for (by pin() or the last pinAt)
+  private readonly snapshots = new Set<number>(); // positions a recurrent engine holds a snapshot for
   private busy = false;
 
   constructor(engine: LayerEngine, opts: GeneratorOptions) {
@@ -86,6 +90,11 @@ export class Generator implements TokenGenerator {
     return this.tokens;
   }
 
+  /** Positions where a recurrent engine holds a snapshot (empty for dense engines), ascending. */
+  get snapshotPositions(): number[] {
+    return [...this.snapshots].sort((a, b) => a - b);
+  }
+
   /** Kept checkpoint positions: the pinned one (if any) and the answer checkpoints, ascending. */
   get checkpoints(): { pinned?: number; answers: readonly number[] } {
     return this.pinned === undefined ? { answers: this.answerCheckpoints } : { pinned: this.pinned, answers: this.answerCheckpoints };
@@ -98,7 +107,28 @@ export class Generator implements TokenGenerator {
   pin(position: number): void {
     if (!(Number.isInteger(position) && position >= 0)) throw new EngineUsageError(`pin: ${position} is not a position`);
     this.pinRequest = position;
-    if (this.ckpt > 0 && position <= this.tokens.length) this.pinned = position;
+    if (this.ckpt > 0 && position <= this.tokens.length && this.restorable(position)) this.pinned = position;
+  }
+
+  /** Can the engine go back to `position`? Always for dense engines; with a snapshot (or at 0) for recurrent ones. */
+  private restorable(position: number): boolean {
+    return !this.engine.recurrent || position === 0 || this.snapshots.has(position);
+  }
+
+  /** Checkpoint the engine at `position` (its current length): a snapshot for a recurrent engine. */
+  private async keep(position: number): Promise<void> {
+    if (!this.engine.recurrent || position === 0 || this.snapshots.has(position)) return;
+    await this.engine.snapshot(position);
+    this.snapshots.add(position);
+  }
+
+  /** Free the snapshots no checkpoint uses any more (an evicted answer checkpoint, a moved pin). */
+  private async releaseUnused(): Promise<void> {
+    for (const position of [...this.snapshots]) {
+      if (position === this.pinned || this.answerCheckpoints.includes(position)) continue;
+      this.snapshots.delete(position);
+      await this.engine.releaseSnapshot(position);
+    }
   }
 
   /** Forget everything cached (truncates the engine to 0). */
@@ -163,19 +193,26 @@ export class Generator implements TokenGenerator {
       stats.promptReused = reuse;
       if (opts.pinAt !== undefined) this.pinRequest = opts.pinAt;
       const pinAt = this.pinRequest;
-      if (pinAt !== undefined && this.ckpt > 0 && pinAt <= reuse) this.pinned = pinAt;
+      if (pinAt !== undefined && this.ckpt > 0 && pinAt === reuse) await engineCall(() => this.keep(pinAt));
+      if (pinAt !== undefined && this.ckpt > 0 && pinAt <= reuse && this.restorable(pinAt)) this.pinned = pinAt;
       let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
       for (let at = reuse; at < prompt.length;) {
         if (opts.signal?.aborted) return finish('stopped');
         const end = this.chunkEnd(at, prompt.length, pinAt);
         hidden = await engineCall(() => this.forward(prompt.slice(at, end), at));
         stats.promptComputed += end - at;
-        if (pinAt === end && this.ckpt > 0) this.pinned = end;
+        if (pinAt === end && this.ckpt > 0) {
+          await engineCall(() => this.keep(end));
+          this.pinned = end;
+        }
         at = end;
         await letThePageRun();
       }
       if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');
-      this.addAnswerCheckpoint(prompt.length, hidden);
+      await engineCall(async () => {
+        await this.addAnswerCheckpoint(prompt.length, hidden!);
+        await this.releaseUnused();
+      });
       if (opts.maxNewTokens <= 0) return finish('cap');
 
       // 2. Decode: the first token is sampled from the prompt's last hidden row; each later step comes from
@@ -183,7 +220,7 @@ export class Generator implements TokenGenerator {
       //    or from a speculative pass, which feeds it with drafted tokens and may give several.
       for (;;) {
         if (opts.signal?.aborted) {
-          await engineCall(() => this.engine.truncate(this.tokens.length));
+          if (this.engine.kvLength() > this.tokens.length || !this.engine.recurrent) await engineCall(() => this.engine.truncate(this.tokens.length));
           return finish('stopped');
         }
         const position = prompt.length + ids.length;   // where the next token will sit
@@ -241,7 +278,7 @@ export class Generator implements TokenGenerator {
         }
         // Past what the cache should hold: rejected drafts, or work an engine did ahead (a split room's
         // host runs its layers on each token it picks); an answer that ends leaves the cache exact.
-        if (this.engine.kvLength() > this.tokens.length || end) await engineCall(() => this.engine.truncate(this.tokens.length));
+        if (this.engine.kvLength() > this.tokens.length || (end && !this.engine.recurrent)) await engineCall(() => this.engine.truncate(this.tokens.length));
         if (end === 'stop') return finish('stop', { stopToken: stopToken! });
         if (end) return finish(end);
         await letThePageRun();
@@ -281,7 +318,8 @@ export class Generator implements TokenGenerator {
     if (common === this.tokens.length && common <= limit) {
       reuse = common;
     } else {
-      const kept = [...this.answerCheckpoints, ...(this.pinned === undefined ? [] : [this.pinned])];
+      // The latest kept checkpoint inside the common prefix (all restorable: the Generator keeps only those).
+      const kept = [...this.answerCheckpoints, ...(this.pinned === undefined ? [] : [this.pinned])].filter((c) => this.restorable(c));
       reuse = Math.max(0, ...kept.filter((c) => c <= Math.min(common, limit)));
     }
     this.forget(reuse);
@@ -289,16 +327,18 @@ export class Generator implements TokenGenerator {
     return reuse;
   }
 
-  /** Drop cached tokens and checkpoints past `length`. */
+  /** Drop cached tokens and checkpoints past `length` (the engine drops its snapshots past it on truncate). */
   private forget(length: number): void {
     this.tokens.length = Math.min(this.tokens.length, length);
     this.answerCheckpoints = this.answerCheckpoints.filter((c) => c <= length);
     if (this.pinned !== undefined && this.pinned > length) this.pinned = undefined;
     for (const position of this.answerHidden.keys()) if (!this.answerCheckpoints.includes(position)) this.answerHidden.delete(position);
+    for (const position of this.snapshots) if (position > length) this.snapshots.delete(position);
   }
 
-  private addAnswerCheckpoint(position: number, hidden: Float32Array): void {
+  private async addAnswerCheckpoint(position: number, hidden: Float32Array): Promise<void> {
     if (this.ckpt === 0) return;
+    await this.keep(position);
     if (!this.answerCheckpoints.includes(position)) this.answerCheckpoints.push(position);
     this.answerHidden.set(position, hidden.slice());
     this.answerCheckpoints.sort((a, b) => a - b);

@@ -5,14 +5,15 @@
 // Complete or throws. GGUF's preparation lives in formats/gguf/gguf-load.ts, the reading in load-plan.ts.
 
 import { readModelConfig, type ConfigFileName } from './config.ts';
-import { ShapeMismatchError, UnknownFormatError, UnsupportedDTypeError } from './errors.ts';
+import { ShapeMismatchError, UnknownFormatError, UnsupportedArchitectureError, UnsupportedDTypeError } from './errors.ts';
+import { prepareHybridSafetensors } from './formats/hybrid-safetensors.ts';
 import type { TensorCatalogue, TensorEntry } from './formats/catalogue.ts';
 import { prepareGguf } from './formats/gguf/gguf-load.ts';
 import { findMlcCacheFile, openMlc } from './formats/mlc.ts';
 import { HF, MLC, layerShapes, type LinearSpec } from './formats/qwen3-names.ts';
 import { openSafetensors, SAFETENSORS_FILE, SAFETENSORS_INDEX } from './formats/safetensors.ts';
 import { checkRequest, executeLoad, makePlan, type LoadOptions, type Located, type PreparedLoad, type WeightPlan } from './load-plan.ts';
-import { toFloat32 } from './tensor-utils.ts';
+import { concatRows } from './tensor-utils.ts';
 import {
   isMoeLayer, type DecoderLayerWeights, type Linear, type ModelConfig, type ModelSource, type ModelWeights, type StoredDType,
   type TensorData, type WeightRequest,
@@ -146,6 +147,10 @@ async function prepare(source: ModelSource, req: WeightRequest, opts: LoadOption
   checkRequest(config, req, configFile);
   const format = await detectFormat(source);
   if (format === 'gguf') return prepareGguf(source, source.modelFile!, config, req, opts);
+  if (config.hybrid) {
+    if (format === 'mlc') throw new UnsupportedArchitectureError(`${config.modelType} (MLC: no Qwen3.5 build we read; use safetensors or GGUF)`, { file: configFile });
+    return prepareHybridSafetensors(source, config, configFile, configBytes, req, opts);
+  }
   const needs = needsFor(format, config, req);
   const expect = expectations(needs);
   const names = [...expect.keys()];
@@ -172,20 +177,6 @@ export async function planWeights(source: ModelSource, req: WeightRequest, opts:
 }
 
 // ---- assembling canonical weights ------------------------------------------------------------------
-
-function concatRows(label: string, parts: TensorData[], rows: number, cols: number): TensorData {
-  const dtype = parts[0]!.dtype;
-  if (parts.every((t) => t.dtype === dtype)) {
-    const bytes = new Uint8Array(parts.reduce((a, t) => a + t.bytes.byteLength, 0));
-    let o = 0;
-    for (const t of parts) { bytes.set(t.bytes, o); o += t.bytes.byteLength; }
-    return { name: label, dtype, shape: [rows, cols], bytes };
-  }
-  const f = new Float32Array(rows * cols);   // mixed dtypes (unusual): widen to F32
-  let o = 0;
-  for (const t of parts) { const v = toFloat32(t); f.set(v, o); o += v.length; }
-  return { name: label, dtype: 'F32', shape: [rows, cols], bytes: new Uint8Array(f.buffer) };
-}
 
 type Catalogue = Pick<TensorCatalogue, 'tensors'>['tensors'];
 

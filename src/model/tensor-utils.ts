@@ -150,6 +150,24 @@ export function fromFloat32(name: string, values: ArrayLike<number>, shape: numb
   return { name, dtype, shape, bytes: new Uint8Array(h.buffer) };
 }
 
+/**
+ * Row blocks stacked into one [rows, cols] tensor (q | k | v, gate | up): the bytes back to back when every
+ * part has one dtype, else widened to F32 (unusual).
+ */
+export function concatRows(label: string, parts: TensorData[], rows: number, cols: number): TensorData {
+  const dtype = parts[0]!.dtype;
+  if (parts.every((t) => t.dtype === dtype)) {
+    const bytes = new Uint8Array(parts.reduce((a, t) => a + t.bytes.byteLength, 0));
+    let o = 0;
+    for (const t of parts) { bytes.set(t.bytes, o); o += t.bytes.byteLength; }
+    return { name: label, dtype, shape: [rows, cols], bytes };
+  }
+  const f = new Float32Array(rows * cols);
+  let o = 0;
+  for (const t of parts) { const v = toFloat32(t); f.set(v, o); o += v.length; }
+  return { name: label, dtype: 'F32', shape: [rows, cols], bytes: new Uint8Array(f.buffer) };
+}
+
 /** Round half to even (what numpy/torch round does). */
 function roundHalfEven(x: number): number {
   const r = Math.round(x);

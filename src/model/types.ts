@@ -5,9 +5,12 @@
  * Qwen3 configuration, normalised from config.json, mlc-chat-config.json or GGUF metadata.
  * modelType "qwen3" is dense; "qwen3_moe" (GGUF "qwen3moe") has `moe` and a sparse MLP in the layers
  * that isMoeLayer() names, a dense SwiGLU of intermediateSize in the others.
+ * "qwen3_5" / "qwen3_5_moe" (GGUF "qwen35" / "qwen35moe"; Qwen3.5 and Qwen3.6) are hybrids: `hybrid`
+ * says which layers are Gated DeltaNet (linear attention with a recurrent state) and which gated full
+ * attention; "qwen3_5_moe" has `moe` with a shared expert in every layer (docs/hybrid-models.md).
  */
 export interface ModelConfig {
-  modelType: 'qwen3' | 'qwen3_moe';
+  modelType: ModelType;
   hiddenSize: number;          // H, e.g. 2048
   numLayers: number;           // L, e.g. 28
   numHeads: number;            // query heads, e.g. 16
@@ -21,7 +24,57 @@ export interface ModelConfig {
   maxPositionEmbeddings: number;
   bosTokenId?: number;
   eosTokenIds: number[];       // generation stops on any of these
-  moe?: MoeConfig;             // present exactly when modelType is "qwen3_moe"
+  moe?: MoeConfig;             // present exactly when modelType is "qwen3_moe" or "qwen3_5_moe"
+  hybrid?: HybridConfig;       // present exactly when modelType is "qwen3_5" or "qwen3_5_moe"
+}
+
+export type ModelType = 'qwen3' | 'qwen3_moe' | 'qwen3_5' | 'qwen3_5_moe';
+
+/** A hybrid layer's token mixer (HF layer_types). */
+export type LayerType = 'linear_attention' | 'full_attention';
+
+/**
+ * The Qwen3.5 hybrid (HF Qwen3_5TextConfig names in comments). Linear-attention layers are Gated
+ * DeltaNet with n_k key heads of d_k and n_v value heads of d_v (n_v a multiple of n_k); full-attention
+ * layers are Qwen3 attention with a sigmoid output gate and RoPE on the first rotaryDim dims of a head.
+ */
+export interface HybridConfig {
+  layerTypes: LayerType[];     // [L] layer_types ("full_attention" every 4th layer in released models)
+  linearNumKeyHeads: number;   // n_k, linear_num_key_heads (16)
+  linearNumValueHeads: number; // n_v, linear_num_value_heads (32)
+  linearKeyHeadDim: number;    // d_k, linear_key_head_dim (128)
+  linearValueHeadDim: number;  // d_v, linear_value_head_dim (128)
+  convKernel: number;          // K, linear_conv_kernel_dim (4): causal depthwise conv over the q|k|v channels
+  rotaryDim: number;           // head_dim · partial_rotary_factor (256 · 0.25 = 64)
+}
+
+/** Does layer `i` of a hybrid model carry recurrent state (Gated DeltaNet)? False for every Qwen3 layer. */
+export function isLinearLayer(config: ModelConfig, i: number): boolean {
+  return config.hybrid?.layerTypes[i] === 'linear_attention';
+}
+
+/**
+ * Bytes of one Gated DeltaNet layer's recurrent state, f32: the conv state (K−1)·C (C = 2·n_k·d_k +
+ * n_v·d_v) and the delta state n_v·d_k·d_v. A device keeps it live, and once more per snapshot.
+ */
+export function linearStateBytes(config: ModelConfig): number {
+  const h = config.hybrid;
+  if (!h) return 0;
+  const C = 2 * h.linearNumKeyHeads * h.linearKeyHeadDim + h.linearNumValueHeads * h.linearValueHeadDim;
+  return ((h.convKernel - 1) * C + h.linearNumValueHeads * h.linearKeyHeadDim * h.linearValueHeadDim) * 4;
+}
+
+/** Bytes one snapshot of the layers [start, end) takes (their linear layers' state; 0 for none). */
+export function snapshotBytes(config: ModelConfig, [start, end]: readonly [number, number]): number {
+  let n = 0;
+  for (let i = start; i < end; i++) if (isLinearLayer(config, i)) n++;
+  return n * linearStateBytes(config);
+}
+
+/** Does the half-open layer range [start, end) hold a linear-attention layer? */
+export function holdsLinearLayers(config: ModelConfig, [start, end]: readonly [number, number]): boolean {
+  for (let i = start; i < end; i++) if (isLinearLayer(config, i)) return true;
+  return false;
 }
 
 /** The sparse MLP of Qwen3 MoE (HF Qwen3MoeConfig names in comments). */
@@ -32,6 +85,8 @@ export interface MoeConfig {
   normTopkProb: boolean;       // norm_topk_prob: renormalise the k routing weights to sum to 1
   decoderSparseStep: number;   // decoder_sparse_step: layer i is sparse when (i + 1) % step == 0 ...
   mlpOnlyLayers: number[];     // mlp_only_layers: ... and i is not listed here
+  /** Qwen3.5 MoE: shared_expert_intermediate_size I_s of the shared expert every token also runs. */
+  sharedExpertIntermediateSize?: number;
 }
 
 /** HF Qwen3MoeDecoderLayer's rule: does layer `i` have the sparse MoE block (else a dense MLP)? */
@@ -170,7 +225,78 @@ export interface MoeLayerWeights {
   moe: MoeMlpWeights;
 }
 
-export type DecoderLayerWeights = LayerWeights | MoeLayerWeights;
+export type DecoderLayerWeights = LayerWeights | MoeLayerWeights | HybridLayerWeights;
+
+/**
+ * A Qwen3.5 decoder layer: a token mixer (gated full attention or Gated DeltaNet) and an MLP (dense, or
+ * MoE with a shared expert). Every norm weight is multiplicative, y = x̂ · w: HF's zero-centred norms
+ * ((1 + w)) are stored with the 1 added, as llama.cpp's converter writes them (docs/hybrid-models.md).
+ */
+export interface HybridLayerWeights {
+  mlp?: undefined;             // (the Qwen3 variants' discriminator; hybrid layers are told by `mixer`)
+  index: number;
+  inputNorm: TensorData;       // [H]
+  postNorm: TensorData;        // [H] post_attention_layernorm
+  mixer: GatedAttentionWeights | GatedDeltaNetWeights;
+  ffn: DenseFfnWeights | MoeFfnWeights;
+}
+
+/** Is this layer a Qwen3.5 hybrid layer (rather than Qwen3 dense or MoE)? */
+export function isHybridLayer(w: DecoderLayerWeights): w is HybridLayerWeights {
+  return 'mixer' in w;
+}
+
+/**
+ * Gated full attention (HF Qwen3NextAttention). q_proj holds, per query head, D query rows then D gate
+ * rows; attention output · sigmoid(gate) goes through o. RoPE (NeoX halves) on the first rotaryDim dims.
+ */
+export interface GatedAttentionWeights {
+  kind: 'gated_attention';
+  qkv: Linear;                 // [Hq·2D + 2·Hkv·D, H]: q_proj rows (head h: query 2hD.., gate 2hD+D..), then k, v
+  qNorm: TensorData;           // [D]
+  kNorm: TensorData;           // [D]
+  o: Linear;                   // [H, Hq·D]
+}
+
+/**
+ * Gated DeltaNet (HF Qwen3_5GatedDeltaNet). C = 2·n_k·d_k + n_v·d_v conv channels (q | k | v).
+ *   mixed = conv1d_causal(qkv) then SiLU; q, k L2-normalised (q also · 1/√d_k); β = σ(b);
+ *   g = A · softplus(a + dtBias); per value head j (key head kh(j)): S ← e^g·S; S += k (β(v − Sᵀk))ᵀ;
+ *   o = Sᵀq; y = RMSNorm(o) · norm · silu(z); out = y · outᵀ.
+ * `valueHeads` says which key head a value head reads: grouped (HF checkpoints: j / (n_v/n_k)) or tiled
+ * (llama.cpp's Qwen3.5 GGUFs, whose converter reorders value heads: j mod n_k). Outputs do not change.
+ */
+export interface GatedDeltaNetWeights {
+  kind: 'gated_delta_net';
+  qkvz: Linear;                // [C + n_v·d_v, H]: in_proj_qkv rows (q n_k·d_k, k n_k·d_k, v n_v·d_v), then in_proj_z
+  ba: Linear;                  // [2·n_v, H]: in_proj_b rows (β logits), then in_proj_a (decay inputs)
+  conv: TensorData;            // [C, K] depthwise taps; tap K−1 weighs the current token
+  a: TensorData;               // [n_v] F32, A = −exp(A_log) (llama.cpp's ssm_a)
+  dtBias: TensorData;          // [n_v] dt_bias
+  norm: TensorData;            // [d_v] the gated RMSNorm's plain weight
+  out: Linear;                 // [H, n_v·d_v] out_proj
+  valueHeads: 'grouped' | 'tiled';
+}
+
+export interface DenseFfnWeights {
+  kind: 'dense';
+  gateUp: Linear;              // [2·I, H]: rows gate (I), then up (I)
+  down: Linear;                // [H, I]
+}
+
+/** Qwen3.5 MoE: routed experts (always renormalised top-k) plus a shared expert gated by sigmoid(gate · x). */
+export interface MoeFfnWeights {
+  kind: 'moe';
+  moe: MoeMlpWeights;
+  shared: SharedExpertWeights;
+}
+
+export interface SharedExpertWeights {
+  intermediate: number;        // I_s
+  gateUp: Linear;              // [2·I_s, H]
+  down: Linear;                // [H, I_s]
+  gate: Linear;                // [1, H] shared_expert_gate
+}
 
 /** Which parts of a model a device needs. Layers are a half-open range [start, end). */
 export interface WeightRequest {

@@ -1,8 +1,9 @@
 // Dealing layers: each device gets one contiguous range [start, end); ranges follow the pipeline order
 // (host first, then guests in join order) and cover [0, L) exactly. Dealing counts bytes: a layer
 // weighs its own tensors (from the weight plan when there is one: a Q4_K_M file's Q6_K layers and an MoE
-// layer's experts weigh what they weigh) plus its KV cache at ctx, and the host also holds the
-// embedding and head. Shares are in proportion to capacity × speed, capped at capacity.
+// layer's experts weigh what they weigh) plus its cache: the KV at ctx for an attention layer, the
+// recurrent state kept live and once per checkpoint snapshot for a Gated DeltaNet layer (Qwen3.5, which
+// has no KV); the host also holds the embedding and head. Shares are in proportion to capacity × speed, capped at capacity.
 //   - all layers the same size: capacity in layers, largest-remainder rounding (exact even splits);
 //   - layers of different sizes: cuts nearest each device's cumulative byte share, within what every
 //     device's budget allows and what the devices after it can still hold.
@@ -15,7 +16,7 @@
 //  * claims are clamped to sane maxima (budget ≤ 1 TiB, speed ≤ 16× the host's own measured speed);
 //  * one guest's share is at most 3/4 of the model, unless the other devices cannot hold the rest.
 import type { LayerRange } from '../model/engine-types.ts';
-import { isMoeLayer, type ModelConfig, type WeightFormat } from '../model/types.ts';
+import { isLinearLayer, isMoeLayer, linearStateBytes, type ModelConfig, type WeightFormat } from '../model/types.ts';
 import { DealError } from './errors.ts';
 
 export interface DealDevice {
@@ -37,15 +38,27 @@ export function layerCosts(cost: DealCost): number[] {
   return cost.layerBytes ?? new Array<number>(cost.numLayers).fill(cost.bytesPerLayer);
 }
 
-/** KV cache bytes of one layer at ctx tokens (K and V, f16). */
+/** KV cache bytes of one attention layer at ctx tokens (K and V, f16). */
 export function kvBytesPerLayer(config: ModelConfig, ctx: number): number {
   return ctx * 2 * config.numKvHeads * config.headDim * 2;
 }
 
+/**
+ * What layer i holds besides its weights: its KV at ctx, or (Gated DeltaNet) its recurrent state, live
+ * and in each of `snapshots` checkpoint snapshots (the Generator keeps the pinned one and ckpt answers).
+ */
+export function layerCacheBytes(config: ModelConfig, i: number, ctx: number, snapshots: number): number {
+  return isLinearLayer(config, i) ? (1 + snapshots) * linearStateBytes(config) : kvBytesPerLayer(config, ctx);
+}
+
+/** Snapshots a room keeps for `ckpt` answer checkpoints: those and the pinned one (none at ckpt 0). */
+export function snapshotsForCkpt(ckpt: number): number {
+  return ckpt > 0 ? ckpt + 1 : 0;
+}
+
 /** A DealCost from the weight plan's exact tensor bytes (WeightPlan.layerBytes / fixedBytes). */
-export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: ReadonlyMap<number, number>, fixedBytes: number, ctx: number): DealCost {
-  const kv = kvBytesPerLayer(config, ctx);
-  const layerBytes = Array.from({ length: config.numLayers }, (_, i) => (layerWeightBytes.get(i) ?? 0) + kv);
+export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: ReadonlyMap<number, number>, fixedBytes: number, ctx: number, snapshots = 0): DealCost {
+  const layerBytes = Array.from({ length: config.numLayers }, (_, i) => (layerWeightBytes.get(i) ?? 0) + layerCacheBytes(config, i, ctx, snapshots));
   return { numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), layerBytes, hostFixedBytes: fixedBytes };
 }
 
@@ -82,15 +95,21 @@ function capGuests(capacity: readonly number[], whole: number): number[] {
  * is at hand): BF16 2 bytes a weight, q4f16_1 and GGUF Q4_K_M about 0.56 (4.5 bits + scales). An MoE
  * layer counts all its experts, since a device holds every expert of its layers.
  */
-export function dealCost(config: ModelConfig, format: WeightFormat, ctx: number): DealCost {
+export function dealCost(config: ModelConfig, format: WeightFormat, ctx: number, snapshots = 0): DealCost {
   const { hiddenSize: H, headDim: D, numHeads, numKvHeads, intermediateSize: I, vocabSize: V } = config;
-  const attention = H * (numHeads + 2 * numKvHeads) * D + numHeads * D * H;
+  const gate = config.hybrid ? 2 : 1;                      // Qwen3.5's q_proj also holds the output gate
+  const attention = H * (gate * numHeads + 2 * numKvHeads) * D + numHeads * D * H;
+  const h = config.hybrid;
+  const linear = h ? (() => {
+    const Kd = h.linearNumKeyHeads * h.linearKeyHeadDim, Vd = h.linearNumValueHeads * h.linearValueHeadDim;
+    return H * (2 * Kd + 2 * Vd + 2 * h.linearNumValueHeads) + Vd * H;      // in_proj_qkv, _z, _b, _a, out_proj
+  })() : 0;
   const bytesPerParam = format === 'safetensors' ? 2 : 0.5 + 2 / 32;
-  const kv = kvBytesPerLayer(config, ctx);
   const layerBytes = Array.from({ length: config.numLayers }, (_, i) => {
     const m = config.moe;
-    const mlp = m && isMoeLayer(config, i) ? m.numExperts * 3 * H * m.moeIntermediateSize + m.numExperts * H : 3 * H * I;
-    return Math.ceil((attention + mlp) * bytesPerParam + (2 * H + 2 * D) * 2 + kv);
+    const shared = m?.sharedExpertIntermediateSize ? 3 * H * m.sharedExpertIntermediateSize + H : 0;
+    const mlp = m && isMoeLayer(config, i) ? m.numExperts * 3 * H * m.moeIntermediateSize + m.numExperts * H + shared : 3 * H * I;
+    return Math.ceil(((isLinearLayer(config, i) ? linear : attention) + mlp) * bytesPerParam + (2 * H + 2 * D) * 2 + layerCacheBytes(config, i, ctx, snapshots));
   });
   const uniform = layerBytes.every((b) => b === layerBytes[0]);
   const embedding = V * H * bytesPerParam;

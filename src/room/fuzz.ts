@@ -26,6 +26,10 @@ export function sampleFrames(hiddenSize = 8): Frame[] {
     { kind: 'forward', epoch: 1, seq: 1, range: [0, 2], position: 0, count: 2, hidden: h },
     { kind: 'result', epoch: 1, seq: 1, kvLength: 2, hidden: h },
     { kind: 'checkpoint', epoch: 1, seq: 2, op: 'truncate', position: 1 },
+    // A hybrid's recurrent-state ops (a dense guest takes pin / release as no-ops, restore as truncate).
+    { kind: 'checkpoint', epoch: 1, seq: 2, op: 'pin', position: 2 },
+    { kind: 'checkpoint', epoch: 1, seq: 3, op: 'restore', position: 1 },
+    { kind: 'checkpoint', epoch: 1, seq: 4, op: 'release', position: 2 },
     { kind: 'ack', epoch: 1, seq: 2, kvLength: 1 },
     { kind: 'error', seq: 0, code: 'x', message: 'y' },
     { kind: 'read', id: 1, op: 'range', path: 'model.safetensors', start: 0, end: 8 },

@@ -231,12 +231,24 @@ export class RoomGuest {
     await ch.send({ kind: 'result', epoch: f.epoch, seq: f.seq, kvLength: engine.kvLength(), hidden });
   }
 
+  /**
+   * pin: snapshot the recurrent state at `position`, which must be the cache length; restore / truncate:
+   * go back to `position` (the engine restores recurrent layers from their snapshot there, or refuses
+   * with SnapshotMissingError); release: forget the snapshot at `position`. The engine bounds how many
+   * snapshots a host can make it keep (SnapshotLimitError).
+   */
   private async checkpoint(ch: FrameChannel, f: FrameOf<'checkpoint'>): Promise<void> {
     const engine = this.engine;
     const kv = engine?.kvLength() ?? 0;
-    // Dense models: restoring a checkpoint is cutting the KV back to it.
-    if (f.position > kv) throw new OutOfOrderError(`"checkpoint" seq ${f.seq}: cannot ${f.op} to ${f.position} past the cache of ${kv}`);
-    await engine?.truncate(f.position);
+    if (f.op === 'pin') {
+      if (f.position !== kv) throw new OutOfOrderError(`"checkpoint" seq ${f.seq}: cannot pin at ${f.position}, the cache holds ${kv}`);
+      await engine?.snapshot(f.position);
+    } else if (f.op === 'release') {
+      await engine?.releaseSnapshot(f.position);
+    } else {
+      if (f.position > kv) throw new OutOfOrderError(`"checkpoint" seq ${f.seq}: cannot ${f.op} to ${f.position} past the cache of ${kv}`);
+      await engine?.truncate(f.position);
+    }
     await ch.send({ kind: 'ack', epoch: f.epoch, seq: f.seq, kvLength: engine?.kvLength() ?? 0 });
   }
 }

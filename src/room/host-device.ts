@@ -23,6 +23,8 @@ export interface DeviceInfo {
   rttMs: number;               // last heartbeat round trip (guests)
   badFrames: number;
   tokensPerSecond: number;     // how fast its layers ran this deal, as the host saw it (network included)
+  snapshotBytes: number;       // one checkpoint snapshot of its Gated DeltaNet layers' state (0: none held)
+  snapshots: number;           // snapshots it keeps now (the pinned checkpoint and the answer checkpoints)
   error?: string;
 }
 
@@ -118,6 +120,7 @@ export class HostDevice {
       id: this.id, name: this.name, isHost: this.channel === null && this.id === 'host', status: this.status, caps: this.caps,
       range: [...this.range] as LayerRange, bytesDone: this.bytesDone, bytesTotal: this.bytesTotal,
       networkBytes: this.networkBytes, cacheBytes: this.cacheBytes, rttMs: this.rttMs, badFrames: this.badFrames, tokensPerSecond: 0,
+      snapshotBytes: 0, snapshots: 0,
     };
     if (this.error) i.error = this.error;
     return i;

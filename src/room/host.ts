@@ -10,7 +10,8 @@
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import { dealCost, dealCostFromPlan, dealLayers, validateDeal, type DealEntry } from './deal.ts';
+import { holdsLinearLayers, snapshotBytes } from '../model/types.ts';
+import { dealCost, dealCostFromPlan, dealLayers, snapshotsForCkpt, validateDeal, type DealCost, type DealEntry } from './deal.ts';
 import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
 import { PROTOCOL_VERSION, type Frame } from './protocol.ts';
@@ -63,6 +64,8 @@ export class RoomHost {
       const info = d.info();
       const engine = d.id === HOST_ID ? this.hostEngine : d.remote;
       info.tokensPerSecond = this.roomEngine && info.range[1] > info.range[0] ? this.roomEngine.speedOf(engine) : 0;
+      info.snapshotBytes = snapshotBytes(this.opts.config, info.range);
+      info.snapshots = info.snapshotBytes > 0 ? (this.generator?.snapshotPositions.length ?? 0) : 0;
       return info;
     });
   }
@@ -278,6 +281,19 @@ export class RoomHost {
     }
   }
 
+  /**
+   * What dealing counts: each layer's weight + KV bytes (for a linear layer its recurrent state, live and
+   * per checkpoint snapshot) and the host's fixed bytes (embedding, head), exact from the weight plan
+   * when the loader made one, else estimated from the config.
+   */
+  get dealCost(): DealCost {
+    const { config } = this.opts;
+    const snapshots = snapshotsForCkpt(this.opts.ckpt ?? 4);
+    return this.opts.weightBytes
+      ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx, snapshots)
+      : dealCost(config, this.opts.format, this.opts.ctx, snapshots);
+  }
+
   private async dealNow(epoch: number): Promise<void> {
     const { config } = this.opts;
     try {
@@ -287,9 +303,7 @@ export class RoomHost {
       const entries = manual
         ? validateDeal(manual, ids, config.numLayers, { firstLayerOn: HOST_ID })
         : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
-          this.opts.weightBytes
-            ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx)
-            : dealCost(config, this.opts.format, this.opts.ctx));
+          this.dealCost);
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;
@@ -319,6 +333,7 @@ export class RoomHost {
           (f) => (d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone'))), {
             timeoutMs: (count) => (this.opts.requestTimeoutMs ?? 30_000) + count * (this.opts.requestTimeoutPerTokenMs ?? 250),
             onFault: (why) => this.drop(d, why),
+            recurrent: holdsLinearLayers(config, e.range),
           });
         stages.push(d.remote);
       }

@@ -36,11 +36,12 @@ export interface DeviceCaps {
 
 /**
  * What a checkpoint frame does to a guest's cache. Dense models need only truncate (restoring a
- * checkpoint is cutting the KV back to it). Codes 0 and 1 are reserved for pin and restore, for models
- * whose state is more than a KV prefix (recurrent layers); no host sends them yet.
+ * checkpoint is cutting the KV back to it). Hybrid models' recurrent layers (Gated DeltaNet) keep
+ * snapshots of their state: pin takes one at `position` (the guest's cache length), restore goes back
+ * to `position` (KV cut, state restored from its snapshot), release forgets one.
  */
-export type CheckpointOp = 'truncate';
-const CHECKPOINT_CODES: Record<CheckpointOp, number> = { truncate: 2 };
+export type CheckpointOp = 'pin' | 'restore' | 'truncate' | 'release';
+const CHECKPOINT_CODES: Record<CheckpointOp, number> = { pin: 0, restore: 1, truncate: 2, release: 3 };
 const CHECKPOINT_BY_CODE = new Map(Object.entries(CHECKPOINT_CODES).map(([op, c]) => [c, op as CheckpointOp]));
 export type ReadOp = 'range' | 'file' | 'exists' | 'size';
 const READ_OPS: ReadOp[] = ['range', 'file', 'exists', 'size'];
@@ -58,7 +59,7 @@ export type Frame =
   | { kind: 'forward'; epoch: number; seq: number; range: LayerRange; position: number; count: number; hidden: Float32Array }
   /** guest → host: hidden [count, H] after the layers; kvLength after writing them. */
   | { kind: 'result'; epoch: number; seq: number; kvLength: number; hidden: Float32Array }
-  /** host → guest: checkpoint op on the guest's KV (truncate: cut the cache back to `position`). */
+  /** host → guest: checkpoint op on the guest's cache at `position` (see CheckpointOp). */
   | { kind: 'checkpoint'; epoch: number; seq: number; op: CheckpointOp; position: number }
   /** guest → host: a checkpoint op is done. */
   | { kind: 'ack'; epoch: number; seq: number; kvLength: number }
@@ -202,7 +203,7 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       const epoch = r.u32('epoch'), seq = r.u32('seq');
       const code = r.u8('op');
       const op = CHECKPOINT_BY_CODE.get(code);
-      check(op !== undefined, kind, `checkpoint op ${code} is not truncate (2)`);
+      check(op !== undefined, kind, `checkpoint op ${code} is none of pin (0), restore (1), truncate (2), release (3)`);
       const position = r.u32('position');
       check(position <= MAX_POSITION, kind, `position ${position} is out of range`);
       return { kind, epoch, seq, op: op!, position };

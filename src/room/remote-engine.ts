@@ -1,13 +1,14 @@
-// The host's stand-in for a guest's layers: a LayerEngine whose runLayers/truncate become `forward` /
-// `checkpoint` frames and whose answers are `result` / `ack` frames matched by sequence number. Several
-// requests may be in flight (pipelined prefill); the guest answers them in order. One instance per
-// (device, epoch): a re-deal makes new ones.
+// The host's stand-in for a guest's layers: a LayerEngine whose runLayers/truncate/snapshot become
+// `forward` / `checkpoint` frames and whose answers are `result` / `ack` frames matched by sequence
+// number. Several requests may be in flight (pipelined prefill); the guest answers them in order. One
+// instance per (device, epoch): a re-deal makes new ones. A guest holding Gated DeltaNet layers
+// (`recurrent`) is sent pin / restore / release ops; a dense one only truncate ops.
 // The guest is not trusted: every request has a deadline, and returned activations must be finite
 // numbers; either failure is reported to the host (onFault), which drops the device, naming it.
 import type { LayerEngine, LayerRange, SamplingOptions } from '../model/engine-types.ts';
 import { EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { ProtocolError, RemoteDeviceError } from './errors.ts';
-import type { Frame, FrameOf } from './protocol.ts';
+import type { CheckpointOp, Frame, FrameOf } from './protocol.ts';
 
 export interface RemoteDevice { id: string; name: string }
 
@@ -16,11 +17,13 @@ export interface RemoteEngineOptions {
   timeoutMs?: (count: number) => number;
   /** The device broke its side of the protocol (no answer in time, non-finite activations): says how. */
   onFault?: (why: string) => void;
+  /** The guest's layers include Gated DeltaNet layers (their state needs snapshots to go back). */
+  recurrent?: boolean;
 }
 
 type Pending = { timer?: ReturnType<typeof setTimeout> } & (
   | { kind: 'forward'; count: number; position: number; resolve: (h: Float32Array) => void; reject: (e: Error) => void }
-  | { kind: 'checkpoint'; position: number; resolve: (kv: number) => void; reject: (e: Error) => void });
+  | { kind: 'checkpoint'; op: CheckpointOp; kvAfter: number; resolve: (kv: number) => void; reject: (e: Error) => void });
 
 export class RemoteLayerEngine implements LayerEngine {
   readonly hasEmbedding = false;
@@ -38,6 +41,9 @@ export class RemoteLayerEngine implements LayerEngine {
     private readonly send: (f: Frame) => Promise<void>,
     private readonly options: RemoteEngineOptions = {},
   ) {}
+
+  /** Sent pin / restore / release ops (it holds Gated DeltaNet layers) rather than truncate ops. */
+  get recurrent(): boolean { return this.options.recurrent ?? false; }
 
   /** Registers a request and starts its deadline. */
   private track(seq: number, p: Pending, count: number, what: string): void {
@@ -82,15 +88,33 @@ export class RemoteLayerEngine implements LayerEngine {
     });
   }
 
-  /** Cut the device's cache back to `length` (restoring a checkpoint, for dense models). */
+  /** Go back to `length`: a truncation for dense layers, a restore of the snapshot there for recurrent ones. */
   async truncate(length: number): Promise<void> {
     if (this.failure) return; // the device is gone: nothing of ours is left to cut
     if (length > this.kv) throw new PositionError(`device "${this.device.name}": cannot restore to ${length} past its cache of ${this.kv}`);
+    await this.checkpoint(this.recurrent ? 'restore' : 'truncate', length, length);
+    this.kv = length;                    // only once the guest has gone back (it may refuse: no snapshot there)
+  }
+
+  /** Pin the guest's recurrent state at `position` (its cache length). Dense guests keep nothing: no frame. */
+  async snapshot(position: number): Promise<void> {
+    if (!this.recurrent) return;
+    if (this.failure) throw this.failure;
+    if (position !== this.kv) throw new PositionError(`device "${this.device.name}": a snapshot at ${position} is not its cache length ${this.kv}`);
+    await this.checkpoint('pin', position, this.kv);
+  }
+
+  async releaseSnapshot(position: number): Promise<void> {
+    if (!this.recurrent || this.failure) return;
+    await this.checkpoint('release', position, this.kv);
+  }
+
+  /** One checkpoint frame; its ack must report `kvAfter` as the guest's cache length. */
+  private checkpoint(op: CheckpointOp, position: number, kvAfter: number): Promise<number> {
     const seq = ++this.seq;
-    this.kv = length;
-    await new Promise<number>((resolve, reject) => {
-      this.track(seq, { kind: 'checkpoint', position: length, resolve, reject }, 0, 'checkpoint');
-      this.send({ kind: 'checkpoint', epoch: this.epoch, seq, op: 'truncate', position: length }).catch((e: Error) => this.settleError(seq, e));
+    return new Promise<number>((resolve, reject) => {
+      this.track(seq, { kind: 'checkpoint', op, kvAfter, resolve, reject }, 0, 'checkpoint');
+      this.send({ kind: 'checkpoint', epoch: this.epoch, seq, op, position }).catch((e: Error) => this.settleError(seq, e));
     });
   }
 
@@ -122,7 +146,15 @@ export class RemoteLayerEngine implements LayerEngine {
       p.resolve(f.hidden);
       return null;
     }
-    if (p.kind === 'checkpoint' && f.kind === 'ack') { p.resolve(f.kvLength); return null; }
+    if (p.kind === 'checkpoint' && f.kind === 'ack') {
+      if (f.kvLength !== p.kvAfter) {
+        const e = new ProtocolError(`device "${this.device.name}" acknowledged ${p.op} seq ${f.seq} with cache ${f.kvLength}, expected ${p.kvAfter}`);
+        p.reject(e);
+        return e;
+      }
+      p.resolve(f.kvLength);
+      return null;
+    }
     const e = new ProtocolError(`device "${this.device.name}" answered seq ${f.seq} (${p.kind}) with "${f.kind}"`);
     p.reject(e);
     return e;

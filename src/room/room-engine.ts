@@ -41,6 +41,7 @@ export class RoomEngine implements LayerEngine {
   readonly range: LayerRange;
   readonly hasEmbedding = true;
   readonly hasHead = true;
+  readonly recurrent: boolean;
   microChunk: number | 'auto';
   private readonly hiddenSize: number;
   private readonly now: () => number;
@@ -62,12 +63,12 @@ export class RoomEngine implements LayerEngine {
     }
     if (at !== opts.numLayers) throw new PipelineError(`the stages cover layers [0, ${at}) of ${opts.numLayers}`);
     this.range = [0, opts.numLayers];
+    this.recurrent = host.recurrent || stages.some((s) => s.recurrent);
     this.hiddenSize = opts.hiddenSize;
     this.microChunk = opts.microChunk ?? 'auto';
     this.now = opts.now ?? (() => performance.now());
   }
 
-  get recurrentState(): boolean { return this.engines().some((e) => e.recurrentState === true); }
 
   /** Tokens per second an engine ran its layers at, as seen from the host (0 before any work). */
   speedOf(engine: LayerEngine | null | undefined): number {
@@ -133,7 +134,9 @@ export class RoomEngine implements LayerEngine {
       this.cuts.push(cut);
     }
     // Every engine's kvLength() says the cut length from here on (local engines cut at once, remote ones
-    // count it as sent); the frames behind it are queued after it on each device.
+    // count it as sent); the frames behind it are queued after it on each device. Going back in a
+    // recurrent model restores snapshots, which may be missing: that answer is awaited here.
+    if (this.recurrent) await this.settleCuts();
   }
 
   /** The cuts ordered so far: their failures belong to the request now finishing. */
@@ -148,6 +151,17 @@ export class RoomEngine implements LayerEngine {
     if (!p) return;
     this.prepared = null;
     if (this.host.kvLength() > p.position) await this.host.truncate(p.position);
+  }
+
+  /** Every device holding recurrent layers pins its state at `position` (each keeps its own layers'). */
+  async snapshot(position: number): Promise<void> {
+    await this.dropPrepared();
+    await this.settleCuts();
+    await Promise.all(this.engines().filter((e) => e.recurrent).map((e) => e.snapshot(position)));
+  }
+
+  async releaseSnapshot(position: number): Promise<void> {
+    await Promise.all(this.engines().filter((e) => e.recurrent).map((e) => e.releaseSnapshot(position)));
   }
 
   embed(ids: number[]): Promise<Float32Array> { return this.host.embed(ids); }
@@ -168,7 +182,8 @@ export class RoomEngine implements LayerEngine {
   /** Sample the next token; in a split room the host also runs its layers on it in the same call. */
   async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const own = this.hostStage();
-    if (this.alone || !own || !this.host.sampleAndRun) return this.host.sample(hidden, opts, constraint);
+    // A recurrent host cannot be cut back a token (no snapshot there): it does not run ahead.
+    if (this.alone || !own || !this.host.sampleAndRun || this.recurrent) return this.host.sample(hidden, opts, constraint);
     await this.dropPrepared();
     const position = this.host.kvLength();
     const r = await this.timed(this.host, 1, () => this.host.sampleAndRun!(hidden, opts, constraint, own));

@@ -1,14 +1,14 @@
 // <pooled-deal-editor>, in the room panel: the expert's manual deal of layers to devices.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { countsFromDeal, manualDeal, rangesFromCounts, type DealDeviceRef } from '../app/manual-deal.ts';
-import type { DealEntry } from '../room/deal.ts';
-import { describeRange, theme } from './theme.ts';
+import { countsFromDeal, manualDeal, rangesFromCounts, shareBytes, type DealDeviceRef } from '../app/manual-deal.ts';
+import type { DealCost, DealEntry } from '../room/deal.ts';
+import { describeRange, formatBytes, theme } from './theme.ts';
 import './layer-bar.ts';
 
 /**
  * The expert's manual deal: how many layers each device holds, in pipeline order (host first), with
- * each device's resulting range drawn live. Apply validates (the room's validateDeal) and shows a bad
+ * each device's resulting range and its bytes (weights + KV, beside the memory it offers) shown live. Apply validates (the room's validateDeal) and shows a bad
  * deal inline; fires `apply-deal` (detail: DealEntry[]), `auto-deal` (back to automatic) or `close`.
  */
 @customElement('pooled-deal-editor')
@@ -17,6 +17,8 @@ export class DealEditor extends LitElement {
   @property({ attribute: false }) deal: DealEntry[] = [];
   @property({ type: Number }) totalLayers = 0;
   @property({ type: Boolean }) manual = false;
+  /** The room's per-layer bytes; absent = the editor shows layers only. */
+  @property({ attribute: false }) cost?: DealCost;
   @state() private counts: number[] = [];
   @state() private problem?: string;
 
@@ -48,12 +50,13 @@ export class DealEditor extends LitElement {
   override render() {
     const ranges = rangesFromCounts(this.devices, this.counts);
     const sum = this.counts.reduce((a, n) => a + (Number.isFinite(n) ? n : 0), 0);
+    const bytes = this.cost ? shareBytes(ranges, this.cost) : null;
     return html`<form @submit=${this.apply} aria-labelledby="deal-title" data-testid="deal-editor">
       <fieldset>
         <legend id="deal-title"><strong>Manual deal</strong> <span class="muted">· layers per device, in pipeline order;
           <span class=${sum === this.totalLayers ? '' : 'bad'} data-testid="deal-sum">${sum} of ${this.totalLayers} dealt</span></span></legend>
         ${this.devices.map((d, i) => html`<div class="dev">
-          <label for=${`n-${i}`}>${d.name} <span class="muted">· ${this.rangeText(ranges[i]!.range)}</span></label>
+          <label for=${`n-${i}`}>${d.name} <span class="muted">· ${this.rangeText(ranges[i]!.range)}</span>${bytes ? this.bytesText(bytes[i]!, d) : nothing}</label>
           <input id=${`n-${i}`} type="number" min="0" max=${this.totalLayers} step="1" .value=${String(this.counts[i] ?? 0)}
             data-testid="deal-count" data-device-id=${d.id} aria-describedby=${this.problem ? 'deal-problem' : nothing}
             aria-invalid=${this.problem ? 'true' : 'false'} @input=${(e: Event) => this.setCount(i, (e.target as HTMLInputElement).value)} />
@@ -67,6 +70,14 @@ export class DealEditor extends LitElement {
         <button type="button" data-testid="deal-cancel" @click=${() => this.fire('close')}>Cancel</button>
       </div>
     </form>`;
+  }
+
+  /** " · 1.2 GiB of 4.0 GiB", marked when the share does not fit what the device offers. */
+  private bytesText(bytes: number, d: DealDeviceRef) {
+    const budget = d.memoryBudgetBytes ?? 0;
+    const over = budget > 0 && bytes > budget;
+    return html` <span class=${over ? 'bad' : 'muted'} data-testid="deal-bytes" data-bytes=${bytes}
+      title=${over ? 'More than this device offers: it may fail to load' : 'Weights and KV cache of these layers'}>· ${formatBytes(bytes)}${budget > 0 ? ` of ${formatBytes(budget)}` : ''}${over ? ' (too much)' : ''}</span>`;
   }
 
   /** "layers 2–3", or "layer 3 + 1 too many" for a range that runs past the model's last layer. */

@@ -1,4 +1,5 @@
-// <pooled-device-card>, in the room panel: one device, its layers, memory, load progress, status and speed.
+// <pooled-device-card>, in the room panel: one device, its layers, memory, load progress, status and speed;
+// for a hybrid model, what its checkpoint snapshots of recurrent state cost.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { DeviceInfo } from '../room/host.ts';
@@ -59,6 +60,9 @@ export class DeviceCard extends LitElement {
         <dt>Adapter</dt><dd>${d.caps.adapter}${d.caps.engine === 'reference' ? ' · CPU engine' : ''}</dd>
         <dt>Memory</dt><dd data-testid="device-memory">${memory}</dd>
         ${d.isHost ? nothing : html`<dt>Link</dt><dd>${d.rttMs > 0 ? `${d.rttMs.toFixed(1)} ms round trip` : '—'}</dd>`}
+        ${d.snapshotBytes > 0 ? html`<dt>Checkpoints</dt><dd data-testid="device-snapshots"
+            title="Gated DeltaNet layers cannot cut their state back like a KV cache: each checkpoint keeps a copy of it on this device">
+            ${formatBytes(d.snapshotBytes)} of recurrent state a snapshot · ${d.snapshots} kept (${formatBytes(d.snapshots * d.snapshotBytes)})</dd>` : nothing}
         <dt>${d.isHost ? 'Room speed' : 'Speed'}</dt><dd data-testid="device-toks">${this.tokensPerSecond > 0 ? `${this.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
       </dl>
       <pooled-layer-bar .range=${d.range} .total=${this.totalLayers}></pooled-layer-bar>

@@ -42,7 +42,7 @@ export class RoomPanel extends LitElement {
     if (!s) return nothing;
     const total = s.config?.numLayers ?? 0;
     const manual = this.session!.manualInEffect;
-    const present = s.devices.filter((d) => d.status !== 'left').map((d) => ({ id: d.id, name: d.name }));
+    const present = s.devices.filter((d) => d.status !== 'left').map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes }));
     return html`
       <section class="card invite" aria-labelledby="invite-title">
         <h2 id="invite-title">Invite devices</h2>
@@ -71,7 +71,7 @@ export class RoomPanel extends LitElement {
                 <button data-testid="deal-auto" @click=${this.auto}>Back to automatic</button>`
             : html`<span class="badge auto">automatic deal</span><span class="muted">in proportion to memory and speed</span>`}
         </div>
-        ${this.editing && total > 0 ? html`<pooled-deal-editor id="deal-editor" .devices=${present} .deal=${s.deal} .totalLayers=${total}
+        ${this.editing && total > 0 ? html`<pooled-deal-editor id="deal-editor" .devices=${present} .deal=${s.deal} .totalLayers=${total} .cost=${s.dealCost}
             ?manual=${manual} @apply-deal=${this.apply} @auto-deal=${this.auto} @close=${() => (this.editing = false)}></pooled-deal-editor>` : nothing}
         <label class="mode speculation" title="Guess the next tokens from the conversation (prompt lookup) and check them all in one pass through the room: the same tokens, fewer round trips when the guesses are right">
           <input type="checkbox" data-testid="speculation" .checked=${s.speculation} @change=${(e: Event) => this.session?.setSpeculation((e.target as HTMLInputElement).checked)} />

@@ -23,6 +23,7 @@ const GENERATOR_SOURCES = [
   'src/model/formats/safetensors.ts', 'src/model/formats/mlc.ts', 'src/model/formats/md5.ts',
   'src/model/tiny/tiny-gguf.ts', 'src/model/tiny/gguf-mix.ts', 'src/model/tiny/gguf-vocab.ts', 'src/model/formats/gguf/gguf-write.ts',
   'src/model/formats/gguf/ggml-quantize.ts', 'src/model/formats/gguf/ggml-quantize-k.ts',
+  'src/model/tiny/tiny-hybrid.ts', 'src/model/formats/qwen35-names.ts', 'src/model/tiny/write-node.ts', 'test/fixtures/chat-templates/qwen3.5.jinja',
 ];
 
 let generatorHash: Promise<string> | undefined;

@@ -11,6 +11,7 @@ const SEEDS = [1, 2, 3];
 
 describe.each([
   ['room', room, 1_500],
+  ['room-hybrid', (seed: number, count: number) => room(seed, count, { hybrid: true }), 1_000],
   ['session', session, 1_500],
   ['loader', loader, 600],
 ] as const)('fuzz: %s', (name, target, count) => {

@@ -27,6 +27,7 @@ export class ReplayEngine implements LayerEngine {
   readonly range: LayerRange = [0, 1];        // one pretend layer
   readonly hasEmbedding = true;
   readonly hasHead = true;
+  readonly recurrent = false;
   private kv = 0;
   private nextReply = 0;
   private reply: ScriptCursor | null = null;
@@ -44,6 +45,8 @@ export class ReplayEngine implements LayerEngine {
 
   kvLength(): number { return this.kv; }
   async truncate(length: number): Promise<void> { this.kv = Math.min(this.kv, length); }
+  async snapshot(): Promise<void> { /* no recurrent state */ }
+  async releaseSnapshot(): Promise<void> { /* no recurrent state */ }
   async embed(ids: number[]): Promise<Float32Array> { return new Float32Array(ids.length); }   // [n, 1]
 
   async runLayers(_range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {

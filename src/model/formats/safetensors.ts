@@ -106,6 +106,12 @@ export function parseSafetensorsIndex(bytes: Uint8Array, file = SAFETENSORS_INDE
   return out;
 }
 
+/** Every tensor name of a safetensors model (the index's weight_map, or the single file's header). */
+export async function safetensorsTensorNames(source: ModelSource): Promise<Set<string>> {
+  if (await source.exists(SAFETENSORS_INDEX)) return new Set(parseSafetensorsIndex(await source.readFile(SAFETENSORS_INDEX)).keys());
+  return new Set((await readSafetensorsHeader(source, SAFETENSORS_FILE)).entries.map((e) => e.name));
+}
+
 /**
  * Headers of the files that hold `needed` (single file, or the shards the index points to).
  * Throws TensorMissingError naming the index or the shard when a needed tensor is absent.

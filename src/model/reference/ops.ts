@@ -103,7 +103,8 @@ export function headRmsNorm(x: Float32Array, weight: Float32Array, eps: number):
 }
 
 /**
- * RoPE inverse frequencies [D/2]: inv_freq_i = θ^(−2i/D), rounded to f32 as HF (and a GPU) holds them.
+ * RoPE inverse frequencies [R/2] for R rotary dims: inv_freq_i = θ^(−2i/R), rounded to f32 as HF (and a
+ * GPU) holds them.
  */
 export function ropeInvFreq(headDim: number, theta: number): Float32Array {
   const half = headDim / 2;
@@ -113,17 +114,20 @@ export function ropeInvFreq(headDim: number, theta: number): Float32Array {
 }
 
 /**
- * RoPE, neox style (rotate_half), in place on x [n, heads·D] at positions [n].
- * For pair (i, i + D/2): angle = f32(pos · inv_freq_i) (f32 like HF and the GPU; it matters at large
- * positions), x_i' = x_i·cos − x_{i+D/2}·sin, x_{i+D/2}' = x_{i+D/2}·cos + x_i·sin.
+ * RoPE, neox style (rotate_half), in place on x [n, heads·D] at positions [n], on the first `rotaryDim`
+ * dims of each head (all D for Qwen3; D · partial_rotary_factor for Qwen3.5, the rest pass through).
+ * With R = rotaryDim and inv_freq_i = θ^(−2i/R), pair (i, i + R/2): angle = f32(pos · inv_freq_i) (f32
+ * like HF and the GPU; it matters at large positions), x_i' = x_i·cos − x_{i+R/2}·sin,
+ * x_{i+R/2}' = x_{i+R/2}·cos + x_i·sin.
  */
-export function ropeNeox(x: Float32Array, positions: readonly number[], heads: number, headDim: number, theta: number): void {
-  const half = headDim / 2;
+export function ropeNeox(x: Float32Array, positions: readonly number[], heads: number, headDim: number, theta: number, rotaryDim = headDim): void {
+  const half = rotaryDim / 2;
   const width = heads * headDim;
   if (x.length !== positions.length * width) {
     throw new RangeError(`ropeNeox: ${x.length} values, expected ${positions.length}×${heads}×${headDim}`);
   }
-  const invFreq = ropeInvFreq(headDim, theta);
+  if (!(Number.isInteger(half) && half >= 1 && rotaryDim <= headDim)) throw new RangeError(`ropeNeox: rotary dims ${rotaryDim} must be even and at most ${headDim}`);
+  const invFreq = ropeInvFreq(rotaryDim, theta);
   const cos = new Float64Array(half);
   const sin = new Float64Array(half);
   positions.forEach((pos, t) => {

@@ -1,6 +1,8 @@
-// ReferenceEngine: the Qwen3 dense forward pass on the CPU, one LayerEngine over ModelWeights.
+// ReferenceEngine: the Qwen3 / Qwen3.5 forward pass on the CPU, one LayerEngine over ModelWeights.
 // It reads top to bottom like llama2.c; every array's shape is in a comment. It is the oracle the WebGPU
 // engine and the room's split pipelines are checked against, and a complete (slow) engine in its own right.
+// Qwen3.5 hybrid layers (gated attention, Gated DeltaNet, MoE with a shared expert) are ./hybrid-layer.ts;
+// their recurrent state and its checkpoint snapshots live in ./recurrent-state.ts.
 //
 // Per layer (x [n, H] the residual stream at positions p):
 //   xn  = rms(x) · input_layernorm                         [n, H]
@@ -12,11 +14,13 @@
 //   x  += moe(rms(x) · post_attention_layernorm)                           (Qwen3 MoE layer, ./moe.ts)
 
 import { decodeInSteps, type LayerEngine, type LayerRange, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
-import type { LayerWeights, Linear, ModelConfig, ModelWeights, MoeLayerWeights } from '../types.ts';
+import { isHybridLayer, isLinearLayer, type HybridLayerWeights, type LayerWeights, type Linear, type ModelConfig, type ModelWeights, type MoeLayerWeights } from '../types.ts';
 import { moeForward } from './moe.ts';
 import { sampleLogits } from '../sampler.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../engine-errors.ts';
+import { hybridLayerForward, hybridVectors, type HybridVectors } from './hybrid-layer.ts';
 import { KvCache } from './kv-cache.ts';
+import { RecurrentState } from './recurrent-state.ts';
 import {
   addInPlace, attention, decodeLinear, embedRows, type DecodedLinear, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul, sliceColumns, tensorToF32,
 } from './ops.ts';
@@ -33,6 +37,19 @@ export interface ReferenceEngineOptions {
    * (default 512 MiB): a tiny model runs ~5× faster, a real one keeps what fits. Results are identical.
    */
   decodeBudgetBytes?: number;
+  /** The delta rule's form for Gated DeltaNet layers (default recurrent: one token at a time, so results
+   *  do not depend on how a prompt is chunked; chunked is HF's WY form, equal up to rounding). */
+  deltaRule?: 'recurrent' | 'chunked';
+  /** Recurrent-state snapshots kept at most (default 66). */
+  maxSnapshots?: number;
+}
+
+/** What a hybrid engine's checkpoints cost: the live state and each snapshot hold every linear layer's state. */
+export interface SnapshotStats {
+  snapshots: number;           // kept now
+  positions: number[];         // where, ascending
+  bytesPerSnapshot: number;    // conv + delta state of every held linear layer, f32
+  bytes: number;               // snapshots · bytesPerSnapshot
 }
 
 const DEFAULT_DECODE_BUDGET = 512 * 1024 * 1024;
@@ -57,7 +74,11 @@ export class ReferenceEngine implements LayerEngine {
   readonly hasHead: boolean;
   readonly config: ModelConfig;
   private readonly weights: ModelWeights;
+  readonly recurrent: boolean;
   private readonly norms = new Map<number, LayerNorms>();
+  private readonly hybridVecs = new Map<number, HybridVectors>();
+  private readonly state: RecurrentState;
+  private readonly deltaRule: 'recurrent' | 'chunked';
   private readonly finalNorm?: Float32Array;   // [H]
   private readonly head?: Linear;              // [V, H]: lm_head, or the embedding when tied
   private readonly cache: KvCache;
@@ -79,6 +100,7 @@ export class ReferenceEngine implements LayerEngine {
     for (let i = start; i < end; i++) {
       const layer = weights.layers.get(i);
       if (!layer) throw new EngineUsageError(`layer ${i} is not in the loaded weights (range [${start}, ${end}))`);
+      if (isHybridLayer(layer)) { this.hybridVecs.set(i, hybridVectors(layer)); continue; }
       this.norms.set(i, {
         input: tensorToF32(layer.inputNorm), q: tensorToF32(layer.qNorm),
         k: tensorToF32(layer.kNorm), post: tensorToF32(layer.postNorm),
@@ -93,9 +115,21 @@ export class ReferenceEngine implements LayerEngine {
     this.hasHead = this.head !== undefined;
     this.decodeBudget = opts.decodeBudgetBytes ?? DEFAULT_DECODE_BUDGET;
     const layers = Array.from({ length: end - start }, (_, i) => start + i);
+    const linear = layers.filter((i) => isLinearLayer(c, i));
     this.cache = new KvCache({
-      capacity: opts.ctx ?? c.maxPositionEmbeddings, kvWidth: c.numKvHeads * c.headDim, layers, roundToF16: opts.kvF16 ?? true,
+      capacity: opts.ctx ?? c.maxPositionEmbeddings, kvWidth: c.numKvHeads * c.headDim, layers: layers.filter((i) => !isLinearLayer(c, i)),
+      roundToF16: opts.kvF16 ?? true,
     });
+    const h = c.hybrid;
+    this.state = new RecurrentState({
+      layers: linear, ...(opts.maxSnapshots === undefined ? {} : { maxSnapshots: opts.maxSnapshots }),
+      dims: {
+        numKeyHeads: h?.linearNumKeyHeads ?? 1, numValueHeads: h?.linearNumValueHeads ?? 1, keyDim: h?.linearKeyHeadDim ?? 1,
+        valueDim: h?.linearValueHeadDim ?? 1, convKernel: h?.convKernel ?? 1, valueHeads: 'grouped',
+      },
+    });
+    this.recurrent = linear.length > 0;
+    this.deltaRule = opts.deltaRule ?? 'recurrent';
   }
 
   /** Context size (KV capacity in tokens). */
@@ -103,17 +137,23 @@ export class ReferenceEngine implements LayerEngine {
     return this.cache.capacity;
   }
 
-  /** Tokens in the KV cache of every held layer (after a partial runLayers, the smallest). */
+  /** Tokens in the cache of every held layer (after a partial runLayers, the smallest). */
   kvLength(): number {
-    return this.cache.commonLength();
+    const held = this.range[1] - this.range[0];
+    if (held === 0) return 0;
+    const recurrent = this.state.commonLength();
+    return held === this.state.layerCount ? recurrent : Math.min(this.cache.commonLength(), recurrent);
   }
 
-  /** Tokens in the KV cache of one layer. */
+  /** Tokens in the cache of one layer (its KV, or the steps its recurrent state has taken). */
   layerKvLength(layer: number): number {
-    return this.cache.length(layer);
+    return this.state.has(layer) ? this.state.layer(layer).length : this.cache.length(layer);
   }
 
+  /** Cut the KV back to `length` and restore the recurrent layers' snapshot there (nothing changes if one is missing). */
   async truncate(length: number): Promise<void> {
+    if (!(Number.isInteger(length) && length >= 0)) throw new EngineUsageError(`truncate: ${length} is not a length`);
+    this.state.restore(length);
     this.cache.truncate(length);
   }
 
@@ -122,6 +162,25 @@ export class ReferenceEngine implements LayerEngine {
     const n = this.cache.length(layer) * this.cache.kvWidth;
     const v = this.cache.view(layer);
     return { keys: v.keys.slice(0, n), values: v.values.slice(0, n) };
+  }
+
+  async snapshot(position: number): Promise<void> {
+    if (!this.recurrent) return;
+    for (let i = this.range[0]; i < this.range[1]; i++) {
+      if (this.layerKvLength(i) !== position) throw new PositionError(`snapshot at ${position}: layer ${i} holds ${this.layerKvLength(i)} tokens`);
+    }
+    this.state.snapshot(position);
+  }
+
+  async releaseSnapshot(position: number): Promise<void> {
+    this.state.release(position);
+  }
+
+  /** Memory the checkpoints of this engine's recurrent layers take (0 for Qwen3). */
+  snapshotStats(): SnapshotStats {
+    const positions = this.state.positions();
+    const bytesPerSnapshot = this.state.bytesPerSnapshot();
+    return { snapshots: positions.length, positions, bytesPerSnapshot, bytes: positions.length * bytesPerSnapshot };
   }
 
   /** ids [n] -> hidden [n, H]. */
@@ -162,7 +221,7 @@ export class ReferenceEngine implements LayerEngine {
 
   /** Checked before any layer runs, so a bad call changes no cache. */
   private checkContinues(layer: number, start: number, n: number): void {
-    const length = this.cache.length(layer);
+    const length = this.layerKvLength(layer);
     if (start !== length) {
       throw new PositionError(`layer ${layer}: position ${start} does not continue its KV cache of ${length} tokens (expected ${length})`);
     }
@@ -173,8 +232,10 @@ export class ReferenceEngine implements LayerEngine {
 
   /** One decoder layer, in place on x [n, H]. */
   private layerForward(index: number, positions: number[], x: Float32Array): void {
+    const any = this.weights.layers.get(index)!;
+    if (isHybridLayer(any)) { this.hybridForward(any, positions, x); return; }
     const c = this.config;
-    const layer = this.weights.layers.get(index) as LayerWeights | MoeLayerWeights;
+    const layer = any as LayerWeights | MoeLayerWeights;
     const norms = this.norms.get(index) as LayerNorms;
     const n = positions.length;
     const D = c.headDim;
@@ -205,6 +266,15 @@ export class ReferenceEngine implements LayerEngine {
     const gateUp = matmul(this.weight(layer.gateUp), hn, n);                                 // [n, 2·I]
     const act = siluMul(gateUp, c.intermediateSize);                            // [n, I]
     addInPlace(x, matmul(this.weight(layer.down), act, n));                                  // [n, H]
+  }
+
+  private hybridForward(layer: HybridLayerWeights, positions: number[], x: Float32Array): void {
+    const i = layer.index;
+    hybridLayerForward(layer, this.hybridVecs.get(i)!, {
+      config: this.config, weight: (w) => this.weight(w), kv: this.cache, deltaRule: this.deltaRule,
+      ...(this.state.has(i) ? { state: this.state.layer(i) } : {}),
+      onExpert: (expert, tokens) => this.expertRuns.push({ layer: i, expert, tokens }),
+    }, positions, x);
   }
 
   /** Final norm + head on the last row of hidden ([H] or [n, H]) -> logits [V]. */
@@ -241,6 +311,7 @@ export class ReferenceEngine implements LayerEngine {
 
   async dispose(): Promise<void> {
     this.cache.truncate(0);
+    this.state.clear();
     this.decoded.clear();
     this.decodedBytes = 0;
   }

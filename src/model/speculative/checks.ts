@@ -5,7 +5,7 @@ import type { GenerateOptions } from '../generate-types.ts';
 
 /** Why speculation cannot run for this request on this engine, or null when it can. */
 export function speculationOff(engine: LayerEngine, opts: GenerateOptions): string | null {
-  if (engine.recurrentState) return 'the model has recurrent layers, whose state a rejected draft cannot be cut back from (attention-only models for now)';
+  if (engine.recurrent) return 'the model has recurrent layers, whose state a rejected draft cannot be cut back from (attention-only models for now)';
   if (opts.constraint && !opts.constraint.lookahead) return 'the token constraint cannot look ahead, so drafted tokens cannot be checked against it';
   return null;
 }

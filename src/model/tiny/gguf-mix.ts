@@ -1,7 +1,8 @@
 // Which ggml type each tensor gets in a quantized GGUF, as llama.cpp's llama-quantize chooses it
 // without an importance matrix (src/llama-quant.cpp: tensor_allows_quantization,
 // llama_tensor_get_type_impl, tensor_type_fallback), for the file types we write. Q4_K_M is a mix:
-// Q4_K by default, Q6_K for the output (and a tied token_embd), for attn_v and ffn_down in the layers
+// Q4_K by default, Q6_K for the output (and a tied token_embd), for attn_v (and Qwen3.5's attn_qkv, which
+// llama-quantize treats as attention-v-like) and ffn_down (routed and shared experts' too) in the layers
 // use_more_bits picks; models with exactly 8 experts get Q8_0 attn_k/attn_v and Q5_K attn_output; a row
 // length (ne[0]) that is not a multiple of the block size falls back (Q4_K→Q5_0, Q5_K→Q5_1,
 // Q6_K→Q8_0, then F16).
@@ -47,7 +48,10 @@ function layerOf(name: string): number {
  */
 export function ggufTensorType(name: string, ne: readonly number[], baseType: GgmlType, ctx: MixContext): GgmlType {
   const ftype = ctx.fileType;
-  const quantizable = ne.length >= 2 && name.endsWith('weight') && !name.includes('_norm.weight') && !name.includes('ffn_gate_inp.weight');
+  // ggml_n_dims: trailing 1s do not count (ffn_gate_inp_shexp ne [H, 1] is 1-D to llama-quantize).
+  const dims = ne.reduce((n, d, i) => (d > 1 ? i + 1 : n), 1);
+  const quantizable = dims >= 2 && name.endsWith('weight') && !name.includes('_norm.weight') && !name.includes('ffn_gate_inp.weight')
+    && !name.includes('ssm_conv1d');
   if (!quantizable) return baseType;
   let type = DEFAULT_TYPE[ftype];
   if (GGML_TYPES[type].blockSize === 1) return type;                 // F32 / F16 / BF16 files: no mix
@@ -57,7 +61,7 @@ export function ggufTensorType(name: string, ne: readonly number[], baseType: Gg
   if (isOutput) {
     if (ne[0]! % GGML_TYPES[type].blockSize !== 0) type = 'Q8_0';
     else if (type !== 'Q8_0') type = 'Q6_K';
-  } else if (name.includes('attn_v.weight')) {
+  } else if (name.includes('attn_v.weight') || name.includes('attn_qkv.weight')) {   // attention-v-like (category_is_attn_v)
     if (kM && useMoreBits(i, ctx.numLayers)) type = 'Q6_K';
     if (ctx.numExperts === 8) type = 'Q8_0';
   } else if (name.includes('attn_k.weight')) {

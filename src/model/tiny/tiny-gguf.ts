@@ -12,6 +12,7 @@ import { HF } from '../formats/qwen3-names.ts';
 import { bf16BitsToF32, f32ToBf16Bits } from '../tensor-utils.ts';
 import type { GgmlType } from '../types.ts';
 import { ggufTensorType, LLAMA_FTYPE, quantizeOrder, type GgufFileType } from './gguf-mix.ts';
+import { hybridGgufMetadata, hybridGgufTensors } from './tiny-hybrid-gguf.ts';
 import { resolveTinyOptions, tinyWeights, type ResolvedTinyOptions, type TinyModelOptions } from './tiny-model.ts';
 
 /** A vocabulary in GGUF form (tokenizer.ggml.*) plus the chat template. */
@@ -77,14 +78,13 @@ function ggufTensors(o: ResolvedTinyOptions): { name: string; ne: number[]; base
 }
 
 function metadata(o: ResolvedTinyOptions, fileType: GgufFileType, vocab: GgufVocab, name: string): [string, GgufValue][] {
-  const arch = o.moe ? 'qwen3moe' : 'qwen3';
+  const arch = o.hybrid ? (o.moe ? 'qwen35moe' : 'qwen35') : o.moe ? 'qwen3moe' : 'qwen3';
   const u32 = (value: number): GgufValue => ({ kind: 'u32', value });
   const f32 = (value: number): GgufValue => ({ kind: 'f32', value });
   const str = (value: string): GgufValue => ({ kind: 'string', value });
-  const md: [string, GgufValue][] = [
-    ['general.architecture', str(arch)],
-    ['general.type', str('model')],
-    ['general.name', str(name)],
+  const head: [string, GgufValue][] = [['general.architecture', str(arch)], ['general.type', str('model')], ['general.name', str(name)]];
+  const md: [string, GgufValue][] = arch === 'qwen35' || arch === 'qwen35moe' ? [...head, ...hybridGgufMetadata(o, arch)] : [
+    ...head,
     [`${arch}.block_count`, u32(o.layers)],
     [`${arch}.context_length`, u32(40960)],
     [`${arch}.embedding_length`, u32(o.hidden)],
@@ -96,7 +96,7 @@ function metadata(o: ResolvedTinyOptions, fileType: GgufFileType, vocab: GgufVoc
     [`${arch}.attention.key_length`, u32(o.headDim)],
     [`${arch}.attention.value_length`, u32(o.headDim)],
   ];
-  if (o.moe) {
+  if (o.moe && !o.hybrid) {
     md.push([`${arch}.expert_used_count`, u32(o.moe.topK)], [`${arch}.expert_count`, u32(o.moe.experts)],
       [`${arch}.expert_feed_forward_length`, u32(o.moe.intermediate)]);
     if (!o.moe.normTopkProb) md.push([`${arch}.expert_weights_norm`, { kind: 'bool', value: false }]);
@@ -122,9 +122,10 @@ export function tinyGgufFiles(opts: TinyGgufOptions, vocab: GgufVocab): Map<stri
   const o = resolveTinyOptions({ ...opts, vocab: opts.vocab ?? vocab.tokens.length });
   if (o.vocab !== vocab.tokens.length) throw new RangeError(`tiny GGUF: vocab ${o.vocab} rows but the vocabulary has ${vocab.tokens.length} tokens`);
   const fileType = opts.fileType ?? 'Q8_0';
-  const stem = opts.name ?? `tiny-qwen3${o.moe ? '-moe' : ''}-${fileType}`;
-  const ctx = { fileType, numLayers: o.layers, numExperts: o.moe?.experts ?? 0, tiedEmbeddings: o.tieWordEmbeddings };
-  const tensors: GgufTensorToWrite[] = ggufTensors(o)
+  const stem = opts.name ?? `tiny-qwen3${o.hybrid ? '5' : ''}${o.moe ? '-moe' : ''}-${fileType}`;
+  // llama-quantize counts every block, the MTP one included (n_layer_all), for use_more_bits.
+  const ctx = { fileType, numLayers: o.layers + (o.hybrid?.extras ? 1 : 0), numExperts: o.moe?.experts ?? 0, tiedEmbeddings: o.tieWordEmbeddings };
+  const tensors: GgufTensorToWrite[] = (o.hybrid ? hybridGgufTensors(o) : ggufTensors(o))
     .sort((a, b) => quantizeOrder(a.name, b.name))
     .map((t) => {
       const type = ggufTensorType(t.name, t.ne, t.base, ctx);

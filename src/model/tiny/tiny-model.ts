@@ -16,6 +16,7 @@ import { encodeSafetensors } from '../formats/safetensors.ts';
 import { fromFloat32, quantizeQ4f16, Q4_GROUP_SIZE } from '../tensor-utils.ts';
 import type { TensorData } from '../types.ts';
 import { hashString, Sfc32 } from './prng.ts';
+import { resolveHybridOptions, tinyHybridHfConfig, tinyHybridWeights, type ResolvedHybridOptions, type TinyHybridOptions } from './tiny-hybrid.ts';
 
 export interface TinyModelOptions {
   layers?: number;             // default 4
@@ -29,6 +30,7 @@ export interface TinyModelOptions {
   shards?: number;             // N > 1: exactly N weight files, tensors split in order by count (default 1)
   tieWordEmbeddings?: boolean; // default true (like Qwen3-1.7B)
   moe?: TinyMoeOptions;        // present: a Qwen3 MoE model (model_type "qwen3_moe")
+  hybrid?: TinyHybridOptions;  // present: a Qwen3.5 hybrid ("qwen3_5", or "qwen3_5_moe" with moe)
 }
 
 /** The sparse MLP of a tiny Qwen3 MoE model (HF Qwen3MoeConfig fields). */
@@ -41,7 +43,7 @@ export interface TinyMoeOptions {
   mlpOnlyLayers?: number[];    // default none: every layer sparse
 }
 
-export type ResolvedTinyOptions = Required<Omit<TinyModelOptions, 'moe'>> & { moe?: Required<TinyMoeOptions> };
+export type ResolvedTinyOptions = Required<Omit<TinyModelOptions, 'moe' | 'hybrid'>> & { moe?: Required<TinyMoeOptions>; hybrid?: ResolvedHybridOptions };
 
 export type TinyFormat = 'safetensors' | 'mlc';
 
@@ -64,6 +66,11 @@ export function resolveTinyOptions(o: TinyModelOptions = {}): ResolvedTinyOption
     };
     if (!(r.moe.topK >= 1 && r.moe.topK <= r.moe.experts)) throw new RangeError(`tiny model: --top-k ${r.moe.topK} must be in [1, experts ${r.moe.experts}]`);
   }
+  if (o.hybrid) {
+    r.hybrid = resolveHybridOptions(o.hybrid, r.moe?.intermediate);
+    const rotary = Math.floor(r.headDim * r.hybrid.partialRotaryFactor);
+    if (rotary < 2 || rotary % 2 !== 0) throw new RangeError(`tiny model: head-dim ${r.headDim} · partial rotary factor ${r.hybrid.partialRotaryFactor} = ${rotary} rotary dims, which must be even and ≥ 2`);
+  }
   for (const [k, v] of Object.entries(r)) {
     if (typeof v === 'number' && (!Number.isInteger(v) || v < (k === 'seed' || k === 'layers' ? 0 : 1))) {
       throw new RangeError(`tiny model: --${k} must be a ${k === 'seed' || k === 'layers' ? 'non-negative' : 'positive'} integer, got ${v}`);
@@ -74,8 +81,9 @@ export function resolveTinyOptions(o: TinyModelOptions = {}): ResolvedTinyOption
   return r;
 }
 
-/** The config.json a Qwen3 repository would have for these options. */
+/** The config.json a Qwen3 (or Qwen3.5) repository would have for these options. */
 export function tinyHfConfig(o: ResolvedTinyOptions): Record<string, unknown> {
+  if (o.hybrid) return tinyHybridHfConfig(o);
   const moe = o.moe ? {
     decoder_sparse_step: o.moe.decoderSparseStep, mlp_only_layers: o.moe.mlpOnlyLayers, moe_intermediate_size: o.moe.intermediate,
     norm_topk_prob: o.moe.normTopkProb, num_experts: o.moe.experts, num_experts_per_tok: o.moe.topK, output_router_logits: false,
@@ -161,10 +169,11 @@ function gaussian(seed: number, name: string, n: number, std: number, mean = 0):
   return out;
 }
 
-export interface TinyTensor { name: string; shape: number[]; values: Float32Array }
+export interface TinyTensor { name: string; shape: number[]; values: Float32Array; dtype?: 'F32' }   // stored BF16 unless F32
 
 /** All weights in HF names and shapes, as f32 (before rounding to BF16 or quantizing). */
 export function tinyWeights(o: ResolvedTinyOptions): TinyTensor[] {
+  if (o.hybrid) return tinyHybridWeights(o, EMBEDDING_STD, OUTPUT_PROJ_GAIN, ROUTER_GAIN);
   const s = layerShapes({
     modelType: 'qwen3', hiddenSize: o.hidden, numLayers: o.layers, numHeads: o.heads, numKvHeads: o.kvHeads,
     headDim: o.headDim, intermediateSize: o.intermediate, vocabSize: o.vocab, ropeTheta: 1e6, rmsNormEps: 1e-6,
@@ -218,7 +227,7 @@ export interface TokenizerFiles { 'tokenizer.json': Uint8Array; 'tokenizer_confi
 export function tinySafetensorsFiles(opts: TinyModelOptions, tokenizer: TokenizerFiles): Map<string, Uint8Array> {
   const o = resolveTinyOptions(opts);
   const tensors: TensorData[] = tinyWeights(o)
-    .map((t) => fromFloat32(t.name, t.values, t.shape, 'BF16'))
+    .map((t) => fromFloat32(t.name, t.values, t.shape, t.dtype ?? 'BF16'))
     .sort((a, b) => (a.name < b.name ? -1 : 1));             // HF files list tensors by name
   const files = new Map<string, Uint8Array>([
     ['config.json', json(tinyHfConfig(o))],
@@ -247,6 +256,7 @@ export function tinySafetensorsFiles(opts: TinyModelOptions, tokenizer: Tokenize
 export function tinyMlcFiles(opts: TinyModelOptions, tokenizer: TokenizerFiles): Map<string, Uint8Array> {
   const o = resolveTinyOptions(opts);
   if (o.moe) throw new RangeError('tiny model: MLC q4f16_1 has no Qwen3 MoE layout; use --format safetensors or gguf');
+  if (o.hybrid) throw new RangeError('tiny model: MLC has no Qwen3.5 hybrid layout; use --format safetensors or gguf');
   for (const [k, v] of [['hidden', o.hidden], ['intermediate', o.intermediate], ['heads × head-dim', o.heads * o.headDim]] as const) {
     if (v % Q4_GROUP_SIZE !== 0) throw new RangeError(`tiny model: q4f16_1 needs ${k} to be a multiple of 32, got ${v}`);
   }

@@ -11,9 +11,9 @@ import { QWEN3_VOCAB, tinyMlcFiles, tinySafetensorsFiles, type TinyModelOptions,
 export type TinyFormatChoice = 'safetensors' | 'mlc' | 'both' | 'gguf';
 export type TinyVocabChoice = 'qwen3' | 'tiny-bpe';
 
-/** The Qwen3 vocabulary (151,936 ids) in GGUF form, from the real tokenizer.json. */
-export async function qwen3GgufVocab(): Promise<GgufVocab> {
-  const tok = await qwen3TokenizerFiles();
+/** The Qwen3 vocabulary (151,936 ids) in GGUF form, from the real tokenizer.json (and its template, or `files`'). */
+export async function qwen3GgufVocab(files?: TokenizerFiles): Promise<GgufVocab> {
+  const tok = files ?? (await qwen3TokenizerFiles());
   const dec = new TextDecoder();
   return ggufVocabFromTokenizerJson(JSON.parse(dec.decode(tok['tokenizer.json'])), JSON.parse(dec.decode(tok['tokenizer_config.json'])), QWEN3_VOCAB, 151643);
 }
@@ -28,7 +28,7 @@ export async function tinyBpeGgufVocab(chatTemplate?: string): Promise<GgufVocab
 
 /** Write a tiny GGUF model into `dir`; returns the file names. */
 export async function writeTinyGgufInto(dir: string, opts: TinyGgufOptions, vocab: TinyVocabChoice = 'qwen3', chatTemplate?: string): Promise<string[]> {
-  const v = vocab === 'qwen3' ? await qwen3GgufVocab() : await tinyBpeGgufVocab(chatTemplate);
+  const v = vocab === 'qwen3' ? await qwen3GgufVocab(opts.hybrid ? await qwen35TemplateTokenizerFiles() : undefined) : await tinyBpeGgufVocab(chatTemplate);
   return writeFolder(dir, tinyGgufFiles(opts, v));
 }
 
@@ -41,6 +41,18 @@ export async function qwen3TokenizerFiles(): Promise<TokenizerFiles> {
   };
 }
 
+/**
+ * The Qwen3 tokenizer files with Qwen3.5's own chat template (XML tool calls, an empty think block when
+ * thinking is off) for tiny hybrid models: no package ships Qwen3.5's 248k vocabulary, so the ids are
+ * Qwen3's, but the template (the repository's copy in test/fixtures) is the model's.
+ */
+export async function qwen35TemplateTokenizerFiles(): Promise<TokenizerFiles> {
+  const tok = await qwen3TokenizerFiles();
+  const template = await readFile(new URL('../../../test/fixtures/chat-templates/qwen3.5.jinja', import.meta.url), 'utf8');
+  const config = JSON.parse(new TextDecoder().decode(tok['tokenizer_config.json'])) as Record<string, unknown>;
+  return { ...tok, 'tokenizer_config.json': new TextEncoder().encode(`${JSON.stringify({ ...config, chat_template: template }, null, 2)}\n`) };
+}
+
 async function writeFolder(dir: string, files: Map<string, Uint8Array>): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   for (const [path, bytes] of files) await writeFile(join(dir, path), bytes);
@@ -51,7 +63,7 @@ async function writeFolder(dir: string, files: Map<string, Uint8Array>): Promise
 export async function writeTinyModelInto(dir: string, opts: TinyModelOptions & TinyGgufOptions, format: TinyFormatChoice,
   tokenizer?: TokenizerFiles, vocab?: TinyVocabChoice): Promise<Record<string, string[]>> {
   if (format === 'gguf') return { '.': await writeTinyGgufInto(dir, opts, vocab) };
-  const tok = tokenizer ?? (await qwen3TokenizerFiles());
+  const tok = tokenizer ?? (opts.hybrid ? await qwen35TemplateTokenizerFiles() : await qwen3TokenizerFiles());
   const written: Record<string, string[]> = {};
   if (format === 'safetensors' || format === 'both') {
     written[format === 'both' ? 'safetensors' : '.'] = await writeFolder(format === 'both' ? join(dir, 'safetensors') : dir, tinySafetensorsFiles(opts, tok));

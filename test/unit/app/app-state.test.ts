@@ -1,7 +1,7 @@
 // The app's plain-TS state modules: URL parameters, the model catalogue, edit diffs, the file tree, Store.
 import { describe, expect, test } from 'vitest';
 import { contextWarning, parseAppParams, UrlParamError } from '../../../src/app/url-params.ts';
-import { devicesNeeded, GGUF_PRESETS, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor } from '../../../src/app/models.ts';
+import { devicesNeeded, GGUF_PRESETS, HYBRID_PRESETS, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor } from '../../../src/app/models.ts';
 import { diffLines, proposedEdit } from '../../../src/app/diff.ts';
 import { buildTree, sortedChildren } from '../../../src/app/file-tree.ts';
 import { Store } from '../../../src/app/store.ts';
@@ -48,6 +48,24 @@ describe('model choices', () => {
       expect(ids).toContain(`Qwen/Qwen3-${size}`);
     }
     expect(MODEL_PRESETS[0]!.note).toMatch(/Random weights, for trying the room/);
+  });
+
+  test('Qwen3.5 / 3.6 hybrid presets: 27B and 35B-A3B for a room, 2B–9B for one device; state and its snapshots counted', () => {
+    expect(HYBRID_PRESETS.map((p) => p.id)).toEqual([
+      'unsloth/Qwen3.5-27B-GGUF:Q4_K_M', 'ggml-org/Qwen3.6-35B-A3B-GGUF:Q4_K_M', 'unsloth/Qwen3.5-9B-GGUF:Q4_K_M',
+      'unsloth/Qwen3.5-4B-GGUF:Q4_K_M', 'unsloth/Qwen3.5-2B-GGUF:Q4_K_M',
+    ]);
+    for (const p of HYBRID_PRESETS) expect(MODEL_PRESETS).toContain(p);
+    const [b27, a35, b9, , b2] = HYBRID_PRESETS;
+    const GiB = 2 ** 30;
+    // 35B-A3B: 10 attention layers (2 KV heads of 256): 20,480 B a token; 30 Gated DeltaNet layers of 2.2 MB state.
+    expect([a35!.kvBytesPerToken, a35!.stateBytes]).toEqual([20480, 30 * (3 * 128 * 64 + 32 * 128 * 128) * 4]);
+    expect(devicesNeeded(a35!, 8 * GiB, 8192)).toBe(3);     // (21.2 GB + 0.17 GB KV + 6 × 66 MB state) · 1.1 = 23.9 GB
+    expect(devicesNeeded(b27!, 8 * GiB, 8192)).toBe(3);
+    expect(devicesNeeded(b9!, 8 * GiB, 8192)).toBe(1);
+    expect(devicesNeeded(b2!, 4 * GiB, 8192)).toBe(1);
+    expect(devicesNeeded({ ...a35!, stateBytes: 0 }, 8 * GiB, 8192) <= devicesNeeded(a35!, 8 * GiB, 8192)).toBe(true);
+    expect(modelName('ggml-org/Qwen3.6-35B-A3B-GGUF:Q4_K_M')).toBe('Qwen3.6 35B-A3B · Q4_K_M (GGUF, hybrid MoE)');
   });
 
   test('GGUF presets: Qwen3 8B, 14B, 30B-A3B and Coder 30B-A3B at Q4_K_M, with how many devices they need', () => {

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { parseAppParams, UrlParamError } from '../../../src/app/url-params.ts';
 import { gibText, MemoryBudgetError, memoryBudgetFromGiB } from '../../../src/app/memory-budget.ts';
-import { countsFromDeal, manualDeal, rangesFromCounts } from '../../../src/app/manual-deal.ts';
+import { countsFromDeal, manualDeal, rangesFromCounts, shareBytes } from '../../../src/app/manual-deal.ts';
 import { DealError } from '../../../src/room/errors.ts';
 
 const GiB = 2 ** 30;
@@ -53,6 +53,14 @@ describe('manual deal', () => {
     ]);
     // The host keeps layer 0 (issue 12 item 7): giving it away is refused, naming the device.
     expect(() => manualDeal(devices, [0, 0, 4], 4)).toThrow(/the host keeps layer 0 .* device "Tablet"/);
+  });
+
+  test("a share's bytes: its own layers' bytes (uneven layers counted as they are), the host's fixed bytes on the host", () => {
+    const cost = { numLayers: 4, bytesPerLayer: 30, layerBytes: [10, 30, 20, 5], hostFixedBytes: 100 };
+    expect(shareBytes(rangesFromCounts(devices, [1, 2, 1]), cost)).toEqual([110, 50, 5]);
+    expect(shareBytes(rangesFromCounts(devices, [4, 0, 0]), cost)).toEqual([165, 0, 0]);
+    // Uniform layers (no layerBytes); a range past the model counts only the layers that exist.
+    expect(shareBytes(rangesFromCounts(devices, [1, 1, 5]), { numLayers: 4, bytesPerLayer: 7, hostFixedBytes: 1 })).toEqual([8, 7, 14]);
   });
 
   test('the deal in effect back to counts (a device it leaves out holds 0)', () => {

@@ -55,10 +55,15 @@ describe('frames', () => {
     const nan = encodeFrame({ kind: 'heartbeat', reply: false, sentAt: 1 });
     new DataView(nan.buffer).setFloat64(2, Number.NaN, true);
     expect(() => decodeFrame(nan)).toThrowError(/"sentAt" is not a finite number/);
-    for (const reserved of [0, 1, 3]) {   // pin and restore are reserved codes, never sent; 3 is nothing
+    for (const [code, op] of [[0, 'pin'], [1, 'restore'], [2, 'truncate'], [3, 'release']] as const) {
+      const frame = encodeFrame({ kind: 'checkpoint', epoch: 1, seq: 1, op, position: 5 });
+      expect(frame[9]).toBe(code);        // kind u8, epoch u32, seq u32, then the op
+      expect(decodeFrame(frame)).toEqual({ kind: 'checkpoint', epoch: 1, seq: 1, op, position: 5 });
+    }
+    for (const unknown of [4, 9, 255]) {
       const frame = encodeFrame({ kind: 'checkpoint', epoch: 1, seq: 1, op: 'truncate', position: 0 });
-      frame[9] = reserved;                // kind u8, epoch u32, seq u32, then the op
-      expect(() => decodeFrame(frame)).toThrowError(new RegExp(`"checkpoint" frame: checkpoint op ${reserved} is not truncate \\(2\\)`));
+      frame[9] = unknown;
+      expect(() => decodeFrame(frame)).toThrowError(new RegExp(`"checkpoint" frame: checkpoint op ${unknown} is none of pin \\(0\\), restore \\(1\\), truncate \\(2\\), release \\(3\\)`));
     }
   });
 });

@@ -1,5 +1,10 @@
-// GGUF metadata → ModelConfig, for general.architecture "qwen3" and "qwen3moe" (keys as llama.cpp's
-// convert_hf_to_gguf.py writes them: {arch}.block_count, .embedding_length, .attention.head_count, ...).
+// GGUF metadata → ModelConfig, for general.architecture "qwen3", "qwen3moe", and the Qwen3.5 hybrids
+// "qwen35" / "qwen35moe" (keys as llama.cpp's convert_hf_to_gguf.py writes them: {arch}.block_count,
+// .embedding_length, .attention.head_count, ...; the hybrid's own in ./gguf-hybrid.ts).
+//
+// Qwen3.5: block_count counts the MTP block(s) appended after the main layers (nextn_predict_layers);
+// the model has block_count − nextn_predict_layers layers. Its MoE has a shared expert
+// (expert_shared_feed_forward_length) and always renormalises the top-k weights.
 //
 // Where llama.cpp and HF differ for Qwen3 MoE we follow HF, the definition:
 //   - norm_topk_prob: llama.cpp always renormalises the top-k weights for qwen3moe. GGUF has no key for
@@ -10,6 +15,7 @@
 
 import { ConfigError, UnsupportedArchitectureError } from '../../errors.ts';
 import type { ModelConfig } from '../../types.ts';
+import { ggufHybridConfig } from './gguf-hybrid.ts';
 import { GGUF_ARCHITECTURES, GGUF_NAMES, type GgufArchitecture } from './gguf-names.ts';
 import type { GgufMetadataValue, GgufModel } from './gguf-read.ts';
 
@@ -68,21 +74,28 @@ export function parseGgufConfig(model: GgufModel): ModelConfig {
   const k = (s: string) => `${arch}.${s}`;
   const scaling = m[k('rope.scaling.type')];
   if (scaling !== undefined && scaling !== 'none') throw new ConfigError(`"${k('rope.scaling.type')}" ${JSON.stringify(scaling)} is not supported (plain RoPE only)`, { file });
+  const hybrid = arch === 'qwen35' || arch === 'qwen35moe';
+  const moeArch = arch === 'qwen3moe' || arch === 'qwen35moe';
   const hiddenSize = num(m, k('embedding_length'), file);
   const numHeads = num(m, k('attention.head_count'), file);
-  const numLayers = num(m, k('block_count'), file);
+  const blocks = num(m, k('block_count'), file);
+  const nextn = m[k('nextn_predict_layers')] ?? 0;
+  if (typeof nextn !== 'number' || !Number.isInteger(nextn) || nextn < 0 || nextn >= blocks) {
+    throw new ConfigError(`"${k('nextn_predict_layers')}" ${JSON.stringify(nextn)} must be a whole number below block_count ${blocks}`, { file });
+  }
+  const numLayers = blocks - nextn;
   const embedding = model.tensors.get(GGUF_NAMES.embedding);
   const tokens = m['tokenizer.ggml.tokens'];
   const vocabSize = embedding?.ne[1] ?? (Array.isArray(tokens) ? tokens.length : num(m, k('vocab_size'), file));
   const bos = m['tokenizer.ggml.bos_token_id'];
   const cfg: ModelConfig = {
-    modelType: arch === 'qwen3moe' ? 'qwen3_moe' : 'qwen3',
+    modelType: hybrid ? (moeArch ? 'qwen3_5_moe' : 'qwen3_5') : moeArch ? 'qwen3_moe' : 'qwen3',
     hiddenSize,
     numLayers,
     numHeads,
     numKvHeads: num(m, k('attention.head_count_kv'), file, numHeads),
     headDim: num(m, k('attention.key_length'), file, Math.floor(hiddenSize / numHeads)),
-    intermediateSize: num(m, k('feed_forward_length'), file, arch === 'qwen3moe' ? 1 : undefined),
+    intermediateSize: num(m, k('feed_forward_length'), file, moeArch ? num(m, k('expert_feed_forward_length'), file) : undefined),
     vocabSize,
     ropeTheta: num(m, k('rope.freq_base'), file, 1e6, false),
     rmsNormEps: num(m, k('attention.layer_norm_rms_epsilon'), file, 1e-6, false),
@@ -97,6 +110,17 @@ export function parseGgufConfig(model: GgufModel): ModelConfig {
   }
   if (cfg.numHeads % cfg.numKvHeads !== 0) {
     throw new ConfigError(`head_count ${cfg.numHeads} is not a multiple of head_count_kv ${cfg.numKvHeads}`, { file });
+  }
+  if (hybrid) cfg.hybrid = ggufHybridConfig(model, arch, (key, fallback, integer) => num(m, key, file, fallback, integer), numLayers, cfg.headDim);
+  if (arch === 'qwen35moe') {
+    cfg.moe = {
+      numExperts: num(m, k('expert_count'), file), numExpertsPerTok: num(m, k('expert_used_count'), file),
+      moeIntermediateSize: num(m, k('expert_feed_forward_length'), file), normTopkProb: true, decoderSparseStep: 1, mlpOnlyLayers: [],
+      sharedExpertIntermediateSize: num(m, k('expert_shared_feed_forward_length'), file),
+    };
+    if (cfg.moe.numExpertsPerTok > cfg.moe.numExperts) {
+      throw new ConfigError(`expert_used_count ${cfg.moe.numExpertsPerTok} exceeds expert_count ${cfg.moe.numExperts}`, { file });
+    }
   }
   if (arch === 'qwen3moe') {
     const norm = m[k('expert_weights_norm')];

@@ -13,11 +13,12 @@ import {
   type ModelWeights, type StoredDType, type TensorData, type WeightRequest,
 } from '../../types.ts';
 import { GGUF_NAMES as N } from './gguf-names.ts';
+import { assembleHybridLayers, hybridWanted } from './gguf-hybrid.ts';
 import { cachedGgufModel, type GgufModel, type GgufTensorInfo } from './gguf-read.ts';
 
 const FLOAT_TYPES: readonly GgmlType[] = ['F32', 'F16', 'BF16'];
 
-interface Want { ne: number[]; layer?: number; norm?: boolean }
+interface Want { ne: number[]; alt?: number[]; layer?: number; norm?: boolean }
 
 /** Tensor names a request needs with the ne the metadata implies. */
 function wanted(c: ModelConfig, req: WeightRequest): Map<string, Want> {
@@ -48,7 +49,8 @@ function check(model: GgufModel, name: string, want: Want): GgufTensorInfo {
   if (!t) throw new TensorMissingError('tensor not in the GGUF', { file: model.files[0]!, tensor: name });
   if (!t.type) throw new UnsupportedTensorTypeError(t.typeName, { file: t.file, tensor: name });
   if (want.norm && !FLOAT_TYPES.includes(t.type)) throw new UnsupportedTensorTypeError(`${t.type} (a norm must be F32, F16 or BF16)`, { file: t.file, tensor: name });
-  if (t.ne.length !== want.ne.length || t.ne.some((d, i) => d !== want.ne[i])) {
+  const same = (ne: number[]) => t.ne.length === ne.length && t.ne.every((d, i) => d === ne[i]);
+  if (!same(want.ne) && !(want.alt && same(want.alt))) {
     throw new ShapeMismatchError(`ne [${t.ne.join(', ')}] but the GGUF metadata implies [${want.ne.join(', ')}]`, { file: t.file, tensor: name });
   }
   return t;
@@ -91,7 +93,7 @@ function stack(parts: { info: GgufTensorInfo; bytes: Uint8Array }[]): Linear {
 export async function prepareGguf(source: ModelSource, file: string, config: ModelConfig, req: WeightRequest, opts: LoadOptions): Promise<PreparedLoad> {
   checkRequest(config, req, file);
   const model = await cachedGgufModel(source, file);
-  const want = wanted(config, req);
+  const want = config.hybrid ? withFixedTensors(config, req, hybridWanted(config, req)) : wanted(config, req);
   const infos = new Map<string, GgufTensorInfo>();
   const located = new Map<string, Located>();
   for (const [name, w] of want) {
@@ -104,16 +106,23 @@ export async function prepareGguf(source: ModelSource, file: string, config: Mod
   return { plan, located, assemble: (data) => assemble(config, req, infos, data) };
 }
 
+/** The embedding, final norm and head a request needs, beside a hybrid request's layer tensors. */
+function withFixedTensors(c: ModelConfig, req: WeightRequest, layers: Map<string, Want>): Map<string, Want> {
+  for (const [name, w] of wanted(c, { ...req, layers: [0, 0] })) layers.set(name, w);
+  return layers;
+}
+
 function assemble(c: ModelConfig, req: WeightRequest, infos: Map<string, GgufTensorInfo>, data: Map<string, Uint8Array>): ModelWeights {
   const part = (name: string) => ({ info: infos.get(name)!, bytes: data.get(name)! });
   const linear = (...names: string[]) => stack(names.map(part));
+  /** A small float tensor (norm, ssm_a, conv taps) as F32, shape = ne reversed (HF order). */
   const norm = (name: string): TensorData => {
     const { info, bytes } = part(name);
-    const t: TensorData = { name, dtype: info.type as StoredDType, shape: [info.ne[0]!], bytes };
+    const t: TensorData = { name, dtype: info.type as StoredDType, shape: [...info.ne].reverse(), bytes };
     return t.dtype === 'F32' ? t : { ...t, dtype: 'F32', bytes: new Uint8Array(toFloat32(t).buffer) };
   };
-  const layers = new Map<number, DecoderLayerWeights>();
-  for (let i = req.layers[0]; i < req.layers[1]; i++) {
+  const layers = c.hybrid ? assembleHybridLayers(c, req, { tensor: norm, linear }) : new Map<number, DecoderLayerWeights>();
+  for (let i = req.layers[0]; i < req.layers[1] && !c.hybrid; i++) {
     const attention = {
       index: i, inputNorm: norm(N.attnNorm(i)), qkv: linear(N.q(i), N.k(i), N.v(i)), qNorm: norm(N.qNorm(i)), kNorm: norm(N.kNorm(i)),
       o: linear(N.o(i)), postNorm: norm(N.ffnNorm(i)),

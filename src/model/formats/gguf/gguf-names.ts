@@ -1,4 +1,5 @@
-// llama.cpp's tensor names for Qwen3 (arch "qwen3") and Qwen3 MoE ("qwen3moe"). GGUF ne is the HF
+// llama.cpp's tensor names for Qwen3 (arch "qwen3") and Qwen3 MoE ("qwen3moe"); Qwen3.5's own are in
+// ../qwen35-names.ts (GGUF_HYBRID). GGUF ne is the HF
 // shape reversed (ne[0] contiguous): attn_q [H, Hq·D] holds HF q_proj.weight [Hq·D, H] as stored, no
 // permutation; experts are stacked: ffn_gate_exps ne [H, I_e, E] is HF experts.{e}.gate_proj [I_e, H]
 // for e = 0..E−1 back to back; ffn_gate_inp ne [H, E] is HF mlp.gate.weight [E, H].
@@ -26,5 +27,5 @@ export const GGUF_NAMES = {
   downExps: (i: number) => blk(i, 'ffn_down_exps'),
 };
 
-export const GGUF_ARCHITECTURES = ['qwen3', 'qwen3moe'] as const;
+export const GGUF_ARCHITECTURES = ['qwen3', 'qwen3moe', 'qwen35', 'qwen35moe'] as const;
 export type GgufArchitecture = (typeof GGUF_ARCHITECTURES)[number];

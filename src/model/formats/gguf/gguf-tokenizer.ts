@@ -17,11 +17,13 @@ type Json = Record<string, unknown>;
 const PRE_REGEX: Record<string, string | null> = {
   qwen2: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
   'deepseek-r1-qwen': "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  // Qwen3.5's 248k vocabulary: qwen2's split with combining marks (\p{M}) kept with their letters.
+  qwen35: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
   'llama-bpe': "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
   'gpt-2': null,                              // GPT-2's own split (ByteLevel use_regex)
   default: null,
 };
-const NFC_PRE = new Set(['qwen2', 'deepseek-r1-qwen']);
+const NFC_PRE = new Set(['qwen2', 'qwen35', 'deepseek-r1-qwen']);
 
 const CONTROL = 3, USER_DEFINED = 4, UNUSED = 5;
 

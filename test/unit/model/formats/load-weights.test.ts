@@ -61,7 +61,7 @@ describe('loadWeights: safetensors', () => {
     const one = await loadWeights(new NodeFolderSource(join(root, 'st')), { layers: [1, 3], head: true });
     const three = await loadWeights(new NodeFolderSource(join(root, 'st3')), { layers: [1, 3], head: true });
     for (const i of [1, 2]) {
-      expect(three.layers.get(i)!.qkv).toEqual(one.layers.get(i)!.qkv);
+      expect((three.layers.get(i) as LayerWeights).qkv).toEqual((one.layers.get(i) as LayerWeights).qkv);
       expect((three.layers.get(i) as LayerWeights).down).toEqual((one.layers.get(i) as LayerWeights).down);
     }
     expect(three.embedding).toEqual(one.embedding);

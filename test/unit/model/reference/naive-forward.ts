@@ -5,7 +5,7 @@
 // two share only the weight decoding.
 
 import { dequantizeLinear, tensorToF32 } from '../../../../src/model/reference/ops.ts';
-import type { Linear, ModelWeights, MoeMlpWeights, TensorData } from '../../../../src/model/types.ts';
+import type { LayerWeights, Linear, ModelWeights, MoeLayerWeights, MoeMlpWeights, TensorData } from '../../../../src/model/types.ts';
 
 type Matrix = number[][];
 
@@ -65,7 +65,7 @@ export function naiveLastLogits(w: ModelWeights, ids: number[]): number[] {
   const embed = matrix(w.embedding!);
   let xs = ids.map((id) => [...embed[id]!]);
   for (let l = 0; l < c.numLayers; l++) {
-    const L = w.layers.get(l)!;
+    const L = w.layers.get(l) as LayerWeights | MoeLayerWeights;
     const [qkvW, oW] = [matrix(L.qkv), matrix(L.o)];
     const [guW, downW] = L.mlp === 'moe' ? [[], []] : [matrix(L.gateUp), matrix(L.down)];
     const [inN, qN, kN, postN] = [vector(L.inputNorm), vector(L.qNorm), vector(L.kNorm), vector(L.postNorm)];

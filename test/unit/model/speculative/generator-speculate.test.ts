@@ -124,7 +124,7 @@ describe('speculative decoding on one engine', () => {
   });
 
   it('a recurrent engine turns speculation off, saying why', async () => {
-    const engine = Object.assign(engineOf(), { recurrentState: true });
+    const engine = Object.defineProperty(engineOf(), 'recurrent', { value: true });
     const r = await new Generator(engine, { ctx }).generate(prompt, { maxNewTokens: 5, speculate: { drafter: new PromptLookupDrafter() } });
     expect(r.stats).toMatchObject({ drafted: 0, passes: 4, speculationOff: expect.stringMatching(/recurrent/) });
   });
