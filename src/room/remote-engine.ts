@@ -92,8 +92,12 @@ export class RemoteLayerEngine implements LayerEngine {
   async truncate(length: number): Promise<void> {
     if (this.failure) return; // the device is gone: nothing of ours is left to cut
     if (length > this.kv) throw new PositionError(`device "${this.device.name}": cannot restore to ${length} past its cache of ${this.kv}`);
-    await this.checkpoint(this.recurrent ? 'restore' : 'truncate', length, length);
-    this.kv = length;                    // only once the guest has gone back (it may refuse: no snapshot there)
+    const done = this.checkpoint(this.recurrent ? 'restore' : 'truncate', length, length);
+    // A dense guest cannot refuse a cut, and runs frames in order: what is sent after it continues from
+    // `length` at once (the room orders cuts without waiting for their acks).
+    if (!this.recurrent) this.kv = length;
+    await done;
+    if (this.recurrent) this.kv = length; // a recurrent guest only once it has gone back (it may refuse: no snapshot there)
   }
 
   /** Pin the guest's recurrent state at `position` (its cache length). Dense guests keep nothing: no frame. */
