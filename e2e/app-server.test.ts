@@ -64,3 +64,33 @@ test('a server chosen on the start screen runs the agent: streamed answer, tool 
   expect(await page.getByTestId('server-tokenizer').inputValue()).toBe('/models/tiny');
   await context.close();
 });
+
+test('a chat-only server (OpenAI\'s "chat model" 404 on /v1/completions) runs the agent from the browser: messages, OpenAI tools, streamed tool_calls', async () => {
+  const chatOnly = await startOpenAIServer({
+    kind: 'generic', routes: { completions: 'chat-model' },
+    replies: [
+      { text: 'Writing it.', toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'chat.txt', content: 'hello from chat\n' }) }], delayMs: 5 },
+      { text: 'Wrote chat.txt.', delayMs: 5 },
+    ],
+  });
+  const context = await newDeviceContext(browser);
+  try {
+    const page = await context.newPage();
+    await page.goto(`${app.url}/?server=${encodeURIComponent(chatOnly.url)}&server-model=qwen3-test&tokenizer=${encodeURIComponent('/models/tiny')}`);
+    await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+    await page.getByTestId('request-input').fill('Write chat.txt');
+    await page.getByTestId('send').click();
+    const summary = page.getByTestId('tl-summary');
+    await summary.first().waitFor({ timeout: 60_000 });
+    expect(await summary.first().getAttribute('data-reason')).toBe('done');
+    const files = await page.getByTestId('file-tree').locator('button[data-path]').evaluateAll((b) => b.map((x) => x.getAttribute('data-path')));
+    expect(files).toEqual(['chat.txt']);
+    expect(chatOnly.paths).toEqual(['/v1/completions', '/v1/chat/completions', '/v1/chat/completions']);
+    const second = chatOnly.requests[1]!.messages as { role: string; tool_calls?: unknown[] }[];
+    expect(second.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    await page.screenshot({ path: path.join(artifactDir(), 'app-server-chat-only.png') });
+  } finally {
+    await context.close();
+    await chatOnly.close();
+  }
+});

@@ -1,6 +1,11 @@
 // The eval suite on the scripted model (`npm run eval -- --backend replay`): every task's right answer,
 // written by the agent loop through its real tools and grammar and served by the headless preview,
-// passes its Playwright check in real Chromium; every broken answer fails its check.
+// passes its Playwright check in real Chromium; every broken answer fails its check. A right answer's page
+// also loads in the agent's preview with no errors (the todo and dark-mode pages use localStorage, which the
+// sandboxed preview provides).
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect, test } from 'vitest';
 import { EVAL_TASKS } from '../eval/tasks/index.ts';
 import { replayModel } from '../eval/model.ts';
@@ -10,13 +15,22 @@ import { runEval } from '../eval/run.ts';
 test('12+ tasks: each right answer passes its check, each broken answer fails it', async () => {
   expect(EVAL_TASKS.length).toBeGreaterThanOrEqual(12);
   for (const task of EVAL_TASKS) expect(task.broken.length, task.id).toBeGreaterThanOrEqual(1);
-  const rows = await runEval({ tasks: EVAL_TASKS, model: await replayModel() });
+  const transcripts = await mkdtemp(path.join(tmpdir(), 'eval-transcripts-'));
+  const rows = await runEval({ tasks: EVAL_TASKS, model: await replayModel(), transcripts });
   const wrong = rows.filter((r) => !rowOk(r)).map((r) => `${r.task} (${r.variant}): ${r.detail || r.reason}`);
   expect(wrong).toEqual([]);
   const answers = rows.filter((r) => r.expected === 'pass');
   expect(answers.map((r) => r.task)).toEqual(EVAL_TASKS.map((t) => t.id));
   expect(answers.every((r) => r.reason === 'done' && r.toolCalls >= 3)).toBe(true);
   expect(rows.filter((r) => r.expected === 'fail').length).toBe(EVAL_TASKS.reduce((n, t) => n + t.broken.length, 0));
+  // What the preview said after each right answer's last serve: the page loaded, and nothing went wrong.
+  const served: Record<string, string> = {};
+  for (const name of (await readdir(transcripts)).filter((n) => n.endsWith('-solution.jsonl'))) {
+    const said = [...(await readFile(path.join(transcripts, name), 'utf8')).matchAll(/(?:Served|Reloaded) \/ on :\d+\/ — [^\\]*/g)].map((m) => m[0]);
+    served[name.replace('-solution.jsonl', '')] = said.at(-1)?.replace(/ \d+ ms/, ' N ms') ?? '(never served)';
+  }
+  expect(Object.keys(served).sort()).toEqual(EVAL_TASKS.map((t) => t.id).sort());
+  for (const [task, said] of Object.entries(served)) expect(said, task).toMatch(/^(Served|Reloaded) \/ on :\d+\/ — loaded in N ms, no errors\.$/);
   expect(summaryOf(rows)).toBe(`${EVAL_TASKS.length} of ${EVAL_TASKS.length} tasks pass; ${rows.length - EVAL_TASKS.length} of ${rows.length - EVAL_TASKS.length} broken answers fail their check`);
 }, 600_000);
 

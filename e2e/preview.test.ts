@@ -201,7 +201,7 @@ test('(4) run_js returns what it printed; while(true){} is stopped at 3 s and th
   await page.close();
 });
 
-test('(5) the sandbox cannot reach the host: IndexedDB, localStorage, cookies, DOM, forged bridge messages', async () => {
+test('(5) the sandbox cannot reach the host: IndexedDB, localStorage (the page gets its own), cookies, DOM, forged bridge messages', async () => {
   const page = await openPreviewHarness(context, env.server.url);
   await page.evaluate(`(async () => {
     localStorage.setItem('secret', 'host-local');
@@ -224,7 +224,9 @@ test('(5) the sandbox cannot reach the host: IndexedDB, localStorage, cookies, D
     } else console.log('isolation ' + name + ': READ ' + got);
   } catch (e) { console.log('isolation ' + name + ': blocked ' + e.name); }
 };
+// The page's own localStorage (the preview's, kept per port): empty, never the host's.
 attempt('localStorage', () => localStorage.getItem('secret'));
+attempt('localStorage write', () => { localStorage.setItem('secret', 'page-local'); return "kept as the page's own " + localStorage.getItem('secret'); });
 attempt('parent localStorage', () => parent.localStorage.getItem('secret'));
 attempt('cookie', () => document.cookie);
 attempt('parent DOM', () => parent.document.getElementById('host-secret').textContent);
@@ -248,12 +250,16 @@ parent.postMessage({ t: 'run-done', run: 1, ok: true }, '*');`,
     const m = /^\[log\] isolation (.+?): (.*)$/.exec(l)!;
     return [m[1], m[2]];
   }));
-  expect(Object.keys(results).sort()).toEqual(['cookie', 'indexedDB', 'localStorage', 'parent DOM', 'parent localStorage', 'popup', 'top DOM', 'top navigation']);
-  for (const [name, outcome] of Object.entries(results)) {
+  expect(Object.keys(results).sort()).toEqual(['cookie', 'indexedDB', 'localStorage', 'localStorage write', 'parent DOM', 'parent localStorage', 'popup', 'top DOM', 'top navigation']);
+  const { localStorage: own, 'localStorage write': write, ...reachingOut } = results;
+  expect(own).toBe('READ null');
+  expect(write).toBe('READ kept as the page\'s own page-local');
+  for (const [name, outcome] of Object.entries(reachingOut)) {
     expect(outcome, name).toMatch(/^blocked (SecurityError|TypeError)$/);
   }
   expect(logs).not.toContain('FORGED');
   expect(logs).not.toContain('host-');
+  await expect.poll(() => page.evaluate(`window.pv.host.storage.area(5173, 'local').get('secret')`)).toBe('page-local');
   // The host's data is intact and the host still owns exactly one channel to the frame, which works.
   expect(await page.evaluate(`localStorage.getItem('secret')`)).toBe('host-local');
   expect(page.url()).toBe(`${env.server.url}/harness/preview.html`);

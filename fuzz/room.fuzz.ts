@@ -2,7 +2,9 @@
 // mutated: bit flips, truncation, appended bytes, lying lengths, swapped kinds; src/room/fuzz.ts) go
 //  1. through the wire decoder, which may only return a frame or throw a ProtocolError;
 //  2. to a live host from a hostile peer in its room (reconnected when a mutated goodbye drops it);
-//  3. into a live guest, where the host's messages arrive.
+//  3. into a live guest, where the host's messages arrive;
+//  4. into the same guest over a direct channel another device of the room opened to it (direct hops:
+//     that device is not its previous hop, so everything it sends must be refused by name).
 // Every error the host or the guest reports must be a named room or engine error. Every 1,000 messages
 // (and at the end) the room must still work: re-dealt, it generates the same tokens as before the storm.
 // A mutation that happens to be a valid goodbye (to the hostile peer, or "removed" to the guest) is
@@ -88,6 +90,15 @@ export async function run(seed: number, count: number, opts: { hybrid?: boolean 
   };
   connectHostile();
 
+  // The hostile neighbour: a direct channel into the guest from a device that is not its previous hop.
+  let neighbour = null as FrameChannel | null;
+  const connectNeighbour = () => {
+    const [a, b] = memoryLinkPair();
+    guest.acceptNeighbour(b, 'hostile2');
+    neighbour = new FrameChannel(a);
+  };
+  connectNeighbour();
+
   const settle = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0)); };
   for (let i = 0; i < 200 && host.deviceList().length < 3; i++) await new Promise((r) => setTimeout(r, 5));
   const deal = () => host.setManualDeal([{ deviceId: 'host', range: [0, 2] }, { deviceId: 'guest001', range: [2, 4] }]);
@@ -116,6 +127,7 @@ export async function run(seed: number, count: number, opts: { hybrid?: boolean 
   // Not a valid goodbye into the guest: "you were removed" is an order a guest must obey.
   const toGuest = fuzzMessages(seed * 2 + 1, count, sampleFrames(H).filter((f) => f.kind !== 'bye'), 2_000_000);
   const toHost = fuzzMessages(seed * 2, count, sampleFrames(H), 1_000_000);
+  const toNeighbour = fuzzMessages(seed * 2 + 7, count, sampleFrames(H), 3_000_000);
   for (n = 0; n < count; n++) {
     report.cases++;
     // 1. the decoder alone
@@ -132,10 +144,14 @@ export async function run(seed: number, count: number, opts: { hybrid?: boolean 
     // 3. the guest, where the host's messages arrive
     if (!guest.frameChannel?.isOpen()) attachGuest();
     guest.frameChannel!.receive(toGuest[n]!);
+    // 4. the guest, from a neighbour that is not its previous hop
+    if (!neighbour?.isOpen()) connectNeighbour();
+    try { neighbour!.link.send(toNeighbour[n]!); } catch { connectNeighbour(); }
     if (n % 100 === 99) await settle();
     if (n % CHECK_EVERY === CHECK_EVERY - 1) await check();
   }
   await check();
+  neighbour?.close();
   await host.close();
   await guest.leave('fuzz over');
   report.ms = performance.now() - t0;

@@ -1,11 +1,16 @@
 // Engine harness: loads a model into the engine worker (workers/engine.worker.ts) and generates greedy
 // tokens through the shared Generator, so e2e tests can compare the browser's WebGPU tokens with the
 // reference's. Result on window.__engine = { state: 'done', ids, stats, adapter } or { state: 'error', … }.
+// ?profile=N also times N decode steps each way the app can take one (see profileDecode) and the same
+// model's CPU reference in the page: window.__engine.profile, milliseconds per token (medians).
+// &compare=WGxITEMS starts a second engine whose head uses that top-k layout and times the two in turn.
 import { WorkerEngine } from '../src/gpu/worker-engine.ts';
 import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
 import { HttpModelSource } from '../src/model/sources/http.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
+import { loadWeights } from '../src/model/load-weights.ts';
+import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
 
 const params = new URLSearchParams(location.search);
 const logEl = document.getElementById('log')!;
@@ -33,8 +38,79 @@ async function main(): Promise<void> {
   const stats = await engine.stats();
   log(`ids: ${result.ids.join(' ')}`);
   log(`decode ${result.stats.decodeTokensPerSecond.toFixed(2)} tok/s, ${stats.decodeDispatchesPerLayer} dispatches/layer`);
-  w.__engine = { state: 'done', prompt: ids, ids: result.ids, finish: result.finish, stats, generation: result.stats, adapter: engine.info.adapter };
+  const profileSteps = Number(params.get('profile') ?? 0);
+  const profile = profileSteps > 0 ? await profileDecode(engine, source, model, config.numLayers, profileSteps, ctx) : undefined;
+  w.__engine = { state: 'done', prompt: ids, ids: result.ids, finish: result.finish, stats, generation: result.stats, adapter: engine.info.adapter, profile };
   await engine.dispose();
+}
+
+/**
+ * Milliseconds per decode step, median of `n`, each way the app can take one: the round trip alone (a
+ * one-row embed: one submit, one tiny read-back, one worker message), the layers alone, the head with
+ * its pick (greedy; top-20; under a vocabulary mask; with the overrule check the agent asks for), the
+ * fused decodeToken as the app calls it, and the CPU reference engine's decode step in this page.
+ */
+async function profileDecode(engine: WorkerEngine, source: HttpModelSource, model: string, numLayers: number, n: number, ctx: number): Promise<Record<string, number>> {
+  const at = engine.kvLength();
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const time = async (fn: () => Promise<unknown>): Promise<number> => {
+    await fn();
+    const xs: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await fn();
+      xs.push(performance.now() - t0);
+    }
+    return median(xs);
+  };
+  const vocab = engine.info.vocabSize;
+  const bits = new Uint32Array(Math.ceil(vocab / 32)).fill(0xffffffff);
+  const agent = { temperature: 0.7, topP: 0.8, topK: 20, seed: 1 };
+  const hidden = await engine.embed([5]);
+  const out: Record<string, number> = {};
+  out['round trip (1-row embed)'] = await time(() => engine.embed([5]));
+  out['logits read back (whole vocabulary)'] = await time(() => engine.logits(hidden));
+  out['head + argmax'] = await time(() => engine.sample(hidden, { temperature: 0 }));
+  out['head + top-20'] = await time(() => engine.sample(hidden, agent));
+  out['head + top-20, masked'] = await time(() => engine.sample(hidden, agent, { bits }));
+  out['head + top-20, masked, overrule check'] = await time(() => engine.sample(hidden, agent, { bits, overruled: () => undefined }));
+  out['layers (1 token)'] = await time(async () => { await engine.truncate(at); await engine.runLayers([0, numLayers], at, hidden); });
+  out['decodeToken greedy'] = await time(async () => { await engine.truncate(at); await engine.decodeToken(5, { temperature: 0 }); });
+  out['decodeToken as the agent (top-20, mask, overrule check)'] = await time(async () => { await engine.truncate(at); await engine.decodeToken(5, agent, { bits, overruled: () => undefined }); });
+  const weights = await loadWeights(source, { layers: [0, numLayers], embedding: true, head: true });
+  const reference = new ReferenceEngine(weights, { ctx });
+  const prompt = Array.from({ length: at }, (_, i) => 1000 + i);
+  await reference.runLayers([0, numLayers], 0, await reference.embed(prompt));
+  out['CPU reference decodeToken as the agent'] = await time(async () => { await reference.truncate(at); await reference.decodeToken(5, agent, { bits, overruled: () => undefined }); });
+  await reference.dispose();
+  const compare = /^(\d+)x(\d+)$/.exec(params.get('compare') ?? '');
+  if (compare) {
+    const layout = { WG: Number(compare[1]), ITEMS: Number(compare[2]) };
+    const other = await WorkerEngine.start({ model, layers: [0, numLayers], embedding: true, head: true, ctx, useF16: params.get('f16') !== '0', topk: layout });
+    const prompt2 = Array.from({ length: at }, (_, i) => 1000 + i);
+    await other.runLayers([0, numLayers], 0, await other.embed(prompt2));
+    const mine = (await engine.stats()).kernels.match(/top-k (\S+)/)?.[1] ?? 'default';
+    const theirs = `wg${layout.WG}×${layout.ITEMS}`;
+    const step = (e: WorkerEngine, greedy: boolean) => async () => {
+      await e.truncate(at);
+      await e.decodeToken(5, greedy ? { temperature: 0 } : agent, greedy ? undefined : { bits, overruled: () => undefined });
+    };
+    // In turn, so the machine's load falls on both alike.
+    const xs: Record<string, number[]> = {};
+    for (const greedy of [false, true]) {
+      for (const [name, e] of [[mine, engine], [theirs, other]] as const) await step(e, greedy)();
+      for (let i = 0; i < n; i++) {
+        for (const [name, e] of [[mine, engine], [theirs, other]] as const) {
+          const t0 = performance.now();
+          await step(e, greedy)();
+          (xs[`decodeToken ${greedy ? 'greedy' : 'as the agent'}, top-k ${name}`] ??= []).push(performance.now() - t0);
+        }
+      }
+    }
+    for (const [k, v] of Object.entries(xs)) out[k] = median(v);
+    await other.dispose();
+  }
+  return out;
 }
 
 main().catch((e: Error & { code?: string }) => {

@@ -8,7 +8,7 @@ import { createHostRoom, engineFactory, joinRoom, type EngineKind } from '../src
 import type { DealEntry } from '../src/room/deal.ts';
 import { fuzzMessages, sampleFrames } from '../src/room/fuzz.ts';
 import { defaultSignaling, hostPeerId, peerPrefix } from '../src/room/signaling.ts';
-import { encodeFrame, decodeFrame } from '../src/room/protocol.ts';
+import { encodeFrame, decodeFrame, PROTOCOL_VERSION } from '../src/room/protocol.ts';
 import { chunkFrame, Reassembler } from '../src/room/wire.ts';
 
 const params = new URLSearchParams(location.search);
@@ -29,7 +29,7 @@ async function host(): Promise<void> {
   const ctx = Number(params.get('ctx') ?? 256);
   const room = await createHostRoom({
     model, engine, ctx, speed, name: 'Host',
-    host: { microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0' },
+    host: { microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0', directHops: params.get('hops') !== '0' },
   });
   room.host.on((e) => {
     if (e.type === 'devices') return;
@@ -42,6 +42,7 @@ async function host(): Promise<void> {
   w.__room = {
     roomId: room.roomId, link: room.link, events,
     devices: () => room.host.deviceList(),
+    chains: () => room.host.chains,
     deal: (entries: DealEntry[] | null) => room.host.setManualDeal(entries),
     redeal: () => room.host.redeal(),
     whenReady: () => room.host.whenReady(),
@@ -76,7 +77,7 @@ async function guest(): Promise<void> {
   });
   w.__room = {
     deviceId: g.deviceId, events,
-    state: () => ({ epoch: g.guest.currentEpoch, range: g.guest.assignedRange, stats: { ...g.guest.stats } }),
+    state: () => ({ epoch: g.guest.currentEpoch, range: g.guest.assignedRange, route: g.guest.route, stats: { ...g.guest.stats } }),
     /** Feed hostile wire messages into this guest exactly where the host's messages arrive. */
     async inject(seed: number, count: number) {
       const ch = g.guest.frameChannel!;
@@ -123,7 +124,7 @@ async function fuzz(): Promise<void> {
     /** A valid hello that claims to be device `deviceId` (another guest's id: an impersonation). */
     helloAs(deviceId: string) {
       const caps = { adapter: 'fuzz', engine: 'reference', isFallbackAdapter: false, shaderF16: false, maxStorageBufferBindingSize: 0, maxBufferSize: 0, deviceMemoryGiB: 0, memoryBudgetBytes: 2 ** 30, speed: 1 } as const;
-      const hello = encodeFrame({ kind: 'hello', protocol: 1, roomId, deviceId, name: 'Impostor', caps });
+      const hello = encodeFrame({ kind: 'hello', protocol: PROTOCOL_VERSION, roomId, deviceId, name: 'Impostor', caps });
       for (const m of chunkFrame(hello, 1)) conn.dataChannel.send(m as Uint8Array<ArrayBuffer>);
     },
     open: () => conn.open,

@@ -2,12 +2,14 @@
 // so sampling reads back blocks·TOPK (value, id) pairs instead of all V logits. TOPK = 1 is argmax.
 // Allowed: bit id%32 of mask word id/32 set (when use_mask is 1; ids past mask_words are not allowed)
 // and the logit is > −inf (NaN never wins). Ties go to the lower id, as in src/model/sampler.ts.
+// With report_top, each block also writes its best finite logit with no mask at best[blocks·TOPK + block],
+// so the caller learns in the same pass whether the mask overruled the model's own top choice.
 //
 // Bindings (declared in src/gpu/kernels/topk-blocks.ts, which generates their WGSL):
-//   params uniform        Params { use_mask, mask_words }
+//   params uniform        Params { use_mask, mask_words, report_top }
 //   logits storage, read  array<f32> [V]
 //   mask   storage, read  array<u32> [≥ 1]
-//   best   storage, rw    array<vec2<u32>> [blocks, TOPK]: (f32 bits, id); id 0xffffffff = none
+//   best   storage, rw    array<vec2<u32>> [blocks, TOPK] (+ [blocks] with report_top): (f32 bits, id); id 0xffffffff = none
 // Dispatch: (blocks) with blocks = ceil(V / (WG · ITEMS))
 
 override V: u32;
@@ -34,6 +36,21 @@ fn allowed(id: u32, v: f32) -> bool {
   return word < params.mask_words && ((mask[word] >> (id & 31u)) & 1u) == 1u;
 }
 
+// The workgroup's best of every lane's (bv, bi), left in red_val[0], red_id[0]; returns the winning id.
+fn reduce(lid: u32, bv: f32, bi: u32) -> u32 {
+  red_val[lid] = bv;
+  red_id[lid] = bi;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+    if (lid < stride && beats(red_val[lid + stride], red_id[lid + stride], red_val[lid], red_id[lid])) {
+      red_val[lid] = red_val[lid + stride];
+      red_id[lid] = red_id[lid + stride];
+    }
+    workgroupBarrier();
+  }
+  return red_id[0];
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let block0 = wid.x * WG * ITEMS;
@@ -45,6 +62,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     live[i] = false;
     if (id < V) { vals[i] = logits[id]; live[i] = allowed(id, vals[i]); }
   }
+  if (params.report_top == 1u) {
+    // the block's best finite logit, mask or not
+    var tv = 0.0;
+    var ti = NONE;
+    for (var i = 0u; i < ITEMS; i++) {
+      let id = block0 + lid + i * WG;
+      if (id < V && vals[i] >= -3.4028234e38 && beats(vals[i], id, tv, ti)) { tv = vals[i]; ti = id; }
+    }
+    let top_id = reduce(lid, tv, ti);
+    if (lid == 0u) { best[num_workgroups_x() * TOPK + wid.x] = vec2<u32>(bitcast<u32>(red_val[0]), top_id); }
+    workgroupBarrier();
+  }
   for (var r = 0u; r < TOPK; r++) {
     var bv = 0.0;
     var bi = NONE;
@@ -53,19 +82,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let id = block0 + lid + i * WG;
       if (live[i] && beats(vals[i], id, bv, bi)) { bv = vals[i]; bi = id; bslot = i; }
     }
-    red_val[lid] = bv;
-    red_id[lid] = bi;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-      if (lid < stride && beats(red_val[lid + stride], red_id[lid + stride], red_val[lid], red_id[lid])) {
-        red_val[lid] = red_val[lid + stride];
-        red_id[lid] = red_id[lid + stride];
-      }
-      workgroupBarrier();
-    }
-    let win_id = red_id[0];
+    let win_id = reduce(lid, bv, bi);
     if (lid == 0u) { best[wid.x * TOPK + r] = vec2<u32>(bitcast<u32>(red_val[0]), win_id); }
     if (bi != NONE && bi == win_id) { live[bslot] = false; }   // the owner retires the winner
     workgroupBarrier();
   }
+}
+
+// blocks = ceil(V / (WG · ITEMS)), the dispatch size.
+fn num_workgroups_x() -> u32 {
+  return (V + WG * ITEMS - 1u) / (WG * ITEMS);
 }

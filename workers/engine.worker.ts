@@ -6,6 +6,7 @@ import { requestAdapter, summarizeAdapter, type AdapterInfoSummary } from '../sr
 import { createWebGPUEngine } from '../src/gpu/create-engine.ts';
 import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
+import type { TopkLayout } from '../src/gpu/tuning.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
 import type { LayerRange, RowCandidates, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
@@ -21,6 +22,8 @@ export interface WorkerLoadRequest {
   ctx?: number;
   useF16?: boolean;
   maxBindingBytes?: number;
+  /** The head's top-k layout instead of the adapter's (benches). */
+  topk?: TopkLayout;
 }
 
 export interface WorkerLoaded {
@@ -52,7 +55,7 @@ const api = {
       onProgress: (p) => onProgress?.({ ...p, phase: 'fetch' }),
     });
     engine = await createWebGPUEngine(weights, {
-      device, ctx: req.ctx, useF16: req.useF16, maxBindingBytes: req.maxBindingBytes,
+      device, ctx: req.ctx, useF16: req.useF16, maxBindingBytes: req.maxBindingBytes, ...(req.topk ? { topk: req.topk } : {}),
       onProgress: (p) => onProgress?.({ ...p, phase: 'upload' }),
     });
     return {

@@ -3,6 +3,9 @@
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
 import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 
+/** A chat message; an answer also keeps its text exactly as sampled, calls written in it (absent once compaction rewrote it). */
+export type RequestMessage = ChatMessage & { sampled?: string };
+
 /**
  * One answer to the whole rendered conversation: the model layer's GenerateOptions (answer cap, stop
  * tokens, pinned checkpoint, the call grammar as `constraint`, abort) plus the prompt and the text as it
@@ -10,6 +13,8 @@ import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
  */
 export interface BackendRequest extends GenerateOptions {
   prompt: number[];            // token ids of the whole rendered conversation
+  /** The same conversation as chat messages, for a server that renders the turns itself (chat completions). */
+  messages?: RequestMessage[];
   /** The answer's text so far after each token, decoded from exact token bytes (whole characters). */
   onText?: (textSoFar: string) => void;
 }

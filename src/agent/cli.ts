@@ -160,6 +160,10 @@ async function runLoop(
   agent.subscribe((e) => printer.push(e).forEach((line) => io.out(line)));
   const outcome = await agent.run(opts.request);
   printer.flush().forEach((line) => io.out(line));
+  if (backend instanceof OpenAIBackend && backend.completionsMissing) {
+    const tools = backend.toolsRefused ? `the tools in the text (it refused tools: ${backend.toolsRefused})` : 'the tools as OpenAI tools';
+    io.out(`· the server has no /v1/completions (${backend.completionsMissing}); the conversation went to /v1/chat/completions as messages, ${tools}`);
+  }
   if (backend instanceof OpenAIBackend && backend.grammarRefused) io.out(`· the server refused the call grammar (${backend.grammarRefused}); calls were read by the parser and repairs alone`);
   if (opts.transcript) await writeFile(opts.transcript, agent.transcript.jsonl());
   if (opts.json) {

@@ -2,7 +2,7 @@
 //   opening ++ segment tokens ... ++ generation prompt
 // Assistant segments hold the tokens the model sampled (never re-encoded), so each step's prompt starts
 // with the previous prompt plus the previous answer: the engine's KV cache covers all of it.
-import type { Backend } from './backend.ts';
+import type { Backend, RequestMessage } from './backend.ts';
 import type { ResultForTurn, TurnRenderer } from './turns.ts';
 import { STUB_MIN_CHARS } from './limits.ts';
 
@@ -75,6 +75,37 @@ export class Conversation {
 
   promptText(): string {
     return this.turns.opening + this.segments.map((s) => s.text).join('') + this.turns.generationPrompt;
+  }
+
+  /**
+   * The conversation as chat messages, for a server that renders the turns with its own template: the
+   * system prompt (the tools go beside it), the user turns, each answer as its prose with the calls that
+   * ran as tool_calls (cleared as the turn was) and its sampled text, and their results as tool messages right after it. Results
+   * that no longer follow their answer go as the user turn our template writes for them.
+   */
+  messages(): RequestMessage[] {
+    const out: RequestMessage[] = [{ role: 'system', content: this.turns.system }];
+    this.segments.forEach((s, i) => {
+      if (s.kind === 'assistant') {
+        const next = this.segments[i + 1];
+        if (next?.kind === 'results' && next.step === s.step && next.request === s.request && next.calls.length > 0) {
+          const open = s.content.indexOf('<tool_call>');
+          const prose = open < 0 ? '' : s.content.slice(0, open).trimEnd();
+          const calls = next.calls.map((c) => ({ name: c.name, arguments: s.cleared ? clearedArguments(c) : c.arguments }));
+          out.push(s.cleared ? { role: 'assistant', content: prose, tool_calls: calls } : { role: 'assistant', content: prose, tool_calls: calls, sampled: s.content });
+        } else {
+          out.push({ role: 'assistant', content: s.content });
+        }
+      } else if (s.kind === 'results') {
+        const prev = this.segments[i - 1];
+        const answered = prev?.kind === 'assistant' && prev.step === s.step && prev.request === s.request && s.calls.length > 0;
+        if (answered) for (const c of s.calls) out.push({ role: 'tool', name: c.name, content: resultForTurn(c).content });
+        else out.push({ role: 'user', content: this.turns.userContentOf(s.text) ?? s.text });
+      } else {
+        out.push({ role: 'user', content: s.content });
+      }
+    });
+    return out;
   }
 
   addUser(request: number, content: string): void {

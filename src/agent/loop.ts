@@ -202,6 +202,7 @@ export class Agent {
       const constraint: CallConstraint | undefined = closing ? codec.noCalls?.() : codec.constraint?.();
       const result: BackendResult = await backend.generate({
         prompt,
+        messages: this.conversation.messages(),
         maxNewTokens: answerCapFor(prompt.length, backend.contextSize, cap),
         stopTokens: this.stopTokens(),
         pinAt: this.conversation.pinAt,

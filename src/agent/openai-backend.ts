@@ -3,6 +3,10 @@
 //   - the prompt is the conversation rendered with the model's own chat template (as for our engine) and
 //     goes to /v1/completions as text, so the turns are exactly ours; tokens are counted with the model's
 //     tokenizer here, and the server's own usage is kept beside (serverUsage);
+//   - a server without /v1/completions (404/405, or an error naming chat completions) gets the same
+//     conversation as messages on /v1/chat/completions (openai/chat.ts): with the OpenAI `tools` where it
+//     takes them, else with the tools in the system turn as our template writes them; it is asked once,
+//     and remembered;
 //   - the answer streams as server-sent events; Stop aborts the HTTP request at once;
 //   - where the server takes a grammar (llama.cpp `grammar`, vLLM structured outputs) the call grammar
 //     goes with it (gbnf.ts); a server that refuses it is asked again without, and then the parser and
@@ -17,7 +21,9 @@ import type { Backend, BackendRequest, BackendResult } from './backend.ts';
 import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 import { QWEN3_NON_THINKING } from './engine-backend.ts';
 import { callGrammar } from './openai/gbnf.ts';
-import { causeOf, describeError, ServerError, type ServerInfo } from './openai/server.ts';
+import { causeOf, describeError, readBounded, ServerError, type ServerInfo } from './openai/server.ts';
+import { CHAT_PATH, COMPLETIONS_PATH, nativeMessages, refusesTools, saysNoCompletions, StreamedToolCalls, textMessages, wireTools } from './openai/chat.ts';
+import { TurnRenderer } from './turns.ts';
 import { SseParser } from './openai/sse.ts';
 
 export interface OpenAIBackendOptions {
@@ -43,8 +49,13 @@ export class OpenAIBackend implements Backend {
   readonly devices = 1;
   /** Set once the server refused the grammar: later requests go without it. */
   grammarRefused: string | null = null;
+  /** Set once the server turned down /v1/completions (its words): later requests go to chat completions. */
+  completionsMissing: string | null = null;
+  /** Set once the chat server refused `tools`: later requests carry them in the text. */
+  toolsRefused: string | null = null;
   private readonly grammar: string | null;
   private readonly fetchFn: typeof fetch;
+  private turns: TurnRenderer | null = null;
 
   constructor(private readonly opts: OpenAIBackendOptions) {
     this.name = opts.name ?? `${opts.model} on ${opts.server.base}`;
@@ -52,6 +63,12 @@ export class OpenAIBackend implements Backend {
     const takesGrammar = opts.server.kind === 'llama.cpp' || opts.server.kind === 'vllm';
     this.grammar = takesGrammar && opts.tools?.length ? callGrammar(opts.template.format, opts.tools) : null;
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init)); // unbound: a browser's fetch refuses another `this`
+  }
+
+  /** Where answers go now, and how the tools travel there. */
+  get route(): 'completions' | 'chat (tools)' | 'chat (tools in the text)' {
+    if (!this.completionsMissing) return 'completions';
+    return this.toolsRefused || !this.opts.tools?.length ? 'chat (tools in the text)' : 'chat (tools)';
   }
 
   encode(text: string): number[] {
@@ -66,47 +83,84 @@ export class OpenAIBackend implements Backend {
     return this.opts.template.render(messages, tools, { enableThinking: false, addGenerationPrompt: true });
   }
 
-  /** The request body for one answer (exposed for tests and for a user who wants to see it). */
+  /** The request body for one answer on /v1/completions (exposed for tests and for a user who wants to see it). */
   body(req: BackendRequest, withGrammar: boolean): Record<string, unknown> {
-    const s = req.sampling ?? this.opts.sampling ?? QWEN3_NON_THINKING;
     const body: Record<string, unknown> = {
       model: this.opts.model,
       prompt: this.opts.tokenizer.decode(req.prompt),
-      max_tokens: req.maxNewTokens,
-      stream: true,
-      stream_options: { include_usage: true },
-      temperature: s.temperature,
+      ...this.common(req),
       stop: (req.stopTokens ?? []).map((id) => this.opts.tokenizer.decode([id])),
     };
-    if (s.topP !== undefined) body.top_p = s.topP;
-    if (s.topK !== undefined) body.top_k = s.topK;
-    if (s.seed !== undefined) body.seed = s.seed;
-    if (this.opts.server.kind === 'llama.cpp') body.cache_prompt = true;
-    if (withGrammar && this.grammar) {
-      if (this.opts.server.kind === 'llama.cpp') body.grammar = this.grammar;
-      else body.structured_outputs = { grammar: this.grammar };
-    }
+    if (withGrammar) this.addGrammar(body);
     return body;
   }
 
-  async generate(req: BackendRequest): Promise<BackendResult> {
-    const withGrammar = Boolean(this.grammar && req.constraint && !this.grammarRefused);
-    const first = await this.once(req, withGrammar);
-    if (first.refusedGrammar) {
-      // The server does not take this grammar: say why once, and carry on with the parser and repairs.
-      this.grammarRefused = first.refusedGrammar;
-      return (await this.once(req, false)).result;
+  /** The request body for one answer on /v1/chat/completions: the messages, with native tools or tools in the text. */
+  chatBody(req: BackendRequest, nativeTools: boolean, withGrammar: boolean): Record<string, unknown> {
+    const messages = req.messages ?? [];
+    const body: Record<string, unknown> = { model: this.opts.model, ...this.common(req) };
+    const tools = this.opts.tools ?? [];
+    if (nativeTools) {
+      body.messages = nativeMessages(messages);
+      body.tools = wireTools(tools);
+    } else {
+      body.messages = textMessages(messages, this.turnsFor(messages[0]?.role === 'system' ? messages[0].content : ''));
+      if (withGrammar) this.addGrammar(body);
     }
-    return first.result;
+    // Qwen3's templates think unless told not to; the servers that render templates pass this through.
+    if (this.opts.server.kind === 'llama.cpp' || this.opts.server.kind === 'vllm') body.chat_template_kwargs = { enable_thinking: false };
+    return body;
   }
 
-  private async once(req: BackendRequest, withGrammar: boolean): Promise<{ result: BackendResult; refusedGrammar?: string }> {
+  /** Sampling and streaming fields both routes share; top_k and cache_prompt only where the server is known to take them. */
+  private common(req: BackendRequest): Record<string, unknown> {
+    const s = req.sampling ?? this.opts.sampling ?? QWEN3_NON_THINKING;
+    const body: Record<string, unknown> = { max_tokens: req.maxNewTokens, stream: true, stream_options: { include_usage: true }, temperature: s.temperature };
+    if (s.topP !== undefined) body.top_p = s.topP;
+    if (s.topK !== undefined && this.opts.server.kind !== 'openai') body.top_k = s.topK;
+    if (s.seed !== undefined) body.seed = s.seed;
+    if (this.opts.server.kind === 'llama.cpp') body.cache_prompt = true;
+    return body;
+  }
+
+  private addGrammar(body: Record<string, unknown>): void {
+    if (!this.grammar) return;
+    if (this.opts.server.kind === 'llama.cpp') body.grammar = this.grammar;
+    else body.structured_outputs = { grammar: this.grammar };
+  }
+
+  private turnsFor(system: string): TurnRenderer {
+    if (this.turns?.system !== system) this.turns = new TurnRenderer(this, system, [...(this.opts.tools ?? [])]);
+    return this.turns;
+  }
+
+  async generate(req: BackendRequest): Promise<BackendResult> {
+    // Each refusal flips one setting for good (route, tools, grammar), so this asks at most four times.
+    for (;;) {
+      const chat = this.completionsMissing !== null;
+      const nativeTools = chat && !this.toolsRefused && Boolean(this.opts.tools?.length);
+      const withGrammar = Boolean(this.grammar && req.constraint && !this.grammarRefused && !nativeTools);
+      const attempt = await this.once(req, chat ? CHAT_PATH : COMPLETIONS_PATH, nativeTools, withGrammar);
+      if (!attempt.refused) return attempt.result;
+      const { what, why } = attempt.refused;
+      if (what === 'completions') this.completionsMissing = why;
+      else if (what === 'tools') this.toolsRefused = why;
+      else this.grammarRefused = why;
+    }
+  }
+
+  private async once(req: BackendRequest, path: string, nativeTools: boolean, withGrammar: boolean): Promise<Attempt> {
     const t0 = performance.now();
+    const chat = path === CHAT_PATH;
     let tFirst: number | undefined;
+    let content = '';
     let text = '';
+    const calls = new StreamedToolCalls(this.opts.template.format);
     let serverUsage: BackendResult['serverUsage'];
     let computed: number | undefined;
     let reused: number | undefined;
+    // A server that floods (far more text than the answer cap allows) is cut off before the tokenizer sees it.
+    const maxChars = Math.max(4096, req.maxNewTokens * MAX_CHARS_PER_TOKEN);
     const finish = (finish: FinishReason, error?: Error): BackendResult => {
       const ids = text === '' ? [] : this.opts.tokenizer.encode(text);
       const now = performance.now();
@@ -128,6 +182,12 @@ export class OpenAIBackend implements Backend {
     if (req.signal?.aborted) return { result: finish('stopped') };
     if (req.prompt.length >= this.contextSize) return { result: finish('context') };
     const { base } = this.opts.server;
+    let body: Record<string, unknown>;
+    try {
+      body = chat ? this.chatBody(req, nativeTools, withGrammar) : this.body(req, withGrammar);
+    } catch (e) {
+      return { result: finish('error', e as Error) };
+    }
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -144,23 +204,63 @@ export class OpenAIBackend implements Backend {
       if (e instanceof ServerError) return finish('error', e);
       return finish('error', new ServerError(`the server at ${base} cannot be reached: ${causeOf(e as Error)}`));
     };
+    let reason: FinishReason | null = null;
+    /** The answer's text from what came so far (calls written out); the text stays the last good one past the limit. */
+    const settle = (streaming: boolean) => {
+      const next = calls.text(content, streaming);
+      if (next.length > maxChars) throw new ServerError(`the server sent over ${maxChars} characters for an answer of at most ${req.maxNewTokens} tokens`);
+      text = next;
+    };
+    const take = (event: CompletionChunk) => {
+      if (event.error !== undefined) throw new ServerError(`the server reported an error mid-answer: ${errorText(event.error)}`);
+      const choice = event.choices?.[0];
+      const piece = chat ? (choice?.delta ?? choice?.message) : choice;
+      const before = text;
+      const said = chat ? (piece as ChatDelta | undefined)?.content : (piece as { text?: unknown } | undefined)?.text;
+      if (typeof said === 'string') content += said;
+      const toolCalls = chat ? (piece as ChatDelta | undefined)?.tool_calls : undefined;
+      if (toolCalls !== undefined && toolCalls !== null) calls.push(toolCalls);
+      settle(true);
+      if (text !== before) {
+        tFirst ??= performance.now();
+        req.onText?.(text);
+      }
+      if (choice?.finish_reason) reason = choice.finish_reason === 'length' ? 'cap' : 'stop';
+      if (event.usage) serverUsage = { promptTokens: num(event.usage.prompt_tokens), completionTokens: num(event.usage.completion_tokens) };
+      const cached = event.usage?.prompt_tokens_details?.cached_tokens;
+      if (typeof cached === 'number') { reused = cached; computed = num(event.usage?.prompt_tokens) - cached; }
+      if (event.timings) { computed = num(event.timings.prompt_n); reused = num(event.timings.cache_n); }
+    };
     try {
       touch();
-      const res = await this.fetchFn(`${base}/v1/completions`, {
+      const res = await this.fetchFn(`${base}${path}`, {
         method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify(this.body(req, withGrammar)), signal: abort.signal,
+        body: JSON.stringify(body), signal: abort.signal,
       });
       if (!res.ok) {
         const why = await describeError(res);
-        if (withGrammar && res.status >= 400 && res.status < 500 && /grammar|structured|guided/i.test(why)) {
-          return { result: finish('error'), refusedGrammar: why };
+        const client = res.status >= 400 && res.status < 500;
+        if (!chat && req.messages && saysNoCompletions(res.status, why)) return { result: finish('error'), refused: { what: 'completions', why } };
+        if (nativeTools && refusesTools(res.status, why)) return { result: finish('error'), refused: { what: 'tools', why } };
+        if (withGrammar && client && /grammar|structured|guided/i.test(why)) return { result: finish('error'), refused: { what: 'grammar', why } };
+        const earlier = chat && saysNoCompletions(res.status, why) ? `POST ${COMPLETIONS_PATH} with ${this.completionsMissing} and ` : '';
+        return { result: finish('error', new ServerError(`the server answered ${earlier}POST ${path} with ${why}`, res.status)) };
+      }
+      if (/json/i.test(res.headers.get('content-type') ?? '')) {
+        // A server that does not stream answers with the whole completion as one JSON document.
+        const whole = await readBounded(res, MAX_WHOLE_BODY);
+        try {
+          take(JSON.parse(whole) as CompletionChunk);
+        } catch (e) {
+          if (e instanceof ServerError) throw e;
+          throw new ServerError(`the server answered with JSON that is not a completion: ${whole.slice(0, 200)}`);
         }
-        return { result: finish('error', new ServerError(`the server answered POST /v1/completions with ${why}`, res.status)) };
+        settle(false);
+        return { result: finish(this.endReason(reason, req, text)) };
       }
       const reader = res.body?.getReader();
       if (!reader) return { result: finish('error', new ServerError('the server answered with no body')) };
       const sse = new SseParser();
-      let reason: FinishReason | null = null;
       for (;;) {
         const { done, value } = await reader.read();
         touch();
@@ -173,23 +273,14 @@ export class OpenAIBackend implements Backend {
           } catch {
             throw new ServerError(`the server sent an event that is not JSON: ${data.slice(0, 200)}`);
           }
-          if (event.error !== undefined) throw new ServerError(`the server reported an error mid-answer: ${errorText(event.error)}`);
-          const choice = event.choices?.[0];
-          if (typeof choice?.text === 'string' && choice.text !== '') {
-            tFirst ??= performance.now();
-            text += choice.text;
-            req.onText?.(text);
-          }
-          if (choice?.finish_reason) reason = choice.finish_reason === 'length' ? 'cap' : 'stop';
-          if (event.usage) serverUsage = { promptTokens: num(event.usage.prompt_tokens), completionTokens: num(event.usage.completion_tokens) };
-          const cached = event.usage?.prompt_tokens_details?.cached_tokens;
-          if (typeof cached === 'number') { reused = cached; computed = num(event.usage?.prompt_tokens) - cached; }
-          if (event.timings) { computed = num(event.timings.prompt_n); reused = num(event.timings.cache_n); }
+          take(event);
         }
         if (done) break;
       }
-      if (reason === 'cap' && req.prompt.length + this.opts.tokenizer.encode(text).length >= this.contextSize) reason = 'context';
-      return { result: finish(reason ?? 'stop') };
+      const streamed = text;
+      settle(false);
+      if (text !== streamed) req.onText?.(text);  // the calls as the parser will read them
+      return { result: finish(this.endReason(reason, req, text)) };
     } catch (e) {
       return { result: failed(e) };
     } finally {
@@ -197,10 +288,25 @@ export class OpenAIBackend implements Backend {
       req.signal?.removeEventListener('abort', onAbort);
     }
   }
+
+  /** A cap that reached the end of the context is a context end. */
+  private endReason(reason: FinishReason | null, req: BackendRequest, text: string): FinishReason {
+    if (reason === 'cap' && req.prompt.length + this.opts.tokenizer.encode(text).length >= this.contextSize) return 'context';
+    return reason ?? 'stop';
+  }
 }
 
+/** One try at an answer; `refused` names what the server turned down, to ask again without it. */
+interface Attempt { result: BackendResult; refused?: { what: 'completions' | 'tools' | 'grammar'; why: string } }
+
+const MAX_WHOLE_BODY = 8 << 20;
+/** Real tokens average about 4 characters; 16 leaves room for the longest (runs of spaces, dashes). */
+const MAX_CHARS_PER_TOKEN = 16;
+
+interface ChatDelta { content?: unknown; tool_calls?: unknown }
+
 interface CompletionChunk {
-  choices?: { text?: string; finish_reason?: string | null }[];
+  choices?: { text?: unknown; delta?: ChatDelta; message?: ChatDelta; finish_reason?: string | null }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
   timings?: { prompt_n?: number; cache_n?: number };
   error?: unknown;

@@ -1,10 +1,10 @@
 // Splits a streaming answer into what the timeline shows: plain text (as deltas) and tool calls as
 // they fill in. Text that could be the start of "<tool_call>" is held back until it is clear, so half
-// a marker never shows.
+// a marker never shows. A block ends where the parser says it does (parse/blocks.ts): a marker inside
+// a JSON string or an XML parameter value is part of the call, and a block whose text so far ends inside
+// one stays open until it is clear.
 import type { AgentEvent } from './events.ts';
-
-const OPEN = '<tool_call>';
-const CLOSE = '</tool_call>';
+import { CLOSE_TAG, OPEN_TAG, readToolCallBlock } from './parse/blocks.ts';
 
 export class AnswerStream {
   private shownText = 0;       // characters of visible text already emitted
@@ -15,27 +15,28 @@ export class AnswerStream {
 
   /** Feed the whole decoded answer so far. */
   update(textSoFar: string): void {
-    const firstOpen = textSoFar.indexOf(OPEN);
-    const visibleEnd = firstOpen >= 0 ? firstOpen : textSoFar.length - heldBack(textSoFar);
+    const firstOpen = textSoFar.indexOf(OPEN_TAG);
+    const visibleEnd = firstOpen >= 0 ? firstOpen : textSoFar.length - heldBack(textSoFar, OPEN_TAG);
     if (visibleEnd > this.shownText) {
       this.emit({ type: 'text', step: this.step, delta: textSoFar.slice(this.shownText, visibleEnd) });
       this.shownText = visibleEnd;
     }
-    if (firstOpen < 0) return;
-    const bodies = textSoFar.slice(firstOpen).split(OPEN).slice(1);
-    bodies.forEach((body, i) => {
+    for (let at = firstOpen, i = 0; at >= 0; i++) {
+      const block = readToolCallBlock(textSoFar, at, true);
       const call = this.firstCallId + i;
       if (i >= this.callsStarted) {
         this.emit({ type: 'call-start', step: this.step, call });
         this.callsStarted = i + 1;
       }
-      const end = body.indexOf(CLOSE);
-      const raw = (end >= 0 ? body.slice(0, end) : body).trim();
+      let body = textSoFar.slice(block.bodyStart, block.bodyEnd);
+      if (block.bodyEnd === textSoFar.length && !block.open) body = body.slice(0, body.length - heldBack(body, CLOSE_TAG));
+      const raw = body.trim();
       if (raw !== (this.lastRaw[i] ?? '')) {
         this.lastRaw[i] = raw;
         this.emit({ type: 'call-args', step: this.step, call, raw });
       }
-    });
+      at = block.next;
+    }
   }
 
   /** Calls whose start was shown while streaming. */
@@ -44,10 +45,10 @@ export class AnswerStream {
   }
 }
 
-/** How many trailing characters might begin "<tool_call>". */
-function heldBack(text: string): number {
-  for (let n = Math.min(OPEN.length - 1, text.length); n > 0; n--) {
-    if (OPEN.startsWith(text.slice(text.length - n))) return n;
+/** How many trailing characters might begin `marker`. */
+function heldBack(text: string, marker: string): number {
+  for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) {
+    if (marker.startsWith(text.slice(text.length - n))) return n;
   }
   return 0;
 }

@@ -27,7 +27,7 @@ export class TurnRenderer {
   /** What closes an assistant turn after its content: "<|im_end|>\n". */
   readonly assistantClose: string;
 
-  constructor(private readonly backend: Backend, private readonly system: string, private readonly tools: ToolSchema[]) {
+  constructor(private readonly backend: Backend, readonly system: string, readonly tools: ToolSchema[]) {
     const base = this.render([{ role: 'user', content: 'a' }]);
     const gen = base.lastIndexOf(`${IM_START}assistant`);
     if (gen < 0) throw new TemplateShapeError('no assistant generation prompt at the end');
@@ -82,6 +82,41 @@ export class TurnRenderer {
     const end = r.lastIndexOf(this.assistantClose + after);
     if (start < 0 || end < start) throw new TemplateShapeError('an assistant turn with tool calls cannot be split out');
     return this.generationPrompt + r.slice(start + head.length, end) + this.assistantClose;
+  }
+
+  /**
+   * What the template writes inside one user turn: "<|im_start|>user\nX<|im_end|>\n" -> X. Null when
+   * `turn` is not wrapped as a user turn is. (For a server that renders the turns itself.)
+   */
+  userContentOf(turn: string): string | null {
+    const probe = this.userTurn(MARK);
+    const at = probe.indexOf(MARK);
+    const head = probe.slice(0, at);
+    const tail = probe.slice(at + MARK.length);
+    if (at < 0 || turn.length < head.length + tail.length || !turn.startsWith(head) || !turn.endsWith(tail)) return null;
+    return turn.slice(head.length, turn.length - tail.length);
+  }
+
+  /**
+   * What the template writes inside the system turn, tools included (Qwen: the prompt, then "# Tools" and
+   * the call format). Null when the template puts the tools anywhere but inside the system turn.
+   */
+  systemContent(): string | null {
+    const bare = this.backend.render([{ role: 'system', content: MARK }, { role: 'user', content: 'a' }], []);
+    const at = bare.indexOf(MARK);
+    const user = bare.indexOf(IM_START, at);
+    if (at < 0 || user < 0) return null;
+    const head = bare.slice(0, at);
+    const tail = bare.slice(at + MARK.length, user);
+    const o = this.opening;
+    if (o.length < head.length + tail.length || !o.startsWith(head) || !o.endsWith(tail)) return null;
+    return o.slice(head.length, o.length - tail.length);
+  }
+
+  /** The content of an assistant turn with these calls, as the template writes it ("prose\n<tool_call>…"). */
+  assistantContentWithCalls(prose: string, calls: { name: string; arguments: Record<string, unknown> }[]): string {
+    const turn = this.assistantWithCalls(prose, calls);
+    return turn.slice(this.generationPrompt.length, turn.length - this.assistantClose.length);
   }
 
   /** The full text of an assistant turn with the given content (for turns the agent writes itself). */

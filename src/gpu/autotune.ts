@@ -12,7 +12,7 @@ import { Epilogue, linearOps } from './kernels/linear.ts';
 import { destroyOps, encodeOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import {
-  attentionSplitFor, defaultTuning, deviceTraits, layoutKey, matmulCandidates, matmulThreads, matvecCandidates, tileKey,
+  attentionSplitFor, defaultTuning, topkLayoutFor, deviceTraits, layoutKey, matmulCandidates, matmulThreads, matvecCandidates, tileKey,
   type LinearFormat, type MatmulLayout, type MatvecLayout, type Tuning,
 } from './tuning.ts';
 
@@ -98,7 +98,8 @@ async function readStored(key: string, device: GPUDevice): Promise<Tuning | unde
       && matmulThreads(t.matmul.q4) <= device.limits.maxComputeInvocationsPerWorkgroup
       && matmulThreads(t.matmul.dense) <= device.limits.maxComputeInvocationsPerWorkgroup;
     const adapterClass = deviceTraits(device).adapterClass;
-    return ok ? { adapterClass, matvec: t.matvec, matmul: t.matmul, attention: attentionSplitFor(adapterClass) } : undefined;
+    const topk = topkLayoutFor(adapterClass, deviceTraits(device).subgroupMinSize);
+    return ok ? { adapterClass, matvec: t.matvec, matmul: t.matmul, attention: attentionSplitFor(adapterClass), topk } : undefined;
   } catch {
     return undefined;
   }

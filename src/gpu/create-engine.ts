@@ -17,7 +17,7 @@ import { attentionPartFloats } from './kernels/attention.ts';
 import { embedOps } from './kernels/linear.ts';
 import { PipelineCache } from './pipelines.ts';
 import { autotune } from './autotune.ts';
-import type { LinearFormat, Tuning } from './tuning.ts';
+import type { LinearFormat, TopkLayout, Tuning } from './tuning.ts';
 
 export interface WebGPUEngineOptions {
   /** KV capacity in tokens. Default: the model's maxPositionEmbeddings, capped at DEFAULT_CTX_CAP. */
@@ -39,6 +39,8 @@ export interface WebGPUEngineOptions {
   tuning?: Tuning | 'auto' | 'default';
   /** Recurrent-state snapshots (checkpoints of a hybrid's Gated DeltaNet layers) kept at most (default 66). */
   maxSnapshots?: number;
+  /** The head's top-k layout instead of the tuning's (benches compare them on one adapter). */
+  topk?: TopkLayout;
 }
 
 /** Without a ctx option a model's full context (40k for Qwen3) would cost 4.7 GB of KV for 1.7B. */
@@ -150,7 +152,8 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   }
   const hasHead = Boolean(weights.finalNorm && headWeight);
   const range = layerRange(weights, hasHead);
-  const cache = await pipelineCache(device, useF16, held, weights, opts.tuning ?? 'auto');
+  const tuned = await pipelineCache(device, useF16, held, weights, opts.tuning ?? 'auto');
+  const cache = opts.topk ? tuned.withTuning({ ...tuned.tuning, topk: opts.topk }) : tuned;
 
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
   const T = maxBatch;

@@ -321,19 +321,15 @@ export class WebGPUEngine implements LayerEngine {
       const bits = constraint?.bits;
       const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
       if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
-      this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords })));
       const report = Boolean(bits && constraint?.overruled);
-      const ops = [
-        ...head.logitOps, ...(report ? [head.argmaxUnmaskedOp] : []), head.argmaxOp, head.pickOp,
-        ...this.parts.embedOps, ...layers.flatMap((l) => l.ops),
-      ];
+      this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords, report_top: report ? 1 : 0 })));
+      const ops = [...head.logitOps, head.argmaxOp, head.pickOp, ...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
       const pairBytes = head.blocks * 8;
-      const [masked, unmasked, rows] = await this.submitAndReadMany(ops, 1, [
-        { src: head.best, bytes: pairBytes }, { src: head.bestUnmasked, bytes: report ? pairBytes : 0 }, { src: this.parts.act.x, bytes: H * 4 },
-      ]);
-      const token = bestOf(masked!);
+      // best: [blocks] masked winners, then [blocks] unmasked ones when reporting (topk_blocks' report_top)
+      const [pairs, rows] = await this.submitAndReadMany(ops, 1, [{ src: head.best, bytes: pairBytes * (report ? 2 : 1) }, { src: this.parts.act.x, bytes: H * 4 }]);
+      const token = bestOf(pairs!.slice(0, pairBytes));
       if (token === undefined) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-      if (report && !isAllowed(constraint!, bestOf(unmasked!) ?? token)) constraint!.overruled!();
+      if (report && !isAllowed(constraint!, bestOf(pairs!.slice(pairBytes)) ?? token)) constraint!.overruled!();
       for (const l of layers) l.kvLength += 1;
       this.counters.layerTokens += 1;
       return { token, hidden: new Float32Array(rows!) };
@@ -404,36 +400,43 @@ export class WebGPUEngine implements LayerEngine {
     });
   }
 
-  /** Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference. */
+  /**
+   * Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference.
+   * When the caller asks whether the mask overrules the model (`overruled`), the same pass also reports
+   * each block's best logit with no mask: the model's own top choice, checked against the mask here.
+   */
   private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const bits = constraint?.bits;
-    let ops = [...before, ...head.logitOps];
-    if (bits && constraint?.overruled) {
-      // The caller wants to know whether the mask overrules the model: take the unmasked argmax first.
-      // When the mask allows it, it is also the masked argmax (greedy is done); otherwise report, and pick
-      // under the mask from the logits still on the device (one more small submit).
-      const top = (await this.candidates(head, ops, 1, undefined))[0]!.id;
-      const allowed = isAllowed(constraint, top);
-      if (allowed && k === 1) return top;
-      if (!allowed) constraint.overruled();
-      ops = [];
-    }
-    const cands = await this.candidates(head, ops, k, bits);
+    const report = Boolean(bits && constraint?.overruled);
+    const { cands, top } = await this.candidates(head, [...before, ...head.logitOps], k, bits, report);
+    if (report && top !== undefined && !isAllowed(constraint!, top)) constraint!.overruled!();
     if (k === 1) return cands[0]!.id;
-    const top = cands.slice(0, k);
+    const best = cands.slice(0, k);
     const u = new Prng(opts.seed ?? 0).nextFloat();
-    return pickFromSorted(top.map((c) => c.id), top.map((c) => c.value), opts, u);
+    return pickFromSorted(best.map((c) => c.id), best.map((c) => c.value), opts, u);
   }
 
-  /** Runs `ops` then top-k (under `bits` when given) in one submit; the candidates, best first. */
-  private async candidates(head: HeadState, ops: Op[], k: number, bits: Uint32Array | undefined): Promise<{ id: number; value: number }[]> {
+  /**
+   * Runs `ops` then top-k (under `bits` when given) in one submit; the candidates, best first, and with
+   * `report` the best id with no mask.
+   */
+  private async candidates(head: HeadState, ops: Op[], k: number, bits: Uint32Array | undefined, report: boolean): Promise<{ cands: { id: number; value: number }[]; top?: number }> {
     const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
     if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
-    this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords })));
+    const params = { use_mask: bits ? 1 : 0, mask_words: maskWords, report_top: report ? 1 : 0 };
+    this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, params)));
     const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
-    const cands = candidatesOf(await this.submitAndRead([...ops, topk], 1, head.best, head.blocks * k * 8));
+    const pairs = new Uint32Array(await this.submitAndRead([...ops, topk], 1, head.best, head.blocks * (k + (report ? 1 : 0)) * 8));
+    const f = new Float32Array(pairs.buffer);
+    const read = (from: number, to: number) => {
+      const out: { id: number; value: number }[] = [];
+      for (let i = from * 2; i < to * 2; i += 2) if (pairs[i + 1] !== 0xffffffff) out.push({ value: f[i]!, id: pairs[i + 1]! });
+      return out.sort((a, b) => b.value - a.value || a.id - b.id);
+    };
+    const cands = read(0, head.blocks * k);
     if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-    return cands;
+    const top = report ? read(head.blocks * k, head.blocks * (k + 1))[0]?.id : undefined;
+    return top === undefined ? { cands } : { cands, top };
   }
 
   async dispose(): Promise<void> {

@@ -6,8 +6,8 @@ import type { Activations } from './layers.ts';
 import { Epilogue, linearOps } from './kernels/linear.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
 import { pickBestOp } from './kernels/pick-best.ts';
-import { TOPK_BLOCKS, topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
-import { uniformBuffer } from './kernel.ts';
+import { topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
+import { topkLayoutFor } from './tuning.ts';
 import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 
@@ -19,14 +19,11 @@ export interface HeadState {
   mask: GPUBuffer;             // [ceil(V/32)] u32 allowed-id bitset
   maskWords: number;
   params: GPUBuffer;           // uniform { use_mask, mask_words }
-  best: GPUBuffer;             // [blocks, k] (f32 bits, id)
+  best: GPUBuffer;             // [blocks, k] (f32 bits, id), then [blocks] unmasked bests when reported
   blocks: number;
   logitOps: Op[];              // final rmsnorm (x -> xn) + head matvec chunks (xn -> logits)
   argmaxOp: Op;
   topkOp(k: number): Op;
-  /** The unmasked argmax into `bestUnmasked` (its own params: use_mask 0), beside a masked one in one submit. */
-  argmaxUnmaskedOp: Op;
-  bestUnmasked: GPUBuffer;     // [blocks] (f32 bits, id)
   /** The argmax over `best` (after argmaxOp) written to ids[0]: the pick feeds the embedding gather. */
   pickOp: Op;
   destroy(): void;
@@ -44,11 +41,10 @@ export function createHead(
   const maskWords = Math.ceil(V / 32);
   const mask = createBufferFrom(device, new Uint8Array(maskWords * 4), storage, 'token mask');
   const params = device.createBuffer({ label: 'sample params', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  const blocks = topkBlocks(V);
-  const best = device.createBuffer({ label: 'top-k candidates', size: blocks * MAX_K * 8, usage: storage });
-  const bestUnmasked = device.createBuffer({ label: 'unmasked argmax', size: blocks * 8, usage: storage });
-  const paramsUnmasked = uniformBuffer(device, TOPK_BLOCKS.bindings.params, { use_mask: 0, mask_words: 0 });
-  const argmaxUnmaskedOp = makeTopkOp(cache, { params: paramsUnmasked, logits, mask, best: bestUnmasked }, V, 1);
+  const layout = cache.tuning.topk ?? topkLayoutFor(cache.tuning.adapterClass);
+  const blocks = topkBlocks(V, layout);
+  // [blocks, k] candidates, then [blocks] unmasked bests (the overrule report)
+  const best = device.createBuffer({ label: 'top-k candidates', size: blocks * (MAX_K + 1) * 8, usage: storage });
   const pickOp = pickBestOp(cache, { best, ids }, blocks);
   const logitOps: Op[] = [
     rmsnormOp(cache, { step: act.step, x: act.x, weight: norm, y: act.xn }, H, cfg.rmsNormEps, 'model.norm'),
@@ -59,16 +55,16 @@ export function createHead(
     if (!(k >= 1 && k <= MAX_K)) throw new RangeError(`top-k on the device takes 1..${MAX_K}, got ${k}`);
     let op = topkOps.get(k);
     if (!op) {
-      op = makeTopkOp(cache, { params, logits, mask, best }, V, k);
+      op = makeTopkOp(cache, { params, logits, mask, best }, V, k, layout);
       topkOps.set(k, op);
     }
     return op;
   };
   return {
     vocab: V, logits, mask, maskWords, params, best, blocks, logitOps, argmaxOp: topkOp(1), topkOp,
-    argmaxUnmaskedOp, bestUnmasked, pickOp,
+    pickOp,
     destroy() {
-      [norm, logits, mask, params, best, bestUnmasked, paramsUnmasked].forEach((b) => b.destroy());
+      [norm, logits, mask, params, best].forEach((b) => b.destroy());
       destroyOps(logitOps);
       if (ownsHead) destroyLinear(head);
     },

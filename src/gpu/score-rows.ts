@@ -1,7 +1,7 @@
 // A speculative pass's candidates for every row of hidden [m, H] in one submit and one read-back. The
 // rows, each row's sampling params and mask are staged in a scratch buffer; per row the encoder copies
-// them into the head's input, params and mask, runs head → top-k (and the unmasked argmax when the row's
-// constraint wants to hear of an overrule) in a compute pass of its own, and copies the row's candidates
+// them into the head's input, params and mask, runs head → top-k (with each block's unmasked best when the
+// row's constraint wants to hear of an overrule) in a compute pass of its own, and copies the row's candidates
 // out, so one map reads them all.
 import type { RowCandidates, RowSampling } from '../model/engine-types.ts';
 import { SamplingError } from '../model/engine-errors.ts';
@@ -34,7 +34,7 @@ export async function scoreRowsOnDevice(t: ScoreTarget, hidden: Float32Array, ro
   for (const [i, r] of rows.entries()) {
     const bits = r.constraint?.bits;
     const words = bits ? Math.min(bits.length, head.maskWords) : 0;
-    device.queue.writeBuffer(scratch, paramsAt + i * 16, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: words })));
+    device.queue.writeBuffer(scratch, paramsAt + i * 16, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: words, report_top: reports[i] ? 1 : 0 })));
     if (bits && words > 0) device.queue.writeBuffer(scratch, masksAt + i * maskBytes, src(bits), 0, words);
   }
   const sizes = rows.map((_, i) => ({ masked: head.blocks * ks[i]! * 8, unmasked: reports[i] ? head.blocks * 8 : 0 }));
@@ -47,12 +47,11 @@ export async function scoreRowsOnDevice(t: ScoreTarget, hidden: Float32Array, ro
     encoder.copyBufferToBuffer(scratch, paramsAt + i * 16, head.params, 0, 16);
     if (r.constraint?.bits) encoder.copyBufferToBuffer(scratch, masksAt + i * maskBytes, head.mask, 0, maskBytes);
     const pass = encoder.beginComputePass();
-    dispatches += encodeOps(pass, [...head.logitOps, ...(reports[i] ? [head.argmaxUnmaskedOp] : []), ks[i] === 1 ? head.argmaxOp : head.topkOp(ks[i]!)], 1);
+    dispatches += encodeOps(pass, [...head.logitOps, ks[i] === 1 ? head.argmaxOp : head.topkOp(ks[i]!)], 1);
     pass.end();
-    encoder.copyBufferToBuffer(head.best, 0, staging, at, sizes[i]!.masked);
-    at += sizes[i]!.masked;
-    if (reports[i]) encoder.copyBufferToBuffer(head.bestUnmasked, 0, staging, at, sizes[i]!.unmasked);
-    at += sizes[i]!.unmasked;
+    // best: [blocks, k] candidates, then [blocks] unmasked bests when reporting (topk_blocks' report_top)
+    encoder.copyBufferToBuffer(head.best, 0, staging, at, sizes[i]!.masked + sizes[i]!.unmasked);
+    at += sizes[i]!.masked + sizes[i]!.unmasked;
   }
   const mapped = await t.reads.submit(encoder, staging, total, dispatches);
   at = 0;

@@ -31,6 +31,12 @@ export interface MatmulRowsLayout {
 
 export type MatmulLayout = MatmulTilesLayout | MatmulRowsLayout;
 
+/** The head's top-k kernel (shaders/topk_blocks.wgsl): lanes per workgroup (a power of two) and ids per lane (≤ 64). */
+export interface TopkLayout { WG: number; ITEMS: number }
+
+/** GPUs: a wide workgroup with few ids per lane (the k rounds of tree reduction are cheap there). */
+export const TOPK_GPU_LAYOUT: TopkLayout = { WG: 128, ITEMS: 8 };
+
 /** Weight formats with their own layout choice (the kinds of GpuLinear). */
 export type LinearFormat = 'dense' | 'q4';
 
@@ -45,6 +51,8 @@ export interface Tuning {
   matvec: Record<LinearFormat, MatvecLayout>;
   matmul: Record<LinearFormat, MatmulLayout>;
   attention: AttentionSplit;
+  /** The head's candidate selection (shaders/topk_blocks.wgsl); absent: topkLayoutFor(adapterClass). */
+  topk?: TopkLayout;
 }
 
 /**
@@ -53,6 +61,17 @@ export interface Tuning {
  */
 export function attentionSplitFor(c: AdapterClass): AttentionSplit {
   return c === 'cpu' ? { splits: 4, minKeys: 512 } : c === 'discrete' ? { splits: 32, minKeys: 64 } : { splits: 16, minKeys: 64 };
+}
+
+/**
+ * The top-k kernel's shape by class (untimed). Each of its k rounds is a tree reduction over the
+ * workgroup with a barrier per level; a CPU rasterizer runs a workgroup's lanes as a few SIMD vectors
+ * and pays for every barrier, so it gets one subgroup-wide workgroup with 64 ids per lane (measured in
+ * Chromium on SwiftShader, tiny model, 151,936 ids: top-20 went from ≈ 275 ms to ≈ 50 ms a token).
+ */
+export function topkLayoutFor(c: AdapterClass, subgroupMinSize = 0): TopkLayout {
+  if (c !== 'cpu') return TOPK_GPU_LAYOUT;
+  return { WG: subgroupMinSize >= 4 && subgroupMinSize <= 32 ? subgroupMinSize : 8, ITEMS: 64 };
 }
 
 export function matmulThreads(t: MatmulLayout): number {
@@ -154,7 +173,7 @@ export function defaultTuning(device: GPUDevice): Tuning {
   const tile = matmulCandidates(t)[0]!;
   return {
     adapterClass: t.adapterClass, matvec: { dense: first, q4: first }, matmul: { dense: tile, q4: tile },
-    attention: attentionSplitFor(t.adapterClass),
+    attention: attentionSplitFor(t.adapterClass), topk: topkLayoutFor(t.adapterClass, t.subgroupMinSize),
   };
 }
 
@@ -166,5 +185,6 @@ export function tileKey(t: MatmulLayout): string {
 export function describeTuning(t: Tuning): string {
   return `${t.adapterClass} · matvec q4 ${layoutKey(t.matvec.q4)}, dense ${layoutKey(t.matvec.dense)}`
     + ` · matmul q4 ${tileKey(t.matmul.q4)}, dense ${tileKey(t.matmul.dense)}`
-    + ` · attention ${t.attention.splits} splits of ≥ ${t.attention.minKeys} keys`;
+    + ` · attention ${t.attention.splits} splits of ≥ ${t.attention.minKeys} keys`
+    + (t.topk ? ` · top-k wg${t.topk.WG}×${t.topk.ITEMS}` : '');
 }

@@ -1,6 +1,7 @@
 // Messages a preview frame sends the host over its MessageChannel. Everything from a frame is untrusted
 // data: it is checked field by field here and only ever shown as text.
-import type { PreviewLogLine } from './types.ts';
+import { PREVIEW_LIMITS, type PreviewLogLine } from './types.ts';
+import type { StorageAreaName } from './storage.ts';
 
 export interface FrameLogLine { level: PreviewLogLine['level']; source: PreviewLogLine['source']; text: string; run: number }
 
@@ -12,7 +13,9 @@ export type FrameMessage =
   | { t: 'navigate'; path: string }
   | { t: 'pong'; id: number }
   | { t: 'run-start'; run: number }
-  | { t: 'run-done'; run: number; ok: boolean; error?: string };
+  | { t: 'run-done'; run: number; ok: boolean; error?: string }
+  /** Changes to the page's localStorage or sessionStorage (value null: removed), after a clear when `clear`. */
+  | { t: 'storage'; area: StorageAreaName; clear: boolean; changes: [string, string | null][] };
 
 const LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 const SOURCES = new Set(['console', 'error', 'rejection', 'network']); // 'system' lines come from the host only
@@ -34,6 +37,7 @@ export function isFrameMessage(m: unknown): m is FrameMessage {
     case 'navigate': return isText(o.path) && o.path.length <= 1000;
     case 'run-start': return isInt(o.run);
     case 'run-done': return isInt(o.run) && typeof o.ok === 'boolean' && (o.error === undefined || isText(o.error));
+    case 'storage': return (o.area === 'local' || o.area === 'session') && typeof o.clear === 'boolean' && isStorageChanges(o.changes);
     default: return false;
   }
 }
@@ -42,4 +46,19 @@ function isLogLine(l: unknown): l is FrameLogLine {
   if (!l || typeof l !== 'object') return false;
   const o = l as Record<string, unknown>;
   return LEVELS.has(o.level as string) && SOURCES.has(o.source as string) && isText(o.text) && isInt(o.run);
+}
+
+/**
+ * At most storageBatch changes of [key, value or null]; all their text together at most twice the
+ * quota (the removed keys and the current contents), so one message is never larger than that.
+ */
+function isStorageChanges(v: unknown): v is [string, string | null][] {
+  if (!Array.isArray(v) || v.length > PREVIEW_LIMITS.storageBatch) return false;
+  let chars = 0;
+  for (const c of v) {
+    if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || (c[1] !== null && typeof c[1] !== 'string')) return false;
+    chars += c[0].length + (c[1] === null ? 0 : c[1].length);
+    if (chars > 2 * PREVIEW_LIMITS.storageChars) return false;
+  }
+  return true;
 }

@@ -8,7 +8,9 @@
 //     over a MessageChannel it receives after a hello (the host checks the hello's source is this frame);
 //  3. rewrites the page's HTML (src/href, inline url()) to the blob URLs and document.write()s it in,
 //     which keeps this realm (patches and listeners stay) and lets classic scripts run in order;
-//  4. runs run_js modules on request, next to the page.
+//  4. runs run_js modules on request, next to the page;
+//  5. gives the page localStorage and sessionStorage (frame-storage.js), kept by the host per port, and
+//     an IndexedDB whose open() says why there is none; a reload asks the host to serve the page afresh.
 // The page shares this realm and may be hostile: every builtin the bridge relies on is captured before
 // any page script runs and only ever called through Reflect.apply, the port is never reachable from the
 // page (its delivery is stopped before any listener of the page sees it), and the console is batched and
@@ -42,6 +44,21 @@
   manifestEl.remove();
   const ORIGIN = M.origin;
   const MAX_TEXT = 4000;
+
+  // A reload of this document (location.reload(), history.go(0)) would run the page again from the
+  // srcdoc it was first given: the files and the storage as they were then. Instead the host serves the
+  // page afresh, with current files and storage; this document only asks for that and writes nothing.
+  const navigation = performance.getEntriesByType('navigation')[0];
+  if (navigation && navigation.type === 'reload') {
+    let asked = 0;
+    const askAgain = () => {
+      if (asked++ >= 3) return;
+      host.postMessage({ t: 'pv-hello', token: TOKEN, reload: true }, '*');
+      timer(askAgain, 500);
+    };
+    askAgain();
+    return;
+  }
 
   // ---- bridge to the host -------------------------------------------------------------------------
   // Outgoing messages wait here (a null-prototype list: no accessor of the page's on Array.prototype
@@ -85,6 +102,12 @@
     timer(hello, 500);
   };
   hello();
+
+  // ---- localStorage, sessionStorage (frame-storage.js), no IndexedDB --------------------------------
+  /*__POOLED_STORAGE__*/
+  const storage = installStorage(window, M.storage || { quota: 0, local: [], session: [] }, send, {
+    now, timer, microtask: queueMicrotask, onPageHide: (fn) => apply(listen, window, ['pagehide', fn]),
+  });
 
   // ---- virtual URLs <-> files <-> blob URLs --------------------------------------------------------
   const virtualUrl = (path) => ORIGIN + '/' + path.split('/').map(encodeURIComponent).join('/');
@@ -328,6 +351,7 @@
       waiters.delete(m.id);
       resolve(m);
     } else if (m.t === 'ping') {
+      storage.flush(); // the host pings before it replaces the frame: storage writes arrive first
       send({ t: 'pong', id: m.id });
     } else if (m.t === 'run' && typeof m.code === 'string') {
       const url = apply(makeUrl, URL, [new BlobOf([m.code], { type: 'text/javascript' })]);

@@ -7,6 +7,7 @@ import { mimeType } from './mime.ts';
 import { isFrameMessage, type FrameLogLine, type FrameMessage } from './frame-protocol.ts';
 import { frameSrcdoc } from './srcdoc.ts';
 import { PreviewFrame } from './frame-shell.ts';
+import { PreviewStorage } from './storage.ts';
 import { rewriteSpecifiers } from './js-imports.ts';
 import { findScript } from './manifest.ts';
 import { splitServeTarget } from './serve-target.ts';
@@ -44,12 +45,19 @@ interface Page extends ServedPage {
   runs: Map<number, (m: Extract<FrameMessage, { t: 'run-done' }>) => void>;
   pongs: Map<number, () => void>;
   didLoad: boolean;
+  /** The page asked to be served afresh after reloading itself (reloadItself). */
+  reloadAsked?: boolean;
+  /** The host refused storage writes from this page (said once). */
+  storageRefused?: boolean;
 }
 
 /** How long a frame may take to answer a ping before the sandbox counts as stuck. */
 const PING_MS = 500;
 /** A frame that says hello again (a reload) gets a new channel, at most this often. */
 const REATTACH_MS = 250;
+/** A page that reloads itself is served afresh at most this often: a burst, then one every 2 s. */
+const RELOADS_BURST = 5;
+const RELOADS_PER_SECOND = 0.5;
 /** Console lines a page may add per second after a burst (the frame itself sends at most 500/s). */
 const LINES_BURST = 2_000;
 const LINES_PER_SECOND = 1_000;
@@ -58,6 +66,9 @@ export class PreviewHost implements PreviewApi {
   /** Holds the frames; the preview pane shows it. Frames reload when it moves in the DOM. */
   readonly element: HTMLDivElement;
   readonly log = new LogBuffer();
+  /** Each port's localStorage and sessionStorage, kept across the page's reloads (storage.ts). */
+  readonly storage = new PreviewStorage();
+  private reloads = new Map<number, { budget: number; at: number }>();
   private pages = new Map<number, Page>();
   private lastPort: number | undefined;
   private nextRun = 1;
@@ -213,10 +224,16 @@ export class PreviewHost implements PreviewApi {
 
   /** (Re)creates the frame of a port; resolves true once the page fired load, false after the wait. */
   private async open(spec: ServedPage, reload: boolean, waitMs = this.opts.loadWaitMs ?? PREVIEW_LIMITS.loadWaitMs): Promise<boolean> {
-    const manifest = await buildManifest({ files: this.opts.files, folder: spec.folder, page: spec.page, port: spec.port, transpile: this.opts.transpile });
+    const current = this.pages.get(spec.port);
+    // A ping first: the frame sends its pending storage writes before its pong (frame-storage.js).
+    const [manifest] = await Promise.all([
+      buildManifest({ files: this.opts.files, folder: spec.folder, page: spec.page, port: spec.port, transpile: this.opts.transpile }),
+      current?.channel && !current.reloadAsked ? this.ping(current) : null,
+    ]);
     const old = this.pages.get(spec.port);
     if (old) removeFrame(old); // drops its process, even one stuck in a loop
     if (reload) this.push(spec.port, 'info', 'system', `— reloaded :${spec.port}/ —`);
+    manifest.storage = this.storage.snapshot(spec.port); // as it is now, after the files were read
     const token = crypto.randomUUID();
     let onConnected!: () => void;
     const connected = new Promise<void>((r) => (onConnected = r));
@@ -242,10 +259,14 @@ export class PreviewHost implements PreviewApi {
    * most every REATTACH_MS; the frame says hello until answered), and the old one is closed.
    */
   private acceptHello(e: MessageEvent): void {
-    const data = e.data as { t?: unknown; token?: unknown } | null;
+    const data = e.data as { t?: unknown; token?: unknown; reload?: unknown } | null;
     if (!data || data.t !== 'pv-hello') return;
     const page = [...this.pages.values()].find((p) => p.view.owns(e.source) && p.token === data.token);
     if (!page) return;
+    if (data.reload === true) {
+      void this.reloadItself(page);
+      return;
+    }
     const now = performance.now();
     if (page.channel) {
       if (now - page.attachedAt < REATTACH_MS) return;
@@ -260,6 +281,30 @@ export class PreviewHost implements PreviewApi {
     channel.port1.onmessage = (m) => this.onFrameMessage(page, m.data);
     (e.source as Window).postMessage({ t: 'pv-port', token: page.token }, '*', [channel.port2]);
     page.onConnected();
+  }
+
+  /**
+   * The page reloaded itself (location.reload()): its document asks to be served afresh, with the
+   * current files and storage, instead of running its first srcdoc again. A page that reloads over and
+   * over is stopped once its budget is spent.
+   */
+  private async reloadItself(page: Page): Promise<void> {
+    if (page.reloadAsked) return; // the frame asks again until it is replaced
+    page.reloadAsked = true;
+    const now = performance.now();
+    const r = this.reloads.get(page.port) ?? { budget: RELOADS_BURST, at: now };
+    r.budget = Math.min(RELOADS_BURST, r.budget + ((now - r.at) / 1000) * RELOADS_PER_SECOND);
+    r.at = now;
+    this.reloads.set(page.port, r);
+    if (r.budget < 1) {
+      this.push(page.port, 'warn', 'system', `stopped :${page.port}/ — the page reloads itself over and over; serve it again once fixed`);
+      return;
+    }
+    r.budget--;
+    this.push(page.port, 'info', 'system', `— the page reloaded itself (:${page.port}/) —`);
+    const selected = this.lastPort;
+    await this.open({ port: page.port, folder: page.folder, page: page.page }, false, 0);
+    if (selected !== undefined && selected !== page.port && this.pages.has(selected)) this.select(selected);
   }
 
   private onFrameMessage(page: Page, data: unknown): void {
@@ -286,6 +331,14 @@ export class PreviewHost implements PreviewApi {
       case 'fetch':
         void this.answerFetch(page, data.id, data.path);
         break;
+      case 'storage': {
+        const refused = this.storage.area(page.port, data.area).apply(data.clear, data.changes);
+        if (refused > 0 && !page.storageRefused) {
+          page.storageRefused = true; // said once per page: only a page that lies about its quota gets here
+          this.push(page.port, 'warn', 'system', `${refused} ${data.area}Storage writes refused: over the ${PREVIEW_LIMITS.storageChars >> 20} Mi characters a page may keep`);
+        }
+        break;
+      }
     }
   }
 

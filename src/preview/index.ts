@@ -3,6 +3,20 @@
 // DESIGN DECISION (how a sandboxed page sees the project's files, tested in Chromium 156):
 // * Each served port is an <iframe sandbox="allow-scripts" srcdoc=…> (in a shell, below): an opaque origin, so the page can
 //   never read the app's IndexedDB, localStorage, cookies or DOM (e2e/preview.test.ts tries each).
+// * Storage: in an opaque origin the browser's localStorage and sessionStorage throw SecurityError, and
+//   the todo lists and theme toggles the agent builds would fail on code with no bug. So the runtime
+//   puts its own Storage on the page (frame-storage.js: the real API, named properties, string values,
+//   QuotaExceededError past 5 Mi UTF-16 code units, as browsers allow an origin) before any page script
+//   runs. The host keeps each port's contents (storage.ts: a port is the page's origin, as on a dev
+//   server) for as long as it lives, checks every batch of changes a frame reports and holds an area to
+//   its quota whatever the frame says, and puts the contents in each new frame's manifest. Before it
+//   replaces a frame it pings it, and the frame sends its pending writes before the pong. A page's own
+//   reload would run the first srcdoc again (its files and storage as they were), so the runtime sees a
+//   reload (the navigation entry) and asks the host to serve the page afresh instead; a page reloading
+//   over and over is stopped after a burst of 5 (then one every 2 s). IndexedDB gets no stand-in (an
+//   in-memory IndexedDB is a large API to fake, and would forget everything on reload anyway): its
+//   open() throws a SecurityError saying so and pointing to localStorage. Neither persists past the app's
+//   tab; writes made before the frame's bridge connects are lost if the page reloads itself at once.
 //   Chromium puts sandboxed frames in their own renderer process (IsolateSandboxedIframes), so an endless
 //   loop in the page does not freeze the host tab. That process is shared by ALL our sandboxed frames (one
 //   per site of the app), so a loop in one port stalls every port, and the process only goes when no frame

@@ -5,6 +5,7 @@ import type { ProjectFiles } from '../agent/files/types.ts';
 import { cssReferences, rewriteCssUrls } from './css-urls.ts';
 import { rewriteSpecifiers } from './js-imports.ts';
 import { extensionOf, isScript, isTextType, mimeType, needsTranspile } from './mime.ts';
+import type { FrameStorage } from './storage.ts';
 import { PREVIEW_LIMITS, PreviewError } from './types.ts';
 import { isUrlLikeSpecifier, resolveReference, virtualOrigin, virtualUrl } from './urls.ts';
 
@@ -40,6 +41,8 @@ export interface FrameManifest {
   files: Record<string, ManifestFile>;
   /** virtual URLs that scripts import but that do not exist (the runtime maps them to a dead URL) */
   missing: string[];
+  /** the port's localStorage and sessionStorage as the host keeps them (storage.ts); added by the host */
+  storage?: FrameStorage;
 }
 
 export interface BuildManifestOptions {

@@ -62,6 +62,10 @@ export const PREVIEW_LIMITS = {
   ...PREVIEW_TOOL_LIMITS,
   keptLogLines: 2_000,
   maxServedBytes: 64 * 1024 * 1024,
+  /** A page's localStorage, and its sessionStorage, each: keys and values in UTF-16 code units (browsers allow an origin ~5 MB). */
+  storageChars: 5 * 1024 * 1024,
+  /** Changes per storage message from a frame (frame-runtime.js sends at most this many). */
+  storageBatch: 5_000,
 } as const;
 
 /** A request the preview refuses (bad folder, unknown port …): the message says what to do. */

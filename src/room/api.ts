@@ -2,7 +2,7 @@
 //   const room = await createHostRoom({ model: 'https://…/Qwen3-1.7B-q4f16_1-MLC' }); room.link → invite
 //   const guest = await joinRoom(location.href);  // on the other device
 // The host object (RoomHost) carries the device list, events, remove, re-deal, manual deal and generate.
-import type { DataConnection } from 'peerjs';
+import type { DataConnection, Peer } from 'peerjs';
 import { readModelConfig } from '../model/config.ts';
 import { loadWeights as loadModelWeights, planWeights } from '../model/load-weights.ts';
 import { ReferenceEngine } from '../model/reference/reference-engine.ts';
@@ -12,6 +12,8 @@ import { measureCapabilities } from './capabilities.ts';
 import { RoomGuest, type EngineFactory, type LoadWeightsFn } from './guest.ts';
 import { RoomHost, type HostOptions } from './host.ts';
 import { peerjsLink } from './peerjs-link.ts';
+import { DEVICE_ID } from './protocol.ts';
+import type { MessageLink } from './wire.ts';
 import {
   defaultSignaling, guestPeerId, hostPeerId, inviteLink, newDeviceId, newRoomId, openPeer, parseInvite, peerPrefix,
   type SignalingConfig,
@@ -47,7 +49,7 @@ export interface HostRoomOptions extends DeviceOptions {
   model: string | ModelSource;
   ctx?: number;                // default 2048
   roomId?: string;
-  host?: Partial<Pick<HostOptions, 'heartbeatMs' | 'lossTimeoutMs' | 'microChunk' | 'prefillChunk' | 'autoRedeal' | 'ckpt'>>;
+  host?: Partial<Pick<HostOptions, 'heartbeatMs' | 'lossTimeoutMs' | 'microChunk' | 'prefillChunk' | 'autoRedeal' | 'ckpt' | 'directHops'>>;
 }
 
 export interface HostRoom {
@@ -84,12 +86,14 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
   });
   const sig = signalingOf(opts);
   const peer = await openPeer(hostPeerId(roomId), sig);
+  const seen = new RecentIds();
   peer.on('connection', (conn: DataConnection) => {
+    if (!seen.add(conn.connectionId)) return; // the same connection handed over twice (seen under load): one link
     // The signaling server vouches for conn.peer (one live socket per id): the guest's hello must name
     // the device that id was made from, so no guest can speak as another.
     const deviceId = conn.peer.startsWith(peerPrefix(roomId)) ? conn.peer.slice(peerPrefix(roomId).length) : '';
     if (!/^[0-9a-z]{6,64}$/.test(deviceId) || conn.serialization !== 'raw') { conn.close(); return; }
-    conn.on('open', () => host.acceptLink(peerjsLink(conn), { peerDeviceId: deviceId }));
+    conn.once('open', () => host.acceptLink(peerjsLink(conn), { peerDeviceId: deviceId }));
   });
   // The server relays its disconnect events: a closed tab is known in milliseconds, not 15 s.
   const events = new EventSource(`${sig.secure ? 'https' : 'http'}://${sig.host}:${sig.port}/room-events/${roomId}`);
@@ -111,6 +115,28 @@ export interface JoinOptions extends DeviceOptions {
   storage?: Storage;
 }
 
+/** PeerJS connection ids seen lately (a bounded memory: the last 256). add() says whether `id` is new. */
+class RecentIds {
+  private readonly ids = new Set<string>();
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > 256) this.ids.delete(this.ids.values().next().value!);
+    return true;
+  }
+}
+
+/** A direct channel from this guest to the guest `to` of the room (the next hop of its chain). */
+function dialGuest(peer: Peer, roomId: string, to: string, signal: AbortSignal): Promise<MessageLink> {
+  return new Promise<MessageLink>((resolve, reject) => {
+    const conn = peer.connect(guestPeerId(roomId, to), { reliable: true, serialization: 'raw' });
+    const give = () => { conn.close(); reject(new Error('gave up')); };
+    signal.addEventListener('abort', give, { once: true });
+    conn.on('open', () => { signal.removeEventListener('abort', give); resolve(peerjsLink(conn)); });
+    conn.on('error', (e: Error) => { signal.removeEventListener('abort', give); conn.close(); reject(e); });
+  });
+}
+
 export interface GuestRoom {
   roomId: string;
   deviceId: string;
@@ -127,12 +153,23 @@ export async function joinRoom(linkOrId: string, opts: JoinOptions = {}): Promis
   storage.setItem(key, deviceId);
   const engine = opts.engine ?? defaultEngineKind();
   const caps = await measureCapabilities({ engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  const peer = await openPeer(guestPeerId(roomId, deviceId), signalingOf(opts));
   const guest = new RoomGuest({
     roomId, deviceId, name: opts.name ?? `Device ${deviceId.slice(0, 4)}`, caps,
     loadWeights: opts.loadWeights ?? ((s, r) => loadModelWeights(s, r)), createEngine: engineFactory(engine),
     store: opts.store ?? new IndexedDbByteStore(), resolveSource: (model) => resolveModelSource(model),
+    dial: (to, signal) => dialGuest(peer, roomId, to, signal),
   });
-  const peer = await openPeer(guestPeerId(roomId, deviceId), signalingOf(opts));
+  // Direct hops: the guest before this one in a chain opens a channel here. Only peers of this room, as
+  // the signaling server names them, and only raw reliable channels; which of them may send is the guest's call.
+  const seen = new RecentIds();
+  peer.on('connection', (conn: DataConnection) => {
+    if (!seen.add(conn.connectionId)) return;
+    const prefix = peerPrefix(roomId);
+    const from = conn.peer.startsWith(prefix) ? conn.peer.slice(prefix.length) : '';
+    if (!DEVICE_ID.test(from) || from === deviceId || conn.serialization !== 'raw' || !conn.reliable) { conn.close(); return; }
+    conn.once('open', () => guest.acceptNeighbour(peerjsLink(conn), from));
+  });
   const conn = peer.connect(hostPeerId(roomId), { reliable: true, serialization: 'raw' });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new JoinError(`room ${roomId.slice(0, 8)}…: the host did not answer in 15 s`)), 15_000);

@@ -48,3 +48,12 @@ export class JoinError extends RoomError {
   override name = 'JoinError';
   override readonly code = 'join';
 }
+
+/**
+ * A direct hop between two guests failed while both may still be in the room: their channel could not
+ * be opened or closed, or a chain of guests stopped answering. Names the devices; the room re-deals.
+ */
+export class HopError extends RoomError {
+  override name = 'HopError';
+  override readonly code = 'hop';
+}

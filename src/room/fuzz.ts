@@ -35,6 +35,8 @@ export function sampleFrames(hiddenSize = 8): Frame[] {
     { kind: 'read', id: 1, op: 'range', path: 'model.safetensors', start: 0, end: 8 },
     { kind: 'data', id: 1, ok: true, message: '', bytes: new Uint8Array([1, 2, 3]) },
     { kind: 'bye', reason: 'fuzz' },
+    { kind: 'link-lost', epoch: 1, peer: 'guest002', reason: 'fuzz' },
+    { kind: 'skip', epoch: 1, seq: 3 },
   ];
 }
 

@@ -3,7 +3,7 @@
 import type { LayerRange } from '../model/engine-types.ts';
 import type { DeviceCaps, FrameOf } from './protocol.ts';
 import type { ReadRation } from './peer-source.ts';
-import type { RemoteLayerEngine } from './remote-engine.ts';
+import type { ChainEngine } from './chain-engine.ts';
 import type { FrameChannel } from './wire.ts';
 
 export type DeviceStatus = 'joining' | 'loading' | 'ready' | 'failed' | 'left';
@@ -45,7 +45,8 @@ export class HostDevice {
   /** This guest's model reads from the host (made on its first read). */
   reads: ReadRation | null = null;
   error: string | undefined;
-  remote: RemoteLayerEngine | null = null;
+  /** The chain of guests this device runs in (this deal), once every device is ready. */
+  chain: ChainEngine | null = null;
   private epoch = -1;
   private settle: { resolve: () => void; reject: (e: Error) => void } | null = null;
 

@@ -28,6 +28,8 @@ export interface HostOptions {
   prefillChunk?: number;         // Generator prefill chunk (default 512)
   ckpt?: number;                 // answer checkpoints kept (default 4; 0 = none, the pinned one too)
   autoRedeal?: boolean;          // re-deal on join/leave (default true)
+  /** Guests holding consecutive layers pass hidden states to each other (N + 1 hops, not 2N; default true). */
+  directHops?: boolean;
   /** A loading guest whose progress does not move for this long is dropped (default 120 s). */
   loadStallMs?: number;
   /** A guest may take this long in all to load its share (default 30 min). */

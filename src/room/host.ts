@@ -4,18 +4,24 @@
 // and the signaling server's disconnect relay), and runs generation through ONE RoomEngine so the
 // Generator and the agent see one engine. A device lost mid-request ends it `stopped` with a note naming
 // the device; the room re-deals and the next request recomputes what was lost.
+// Direct hops: guests holding consecutive layers form a chain (ChainEngine, one stage of the RoomEngine):
+// each is told its neighbours in its `assign` and opens a channel to the next, so hidden states go host →
+// A → B → host. A hop that cannot be opened is dealt again through the host; a channel that closes
+// mid-request makes the host probe the neighbour: gone, it is lost and named as any device; there, the
+// request ends `stopped` naming the hop, and the next deal wires the chain again.
 // Guests are not trusted: a hello must carry the device id its connection was opened for; a
 // guest whose loading stops moving, or that leaves a forward/checkpoint unanswered, or that returns
 // activations that are not finite numbers, is dropped, naming it; its model reads are rationed.
 import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
-import { holdsLinearLayers, snapshotBytes } from '../model/types.ts';
+import { snapshotBytes } from '../model/types.ts';
 import { dealCost, dealCostFromPlan, dealLayers, snapshotsForCkpt, validateDeal, type DealCost, type DealEntry } from './deal.ts';
-import { DealError, DeviceLeftError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
+import { ChainEngine } from './chain-engine.ts';
+import { buildChain, routesOf, stagesOf } from './host-chains.ts';
+import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
 import { PROTOCOL_VERSION, type Frame } from './protocol.ts';
-import { RemoteLayerEngine } from './remote-engine.ts';
 import { RoomEngine } from './room-engine.ts';
 import { CachingSource } from './weight-cache.ts';
 import { FrameChannel, type MessageLink } from './wire.ts';
@@ -46,6 +52,12 @@ export class RoomHost {
   private closed = false;
   private lastTick = performance.now();
   private readonly pings = new Map<number, (ms: number) => void>();
+  /** This deal's neighbours of each device ('' = the host), as told in its assign. */
+  private routes = new Map<string, { prev: string; next: string }>();
+  /** Hops "a>b" that could not be wired or stalled: dealt through the host until a or b joins again. */
+  private readonly cutHops = new Set<string>();
+  /** A deal that had to be made again without a hop: whoever waits for the old one waits for the new. */
+  private readonly redoneAs = new Map<number, Promise<void>>();
 
   constructor(readonly opts: HostOptions) {
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
@@ -62,8 +74,11 @@ export class RoomHost {
   deviceList(): DeviceInfo[] {
     return [...this.devices.values()].map((d) => {
       const info = d.info();
-      const engine = d.id === HOST_ID ? this.hostEngine : d.remote;
-      info.tokensPerSecond = this.roomEngine && info.range[1] > info.range[0] ? this.roomEngine.speedOf(engine) : 0;
+      const engine = d.id === HOST_ID ? this.hostEngine : d.chain;
+      // A guest alone in its stage: its speed as the host sees it, the network included. In a chain of
+      // several: its own account of its layers' time (the host cannot see the hops between guests).
+      const own = d.chain && d.chain.depth > 1 ? d.chain.speedOf(d.id) : null;
+      info.tokensPerSecond = !this.roomEngine || info.range[1] <= info.range[0] ? 0 : own ?? this.roomEngine.speedOf(engine);
       info.snapshotBytes = snapshotBytes(this.opts.config, info.range);
       info.snapshots = info.snapshotBytes > 0 ? (this.generator?.snapshotPositions.length ?? 0) : 0;
       return info;
@@ -73,6 +88,11 @@ export class RoomHost {
   get currentEpoch(): number { return this.epoch; }
   get engine(): RoomEngine | null { return this.roomEngine; }
   get busy(): boolean { return this.running; }
+  /** The chains of guests in this deal, in pipeline order (device ids). */
+  get chains(): string[][] {
+    const stages = this.roomEngine?.stages ?? [];
+    return stages.filter((s): s is ChainEngine => s instanceof ChainEngine).map((c) => c.devices.map((d) => d.id));
+  }
 
   /**
    * A new connection from a would-be guest; it must say hello within `helloTimeoutMs` (default 10 s),
@@ -120,6 +140,7 @@ export class RoomHost {
   private join(ch: FrameChannel, f: Extract<Frame, { kind: 'hello' }>): HostDevice {
     const old = this.devices.get(f.deviceId);
     if (old) this.lose(old, 'reconnected', false); // a reload: the same device comes back on a new connection
+    for (const hop of [...this.cutHops]) if (hop.split('>').includes(f.deviceId)) this.cutHops.delete(hop); // worth another try
     const device = new HostDevice(f.deviceId, f.name || `Device ${this.devices.size}`, f.caps, ch);
     device.lastSeen = performance.now();
     this.devices.set(device.id, device);
@@ -144,7 +165,7 @@ export class RoomHost {
         if (f.kind === 'error' && f.seq === 0) { this.emit({ type: 'frame-error', deviceId: d.id, error: new RemoteDeviceError(d.name, f.code, f.message) }); return; }
         if (f.kind === 'error' && d.status === 'loading') { d.loadFailed(new RemoteDeviceError(d.name, f.code, f.message)); this.emitDevices(); return; }
         if (f.kind !== 'error' && f.epoch !== this.epoch) return;
-        const problem = d.remote ? d.remote.handle(f) : new OutOfOrderError(`"${f.kind}" frame from "${d.name}", which runs no layers`);
+        const problem = d.chain ? d.chain.handle(d.id, f) : new OutOfOrderError(`"${f.kind}" frame from "${d.name}", which runs no layers`);
         if (problem) this.badFrame(d.channel!, d, problem);
         return;
       }
@@ -155,6 +176,9 @@ export class RoomHost {
         return;
       case 'bye':
         this.lose(d, `said goodbye: ${f.reason}`);
+        return;
+      case 'link-lost':
+        if (f.epoch === this.epoch) this.hopLost(d, f.peer, f.reason);
         return;
       default:
         this.badFrame(d.channel!, d, new ProtocolError(`a host does not accept "${f.kind}" frames`));
@@ -202,14 +226,61 @@ export class RoomHost {
    * its data channel may be fine (a signaling blip, or a forged event), so the guest is dropped only if
    * its channel is closed or it does not answer a heartbeat within `probeMs` (a closed tab never does).
    */
-  signalingDisconnect(deviceId: string, probeMs = Math.min(750, this.opts.lossTimeoutMs ?? 1250)): void {
+  signalingDisconnect(deviceId: string, probeMs = this.probeMs): void {
     const d = this.devices.get(deviceId);
     if (!d || d.id === HOST_ID) return;
-    if (!d.channel?.isOpen()) { this.lose(d, 'its signaling connection closed'); return; }
+    this.probe(d, 'its signaling connection closed', probeMs);
+  }
+
+  private get probeMs(): number { return Math.min(750, this.opts.lossTimeoutMs ?? 1250); }
+
+  /** Lose `d` (`why`) unless it answers a heartbeat within `probeMs`; then `onAnswer`. */
+  private probe(d: HostDevice, why: string, probeMs = this.probeMs, onAnswer?: () => void): void {
+    if (!d.channel?.isOpen()) { this.lose(d, why); return; }
     const sentAt = performance.now() + Math.random() * 1e-6; // a key no other ping uses
-    const timer = setTimeout(() => { this.pings.delete(sentAt); this.lose(d, 'its signaling connection closed and it stopped answering'); }, probeMs);
-    this.pings.set(sentAt, () => { clearTimeout(timer); this.pings.delete(sentAt); });
+    const timer = setTimeout(() => { this.pings.delete(sentAt); this.lose(d, `${why} and it stopped answering`); }, probeMs);
+    this.pings.set(sentAt, () => { clearTimeout(timer); this.pings.delete(sentAt); onAnswer?.(); });
     d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt });
+  }
+
+  /**
+   * `d` says its direct channel to neighbour `peerId` could not be opened or closed. While the deal is
+   * still wiring, that hop goes through the host instead (a new deal). Once wired, a closed channel most
+   * often means the neighbour is gone: probe it, and lose it, naming it, if it does not answer; if it
+   * does, only the channel broke: the chain's request fails (`stopped`, naming the hop) and is re-wired.
+   */
+  private hopLost(d: HostDevice, peerId: string, reason: string): void {
+    const route = this.routes.get(d.id);
+    const hop = route?.next === peerId ? `${d.id}>${peerId}` : route?.prev === peerId ? `${peerId}>${d.id}` : null;
+    if (!hop || !d.channel) {
+      if (d.channel) this.badFrame(d.channel, d, new ProtocolError(`"link-lost" frame about device "${peerId}", which is not a neighbour of "${d.name}" in this deal`));
+      return;
+    }
+    const peer = this.devices.get(peerId);
+    const names = hop.split('>').map((id) => `"${this.devices.get(id)?.name ?? id}"`).join(' → ');
+    const chain = d.chain;
+    if (!chain) {
+      this.cutHops.add(hop);
+      this.emit({ type: 'frame-error', deviceId: d.id, error: new HopError(`direct hop ${names} could not be wired (${reason}): dealing it through the host`) });
+      const old = this.epoch;
+      const redone = this.redeal();
+      redone.catch(() => undefined);
+      this.redoneAs.set(old, redone);
+      return;
+    }
+    if (!peer || chain.failed) return;
+    this.probe(peer, `its direct channel with "${d.name}" closed`, this.probeMs, () => {
+      chain.fail(new HopError(`the direct hop ${names} closed while both devices are still here (${reason})`));
+      if (this.opts.autoRedeal ?? true) void this.redeal().catch(() => undefined);
+    });
+  }
+
+  /** A chain of guests stalled or sent bad activations without naming one of them: its hops go through the host next time. */
+  private chainFault(chain: ChainEngine, why: string): void {
+    const ids = chain.devices.map((x) => x.id);
+    for (let i = 1; i < ids.length; i++) this.cutHops.add(`${ids[i - 1]}>${ids[i]}`);
+    chain.fail(new HopError(`chain ${chain.label}: ${why}; its hops go through the host from the next deal`));
+    if (this.opts.autoRedeal ?? true) void this.redeal().catch(() => undefined);
   }
 
   /** A guest misbehaved (stalled, sent non-finite activations): it is told why, dropped, and the room re-deals. */
@@ -235,7 +306,7 @@ export class RoomHost {
     d.status = 'left';
     setTimeout(() => ch?.close(), 100); // let a goodbye out first
     const err = new DeviceLeftError(d.name, d.id, why);
-    d.remote?.fail(err);
+    d.chain?.fail(err);
     d.loadFailed(err);
     this.emit({ type: 'left', device: d.info(), why, detectedAt });
     this.emitDevices();
@@ -268,7 +339,13 @@ export class RoomHost {
       return this.dealNow(epoch);
     });
     this.dealing = run;
-    return run;
+    // A deal made again without a hop that could not be wired stands in for this one.
+    return run.catch((e: unknown) => {
+      const redone = this.redoneAs.get(epoch);
+      this.redoneAs.delete(epoch);
+      if (redone) return redone;
+      throw e;
+    });
   }
 
   /** Resolves when the latest deal is complete (every device ready). */
@@ -307,35 +384,36 @@ export class RoomHost {
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;
+      const chains = stagesOf(entries, HOST_ID, (this.opts.directHops ?? true) ? this.cutHops : null);
+      this.routes = routesOf(chains, HOST_ID);
       const waits: Promise<void>[] = [];
       for (const e of entries) {
         const d = this.devices.get(e.deviceId)!;
-        d.remote?.fail(new DeviceLeftError(d.name, d.id, 'superseded by a new deal'));
-        d.remote = null;
+        d.chain?.fail(new DeviceLeftError(d.name, d.id, 'superseded by a new deal'));
+        d.chain = null;
         const ready = d.startLoad(epoch, e.range);
         // Only devices that hold layers are waited for: one dealt none (a newcomer, or one that never
         // answers) cannot hold the room up.
         if (e.range[1] > e.range[0] || d.id === HOST_ID) waits.push(ready);
         if (d.id === HOST_ID) continue;
         const modelFile = this.opts.modelUrl === '' ? this.opts.source.modelFile : undefined;
-        d.channel!.trySend({ kind: 'assign', epoch, model: this.opts.modelUrl, modelKey: this.opts.modelKey, range: e.range, ctx: this.opts.ctx, ...(modelFile ? { modelFile } : {}) });
+        const { prev, next } = this.routes.get(d.id) ?? { prev: '', next: '' };
+        d.channel!.trySend({ kind: 'assign', epoch, model: this.opts.modelUrl, modelKey: this.opts.modelKey, range: e.range, ctx: this.opts.ctx, ...(modelFile ? { modelFile } : {}), prev, next });
       }
       this.emitDevices();
       void this.loadHost(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range);
       await Promise.all(waits);
       if (epoch !== this.epoch) return;
       const stages: LayerEngine[] = [];
-      for (const e of entries.filter((x) => x.range[1] > x.range[0])) {
-        const d = this.devices.get(e.deviceId);
-        if (!d) throw new DeviceLeftError(e.deviceId, e.deviceId, 'left during the deal');
-        if (d.id === HOST_ID) { stages.push(this.hostEngine!); continue; }
-        d.remote = new RemoteLayerEngine(e.range, { id: d.id, name: d.name }, epoch, config.hiddenSize,
-          (f) => (d.channel ? d.channel.send(f) : Promise.reject(new DeviceLeftError(d.name, d.id, 'gone'))), {
-            timeoutMs: (count) => (this.opts.requestTimeoutMs ?? 30_000) + count * (this.opts.requestTimeoutPerTokenMs ?? 250),
-            onFault: (why) => this.drop(d, why),
-            recurrent: holdsLinearLayers(config, e.range),
-          });
-        stages.push(d.remote);
+      for (const group of chains) {
+        const members: HostDevice[] = [];
+        for (const e of group) {
+          const d = this.devices.get(e.deviceId);
+          if (!d) throw new DeviceLeftError(e.deviceId, e.deviceId, 'left during the deal');
+          members.push(d);
+        }
+        if (members[0]!.id === HOST_ID) { stages.push(this.hostEngine!); continue; }
+        stages.push(this.chainOf(members, group, epoch));
       }
       this.roomEngine = new RoomEngine(this.hostEngine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
       this.generator = new Generator(this.roomEngine, { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
@@ -345,6 +423,15 @@ export class RoomHost {
       if (epoch === this.epoch) this.emit({ type: 'deal-error', error: e as Error });
       throw e;
     }
+  }
+
+  private chainOf(members: HostDevice[], group: DealEntry[], epoch: number): ChainEngine {
+    const chain = buildChain(members, group, epoch, this.opts, (why, culprit) => {
+      const d = culprit && this.devices.get(culprit.id);
+      if (d) this.drop(d, why); else this.chainFault(chain, why);
+    });
+    for (const d of members) d.chain = chain;
+    return chain;
   }
 
   private async loadHost(epoch: number, range: [number, number]): Promise<void> {
@@ -400,7 +487,7 @@ export class RoomHost {
     const first = await Promise.race([run.then((result) => ({ result })), left.then((gone) => ({ gone }))]);
     if ('result' in first) {
       const result = first.result;
-      if (result.finish === 'error' && result.error instanceof DeviceLeftError) {
+      if (result.finish === 'error' && (result.error instanceof DeviceLeftError || result.error instanceof HopError)) {
         result.finish = 'stopped';
         result.note = result.error.message;
       }
@@ -426,3 +513,4 @@ export class RoomHost {
     await this.hostEngine?.dispose();
   }
 }
+

@@ -1,15 +1,21 @@
-// The room's one binary protocol, version 1: a discriminated union of frames, encoded little-endian.
+// The room's one binary protocol, version 2: a discriminated union of frames, encoded little-endian.
 // A frame is `u8 kind` + the kind's fields in the order below; wire.ts cuts frames into ≤256 KiB
 // messages. decodeFrame validates every field (ranges, finiteness, sizes, trailing bytes) and throws a
 // ProtocolError naming the frame kind and field; it never trusts a length before checking it.
+// Version 2 (direct hops): `assign` names the device's pipeline neighbours, `forward` also travels guest →
+// guest along a chain, and `link-lost` reports a broken direct channel.
 import type { LayerRange } from '../model/engine-types.ts';
 import { ByteReader, ByteWriter } from './codec.ts';
 import { ProtocolError } from './errors.ts';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** Layer indices travel as u16: no model has more. */
 const MAX_LAYER = 0xffff;
 const MAX_POSITION = 1 << 24;
+/** Most guests in one chain (a `work` list is one entry per guest). */
+export const MAX_CHAIN = 64;
+/** A device id as the host and the signaling ids use it (newDeviceId: 20 base-36 digits). */
+export const DEVICE_ID = /^[0-9a-z]{6,64}$/;
 /**
  * Sane maxima for numbers a peer reports: anything past them is a lie or a bug, and is refused here so
  * no such number reaches the deal, the device cards or the arithmetic (a speed of 1e308 once made NaN ranges).
@@ -49,16 +55,27 @@ const READ_OPS: ReadOp[] = ['range', 'file', 'exists', 'size'];
 export type Frame =
   /** guest → host, first frame on a connection. */
   | { kind: 'hello'; protocol: number; roomId: string; deviceId: string; name: string; caps: DeviceCaps }
-  /** host → guest: load these layers of this model (model '' = read it from the host over the channel). */
-  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number; modelFile?: string }
+  /**
+   * host → guest: load these layers of this model (model '' = read it from the host over the channel).
+   * prev/next: the pipeline neighbours of this deal ('' = the host): `forward` frames come from prev, and
+   * the output goes to next as a `forward` (a direct hop) or, when next is the host, as a `result`.
+   */
+  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number; modelFile?: string; prev: string; next: string }
   /** guest → host while loading. networkBytes/cacheBytes: where the bytes came from. */
   | { kind: 'progress'; epoch: number; bytesDone: number; bytesTotal: number; tensorsDone: number; tensorsTotal: number; networkBytes: number; cacheBytes: number }
   /** guest → host: layers loaded, engine ready, KV empty. */
   | { kind: 'ready'; epoch: number; networkBytes: number; cacheBytes: number; ms: number }
-  /** host → guest: run `range` on hidden [count, H] for positions [position, position+count). */
-  | { kind: 'forward'; epoch: number; seq: number; range: LayerRange; position: number; count: number; hidden: Float32Array }
-  /** guest → host: hidden [count, H] after the layers; kvLength after writing them. */
-  | { kind: 'result'; epoch: number; seq: number; kvLength: number; hidden: Float32Array }
+  /**
+   * host → the first guest of a chain, or a guest → the next one (a direct hop): run the part of `range`
+   * that is yours on hidden [count, H] for positions [position, position+count), then pass it on.
+   */
+  | { kind: 'forward'; epoch: number; seq: number; range: LayerRange; position: number; count: number; hidden: Float32Array; work?: number[] }
+  /**
+   * last guest of a chain → host: hidden [count, H] after the layers; kvLength after writing them. work:
+   * the ms each guest of the chain spent on its layers for this request, in chain order (each appends its
+   * own to the forward's before passing it on), so the host can tell the devices' speeds apart.
+   */
+  | { kind: 'result'; epoch: number; seq: number; kvLength: number; hidden: Float32Array; work?: number[] }
   /** host → guest: checkpoint op on the guest's cache at `position` (see CheckpointOp). */
   | { kind: 'checkpoint'; epoch: number; seq: number; op: CheckpointOp; position: number }
   /** guest → host: a checkpoint op is done. */
@@ -72,14 +89,18 @@ export type Frame =
   /** guest → host: read model bytes from the host's source (when the host has a local folder). */
   | { kind: 'read'; id: number; op: ReadOp; path: string; start: number; end: number }
   /** host → guest: answer to a read (ok=false: message says why). */
-  | { kind: 'data'; id: number; ok: boolean; message: string; bytes: Uint8Array };
+  | { kind: 'data'; id: number; ok: boolean; message: string; bytes: Uint8Array }
+  /** guest → host: the direct channel to neighbour `peer` could not be opened, or closed. */
+  | { kind: 'link-lost'; epoch: number; peer: string; reason: string }
+  /** guest → next guest: request `seq` failed upstream (the host was told): skip it, pass this on. */
+  | { kind: 'skip'; epoch: number; seq: number };
 
 export type FrameKind = Frame['kind'];
 export type FrameOf<K extends FrameKind> = Extract<Frame, { kind: K }>;
 
 const KIND_CODES: Record<FrameKind, number> = {
   hello: 1, assign: 2, progress: 3, ready: 4, forward: 5, result: 6, checkpoint: 7,
-  ack: 8, heartbeat: 9, bye: 10, error: 11, read: 12, data: 13,
+  ack: 8, heartbeat: 9, bye: 10, error: 11, read: 12, data: 13, 'link-lost': 14, skip: 15,
 };
 const KIND_BY_CODE = new Map(Object.entries(KIND_CODES).map(([k, c]) => [c, k as FrameKind]));
 
@@ -93,15 +114,18 @@ export function encodeFrame(f: Frame): Uint8Array {
         .f64(f.caps.maxStorageBufferBindingSize).f64(f.caps.maxBufferSize).f64(f.caps.deviceMemoryGiB)
         .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed);
       break;
-    case 'assign': w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? ''); break;
+    case 'assign':
+      w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? '').str(f.prev).str(f.next);
+      break;
     case 'progress':
       w.u32(f.epoch).f64(f.bytesDone).f64(f.bytesTotal).u32(f.tensorsDone).u32(f.tensorsTotal).f64(f.networkBytes).f64(f.cacheBytes);
       break;
     case 'ready': w.u32(f.epoch).f64(f.networkBytes).f64(f.cacheBytes).f64(f.ms); break;
     case 'forward':
       w.u32(f.epoch).u32(f.seq).u16(f.range[0]).u16(f.range[1]).u32(f.position).u32(f.count).f32s(f.hidden);
+      writeWork(w, f.work);
       break;
-    case 'result': w.u32(f.epoch).u32(f.seq).u32(f.kvLength).f32s(f.hidden); break;
+    case 'result': w.u32(f.epoch).u32(f.seq).u32(f.kvLength).f32s(f.hidden); writeWork(w, f.work); break;
     case 'checkpoint': w.u32(f.epoch).u32(f.seq).u8(CHECKPOINT_CODES[f.op]).u32(f.position); break;
     case 'ack': w.u32(f.epoch).u32(f.seq).u32(f.kvLength); break;
     case 'heartbeat': w.u8(f.reply ? 1 : 0).f64(f.sentAt); break;
@@ -109,8 +133,27 @@ export function encodeFrame(f: Frame): Uint8Array {
     case 'error': w.u32(f.seq).str(f.code).str(f.message); break;
     case 'read': w.u32(f.id).u8(READ_OPS.indexOf(f.op)).str(f.path).f64(f.start).f64(f.end); break;
     case 'data': w.u32(f.id).u8(f.ok ? 1 : 0).str(f.message).bytes(f.bytes); break;
+    case 'link-lost': w.u32(f.epoch).str(f.peer).str(f.reason); break;
+    case 'skip': w.u32(f.epoch).u32(f.seq); break;
   }
   return w.finish();
+}
+
+function writeWork(w: ByteWriter, work: readonly number[] | undefined): void {
+  w.u8(work?.length ?? 0);
+  for (const ms of work ?? []) w.f64(ms);
+}
+
+function readWork(r: ByteReader, kind: string): { work?: number[] } {
+  const n = r.u8('work.length');
+  check(n <= MAX_CHAIN, kind, `work lists ${n} devices, more than a chain has (${MAX_CHAIN})`);
+  const work: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const ms = r.f64('work');
+    check(ms >= 0 && ms <= PEER_LIMITS.ms, kind, `work ${ms} ms is out of range [0, ${PEER_LIMITS.ms}]`);
+    work.push(ms);
+  }
+  return n > 0 ? { work } : {};
 }
 
 function check(cond: boolean, kind: string, msg: string): void {
@@ -162,7 +205,7 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
         check(caps[k] >= 0 && caps[k] <= max, kind, `caps.${k} ${caps[k]} is out of range [0, ${max}]`);
       }
       check(/^[0-9a-f]{32}$/.test(roomId), kind, 'roomId is not 32 hex digits');
-      check(/^[0-9a-z]{6,64}$/.test(deviceId), kind, 'deviceId is not 6–64 lowercase letters/digits');
+      check(DEVICE_ID.test(deviceId), kind, 'deviceId is not 6–64 lowercase letters/digits');
       return { kind, protocol, roomId, deviceId, name, caps };
     }
     case 'assign': {
@@ -173,7 +216,12 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       const ctx = r.u32('ctx');
       check(ctx > 0 && ctx <= MAX_POSITION, kind, `ctx ${ctx} is out of range`);
       const modelFile = r.str('modelFile', 2048);
-      return { kind, epoch, model, modelKey, range, ctx, ...(modelFile ? { modelFile } : {}) };
+      const prev = r.str('prev', 64), next = r.str('next', 64);
+      for (const [field, id] of [['prev', prev], ['next', next]] as const) {
+        check(id === '' || DEVICE_ID.test(id), kind, `${field} "${id}" is neither '' (the host) nor a device id`);
+      }
+      check(prev === '' || prev !== next, kind, `prev and next are the same device "${prev}"`);
+      return { kind, epoch, model, modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next };
     }
     case 'progress': {
       const f = {
@@ -196,9 +244,12 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       check(count > 0 && position + count <= MAX_POSITION, kind, `positions [${position}, ${position + count}) are out of range`);
       const hidden = r.f32s('hidden');
       check(hidden.length > 0 && hidden.length % count === 0, kind, `hidden has ${hidden.length} values, not a multiple of count ${count}`);
-      return { kind, epoch, seq, range, position, count, hidden };
+      return { kind, epoch, seq, range, position, count, hidden, ...readWork(r, kind) };
     }
-    case 'result': return { kind, epoch: r.u32('epoch'), seq: r.u32('seq'), kvLength: r.u32('kvLength'), hidden: r.f32s('hidden') };
+    case 'result': {
+      const epoch = r.u32('epoch'), seq = r.u32('seq'), kvLength = r.u32('kvLength'), hidden = r.f32s('hidden');
+      return { kind, epoch, seq, kvLength, hidden, ...readWork(r, kind) };
+    }
     case 'checkpoint': {
       const epoch = r.u32('epoch'), seq = r.u32('seq');
       const code = r.u8('op');
@@ -232,5 +283,11 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       check(ok <= 1, kind, `ok flag ${ok} is not 0 or 1`);
       return { kind, id, ok: ok === 1, message: r.str('message', 4096), bytes: r.bytes('bytes') };
     }
+    case 'link-lost': {
+      const epoch = r.u32('epoch'), peer = r.str('peer', 64), reason = r.str('reason', 1024);
+      check(DEVICE_ID.test(peer), kind, `peer "${peer}" is not a device id`);
+      return { kind, epoch, peer, reason };
+    }
+    case 'skip': return { kind, epoch: r.u32('epoch'), seq: r.u32('seq') };
   }
 }

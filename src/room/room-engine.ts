@@ -194,7 +194,7 @@ export class RoomEngine implements LayerEngine {
   /**
    * One decode token: feed `id` at kvLength() and sample the next, as embed + runLayers + sample would.
    * A room of one whose engine can fuse (WebGPU) does it in that engine's single call: one GPU submit and
-   * one read-back instead of three, each a mapAsync round trip (about 150 ms apiece on SwiftShader). A
+   * one read-back instead of three (each a submit that waits for its work, and a worker message). A
    * split room starts from the host's prepared share when it has one.
    */
   async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {

@@ -16,7 +16,7 @@ import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
 import { qkNormRopeOp } from '../../src/gpu/kernels/qk-norm-rope.ts';
 import { rmsnormOp } from '../../src/gpu/kernels/rmsnorm.ts';
 import { siluMulOp } from '../../src/gpu/kernels/silu-mul.ts';
-import { topkOp } from '../../src/gpu/kernels/topk-blocks.ts';
+import { topkBlocks, topkOp } from '../../src/gpu/kernels/topk-blocks.ts';
 import {
   attention, embedRows, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul,
 } from '../../src/model/reference/ops.ts';
@@ -122,20 +122,23 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
   });
 
-  it('top-k candidates per block (TOPK = 1 is argmax): mask bits, ties to the lower id, −inf and NaN never win', async () => {
-    const V = 5000;                                        // 5 blocks of 1024, the last one partial
+  it.each([
+    ['GPU', { WG: 128, ITEMS: 8 }], ['CPU rasterizer', { WG: 8, ITEMS: 64 }], ['CPU rasterizer, 4 lanes', { WG: 4, ITEMS: 64 }],
+  ] as const)('top-k candidates per block, %s layout (TOPK = 1 is argmax): mask bits, ties to the lower id, −inf and NaN never win', async (_name, layout) => {
+    const V = 5000;                                        // blocks of WG·ITEMS ids, the last one partial
+    const blocks = topkBlocks(V, layout);
     const logits = randomF32(V, 77, 4);
     logits[4321] = 9; logits[1234] = 9;                    // a tie: 1234 wins
     logits[10] = Infinity * -1; logits[11] = NaN;
     const mask = new Uint32Array(Math.ceil(V / 32));
     const allowed = [3, 10, 11, 700, 1234, 2048, 4321, 4999];
     for (const id of allowed) mask[id >>> 5] |= 1 << (id & 31);
-    const best = h.buffer(5 * 8 * 8);
-    const params = h.uniform([0, 0]);
-    const paramsMasked = h.uniform([1, mask.length]);
-    const run = async (k: number, p: GPUBuffer): Promise<{ id: number; v: number }[]> => {
-      await h.run([topkOp(h.cache, { params: p, logits: h.buffer(logits), mask: h.buffer(mask), best }, V, k)], 1);
-      const raw = new Uint32Array(await h.read(best, 5 * k * 8));
+    const best = h.buffer(blocks * 21 * 8);
+    const params = h.uniform([0, 0, 0]);
+    const paramsMasked = h.uniform([1, mask.length, 0]);
+    const run = async (k: number, p: GPUBuffer, from = 0, to = blocks * k): Promise<{ id: number; v: number }[]> => {
+      await h.run([topkOp(h.cache, { params: p, logits: h.buffer(logits), mask: h.buffer(mask), best }, V, k, layout)], 1);
+      const raw = new Uint32Array((await h.read(best, to * 8)).slice(from * 8));
       const f = new Float32Array(raw.buffer);
       const out: { id: number; v: number }[] = [];
       for (let i = 0; i < raw.length; i += 2) if (raw[i + 1] !== 0xffffffff) out.push({ id: raw[i + 1]!, v: f[i]! });
@@ -145,9 +148,34 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     const all = Array.from({ length: V }, (_, i) => i);
     expect((await run(1, params))[0]!.id).toBe(1234);
     expect((await run(8, params)).slice(0, 8).map((c) => c.id)).toEqual(sortedIds(all).slice(0, 8));
+    expect((await run(20, params)).slice(0, 20).map((c) => c.id)).toEqual(sortedIds(all).slice(0, 20));
     const masked = await run(8, paramsMasked);
     expect(masked.map((c) => c.id)).toEqual(sortedIds(allowed.filter((i) => i !== 11)));
     expect((await run(1, paramsMasked))[0]!.id).toBe(1234);
+    // report_top: after the [blocks, k] candidates, each block's best finite logit with no mask.
+    const few = new Uint32Array(mask.length);
+    for (const id of [3, 700, 2048]) few[id >>> 5] |= 1 << (id & 31);
+    const paramsReport = h.uniform([1, few.length, 1]);
+    const report = async (k: number) => {
+      await h.run([topkOp(h.cache, { params: paramsReport, logits: h.buffer(logits), mask: h.buffer(few), best }, V, k, layout)], 1);
+      const raw = new Uint32Array(await h.read(best, blocks * (k + 1) * 8));
+      const f = new Float32Array(raw.buffer);
+      const pairs = (from: number, to: number) => {
+        const out: { id: number; v: number }[] = [];
+        for (let i = from * 2; i < to * 2; i += 2) if (raw[i + 1] !== 0xffffffff) out.push({ id: raw[i + 1]!, v: f[i]! });
+        return out.sort((a, b) => b.v - a.v || a.id - b.id).map((c) => c.id);
+      };
+      return { masked: pairs(0, blocks * k), unmasked: pairs(blocks * k, blocks * (k + 1)) };
+    };
+    const size = layout.WG * layout.ITEMS;
+    const blockBests = sortedIds(Array.from({ length: blocks }, (_, b) => sortedIds(all.slice(b * size, (b + 1) * size).filter((i) => !Number.isNaN(logits[i])))[0]!));
+    for (const k of [1, 20]) {
+      const r = await report(k);
+      if (k === 1) expect(r.masked[0]).toBe(sortedIds([3, 700, 2048])[0]);
+      else expect(r.masked).toEqual(sortedIds([3, 700, 2048]));
+      expect(r.unmasked[0]).toBe(1234);                       // the model's own top choice, disallowed
+      expect(r.unmasked).toEqual(blockBests);                 // each block's best finite logit, mask or not
+    }
   });
 
   it('copy moves every byte', async () => {

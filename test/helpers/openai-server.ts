@@ -1,6 +1,8 @@
 // A real HTTP server in the test process that speaks the OpenAI wire format from a script: GET /v1/models,
-// POST /v1/completions streamed as server-sent events (or a scripted error), and the routes by which
-// llama.cpp (/props) or vLLM (/version) say what they are. It records every request body, and whether
+// POST /v1/completions and /v1/chat/completions streamed as server-sent events (or a scripted error), and
+// the routes by which llama.cpp (/props) or vLLM (/version) say what they are. A chat-only server answers
+// /v1/completions as such servers do (404, 405, or OpenAI's "This is a chat model" 404); a chat server may
+// refuse `tools` as llama.cpp without --jinja does. It records every request body and path, and whether
 // the client closed a stream before its end (Stop). 127.0.0.1 only; CORS open for browser tests.
 import http from 'node:http';
 
@@ -20,12 +22,26 @@ export interface ScriptedReply {
   refuseGrammar?: boolean;
   /** Send nothing at all after the headers (a stalled server). */
   stall?: boolean;
+  /** Chat only: calls streamed as delta.tool_calls, their arguments in `pieces` parts (default 3). */
+  toolCalls?: { name: string; arguments: string; pieces?: number }[];
+  /** Answer with one JSON document instead of a stream (a server that ignores stream: true). */
+  whole?: boolean;
+}
+
+export interface ServerRoutes {
+  /** How POST /v1/completions is answered: served (default), or refused as a chat-only server does. */
+  completions?: 'yes' | '404' | '405' | 'chat-model';
+  /** Whether /v1/chat/completions exists (default yes) and takes `tools` (default yes). */
+  chat?: boolean;
+  tools?: boolean;
 }
 
 export interface ScriptedServer {
   url: string;
   port: number;
   requests: Record<string, unknown>[];
+  /** The path of each POST, in order (refused ones included). */
+  paths: string[];
   /** Streams the client closed before their end. */
   closedEarly: number;
   /** Chunks written for each request, in order. */
@@ -33,10 +49,11 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
-export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?: string; kind?: 'llama.cpp' | 'vllm' | 'generic'; nCtx?: number }): Promise<ScriptedServer> {
+export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?: string; kind?: 'llama.cpp' | 'vllm' | 'generic'; nCtx?: number; routes?: ServerRoutes }): Promise<ScriptedServer> {
   const model = opts.model ?? 'qwen3-test';
   const replies = [...opts.replies];
-  const state = { requests: [] as Record<string, unknown>[], closedEarly: 0, chunksSent: [] as number[] };
+  const routes = { completions: 'yes', chat: true, tools: true, ...opts.routes };
+  const state = { requests: [] as Record<string, unknown>[], paths: [] as string[], closedEarly: 0, chunksSent: [] as number[] };
   const json = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -55,16 +72,32 @@ export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?
       return;
     }
     if (req.method === 'GET' && url === '/version' && opts.kind === 'vllm') { json(res, 200, { version: '0.10.1' }); return; }
-    if (req.method === 'POST' && url === '/v1/completions') {
+    if (req.method === 'POST' && (url === '/v1/completions' || url === '/v1/chat/completions')) {
+      state.paths.push(url);
+      const chat = url === '/v1/chat/completions';
+      if (!chat && routes.completions === '405') { json(res, 405, { detail: 'Method Not Allowed' }); return; }
+      if (!chat && routes.completions === 'chat-model') {
+        json(res, 404, { error: { message: 'This is a chat model and not supported in the v1/completions endpoint. Did you mean to use v1/chat/completions?', type: 'invalid_request_error' } });
+        return;
+      }
+      if ((!chat && routes.completions === '404') || (chat && !routes.chat)) { json(res, 404, { detail: 'Not Found' }); return; }
       let raw = '';
       req.on('data', (d: Buffer) => { raw += d.toString('utf8'); });
-      req.on('end', () => void answer(JSON.parse(raw) as Record<string, unknown>, res));
+      req.on('end', () => {
+        const body = JSON.parse(raw) as Record<string, unknown>;
+        if (chat && body.tools !== undefined && !routes.tools) {
+          state.requests.push(body);
+          json(res, 500, { error: { code: 500, message: 'tools param requires --jinja flag', type: 'server_error' } });
+          return;
+        }
+        void answer(body, res, chat);
+      });
       return;
     }
     json(res, 404, { error: { message: `no route ${req.method} ${url}` } });
   });
 
-  async function answer(body: Record<string, unknown>, res: http.ServerResponse): Promise<void> {
+  async function answer(body: Record<string, unknown>, res: http.ServerResponse, chat: boolean): Promise<void> {
     state.requests.push(body);
     const index = state.chunksSent.push(0) - 1;
     if (body.model !== model) { json(res, 404, { error: { code: 404, message: `model '${String(body.model)}' not found` } }); return; }
@@ -75,22 +108,47 @@ export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?
       return;
     }
     if (reply.status) { json(res, reply.status, reply.message ? { error: { code: reply.status, message: reply.message } } : {}); return; }
+    const text = reply.text ?? '';
+    const chunks = reply.chunks ?? (text.match(/[\s\S]{1,4}/g) ?? []);
+    const promptChars = chat ? JSON.stringify(body.messages).length : String(body.prompt).length;
+    const usage = { prompt_tokens: promptChars, completion_tokens: chunks.length, total_tokens: 0 };
+    const finish = reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
+    if (reply.whole) {
+      const choice = chat
+        ? { index: 0, message: { role: 'assistant', content: text, ...(reply.toolCalls ? { tool_calls: reply.toolCalls.map((c, i) => ({ id: `c${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}) }, finish_reason: finish }
+        : { index: 0, text, finish_reason: finish };
+      json(res, 200, { id: 'cmpl-1', object: chat ? 'chat.completion' : 'text_completion', model, choices: [choice], usage });
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     if (reply.stall) return;
     let open = true;
     res.on('close', () => { if (open) state.closedEarly++; open = false; });
-    const text = reply.text ?? '';
-    const chunks = reply.chunks ?? (text.match(/[\s\S]{1,4}/g) ?? []);
     const send = (event: unknown) => res.write(`data: ${JSON.stringify(event)}\n\n`);
+    const object = chat ? 'chat.completion.chunk' : 'text_completion';
+    const piece = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+      send({ id: 'cmpl-1', object, model, choices: [chat ? { index: 0, delta, finish_reason: finishReason } : { index: 0, text: delta.content ?? '', finish_reason: finishReason }] });
     for (const chunk of chunks) {
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       if (!open) return;
-      send({ id: 'cmpl-1', object: 'text_completion', model, choices: [{ index: 0, text: chunk, finish_reason: null }] });
+      piece({ content: chunk });
       state.chunksSent[index]!++;
     }
+    for (const [i, c] of (reply.toolCalls ?? []).entries()) {
+      // As llama.cpp and vLLM stream a call: id and name first, then the arguments in pieces.
+      piece({ tool_calls: [{ index: i, id: `call_${i}`, type: 'function', function: { name: c.name, arguments: '' } }] });
+      const n = c.pieces ?? 3;
+      const size = Math.ceil(c.arguments.length / n) || 1;
+      for (let at = 0; at < c.arguments.length; at += size) {
+        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        if (!open) return;
+        piece({ tool_calls: [{ index: i, function: { arguments: c.arguments.slice(at, at + size) } }] });
+        state.chunksSent[index]!++;
+      }
+    }
     if (reply.streamError) { send({ error: { message: reply.streamError, type: 'server_error' } }); open = false; res.end(); return; }
-    send({ id: 'cmpl-1', object: 'text_completion', model, choices: [{ index: 0, text: '', finish_reason: reply.finish ?? 'stop' }] });
-    send({ id: 'cmpl-1', object: 'text_completion', model, choices: [], usage: { prompt_tokens: String(body.prompt).length, completion_tokens: chunks.length, total_tokens: 0 } });
+    piece(chat ? {} : { content: '' }, finish);
+    send({ id: 'cmpl-1', object, model, choices: [], usage });
     res.write('data: [DONE]\n\n');
     open = false;
     res.end();
@@ -101,6 +159,7 @@ export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?
   return {
     url: `http://127.0.0.1:${port}`, port, ...state,
     get requests() { return state.requests; },
+    get paths() { return state.paths; },
     get closedEarly() { return state.closedEarly; },
     get chunksSent() { return state.chunksSent; },
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),

@@ -1,7 +1,9 @@
 // The XML tool-call format (Qwen3-Coder, Qwen3.5), from just after <tool_call>:
 //   \n<function=NAME>\n  then for each parameter  <parameter=P>\nVALUE\n</parameter>\n  then  </function>\n</tool_call>
 // NAME is a declared tool; P one of its parameters not given yet; </function> only once every required
-// parameter is there. VALUE is free text up to "\n</parameter>"; added tokens cannot appear in it.
+// parameter is there. VALUE is free text up to "\n</parameter>"; added tokens cannot appear in it, so
+// the </tool_call> token only ever closes the call. The text "</tool_call>" (ordinary tokens) may appear
+// in a value, and the parser and the live view keep it there (parse/blocks.ts).
 import type { ToolSchema } from '../../model/chat-types.ts';
 import { stepAlternatives, TOOL_CALL_CLOSE, type Alternative, type CloseTag } from './alternatives.ts';
 import type { GrammarSpec } from './dfa.ts';

@@ -4,7 +4,8 @@
 // tools count, so prose is not mistaken for a call. A call's `mends` say what had to be mended to read it.
 import type { ToolFormat } from '../../model/tool-format.ts';
 import type { ToolSchema } from '../../model/chat-types.ts';
-import { callFromJson, callsFromJsonText, FLAT_ARGUMENTS, jsonValuesEnd } from './json-calls.ts';
+import { OPEN_TAG, readToolCallBlock } from './blocks.ts';
+import { callFromJson, callsFromJsonText, FLAT_ARGUMENTS } from './json-calls.ts';
 import { readLooseValue } from './loose-json.ts';
 import { positionalCalls } from './positional.ts';
 import type { ParsedCall, ParseResult } from './types.ts';
@@ -18,9 +19,6 @@ export interface ParseOptions {
 }
 
 interface Span { start: number; end: number; calls: ParsedCall[] }
-
-const OPEN_TAG = '<tool_call>';
-const CLOSE_TAG = '</tool_call>';
 
 export function parseToolCalls(reply: string, opts: ParseOptions): ParseResult {
   const spans: Span[] = [...toolCallBlocks(reply, opts)];
@@ -57,22 +55,13 @@ export function parseToolCalls(reply: string, opts: ParseOptions): ParseResult {
   };
 }
 
-/** Each <tool_call> block (closed or not) and the calls inside it, in any spelling. */
+/** Each <tool_call> block (closed or not) and the calls inside it, in any spelling (blocks.ts finds its end). */
 function* toolCallBlocks(reply: string, opts: ParseOptions): Generator<Span> {
   let at = reply.indexOf(OPEN_TAG);
   while (at >= 0) {
-    const bodyStart = at + OPEN_TAG.length;
-    // A JSON body is read first, so a "</tool_call>" inside one of its strings does not end the block.
-    const jsonEnd = jsonValuesEnd(reply, bodyStart);
-    const searchFrom = jsonEnd >= 0 ? jsonEnd : bodyStart;
-    const close = reply.indexOf(CLOSE_TAG, searchFrom);
-    const nextOpen = reply.indexOf(OPEN_TAG, searchFrom);
-    let bodyEnd = close >= 0 ? close : reply.length;
-    if (nextOpen >= 0 && nextOpen < bodyEnd) bodyEnd = nextOpen;
-    const end = bodyEnd === close ? close + CLOSE_TAG.length : bodyEnd;
-    const body = reply.slice(bodyStart, bodyEnd);
-    yield { start: at, end, calls: callsInBlock(body, opts) };
-    at = nextOpen >= 0 && nextOpen >= bodyEnd ? nextOpen : -1;
+    const block = readToolCallBlock(reply, at);
+    yield { start: at, end: block.end, calls: callsInBlock(reply.slice(block.bodyStart, block.bodyEnd), opts) };
+    at = block.next;
   }
 }
 

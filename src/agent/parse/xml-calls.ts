@@ -85,3 +85,47 @@ function jsonArguments(body: string, name: string): { args: Record<string, unkno
   if (inner && inner.name === name) return { args: inner.arguments, mends: inner.mends ?? [] };
   return { args: value as Record<string, unknown>, mends: read.mends.map((m) => JSON_MEND_LABELS[m]) };
 }
+
+const FN_OPEN_AT = new RegExp(OPEN.source, 'y');
+const PARAM_OPEN_AT = new RegExp(PARAM_OPEN.source, 'y');
+
+/**
+ * Where the well-formed XML calls at the start of a <tool_call> body end (after the last </function>),
+ * so a "</tool_call>" or "<tool_call>" inside a parameter value is part of the value (blocks.ts).
+ * Well formed: <function=NAME> (any spelling above), parameters each closed by </parameter> before the
+ * next one opens, then </function>. 'open' when the text ends before the calls close and nothing so far
+ * is malformed (an answer still streaming); null when the body is not such calls.
+ */
+export function xmlCallsEnd(text: string, from: number): number | 'open' | null {
+  let pos = from;
+  let end: number | null = null;
+  const skipSpace = () => { while (pos < text.length && /\s/.test(text[pos]!)) pos++; };
+  for (;;) {
+    skipSpace();
+    FN_OPEN_AT.lastIndex = pos;
+    const fn = FN_OPEN_AT.exec(text);
+    if (!fn) return end ?? (isTagPrefix(text.slice(pos), ['<function', '<invoke']) ? 'open' : null);
+    const closeTag = `</${fn[1]}>`;
+    pos += fn[0].length;
+    for (;;) {
+      skipSpace();
+      if (pos >= text.length) return 'open';
+      if (text.startsWith(closeTag, pos)) { pos += closeTag.length; end = pos; break; }
+      PARAM_OPEN_AT.lastIndex = pos;
+      const p = PARAM_OPEN_AT.exec(text);
+      if (!p) return isTagPrefix(text.slice(pos), ['<parameter', closeTag]) ? 'open' : null;
+      const start = p.index + p[0].length;
+      const close = text.indexOf(PARAM_CLOSE, start);
+      const following = nextParamOpen(text, start);
+      if (following && (close < 0 || following.index < close)) return null; // a value left open before the next parameter
+      if (close < 0) return 'open';
+      pos = close + PARAM_CLOSE.length;
+    }
+  }
+}
+
+/** The text is the start of one of these tags, not yet closed by ">" (an answer cut mid-tag). */
+function isTagPrefix(rest: string, tags: string[]): boolean {
+  if (rest === '' || rest.includes('>')) return false;
+  return tags.some((t) => t.startsWith(rest) || (rest.startsWith(t) && rest.length < 80));
+}

@@ -25,7 +25,7 @@ export const WRITE_FILE = tool('write_file', 'Create or replace a file. Keep eac
 export const EDIT_FILE = tool('edit_file', 'Replace old with new in a file. old must match the file exactly, once.',
   { path: str('File path'), old: str('Exact text to replace'), new: str('Replacement text') }, ['path', 'old', 'new']);
 
-export const SERVE = tool('serve', 'Serve a folder on the preview port 5173 and return the page\'s first errors.',
+export const SERVE = tool('serve', 'Serve a folder on the preview port 5173 and return the page\'s first errors. localStorage works there (kept across reloads); IndexedDB and cookies do not.',
   { path: str('Folder to serve (default: project root)') }, []);
 
 export const PREVIEW_LOGS = tool('preview_logs', 'Console output of the served page since a cursor, newest last.',

@@ -3,30 +3,26 @@ import source from '../../../shaders/topk_blocks.wgsl?raw';
 import { defineKernel, read, rw, uniformStruct, type BufferSet } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
+import { TOPK_GPU_LAYOUT, type TopkLayout } from '../tuning.ts';
 
 export const TOPK_BLOCKS = defineKernel({
   name: 'topk_blocks',
   source,
   bindings: {
-    params: uniformStruct('Params', ['use_mask', 'mask_words']),   // written per sample
+    params: uniformStruct('Params', ['use_mask', 'mask_words', 'report_top']),   // written per sample
     logits: read('array<f32>'),      // [V]
     mask: read('array<u32>'),        // [≥ 1] allowed-id bitset
-    best: rw('array<vec2<u32>>'),    // [blocks, TOPK]: (f32 bits, id); id 0xffffffff = none
+    best: rw('array<vec2<u32>>'),    // [blocks, TOPK] (+ [blocks] unmasked bests with report_top): (f32 bits, id); id 0xffffffff = none
   },
 });
 
-export const TOPK_WG = 128;
-export const TOPK_ITEMS = 8;
-/** Ids per block. */
-export const TOPK_BLOCK = TOPK_WG * TOPK_ITEMS;
-
-export function topkBlocks(V: number): number {
-  return Math.ceil(V / TOPK_BLOCK);
+export function topkBlocks(V: number, layout: TopkLayout = TOPK_GPU_LAYOUT): number {
+  return Math.ceil(V / (layout.WG * layout.ITEMS));
 }
 
-export function topkOp(cache: PipelineCache, buffers: BufferSet<typeof TOPK_BLOCKS.bindings>, V: number, k: number): Op {
-  const blocks = topkBlocks(V);
+export function topkOp(cache: PipelineCache, buffers: BufferSet<typeof TOPK_BLOCKS.bindings>, V: number, k: number, layout: TopkLayout = TOPK_GPU_LAYOUT): Op {
+  const blocks = topkBlocks(V, layout);
   return kernelOp(cache, TOPK_BLOCKS, {
-    label: `top-${k}`, consts: { V, TOPK: k, ITEMS: TOPK_ITEMS, WG: TOPK_WG }, buffers, grid: () => [blocks, 1, 1],
+    label: `top-${k}`, consts: { V, TOPK: k, ITEMS: layout.ITEMS, WG: layout.WG }, buffers, grid: () => [blocks, 1, 1],
   });
 }

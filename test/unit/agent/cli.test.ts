@@ -84,9 +84,28 @@ test('--openai URL --model NAME runs the same agent on an OpenAI-compatible serv
     expect(lines[0]).toBe(`· qwen3-test on ${server.url} (llama.cpp, context 8192 tokens)`);
     expect(await readFile(path.join(dir, 'proj', 'hi.txt'), 'utf8')).toBe('hi from the server');
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({ reason: 'done', steps: 2, toolCalls: 1 });
+    expect(lines.some((l) => l.includes('/v1/chat/completions'))).toBe(false);
     const bad: string[] = [];
     expect(await runAgentCli(['--project', dir, '--openai', server.url, '--model', 'nope'], { out: (l) => bad.push(l) })).toBe(1);
     expect(bad).toEqual([expect.stringMatching(/^ServerError: the server at http:\/\/127\.0\.0\.1:\d+ has no model "nope"; it serves: qwen3-test$/)]);
+  } finally {
+    await server.close();
+  }
+});
+
+test('--openai on a chat-only server: the same request runs on /v1/chat/completions, and the CLI says so', async () => {
+  const server = await startOpenAIServer({
+    kind: 'generic', routes: { completions: '405' },
+    replies: [{ toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'hi.txt', content: 'hi from chat' }) }] }, { text: 'Wrote hi.txt.' }],
+  });
+  try {
+    const { dir } = await script([]);
+    const lines: string[] = [];
+    const code = await runAgentCli(['--project', path.join(dir, 'proj'), '--openai', server.url, '--model', 'qwen3-test', '--json', '--request', 'Write hi.txt'], { out: (l) => lines.push(l) });
+    expect(code).toBe(0);
+    expect(await readFile(path.join(dir, 'proj', 'hi.txt'), 'utf8')).toBe('hi from chat');
+    expect(lines).toContain('· the server has no /v1/completions (405 Method Not Allowed: Method Not Allowed); the conversation went to /v1/chat/completions as messages, the tools as OpenAI tools');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ reason: 'done', steps: 2, toolCalls: 1 });
   } finally {
     await server.close();
   }

@@ -28,3 +28,24 @@ test.each(['qwen3', 'qwen3-coder', 'qwen3.5'])('%s: opening + turns = the render
   expect(turns.resultsTurn(results)).toContain('1| hello');
   expect(turns.assistantClose).toBe('<|im_end|>\n');
 });
+
+test.each(['qwen3', 'qwen3-coder', 'qwen3.5'])('%s: the contents of the system turn (tools in it) and of a results turn, for a server that renders them', (name) => {
+  const template = new ChatTemplate(fixture(name));
+  const tools = [...BUILTIN_TOOL_SCHEMAS];
+  const render = (m: ChatMessage[], t = tools) => template.render(m, t, { enableThinking: false, addGenerationPrompt: true });
+  const backend = { render, encode: () => [], decode: () => '' } as unknown as Backend;
+  const turns = new TurnRenderer(backend, SYSTEM_PROMPT, tools);
+  const system = turns.systemContent();
+  expect(system).toContain(SYSTEM_PROMPT);
+  expect(system).toContain('write_file');
+  // Given as a plain system message without tools, it renders to the opening the tools make.
+  expect(render([{ role: 'system', content: system! }, { role: 'user', content: 'a' }], []).startsWith(turns.opening)).toBe(true);
+  const results = turns.resultsTurn([{ name: 'read_file', content: '1| hello' }]);
+  const inside = turns.userContentOf(results);
+  expect(inside).toContain('1| hello');
+  expect(turns.userTurn('q').replace('q', inside!)).toBe(results);  // the same wrapper as a user turn
+  expect(turns.userContentOf('<|im_start|>assistant\nx<|im_end|>\n')).toBeNull();
+  const answer = turns.assistantContentWithCalls('Reading.', [{ name: 'read_file', arguments: { path: 'a.txt' } }]);
+  expect(answer.startsWith('Reading.')).toBe(true);
+  expect(answer).toContain('read_file');
+});

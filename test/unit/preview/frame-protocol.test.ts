@@ -10,6 +10,8 @@ test('well-formed frame messages pass', () => {
     { t: 'navigate', path: 'about.html' },
     { t: 'run-start', run: 1 },
     { t: 'run-done', run: 1, ok: false, error: 'TypeError: x' },
+    { t: 'storage', area: 'local', clear: false, changes: [['todos', '["milk"]'], ['old', null]] },
+    { t: 'storage', area: 'session', clear: true, changes: [] },
   ]) expect(isFrameMessage(m), JSON.stringify(m)).toBe(true);
 });
 
@@ -31,5 +33,14 @@ test('junk and forgeries are refused: unknown kinds, host-only sources, wrong ty
     { t: 'fetch', id: 1.5, path: 'a' },
     { t: 'run-done', run: 1, ok: 'yes' },
     { t: 'navigate', path: 7 },
-  ]) expect(isFrameMessage(m), JSON.stringify(m)).toBe(false);
+    { t: 'storage', area: 'indexedDB', clear: false, changes: [] },
+    { t: 'storage', area: 'local', clear: 0, changes: [] },
+    { t: 'storage', area: 'local', clear: false, changes: [['k', 1]] },
+    { t: 'storage', area: 'local', clear: false, changes: [['k']] },
+    { t: 'storage', area: 'local', clear: false, changes: [[{}, 'v']] },
+    { t: 'storage', area: 'local', clear: false, changes: { 0: ['k', 'v'], length: 1 } },
+    { t: 'storage', area: 'local', clear: false, changes: Array.from({ length: 5_001 }, (_, i) => [`k${i}`, 'v']) },
+    // More text than two quotas in one message: refused before the host looks at it.
+    { t: 'storage', area: 'local', clear: false, changes: [['a', 'x'.repeat(6 << 20)], ['b', 'x'.repeat(5 << 20)]] },
+  ]) expect(isFrameMessage(m), JSON.stringify(m).slice(0, 200)).toBe(false);
 });

@@ -10,6 +10,7 @@ import { FileTooLongError } from '../../../src/model/errors.ts';
 import { RoomHost, type HostOptions } from '../../../src/room/host.ts';
 import { RoomGuest, type EngineFactory } from '../../../src/room/guest.ts';
 import { memoryLinkPair } from '../../../src/room/memory-link.ts';
+import type { MessageLink } from '../../../src/room/wire.ts';
 import { MemoryByteStore } from '../../../src/room/weight-cache.ts';
 import type { DeviceCaps } from '../../../src/room/protocol.ts';
 
@@ -48,6 +49,14 @@ export function tinyFiles(opts: TinyModelOptions = TINY): Map<string, Uint8Array
 
 export const referenceFactory: EngineFactory = async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
 
+/** A reference engine whose runLayers waits `ms` first: a slow device. */
+export const slowFactory = (ms: number): EngineFactory => async (weights, opts) => {
+  const engine = await referenceFactory(weights, opts);
+  const run = engine.runLayers.bind(engine);
+  engine.runLayers = async (range, start, hidden) => { await new Promise((r) => setTimeout(r, ms)); return run(range, start, hidden); };
+  return engine;
+};
+
 export function caps(memoryBudgetBytes = 2 ** 30, speed = 1): DeviceCaps {
   return {
     adapter: 'test', engine: 'reference', isFallbackAdapter: true, shaderF16: false, maxStorageBufferBindingSize: 2 ** 27,
@@ -70,9 +79,15 @@ export interface TestRoom {
   host: RoomHost;
   guests: RoomGuest[];
   links: ReturnType<typeof memoryLinkPair>[];
+  /** Direct channels between guests: [from, to, pair] (pair[0] is the dialer's end). */
+  hops: [string, string, ReturnType<typeof memoryLinkPair>][];
+  /** A guest vanishes (a killed tab): its channel to the host and its direct channels go silent. */
+  vanish(id: string): void;
   sources: CountingMemorySource[];
   stores: MemoryByteStore[];
-  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number }): RoomGuest;
+  /** dial: false = the guest cannot open direct channels (every hop then goes through the host). */
+  /** slowMs: the guest's layers take this much longer per call (a slow device). */
+  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number; dial?: boolean; wrap?: (l: MessageLink) => MessageLink; slowMs?: number }): RoomGuest;
   close(): Promise<void>;
 }
 
@@ -85,19 +100,38 @@ export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial
     createEngine: referenceFactory, store: new MemoryByteStore(), autoRedeal: false, ...hostOpts,
   });
   const room: TestRoom = {
-    host, guests: [], links: [], sources: [hostSource], stores: [],
+    host, guests: [], links: [], hops: [], sources: [hostSource], stores: [],
     addGuest(id, o = {}) {
       const store = o.store ?? new MemoryByteStore();
       const source = new CountingMemorySource(files, modelFile);
+      const wrap = o.wrap ?? ((l: MessageLink) => l);
       const guest = new RoomGuest({
         roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: caps(o.budget ?? 2 ** 30), store,
-        loadWeights: (s, r) => loadWeights(s, r), createEngine: referenceFactory, resolveSource: async () => source,
+        loadWeights: (s, r) => loadWeights(s, r), createEngine: o.slowMs ? slowFactory(o.slowMs) : referenceFactory, resolveSource: async () => source,
+        ...(o.dial === false ? {} : {
+          dial: async (to: string) => {
+            const target = room.guests.find((g) => g.opts.deviceId === to);
+            if (!target) throw new Error(`no guest "${to}" in this test room`);
+            const pair = memoryLinkPair();
+            room.hops.push([id, to, pair]);
+            target.acceptNeighbour(pair[1], id);
+            return wrap(pair[0]);
+          },
+        }),
       });
       const pair = memoryLinkPair();
       host.acceptLink(pair[0]);
-      guest.attach(pair[1]);
+      guest.attach(wrap(pair[1]));
       room.guests.push(guest); room.links.push(pair); room.sources.push(source); room.stores.push(store);
       return guest;
+    },
+    vanish(id) {
+      const i = room.guests.findIndex((g) => g.opts.deviceId === id);
+      room.links[i]![1].vanish();
+      for (const [from, to, pair] of room.hops) {
+        if (from === id) pair[0].vanish();
+        if (to === id) pair[1].vanish();
+      }
     },
     async close() {
       await host.close();

@@ -11,8 +11,8 @@ const caps = {
 };
 const every: Frame[] = [
   { kind: 'hello', protocol: 1, roomId: '0123456789abcdef0123456789abcdef', deviceId: 'abc123xyz', name: 'Phone', caps },
-  { kind: 'assign', epoch: 3, model: 'http://127.0.0.1:1/models/tiny', modelKey: 'tiny@1', range: [2, 4], ctx: 512 },
-  { kind: 'assign', epoch: 4, model: '', modelKey: 'local', range: [0, 2], ctx: 512, modelFile: 'Qwen3-30B-A3B-Q4_K_M-00001-of-00002.gguf' },
+  { kind: 'assign', epoch: 3, model: 'http://127.0.0.1:1/models/tiny', modelKey: 'tiny@1', range: [2, 4], ctx: 512, prev: '', next: '' },
+  { kind: 'assign', epoch: 4, model: '', modelKey: 'local', range: [0, 2], ctx: 512, modelFile: 'Qwen3-30B-A3B-Q4_K_M-00001-of-00002.gguf', prev: 'abc123xyz', next: 'def456uvw' },
   { kind: 'read', id: 9, op: 'size', path: 'm.gguf', start: 0, end: 0 },
   ...sampleFrames(4),
   { kind: 'checkpoint', epoch: 2, seq: 9, op: 'truncate', position: 17 },
@@ -24,7 +24,7 @@ const every: Frame[] = [
 describe('frames', () => {
   test('every kind survives encode → decode unchanged', () => {
     for (const f of every) expect(decodeFrame(encodeFrame(f))).toEqual(f);
-    expect(new Set(every.map((f) => f.kind)).size).toBe(13);
+    expect(new Set(every.map((f) => f.kind)).size).toBe(15);
   });
 
   test('hidden states keep their exact f32 bits (NaN payloads, -0, subnormals)', () => {
@@ -50,6 +50,13 @@ describe('frames', () => {
     expect(bad({ kind: 'forward', epoch: 1, seq: 1, range: [0, 1], position: 0, count: 3, hidden: new Float32Array(4) }))
       .toThrowError(/hidden has 4 values, not a multiple of count 3/);
     expect(bad({ kind: 'read', id: 1, op: 'range', path: '../etc/passwd', start: 0, end: 1 })).toThrowError(/leaves the model folder/);
+    expect(bad({ ...every[1], next: 'Not An Id' } as Frame)).toThrowError(/"assign" frame: next "Not An Id" is neither '' \(the host\) nor a device id/);
+    expect(bad({ ...every[1], prev: 'abc123xyz', next: 'abc123xyz' } as Frame)).toThrowError(/prev and next are the same device "abc123xyz"/);
+    const work: Frame = { kind: 'result', epoch: 1, seq: 1, kvLength: 1, hidden: new Float32Array(4), work: [1.5, 0] };
+    expect(decodeFrame(encodeFrame(work))).toEqual(work);
+    expect(bad({ ...work, work: [-1] })).toThrowError(/"result" frame: work -1 ms is out of range/);
+    expect(bad({ ...work, work: new Array(65).fill(1) })).toThrowError(/work lists 65 devices, more than a chain has \(64\)/);
+    expect(bad({ kind: 'link-lost', epoch: 1, peer: '', reason: 'x' })).toThrowError(/"link-lost" frame: peer "" is not a device id/);
     expect(bad({ kind: 'progress', epoch: 1, bytesDone: 1.5, bytesTotal: 2, tensorsDone: 0, tensorsTotal: 1, networkBytes: 0, cacheBytes: 0 }))
       .toThrowError(/whole numbers/);
     const nan = encodeFrame({ kind: 'heartbeat', reply: false, sentAt: 1 });

@@ -7,7 +7,7 @@ import { linearStateBytes, snapshotBytes, type ModelConfig } from '../../../src/
 import { dealCost, dealCostFromPlan, dealLayers, kvBytesPerLayer, snapshotsForCkpt } from '../../../src/room/deal.ts';
 import { ProtocolError, RemoteDeviceError } from '../../../src/room/errors.ts';
 import { decodeFrame, type Frame } from '../../../src/room/protocol.ts';
-import { RemoteLayerEngine } from '../../../src/room/remote-engine.ts';
+import { ChainEngine } from '../../../src/room/chain-engine.ts';
 import { loadWeights, planWeights } from '../../../src/model/load-weights.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
 import { RoomGuest } from '../../../src/room/guest.ts';
@@ -76,7 +76,7 @@ describe('checkpoint frames', () => {
     room.addGuest('ga1111');
     await dealt(room, [['host', [0, 2]], ['ga1111', [2, 4]]]);
     await room.host.generate(PROMPT, { maxNewTokens: 2 });           // ckpt 4: the answer checkpoint at 20 is pinned everywhere
-    const guest = room.host.engine!.stages[1] as RemoteLayerEngine;
+    const guest = room.host.engine!.stages[1] as ChainEngine;
     expect(guest.recurrent).toBe(true);
     const kv = guest.kvLength();
     const err = (await guest.truncate(7).then(() => null, (e: unknown) => e)) as RemoteDeviceError;
@@ -135,7 +135,7 @@ test('a guest validates every checkpoint frame from the host: pin off the cache 
   host.onFrame = (f) => { if (f.kind !== 'heartbeat') got.push(f); };
   guest.attach(guestEnd);
   await until(() => got.some((f) => f.kind === 'hello'), 'hello');
-  await host.send({ kind: 'assign', epoch: 1, model: 'mem', modelKey: 'k', range: [0, 2], ctx: 64 });
+  await host.send({ kind: 'assign', epoch: 1, model: 'mem', modelKey: 'k', range: [0, 2], ctx: 64, prev: '', next: '' });
   await until(() => got.some((f) => f.kind === 'ready'), 'ready');
   let seq = 0;
   const answer = async (f: Frame) => {
@@ -163,14 +163,14 @@ test('a guest validates every checkpoint frame from the host: pin off the cache 
 
 test('the host refuses an ack that reports the wrong cache length', async () => {
   const sent: Frame[] = [];
-  const remote = new RemoteLayerEngine([0, 2], { id: 'liar00', name: 'Liar' }, 1, 8, async (f) => { sent.push(f); }, { recurrent: true });
+  const remote = new ChainEngine([{ device: { id: 'liar00', name: 'Liar' }, range: [0, 2], send: async (f) => { sent.push(f); }, recurrent: true }], 1, 8);
   const pin = remote.snapshot(0);
   await until(() => sent.length === 1, 'the pin frame');
   expect(sent[0]).toMatchObject({ kind: 'checkpoint', op: 'pin', position: 0 });
-  expect(remote.handle({ kind: 'ack', epoch: 1, seq: 1, kvLength: 5 })).toBeInstanceOf(ProtocolError);
+  expect(remote.handle('liar00', { kind: 'ack', epoch: 1, seq: 1, kvLength: 5 })).toBeInstanceOf(ProtocolError);
   await expect(pin).rejects.toThrow(/acknowledged pin seq 1 with cache 5, expected 0/);
   // A dense guest is never sent snapshot frames at all.
-  const dense = new RemoteLayerEngine([0, 2], { id: 'dense0', name: 'Dense' }, 1, 8, async (f) => { sent.push(f); });
+  const dense = new ChainEngine([{ device: { id: 'dense0', name: 'Dense' }, range: [0, 2], send: async (f) => { sent.push(f); } }], 1, 8);
   await dense.snapshot(0);
   await dense.releaseSnapshot(0);
   expect(sent).toHaveLength(1);

@@ -4,6 +4,7 @@ import { jsonGrammar } from '../../../../src/agent/grammar/json-grammar.ts';
 import { ToolCallGrammar } from '../../../../src/agent/grammar/tool-call-mask.ts';
 import { BYTE_CLASS, buildVocabIndex, vocabIndexFor } from '../../../../src/agent/grammar/vocab-trie.ts';
 import { xmlGrammar } from '../../../../src/agent/grammar/xml-grammar.ts';
+import { parseToolCalls } from '../../../../src/agent/parse/index.ts';
 import { BUILTIN_TOOL_SCHEMAS, READ_FILE, WRITE_FILE } from '../../../../src/agent/tools/schemas.ts';
 import { loadBundledQwen3Tokenizer } from '../../../../src/model/bundled-tokenizer.ts';
 import { renderToolCall, type ToolFormat } from '../../../../src/model/tool-format.ts';
@@ -132,6 +133,29 @@ describe('XML grammar rules', () => {
     expect(inside).toBeGreaterThanOrEqual(0);
     expect(allowed(d.mask(inside), tok.special.imEnd)).toBe(false);
     expect(allowed(d.mask(inside), tok.tokenToId('Ċ</')!)).toBe(true);
+  });
+});
+
+describe('the XML grammar and the parser agree on a value holding the call markers', () => {
+  it('a value holds the text "</tool_call>" (ordinary tokens), never the added </tool_call> token; the parser keeps it in the value', () => {
+    const d = new ToolCallGrammar({ tokenizer: tok, format: 'xml', tools: [READ_FILE, WRITE_FILE] }).dfa;
+    const value = walk(d, d.start, '\n<function=write_file>\n<parameter=path>\na.md\n</parameter>\n<parameter=content>\n');
+    const written = 'calls end with </tool_call> and start with <tool_call>';
+    // The markers spelled in ordinary tokens (a sampler may pick these; encode() would make added tokens of them).
+    const ids = ['calls end with </', 'tool_call> and start with <', 'tool_call>'].flatMap((t) => tok.encode(t));
+    expect(tok.decode(ids)).toBe(written);
+    expect(ids).not.toContain(tok.special.toolCallEnd);
+    expect(ids).not.toContain(tok.special.toolCall);
+    let s = value;
+    for (const id of ids) {
+      expect(allowed(d.mask(s), id)).toBe(true);
+      s = d.stepToken(s, id, tok.tokenBytes(id));
+    }
+    expect(allowed(d.mask(s), tok.special.toolCallEnd!)).toBe(false); // the added token cannot end a value
+    const closed = walk(d, s, '\n</parameter>\n</function>\n');
+    expect(allowed(d.mask(closed), tok.special.toolCallEnd!)).toBe(true);
+    const answer = `<tool_call>\n<function=write_file>\n<parameter=path>\na.md\n</parameter>\n<parameter=content>\n${tok.decode(ids)}\n</parameter>\n</function>\n</tool_call>`;
+    expect(parseToolCalls(answer, { format: 'xml', tools: [READ_FILE, WRITE_FILE] }).calls.map((c) => c.arguments)).toEqual([{ path: 'a.md', content: written }]);
   });
 });
 

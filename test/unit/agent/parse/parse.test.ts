@@ -31,6 +31,27 @@ describe('parser: the proper formats', () => {
       .toEqual([{ name: 'edit_file', arguments: { path: 'a.js', old: 'x', new: 'y' } }]);
   });
 
+  it('XML: a value may hold "</tool_call>" and "<tool_call>" when the block is well formed', () => {
+    const content = 'Write calls like\n<tool_call>\n<function=serve>\n</function>\n</tool_call>\nand wait.';
+    const r = parse(`<tool_call>\n<function=write_file>\n<parameter=path>\nHOWTO.md\n</parameter>\n<parameter=content>\n${content}\n</parameter>\n</function>\n</tool_call>\nWritten.`);
+    expect(r.calls.map((c) => [c.name, c.arguments])).toEqual([['write_file', { path: 'HOWTO.md', content }]]);
+    expect(r.text).toBe('Written.');
+  });
+
+  it('XML: a "</tool_call>" ends the block when the value around it is never closed, or the next parameter opens first', () => {
+    // No </parameter> anywhere after it: the model closed the block without closing the value.
+    const unclosed = parse('<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=content>\nhi\n</tool_call>\nDone.');
+    expect(unclosed.calls.map((c) => c.arguments)).toEqual([{ path: 'a.txt', content: 'hi' }]);
+    expect(unclosed.text).toBe('Done.');
+    // A parameter opens before any </parameter>: the value was left open, so the marker was the block's end.
+    const nextFirst = parse('<tool_call>\n<function=write_file>\n<parameter=content>\nhi\n</tool_call>\nAlso <tool_call>\n<function=read_file>\n<parameter=path>\nb\n</parameter>\n</function>\n</tool_call>');
+    expect(nextFirst.calls.map((c) => [c.name, c.arguments])).toEqual([['write_file', { content: 'hi' }], ['read_file', { path: 'b' }]]);
+    expect(nextFirst.text).toBe('Also');
+    // JSON arguments inside <function=NAME> are not parameters: the first marker still ends the block.
+    const jsonInside = parse('<tool_call>\n<function=read_file>\n{"path": "a.js"}\n</tool_call>\n<parameter=path>\nx\n</parameter>');
+    expect(jsonInside.calls.map((c) => [c.name, c.arguments])).toEqual([['read_file', { path: 'a.js' }]]);
+  });
+
   it('keeps a name it does not know inside <tool_call> (the loop reports it)', () => {
     expect(calls('<tool_call>\n<function=delete_all>\n</function>\n</tool_call>')).toEqual([{ name: 'delete_all', arguments: {} }]);
   });
