@@ -2,14 +2,16 @@
 // figures (ratios are what matter on a shared, noisy machine) and writes bench-results/bench.json.
 // Each bench file exports `run(): Promise<Record<string, number | string>>` and a `title`.
 // `npm run bench -- --peers` runs bench/peers/run.ts instead: our engine beside llama.cpp (LLAMA_BENCH).
+// `npm run bench -- --room` runs bench/room-speed/run.ts (modelled devices over delayed links, the agent
+// corpus) and writes bench-results/room.json: its figures at the top level.
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, peers: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, peers: { type: 'boolean' }, room: { type: 'boolean' } } });
 const dir = path.resolve('bench');
-const files = values.peers
+const files = values.room ? ['room-speed/run.ts'] : values.peers
   ? ['peers/run.ts']
   : readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!values.only || f.includes(values.only))).sort();
 const results: Record<string, Record<string, number | string>> = {};
@@ -28,8 +30,9 @@ for (const file of files) {
     console.log(`  failed: ${(e as Error).message}`);
   }
 }
-const out = values.out ?? path.resolve('bench-results', 'bench.json');
+const out = values.out ?? path.resolve('bench-results', values.room ? 'room.json' : 'bench.json');
 mkdirSync(path.dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), results }, null, 2));
+const report = values.room ? { date: new Date().toISOString(), ...results['room-speed'] } : { date: new Date().toISOString(), results };
+writeFileSync(out, JSON.stringify(report, null, 2));
 console.log(`\nwrote ${out}`);
 process.exit(0); // Dawn keeps Node alive otherwise

@@ -1,10 +1,13 @@
 // npm run generate -- --model DIR|URL|HF-ID|FILE.gguf --prompt TEXT | --prompt-ids 1,2,3 [--chat] [--max-new-tokens N]
 //   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu] [--ctx N] [--json]
+//   [--speculate lookup [--max-draft K]]
 // Loads the whole model, encodes the prompt with the model's own tokenizer (with --chat: rendered as one
 // user turn through its chat template, thinking off), generates, and prints the ids, the text and stats.
 // --prompt-ids feeds token ids as they are (no tokenizer, no template): for exact comparisons with
 // other implementations (llama.cpp, transformers) on the same ids.
 // --json prints exactly one JSON object {"ids": [...], "text": "...", "stats": {...}} on stdout.
+// --speculate lookup drafts with prompt lookup and checks the drafts in one pass (the tokens are those of
+// plain decoding); stats then add drafted, accepted and passes.
 // Exit codes: 0 done, 1 failed (model, engine), 2 bad usage or backend not available.
 
 import { parseArgs } from 'node:util';
@@ -16,6 +19,7 @@ import type { GenerationResult } from '../src/model/generate-types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
+import { PromptLookupDrafter } from '../src/model/speculative/prompt-lookup.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
 import type { ModelWeights } from '../src/model/types.ts';
 
@@ -32,7 +36,9 @@ const USAGE = `usage: npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [o
   --seed S             sampling seed (default: random when sampling; printed in stats)
   --backend B          reference (CPU, default) | webgpu (Dawn in Node)
   --ctx N              context size in tokens (default: prompt + max-new-tokens, at most the model's)
-  --json               print one JSON object {"ids", "text", "stats"} and nothing else on stdout`;
+  --json               print one JSON object {"ids", "text", "stats"} and nothing else on stdout
+  --speculate lookup   speculative decoding with prompt-lookup drafts (same tokens; stats add drafted, accepted, passes)
+  --max-draft K        drafted tokens per pass with --speculate (default 7)`;
 
 function fail(code: number, message: string, usage = false): never {
   process.stderr.write(`generate: ${message}\n${usage ? `${USAGE}\n` : ''}`);
@@ -49,6 +55,7 @@ function numberOption(name: string, v: string | undefined, check: (n: number) =>
 interface Args {
   model: string; prompt?: string; promptIds?: number[]; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
   topP?: number; seed?: number; backend: 'reference' | 'webgpu'; ctx?: number; json: boolean;
+  speculate?: 'lookup'; maxDraft?: number;
 }
 
 function parse(): Args {
@@ -59,7 +66,7 @@ function parse(): Args {
         model: { type: 'string' }, prompt: { type: 'string' }, 'prompt-ids': { type: 'string' }, chat: { type: 'boolean' },
         'max-new-tokens': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' },
         'top-p': { type: 'string' }, seed: { type: 'string' }, backend: { type: 'string' }, ctx: { type: 'string' },
-        json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        json: { type: 'boolean' }, speculate: { type: 'string' }, 'max-draft': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }));
@@ -99,6 +106,17 @@ function parse(): Args {
   if (topP !== undefined) args.topP = topP;
   if (seed !== undefined) args.seed = seed;
   if (ctx !== undefined) args.ctx = ctx;
+  const speculate = str('speculate');
+  if (speculate !== undefined) {
+    if (speculate.startsWith('draft:')) fail(2, '--speculate draft:MODEL (a draft model) is not built yet; use --speculate lookup', true);
+    if (speculate !== 'lookup') fail(2, `--speculate must be lookup, got "${speculate}"`, true);
+    args.speculate = 'lookup';
+  }
+  const maxDraft = numberOption('max-draft', str('max-draft'), (n) => Number.isInteger(n) && n >= 1 && n <= 64, 'a whole number in 1..64');
+  if (maxDraft !== undefined) {
+    if (!args.speculate) fail(2, '--max-draft needs --speculate', true);
+    args.maxDraft = maxDraft;
+  }
   return args;
 }
 
@@ -132,6 +150,9 @@ function printHuman(result: GenerationResult, text: string, stats: Record<string
   out.write(`prefill: ${s.prefillTokensPerSecond.toFixed(1)} tok/s, decode: ${s.decodeTokensPerSecond.toFixed(1)} tok/s, `
     + `${s.seconds.toFixed(2)} s (load ${Number(stats.loadSeconds).toFixed(2)} s)\n`);
   out.write(`backend: ${stats.backend}, model: ${stats.model}, ctx: ${stats.ctx}, seed: ${s.seed}\n`);
+  if (s.passes !== undefined) {
+    out.write(`speculation: ${s.accepted} of ${s.drafted} drafted tokens accepted in ${s.passes} passes${s.speculationOff ? ` (off: ${s.speculationOff})` : ''}\n`);
+  }
 }
 
 async function main(): Promise<void> {
@@ -158,7 +179,8 @@ async function main(): Promise<void> {
   const stopTokens = [...new Set([...config.eosTokenIds, ...(args.chat ? tokenizer.stopTokenIds() : [])])];
   const sampling = { temperature: args.temperature, ...(args.topK === undefined ? {} : { topK: args.topK }),
     ...(args.topP === undefined ? {} : { topP: args.topP }), ...(args.seed === undefined ? {} : { seed: args.seed }) };
-  const result = await new Generator(engine, { ctx }).generate(prompt, { maxNewTokens: args.maxNewTokens, stopTokens, sampling });
+  const speculate = args.speculate ? { speculate: { drafter: new PromptLookupDrafter(), ...(args.maxDraft ? { maxDraft: args.maxDraft } : {}) } } : {};
+  const result = await new Generator(engine, { ctx }).generate(prompt, { maxNewTokens: args.maxNewTokens, stopTokens, sampling, ...speculate });
   await engine.dispose();
   if (result.finish === 'error') throw result.error ?? new Error('generation failed');
 

@@ -117,6 +117,9 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   await shot(host, 'app-host-room.png');
   await shot(guest, 'app-guest.png');
 
+  // Speculative decoding is on by default, switched in the room panel.
+  expect(await host.getByTestId('speculation').isChecked()).toBe(true);
+
   // A request runs through both devices: the phone computes, tokens stream in, Stop ends it `stopped`.
   await host.getByTestId('request-input').fill('Say hello');
   await host.getByTestId('send').click();
@@ -128,6 +131,8 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   const summary = host.getByTestId('tl-summary');
   await summary.waitFor({ timeout: 60_000 });
   expect(await summary.textContent()).toMatch(/ · 2 devices · /);
+  // The summary's tooltip gives the acceptance of the drafts (or that nothing was decoded yet).
+  expect(await summary.getAttribute('title')).toMatch(/^speculation(: \d+ of \d+ drafted tokens accepted| on: nothing decoded yet)/);
   // (`limit`: the tiny model's answers stop at their small cap, should that come before the click.)
   expect(['stopped', 'done', 'limit']).toContain(await summary.getAttribute('data-reason'));
   await expect.poll(async () => (await hostDevices(host)).map((d) => d.status), { timeout: 10_000 }).toEqual(['ready', 'ready']);

@@ -8,7 +8,7 @@ import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
 import type { TopkLayout } from '../src/gpu/tuning.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
-import type { LayerRange, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
+import type { LayerRange, RowCandidates, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
@@ -74,6 +74,31 @@ const api = {
   async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
     const out = await need().runLayers(range, start, hidden);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  async runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
+    const out = await need().runTokens(ids, range, start);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: WireConstraint | undefined, range: LayerRange): Promise<WirePick & { hidden: Float32Array }> {
+    let rows: Float32Array = new Float32Array(0);
+    const pick = await reporting(constraint, async (c) => {
+      const r = await need().sampleAndRun(hidden, opts, c, range);
+      rows = r.hidden;
+      return r.token;
+    });
+    return Comlink.transfer({ ...pick, hidden: rows }, [rows.buffer as ArrayBuffer]);
+  },
+  /** Each row's candidates and whether its top choice was overruled (the row asked with `report`). */
+  async scoreRows(hidden: Float32Array, rows: { opts: SamplingOptions; constraint?: WireConstraint }[]): Promise<(RowCandidates & { overruled: boolean })[]> {
+    const flags = rows.map(() => false);
+    const local = rows.map((r, i) => {
+      const c = r.constraint;
+      if (!c) return { opts: r.opts };
+      const { report, ...plain } = c;
+      return { opts: r.opts, constraint: report ? { ...plain, overruled: () => { flags[i] = true; } } : plain };
+    });
+    const out = await need().scoreRows(hidden, local);
+    return out.map((c, i) => ({ ...c, overruled: flags[i]! }));
   },
   async logits(hidden: Float32Array): Promise<Float32Array> {
     const out = await need().logits(hidden);

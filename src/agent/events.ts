@@ -13,7 +13,7 @@ export type AgentEvent =
   | { type: 'approval'; step: number; call: number; state: 'waiting' | 'approved' | 'rejected' }
   | { type: 'result'; step: number; call: number; name: string; ok: boolean; text: string; changed: boolean; skipped?: SkipReason }
   | { type: 'note'; step: number; kind: NoteKind; text: string }
-  | { type: 'summary'; request: number; reason: EndReason; line: string; stats: RequestStats; answer: string };
+  | { type: 'summary'; request: number; reason: EndReason; line: string; tip?: string; stats: RequestStats; answer: string };
 
 /** Why a call's card closed without the call running (its result says so); 'repeat' = a write not run twice. */
 export type SkipReason = 'repeat' | 'cut-off' | 'stopped' | 'unreadable' | 'model-failed' | 'limit';

@@ -19,7 +19,7 @@ import { compact, compactionNote, compactNowNote } from './compaction.ts';
 import { CallMemory, runCall, type ApprovalRequest, type CallRun } from './call-runner.ts';
 import { HintBudget, unreadableHint } from './hints.ts';
 import { CallStreaks, PageErrorStreak, type StuckVerdict } from './stuck.ts';
-import { endNote, summaryLine, type EndReason, type RequestStats } from './summary.ts';
+import { endNote, speculationTip, summaryLine, type EndReason, type RequestStats } from './summary.ts';
 import { AnswerStream } from './stream.ts';
 import { Timeline, type TimelineItem } from './timeline.ts';
 import { Transcript } from './transcript.ts';
@@ -170,7 +170,8 @@ export class Agent {
       const note = detail.note ?? endNote(reason, { ...detail, steps: stats.steps, devices: backend.devices });
       if (note) this.note(stats.steps, 'end', note);
       const line = summaryLine(stats, reason);
-      this.emit({ type: 'summary', request, reason, line, stats: { ...stats }, answer });
+      const tip = speculationTip(stats);
+      this.emit({ type: 'summary', request, reason, line, ...(tip ? { tip } : {}), stats: { ...stats }, answer });
       return { reason, summary: line, answer, stats: { ...stats }, note };
     };
 
@@ -212,6 +213,11 @@ export class Agent {
       stats.generated += result.stats.generated;
       stats.generateSeconds += result.stats.seconds;
       if (result.serverUsage) stats.serverTokens = (stats.serverTokens ?? 0) + result.serverUsage.completionTokens;
+      if (result.stats.passes !== undefined) {
+        stats.drafted = (stats.drafted ?? 0) + (result.stats.drafted ?? 0);
+        stats.accepted = (stats.accepted ?? 0) + (result.stats.accepted ?? 0);
+        stats.passes = (stats.passes ?? 0) + result.stats.passes;
+      }
       const streamed = stream.startedCalls;
       this.nextCallId = firstCallId + streamed;
       const closeStreamed = (from: number, why: Exclude<SkipReason, 'repeat'>) => this.closeCards(step, firstCallId + from, firstCallId + streamed, why);

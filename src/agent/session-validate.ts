@@ -99,6 +99,7 @@ function checkTimelineItem(v: unknown, at: string): void {
       return;
     case 'summary':
       count(t, 'request', at); text(t, 'line', at);
+      if (t.tip !== undefined) text(t, 'tip', at);
       if (!END_REASONS.has(t.reason as string)) fail(`${at}.reason`, t.reason, [...END_REASONS].join(', '));
   }
 }

@@ -14,6 +14,10 @@ export interface RequestStats {
   seconds: number;             // wall time of the request
   /** An HTTP server's own count of the tokens it generated (shown beside ours), when it gives one. */
   serverTokens?: number;
+  /** Speculative decoding, summed over the request's answers when it was on: drafted tokens checked, accepted, passes. */
+  drafted?: number;
+  accepted?: number;
+  passes?: number;
 }
 
 const count = (n: number, one: string) => `${n} ${n === 1 ? one : one + 's'}`;
@@ -30,6 +34,17 @@ export function summaryLine(stats: RequestStats, reason: EndReason): string {
   ];
   if (reason !== 'done') parts.push(reason);
   return parts.join(' · ');
+}
+
+/**
+ * The summary's tooltip when speculation was on: "speculation: 312 of 640 drafted tokens accepted (49%),
+ * 1.5 tokens per pass". Null when it was off.
+ */
+export function speculationTip(stats: RequestStats): string | null {
+  if (stats.passes === undefined || stats.drafted === undefined || stats.accepted === undefined) return null;
+  if (stats.passes === 0) return 'speculation on: nothing decoded yet';
+  const share = stats.drafted > 0 ? ` (${Math.round((100 * stats.accepted) / stats.drafted)}%)` : '';
+  return `speculation: ${stats.accepted} of ${stats.drafted} drafted tokens accepted${share}, ${((stats.passes + stats.accepted) / stats.passes).toFixed(2)} tokens per pass`;
 }
 
 /** The note each end reason leaves in the timeline (docs/agent.md, End reasons). */

@@ -16,7 +16,7 @@ export type TimelineItem =
       repairs?: string[];
     }
   | { kind: 'note'; step: number; note: NoteKind; text: string }
-  | { kind: 'summary'; request: number; reason: EndReason; line: string };
+  | { kind: 'summary'; request: number; reason: EndReason; line: string; tip?: string };
 
 /** A call card's state. Every card ends in a final one: done, failed, rejected or not-run. */
 export type CallState = 'writing' | 'waiting' | 'running' | 'done' | 'failed' | 'rejected' | 'not-run';
@@ -74,7 +74,7 @@ export class Timeline {
         break;
       case 'summary':
         this.closeOpenCards();
-        this.push({ kind: 'summary', request: event.request, reason: event.reason, line: event.line });
+        this.push({ kind: 'summary', request: event.request, reason: event.reason, line: event.line, ...(event.tip ? { tip: event.tip } : {}) });
         break;
       case 'step':
         break;

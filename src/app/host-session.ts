@@ -7,6 +7,7 @@ import { ChatTemplate } from '../model/chat-template.ts';
 import { loadModelConfig } from '../model/config.ts';
 import type { GenerateOptions, GenerationResult, TokenGenerator } from '../model/generate-types.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
+import { PromptLookupDrafter } from '../model/speculative/prompt-lookup.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
@@ -33,6 +34,8 @@ export interface HostStartOptions {
   speed?: number;
   memoryBudgetBytes?: number;   // what this device offers the room (default: derived from navigator.deviceMemory)
   askFirst?: boolean;
+  /** Speculative decoding with prompt-lookup drafts (default on: the tokens are those of plain decoding). */
+  speculate?: boolean;
 }
 
 export interface HostState {
@@ -53,6 +56,8 @@ export interface HostState {
   dealCost?: DealCost;
   /** The expert's manual deal while one is set (null = automatic, in proportion to memory and speed). */
   manualDeal: DealEntry[] | null;
+  /** Speculative decoding (prompt lookup) for the agent's answers; the room panel switches it. */
+  speculation: boolean;
   warnings: string[];
   events: string[];            // recent room events ("Phone joined", "Phone left: tab closed")
   error?: string;
@@ -64,6 +69,8 @@ export class HostSession {
   readonly tinyModel: boolean;
   room?: HostRoom;
   workspace?: Workspace;
+  /** One drafter for the session: it indexes the conversation as it grows (each answer extends the last prompt). */
+  private readonly drafter = new PromptLookupDrafter();
 
   constructor(private readonly opts: HostStartOptions) {
     this.tinyModel = opts.choice.kind === 'url' && opts.choice.id === TINY_MODEL_ID;
@@ -71,7 +78,7 @@ export class HostSession {
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
       phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx ?? 0, ckpt: opts.ckpt,
-      devices: [], deal: [], manualDeal: null, generating: false, tokensPerSecond: 0, warnings, events: [],
+      devices: [], deal: [], manualDeal: null, speculation: opts.speculate ?? true, generating: false, tokensPerSecond: 0, warnings, events: [],
     });
   }
 
@@ -131,13 +138,21 @@ export class HostSession {
     this.store.set({ generating: true });
     const live = new LiveSpeed((tps) => this.store.set({ tokensPerSecond: tps }));
     try {
-      const result = await room.host.generate(prompt, { ...o, onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); } });
+      const speculate = this.state.speculation ? { speculate: { drafter: this.drafter } } : {};
+      const result = await room.host.generate(prompt, { ...o, ...speculate, onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); } });
       if (result.stats.decodeTokensPerSecond > 0) this.store.set({ tokensPerSecond: result.stats.decodeTokensPerSecond });
       if (result.note) this.log(result.note);
       return result;
     } finally {
       this.store.set({ generating: false, devices: room.host.deviceList() });
     }
+  }
+
+  /** Speculation on or off from the next answer on. */
+  setSpeculation(on: boolean): void {
+    if (on === this.state.speculation) return;
+    this.store.set({ speculation: on });
+    this.log(on ? 'Speculative decoding on' : 'Speculative decoding off');
   }
 
   redeal(): void {

@@ -217,7 +217,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   if (hasHead) {
     const own = weights.lmHead ? uploadLinear(device, weights.lmHead, maxBindingBytes) : undefined;
     if (own) progress((headBytes = own.bytes), parts, parts);
-    head = createHead(device, cache, cfg, weights.finalNorm!, own ?? embedding!, Boolean(own), act);
+    head = createHead(device, cache, cfg, weights.finalNorm!, own ?? embedding!, Boolean(own), act, ids);
   }
   const weightBytes = layers.reduce((s, l) => s + l.linears.reduce((a, b) => a + b.bytes, 0), 0)
     + (embedding?.bytes ?? 0) + headBytes;

@@ -2,25 +2,30 @@
 // it holds them) with its f16 KV cache. Calls are serialized and each read-back ends one queue submit:
 // runLayers submits once per chunk of up to maxBatch tokens (all its layers, ≤ 8 dispatches each), and
 // decodeToken feeds one token through the whole model and picks the next on the device in one submit.
-import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/engine-errors.ts';
-import { Prng, isAllowed, pickFromSorted, sampleLogits } from '../model/sampler.ts';
+import { Prng, isAllowed, pickFromSorted, sampleLogits, sortedCandidates } from '../model/sampler.ts';
 import type { ModelConfig } from '../model/types.ts';
-import { GpuResourceError } from './errors.ts';
 import type { GpuLinear } from './gpu-weights.ts';
 import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
 import { destroyMoeActivations } from './moe-layer.ts';
 import { uniformWords } from './kernel.ts';
 import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
-import { destroyOps, encodeOps, type Op } from './op.ts';
+import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import { describeTuning } from './tuning.ts';
 import type { HeadState } from './head.ts';
+import { bestOf, candidatesOf, deviceTopK } from './candidates.ts';
+import { Readbacks } from './readback.ts';
+import { scoreRowsOnDevice } from './score-rows.ts';
 import type { GpuSnapshots } from './recurrent-snapshots.ts';
+
+export { MAX_DEVICE_TOPK } from './candidates.ts';
 
 /** Counters the generator and the bench report. */
 export interface EngineStats {
   submits: number;             // queue submits since creation
+  readbacks: number;           // buffer maps (each waits for the GPU) since creation
   dispatches: number;          // compute dispatches since creation
   layerTokens: number;         // tokens run through this engine's layers
   decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token (the mean over held layers)
@@ -56,19 +61,10 @@ export interface EngineParts {
   snapshots: GpuSnapshots;     // checkpoints of the Gated DeltaNet layers' state (none held: empty)
 }
 
+
 /** Typed arrays from any caller (maybe over a SharedArrayBuffer view) as a writeBuffer source. */
 const src = (a: Float32Array | Uint32Array): GPUAllowSharedBufferSource => a as unknown as GPUAllowSharedBufferSource;
 
-/** Largest candidate list sampled on the device; larger top-k (or none) reads all logits back. */
-export const MAX_DEVICE_TOPK = 64;
-
-/** k for on-device candidates: 1 when greedy, topK when ≤ MAX_DEVICE_TOPK, 0 = needs all logits. */
-function deviceTopK(opts: SamplingOptions, constraint?: TokenConstraint): number {
-  if (Number.isNaN(opts.temperature)) throw new SamplingError('temperature is NaN');
-  if (constraint?.greedy || !(opts.temperature > 0)) return 1;
-  const k = opts.topK ?? 0;
-  return k > 0 && k <= MAX_DEVICE_TOPK ? k : 0;
-}
 
 export class WebGPUEngine implements LayerEngine {
   readonly range: LayerRange;
@@ -76,10 +72,10 @@ export class WebGPUEngine implements LayerEngine {
   readonly hasHead: boolean;
   /** Holds Gated DeltaNet layers (Qwen3.5): going back needs a snapshot of their state (./recurrent-snapshots.ts). */
   readonly recurrent: boolean;
-  private readonly stagings = new Map<number, GPUBuffer>();
+  private readonly reads: Readbacks;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
-  private counters = { submits: 0, dispatches: 0, layerTokens: 0 };
+  private counters = { submits: 0, readbacks: 0, dispatches: 0, layerTokens: 0 };
   private last = { op: 'none', tokens: 0, submits: 0, dispatches: 0 };
 
   private gpuError: Error | undefined;
@@ -88,6 +84,16 @@ export class WebGPUEngine implements LayerEngine {
     // Validation and out-of-memory errors arrive asynchronously; the next read reports them.
     parts.device.addEventListener('uncapturederror', (e) => {
       this.gpuError ??= (e as GPUUncapturedErrorEvent).error as unknown as Error;
+    });
+    this.reads = new Readbacks(parts.device, {
+      submitted: (dispatches) => {
+        this.counters.submits++;
+        this.counters.dispatches += dispatches;
+        this.counters.readbacks++;
+        this.last.submits++;
+        this.last.dispatches += dispatches;
+      },
+      error: () => this.gpuError,
     });
     this.range = parts.range;
     this.hasEmbedding = Boolean(parts.embedding);
@@ -176,15 +182,11 @@ export class WebGPUEngine implements LayerEngine {
 
   runLayers(range: LayerRange, pos0: number, hidden: Float32Array): Promise<Float32Array> {
     return this.serial(async () => {
-      const [start, end] = range;
-      if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
-        throw new PositionError(`runLayers: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
-      }
+      const layers = this.layersFor('runLayers', range);
       const H = this.parts.config.hiddenSize;
       if (hidden.length % H !== 0) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
       const n = hidden.length / H;
       if (n === 0) return new Float32Array(0);
-      const layers = this.parts.layers.slice(start - this.range[0], end - this.range[0]);
       for (const l of layers) {
         if (l.kvLength !== pos0) throw new PositionError(`runLayers: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
       }
@@ -203,6 +205,36 @@ export class WebGPUEngine implements LayerEngine {
         out.set(new Float32Array(rows), c * H);
         for (const l of layers) l.kvLength += m;
         this.counters.layerTokens += m;
+      }
+      return out;
+    });
+  }
+
+  /** embed + runLayers with the gather in each chunk's submit: one read-back per chunk instead of two. */
+  runTokens(ids: number[], range: LayerRange, pos0: number): Promise<Float32Array> {
+    return this.serial(async () => {
+      const { embedding } = this.parts;
+      if (!embedding) throw new EngineUsageError(`runTokens: this engine (layers ${this.range.join('..')}) holds no embedding`);
+      for (const id of ids) {
+        if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) throw new EngineUsageError(`runTokens: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
+      }
+      const layers = this.layersFor('runTokens', range);
+      for (const l of layers) {
+        if (l.kvLength !== pos0) throw new PositionError(`runTokens: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
+      }
+      const n = ids.length;
+      if (pos0 + n > this.parts.ctx) throw new ContextFullError(`runTokens: ${pos0} + ${n} tokens exceed the context of ${this.parts.ctx}`);
+      const H = this.parts.config.hiddenSize;
+      this.beginCall('runTokens', n);
+      const out = new Float32Array(n * H);
+      const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
+      for (let c = 0; c < n; c += this.parts.maxBatch) {
+        const m = Math.min(this.parts.maxBatch, n - c);
+        this.writeStep(m, pos0 + c);
+        this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(ids.slice(c, c + m)));
+        out.set(new Float32Array(await this.submitAndRead(ops, m, this.parts.act.x, m * H * 4)), c * H);
+        for (const l of layers) l.kvLength += m;
+        if (layers.length > 0) this.counters.layerTokens += m;
       }
       return out;
     });
@@ -262,6 +294,70 @@ export class WebGPUEngine implements LayerEngine {
       for (const l of layers) l.kvLength += 1;
       this.counters.layerTokens += 1;
       return token;
+    });
+  }
+
+  /**
+   * Pick the token after hidden's last row and run `range` of this engine's layers on it, in one submit
+   * and one read-back: head → argmax (masked, and unmasked when the caller wants to hear of an overruled
+   * choice) → pick_best writes the id → embedding gather → the layers at kvLength(). The host of a split
+   * room does its share of the next token this way. Picks that are not an argmax (sampling) take
+   * sample() then runTokens (two read-backs).
+   */
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+    if (deviceTopK(opts, constraint) !== 1 || !this.parts.embedding) {
+      const token = await this.sample(hidden, opts, constraint);
+      return { token, hidden: await this.runTokens([token], range, this.kvLength()) };
+    }
+    return this.serial(async () => {
+      const head = this.requireHead('sampleAndRun', hidden);
+      const layers = this.layersFor('sampleAndRun', range);
+      const pos0 = this.kvLength();
+      for (const l of layers) if (l.kvLength !== pos0) throw new PositionError(`sampleAndRun: layer ${l.index} holds ${l.kvLength} tokens, not ${pos0}`);
+      if (pos0 + 1 > this.parts.ctx) throw new ContextFullError(`sampleAndRun: position ${pos0} is past the context of ${this.parts.ctx}`);
+      const H = this.parts.config.hiddenSize;
+      this.beginCall('sampleAndRun', 1);
+      this.writeStep(1, pos0);
+      this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - H);
+      const bits = constraint?.bits;
+      const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
+      if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
+      const report = Boolean(bits && constraint?.overruled);
+      this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords, report_top: report ? 1 : 0 })));
+      const ops = [...head.logitOps, head.argmaxOp, head.pickOp, ...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
+      const pairBytes = head.blocks * 8;
+      // best: [blocks] masked winners, then [blocks] unmasked ones when reporting (topk_blocks' report_top)
+      const [pairs, rows] = await this.submitAndReadMany(ops, 1, [{ src: head.best, bytes: pairBytes * (report ? 2 : 1) }, { src: this.parts.act.x, bytes: H * 4 }]);
+      const token = bestOf(pairs!.slice(0, pairBytes));
+      if (token === undefined) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
+      if (report && !isAllowed(constraint!, bestOf(pairs!.slice(pairBytes)) ?? token)) constraint!.overruled!();
+      for (const l of layers) l.kvLength += 1;
+      this.counters.layerTokens += 1;
+      return { token, hidden: new Float32Array(rows!) };
+    });
+  }
+
+  /**
+   * Candidates for every row of hidden [m, H] (a speculative verification pass) in one submit and one
+   * read-back: per row, copy it into the head's input, its mask and sampling params into place, then
+   * head → top-k (and the unmasked argmax when the row's constraint wants to hear of an overrule), each
+   * row's candidates copied out between passes. Rows that need every logit (sampling without a
+   * device-sized top-k) read them back row by row instead.
+   */
+  async scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
+    const ks = rows.map((r) => deviceTopK(r.opts, r.constraint));
+    const H = this.parts.config.hiddenSize;
+    if (hidden.length !== rows.length * H) throw new EngineUsageError(`scoreRows: hidden has ${hidden.length} values for ${rows.length} rows of ${H}`);
+    if (ks.includes(0)) {
+      const out: RowCandidates[] = [];
+      for (const [i, r] of rows.entries()) out.push(sortedCandidates(await this.logits(hidden.subarray(i * H, (i + 1) * H)), r.opts, r.constraint));
+      return out;
+    }
+    return this.serial(async () => {
+      const head = this.requireHead('scoreRows', hidden);
+      this.beginCall('scoreRows', rows.length);
+      this.writeStep(1, 0);
+      return scoreRowsOnDevice({ device: this.parts.device, head, x: this.parts.act.x, hiddenSize: H, reads: this.reads }, hidden, rows, ks);
     });
   }
 
@@ -377,7 +473,7 @@ export class WebGPUEngine implements LayerEngine {
       this.disposed = true;
       this.parts.layers.forEach(destroyLayer);
       this.parts.snapshots.destroy();
-      for (const b of this.stagings.values()) b.destroy();
+      this.reads.destroy();
       this.parts.head?.destroy();
       this.parts.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
       destroyOps(this.parts.embedOps);
@@ -416,36 +512,22 @@ export class WebGPUEngine implements LayerEngine {
     this.parts.device.queue.writeBuffer(this.parts.act.step, 0, new Uint32Array([n, pos0, 0, 0]));
   }
 
-  private staging(size: number): GPUBuffer {
-    const key = Math.max(256, 2 ** Math.ceil(Math.log2(size)));
-    let b = this.stagings.get(key);
-    if (!b) {
-      b = this.parts.device.createBuffer({ label: `readback ${key}`, size: key, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      this.stagings.set(key, b);
+  /** The layers of `range` (within this engine's), in order. */
+  private layersFor(what: string, range: LayerRange): GpuLayer[] {
+    const [start, end] = range;
+    if (!(start >= this.range[0] && end <= this.range[1] && start <= end)) {
+      throw new PositionError(`${what}: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
     }
-    return b;
+    return this.parts.layers.slice(start - this.range[0], end - this.range[0]);
   }
 
   /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */
   private async submitAndRead(ops: readonly Op[], n: number, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
-    const { device } = this.parts;
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    const dispatches = encodeOps(pass, ops, n);
-    pass.end();
-    const staging = this.staging(bytes);
-    encoder.copyBufferToBuffer(src, 0, staging, 0, bytes);
-    device.queue.submit([encoder.finish()]);
-    this.counters.submits++;
-    this.counters.dispatches += dispatches;
-    this.last.submits++;
-    this.last.dispatches += dispatches;
-    await staging.mapAsync(GPUMapMode.READ, 0, bytes);
-    const copy = staging.getMappedRange(0, bytes).slice(0);
-    staging.unmap();
-    if (this.gpuError) {
-      throw new GpuResourceError(`the GPU reported an error, results are not valid: ${this.gpuError.message}`, { cause: this.gpuError });
-    }
-    return copy;
+    return (await this.submitAndReadMany(ops, n, [{ src, bytes }]))[0]!;
   }
+
+  private submitAndReadMany(ops: readonly Op[], n: number, regions: readonly { src: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
+    return this.reads.readMany(ops, n, regions);
+  }
+
 }

@@ -5,6 +5,7 @@ import { createBufferFrom, destroyLinear, uploadNorm, type GpuLinear } from './g
 import type { Activations } from './layers.ts';
 import { Epilogue, linearOps } from './kernels/linear.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
+import { pickBestOp } from './kernels/pick-best.ts';
 import { topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
 import { topkLayoutFor } from './tuning.ts';
 import { destroyOps, type Op } from './op.ts';
@@ -23,12 +24,14 @@ export interface HeadState {
   logitOps: Op[];              // final rmsnorm (x -> xn) + head matvec chunks (xn -> logits)
   argmaxOp: Op;
   topkOp(k: number): Op;
+  /** The argmax over `best` (after argmaxOp) written to ids[0]: the pick feeds the embedding gather. */
+  pickOp: Op;
   destroy(): void;
 }
 
 export function createHead(
   device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, finalNorm: TensorData, head: GpuLinear,
-  ownsHead: boolean, act: Activations,
+  ownsHead: boolean, act: Activations, ids: GPUBuffer,
 ): HeadState {
   const V = head.rows;
   const H = cfg.hiddenSize;
@@ -42,6 +45,7 @@ export function createHead(
   const blocks = topkBlocks(V, layout);
   // [blocks, k] candidates, then [blocks] unmasked bests (the overrule report)
   const best = device.createBuffer({ label: 'top-k candidates', size: blocks * (MAX_K + 1) * 8, usage: storage });
+  const pickOp = pickBestOp(cache, { best, ids }, blocks);
   const logitOps: Op[] = [
     rmsnormOp(cache, { step: act.step, x: act.x, weight: norm, y: act.xn }, H, cfg.rmsNormEps, 'model.norm'),
     ...linearOps(cache, head, { step: act.step, x: act.xn, y: logits, outStride: V, epilogue: Epilogue.STORE }),
@@ -58,6 +62,7 @@ export function createHead(
   };
   return {
     vocab: V, logits, mask, maskWords, params, best, blocks, logitOps, argmaxOp: topkOp(1), topkOp,
+    pickOp,
     destroy() {
       [norm, logits, mask, params, best].forEach((b) => b.destroy());
       destroyOps(logitOps);

@@ -1,7 +1,7 @@
 // The page side of workers/engine.worker.ts: a LayerEngine whose work runs in the worker. kvLength() is
 // synchronous in the contract, so it is mirrored here after every call that changes the cache.
 import * as Comlink from 'comlink';
-import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import type { LoadProgress } from '../model/types.ts';
 import type { EngineWorkerApi, WireConstraint, WirePick, WorkerLoaded, WorkerLoadRequest } from '../../workers/engine.worker.ts';
 import type { EngineStats } from './engine.ts';
@@ -62,6 +62,37 @@ export class WorkerEngine implements LayerEngine {
     } finally {
       this.kv = await this.remote.kvLength();
     }
+  }
+
+  /** embed + runLayers in the worker's one submit per chunk (WebGPUEngine.runTokens). */
+  async runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
+    try {
+      return await this.remote.runTokens(ids, range, start);
+    } finally {
+      this.kv = await this.remote.kvLength();
+    }
+  }
+
+  /** Pick + this engine's layers on the pick in one submit in the worker (WebGPUEngine.sampleAndRun). */
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+    try {
+      const r = await this.remote.sampleAndRun(hidden, opts, toWire(constraint), range);
+      return { token: picked(r, constraint), hidden: r.hidden };
+    } finally {
+      this.kv = await this.remote.kvLength();
+    }
+  }
+
+  /** Every row's candidates in one submit in the worker (WebGPUEngine.scoreRows); overrules reported back per row. */
+  async scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
+    const out = await this.remote.scoreRows(hidden, rows.map((r) => {
+      const c = toWire(r.constraint);
+      return c ? { opts: r.opts, constraint: c } : { opts: r.opts };
+    }));
+    return out.map(({ overruled, ...c }, i) => {
+      if (overruled) rows[i]!.constraint?.overruled?.();
+      return c;
+    });
   }
 
   logits(hidden: Float32Array): Promise<Float32Array> {

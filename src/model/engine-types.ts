@@ -1,5 +1,6 @@
 // The unit the room distributes, implemented by the CPU reference (src/model/reference), the WebGPU
 // engine (src/gpu) and, across the network, by remote devices (src/room).
+import { sortedCandidates } from './sampler.ts';
 
 /** Half-open layer range [start, end). */
 export type LayerRange = [number, number];
@@ -24,6 +25,22 @@ export interface TokenConstraint {
    * way; the caller learns its grammar overruled the model (the agent counts that to spot garbage).
    */
   overruled?: () => void;
+}
+
+/** How one row of a verification pass is picked: the options and constraint of the token at that position. */
+export interface RowSampling {
+  opts: SamplingOptions;
+  constraint?: TokenConstraint | undefined;
+}
+
+/**
+ * What sampling chooses from for one row, best first (ties: lower id): the allowed argmax alone for a
+ * greedy row, else at least the row's top-k (every allowed id when top-k is off). pickFromSorted over
+ * them gives the token sample() would. An overruled top choice is reported through the row's constraint.
+ */
+export interface RowCandidates {
+  ids: number[];
+  logits: number[];
 }
 
 /** One device's share of the model with its own KV cache for those layers. */
@@ -71,7 +88,42 @@ export interface LayerEngine {
    * one queue submit, a split room runs it through its stages). Engines holding less reject it.
    */
   decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number>;
+  /**
+   * embed + runLayers in one call where the engine can fuse them (the WebGPU engine: one submit, one
+   * read-back instead of two). Optional: runTokens() below falls back to the two calls.
+   */
+  runTokens?(ids: number[], range: LayerRange, start: number): Promise<Float32Array>;
+  /**
+   * Final norm + head + candidates for every row of hidden [m, H] (rows[i] says how row i is picked):
+   * a speculative verification pass reads all m rows back at once. Optional: scoreRows() below runs
+   * logits() per row and selects on the CPU.
+   */
+  scoreRows?(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]>;
+  /**
+   * Pick the token after the last row of `hidden` (as sample()), then embed it and run `range` of this
+   * engine's layers on it at kvLength(): the host of a split room does its share of the next token with
+   * the pick, in one submit and one read-back. Optional (RoomEngine falls back to sample()).
+   */
+  sampleAndRun?(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }>;
   dispose(): Promise<void>;
+}
+
+/** embed + runLayers, fused when the engine offers it. */
+export function runTokens(engine: LayerEngine, ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
+  if (engine.runTokens) return engine.runTokens(ids, range, start);
+  return engine.embed(ids).then((hidden) => engine.runLayers(range, start, hidden));
+}
+
+/** scoreRows on the engine (hidden [rows.length, H]), or logits per row with the candidates chosen on the CPU (sortedCandidates). */
+export async function scoreRows(engine: LayerEngine, hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
+  if (engine.scoreRows) return engine.scoreRows(hidden, rows);
+  const hiddenSize = hidden.length / rows.length;
+  const out: RowCandidates[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const logits = await engine.logits(hidden.subarray(i * hiddenSize, (i + 1) * hiddenSize));
+    out.push(sortedCandidates(logits, rows[i]!.opts, rows[i]!.constraint));
+  }
+  return out;
 }
 
 /** decodeToken as three calls (embed, every layer, sample): for engines with no one-call decode. */

@@ -2,6 +2,7 @@
 // layer; the Generator, the room's host and the agent's backends all speak these types (the agent adds
 // only the answer's text, see src/agent/backend.ts).
 import type { SamplingOptions, TokenConstraint } from './engine-types.ts';
+import type { SpeculationOptions } from './speculative/types.ts';
 
 /** Why an answer ended: stop token, answer cap, context full, aborted (or a device left), failure. */
 export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
@@ -10,7 +11,14 @@ export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
  * The per-token grammar of one answer: asked before each token with the ids sampled so far (the stop
  * token excluded); null/undefined = free sampling for this token. It may keep state across calls.
  */
-export type Constraint = (generatedSoFar: readonly number[]) => TokenConstraint | null | undefined;
+export type Constraint = ((generatedSoFar: readonly number[]) => TokenConstraint | null | undefined) & {
+  /**
+   * The constraints of the tokens after `generatedSoFar` + draft[0..i] for i = 0 … draft.length − 1,
+   * without moving the constraint's own state: speculative decoding checks drafted tokens under the
+   * grammar with them. A constraint without it turns speculation off for its answer.
+   */
+  lookahead?(generatedSoFar: readonly number[], draft: readonly number[]): (TokenConstraint | null | undefined)[];
+};
 
 export interface GenerateOptions {
   maxNewTokens: number;        // answer cap
@@ -20,6 +28,8 @@ export interface GenerateOptions {
   constraint?: Constraint;
   signal?: AbortSignal;
   onToken?: (id: number, generatedSoFar: readonly number[]) => void;
+  /** Speculative decoding: drafts checked by the model, the output unchanged (docs/room-speed.md). */
+  speculate?: SpeculationOptions;
 }
 
 export interface GenerationStats {
@@ -30,9 +40,15 @@ export interface GenerationStats {
   prefillSeconds: number;      // start until the first token was sampled
   decodeSeconds: number;       // the rest
   prefillTokensPerSecond: number;  // promptComputed / prefillSeconds
-  decodeTokensPerSecond: number;   // decode steps / decodeSeconds (a step = one token through every layer)
+  decodeTokensPerSecond: number;   // tokens after the first / decodeSeconds
   seconds: number;             // total
   seed: number;                // the sampling seed used (random when none was given)
+  /** With speculation asked for: drafted tokens checked, of which accepted, and decode passes (each one forward through every layer). */
+  drafted?: number;
+  accepted?: number;
+  passes?: number;
+  /** Why speculation was asked for but not used (a recurrent model, a constraint without lookahead). */
+  speculationOff?: string;
 }
 
 export interface GenerationResult {

@@ -16,11 +16,18 @@
 //
 // Sampling is deterministic for a seed: the token at sequence position p is drawn with
 // tokenSeed(seed, p), so cached and fresh runs agree.
+//
+// Speculative decoding (opts.speculate, docs/room-speed.md): a decode step may instead feed the last
+// token and a drafter's guesses in one pass and emit every token the model agrees with, plus its own next
+// one; the tokens are those plain decoding gives (same seed), and the cache ends as plain decoding's.
 
-import type { LayerEngine, SamplingOptions } from './engine-types.ts';
+import { runTokens, type LayerEngine, type SamplingOptions } from './engine-types.ts';
 import type { FinishReason, GenerateOptions, GenerationResult, GenerationStats, TokenGenerator } from './generate-types.ts';
 import { EngineUsageError, SamplingError } from './engine-errors.ts';
 import { tokenSeed } from './sampler.ts';
+import { sameConstraint, speculationOff } from './speculative/checks.ts';
+import { speculativePass, type PassResult } from './speculative/pass.ts';
+import { DEFAULT_MAX_DRAFT } from './speculative/types.ts';
 
 export interface GeneratorOptions {
   ctx: number;                 // context capacity in tokens (prompt + answer); ≤ the engine's KV capacity
@@ -139,6 +146,10 @@ export class Generator implements TokenGenerator {
       promptTokens: prompt.length, promptComputed: 0, promptReused: 0, generated: 0, prefillSeconds: 0,
       decodeSeconds: 0, prefillTokensPerSecond: 0, decodeTokensPerSecond: 0, seconds: 0, seed,
     };
+    const spec = opts.speculate;
+    const off = spec ? speculationOff(this.engine, opts) : null;
+    if (spec) Object.assign(stats, { drafted: 0, accepted: 0, passes: 0 }, off ? { speculationOff: off } : {});
+    const maxDraft = spec && !off ? Math.max(0, Math.floor(spec.maxDraft ?? DEFAULT_MAX_DRAFT)) : 0;
     let tFirst: number | undefined;
     let decodeSteps = 0;
     let feeding: number | undefined;                // the token decodeToken is feeding, while it runs
@@ -204,30 +215,72 @@ export class Generator implements TokenGenerator {
       });
       if (opts.maxNewTokens <= 0) return finish('cap');
 
-      // 2. Decode: the first token is sampled from the prompt's last hidden row; each later one comes from
-      //    decodeToken, which feeds the previous token and samples the next (how is the engine's choice).
+      // 2. Decode: the first token is sampled from the prompt's last hidden row; each later step comes from
+      //    decodeToken, which feeds the previous token and samples the next (how is the engine's choice),
+      //    or from a speculative pass, which feeds it with drafted tokens and may give several.
       for (;;) {
-        if (opts.signal?.aborted) return finish('stopped');
-        const position = prompt.length + ids.length;   // where the sampled token will sit
+        if (opts.signal?.aborted) {
+          if (this.engine.kvLength() > this.tokens.length || !this.engine.recurrent) await engineCall(() => this.engine.truncate(this.tokens.length));
+          return finish('stopped');
+        }
+        const position = prompt.length + ids.length;   // where the next token will sit
         const constraint = opts.constraint?.(ids) ?? undefined;
         const tokenOpts = { ...sampling, seed: tokenSeed(seed, position) };
-        let id: number;
-        if (ids.length > 0) {
-          const previous = ids[ids.length - 1]!;
-          feeding = previous;
-          id = await engineCall(() => this.engine.decodeToken(previous, tokenOpts, constraint));
-          feeding = undefined;
-          this.tokens.push(previous);
-          decodeSteps++;
+        const previous = ids[ids.length - 1];
+        let picks: number[];
+        let pass: PassResult | null = null;
+        if (previous === undefined) {
+          picks = [await this.engine.sample(hidden, tokenOpts, constraint)];
         } else {
-          id = await this.engine.sample(hidden, tokenOpts, constraint);
+          const room = Math.min(maxDraft, opts.maxNewTokens - ids.length - 1, this.ctx - position - 1);
+          if (room > 0) {
+            pass = await engineCall(() => speculativePass({
+              engine: this.engine, drafter: spec!.drafter, context: [...prompt, ...ids], answer: ids, maxDraft: room, sampling, seed,
+              stopTokens, constraint: opts.constraint, first: constraint, signal: opts.signal,
+            }));
+          }
+          if (pass) {
+            stats.drafted! += pass.drafted;
+            stats.accepted! += pass.kept;
+            picks = pass.picks;
+          } else {
+            feeding = previous;
+            picks = [await engineCall(() => this.engine.decodeToken(previous, tokenOpts, constraint))];
+            feeding = undefined;
+          }
+          if (spec) stats.passes!++;
         }
         tFirst ??= performance.now();
-        if (stopTokens.has(id)) return finish('stop', { stopToken: id });
-        ids.push(id);
-        opts.onToken?.(id, ids);
-        if (ids.length >= opts.maxNewTokens) return finish('cap');
-        if (prompt.length + ids.length >= this.ctx) return finish('context');
+        // Emit the picks in order. Pick j was made after row j's token (the one fed, then the kept drafted
+        // ones): those rows of the picks used stay cached, as plain decoding would have cached them.
+        let used = 0;
+        let end: FinishReason | null = null;
+        let stopToken: number | undefined;
+        try {
+          for (const [j, id] of picks.entries()) {
+            if (j > 0) {
+              const real = opts.constraint?.(ids) ?? undefined;
+              if (!sameConstraint(real, pass!.constraints[j])) break;  // the grammar moved otherwise: pick again next step
+              if (pass!.overruled[j]) real?.overruled?.();
+            }
+            used++;
+            if (stopTokens.has(id)) { end = 'stop'; stopToken = id; break; }
+            ids.push(id);
+            opts.onToken?.(id, ids);
+            if (ids.length >= opts.maxNewTokens) { end = 'cap'; break; }
+            if (prompt.length + ids.length >= this.ctx) { end = 'context'; break; }
+          }
+        } finally {
+          if (previous !== undefined) {
+            this.tokens.push(previous, ...picks.slice(0, Math.max(0, used - 1)));
+            decodeSteps += used;
+          }
+        }
+        // Past what the cache should hold: rejected drafts, or work an engine did ahead (a split room's
+        // host runs its layers on each token it picks); an answer that ends leaves the cache exact.
+        if (this.engine.kvLength() > this.tokens.length || (end && !this.engine.recurrent)) await engineCall(() => this.engine.truncate(this.tokens.length));
+        if (end === 'stop') return finish('stop', { stopToken: stopToken! });
+        if (end) return finish(end);
         await letThePageRun();
       }
     } catch (e) {
@@ -243,7 +296,7 @@ export class Generator implements TokenGenerator {
 
   /** Embed `ids` at positions [start, start+n) and run every layer; returns the last row [H]. */
   private async forward(ids: number[], start: number): Promise<Float32Array> {
-    const hidden = await this.engine.runLayers(this.engine.range, start, await this.engine.embed(ids)); // [n, H]
+    const hidden = await runTokens(this.engine, ids, this.engine.range, start);                        // [n, H]
     this.tokens.push(...ids);
     const H = hidden.length / ids.length;
     return hidden.subarray(hidden.length - H);                          // [H]

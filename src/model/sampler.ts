@@ -126,55 +126,83 @@ function checkOptions(opts: SamplingOptions): void {
 }
 
 /**
- * Pick a token from candidate (id, logit) pairs already sorted by logit descending (ties: lower id
- * first) with uniform u in [0, 1): temperature, top-k, top-p as described at the top of this file.
- * Exported so an engine that finds the top candidates on the device can finish the choice identically.
+ * The kept candidates of a sorted candidate list and their unnormalised weights: temperature, top-k and
+ * top-p as described at the top of this file. `weights[i]` belongs to candidate i; `kept` of them remain
+ * (the first ones), summing to `total`. Shared by pickFromSorted and speculative sampling, so both see
+ * the same distribution, computed the same way.
  */
-export function pickFromSorted(ids: ArrayLike<number>, logits: ArrayLike<number>, opts: SamplingOptions, u: number): number {
-  const count = opts.topK ? Math.min(opts.topK, ids.length) : ids.length;
-  if (count === 0) throw new SamplingError('no candidate tokens to sample from');
+export function keptWeights(logits: ArrayLike<number>, count: number, opts: SamplingOptions): { weights: Float64Array; kept: number; total: number } {
+  const n = opts.topK ? Math.min(opts.topK, count) : count;
+  if (n === 0) throw new SamplingError('no candidate tokens to sample from');
   const max = logits[0]!;
-  const probs = new Float64Array(count);
-  let total = 0;
-  for (let i = 0; i < count; i++) {
-    probs[i] = Math.exp((logits[i]! - max) / opts.temperature);
-    total += probs[i]!;
+  const weights = new Float64Array(n);
+  let all = 0;
+  for (let i = 0; i < n; i++) {
+    weights[i] = Math.exp((logits[i]! - max) / opts.temperature);
+    all += weights[i]!;
   }
-  let kept = count;
+  let kept = n;
   if (opts.topP !== undefined && opts.topP < 1) {
     let running = 0;
-    for (let i = 0; i < count; i++) {
-      running += probs[i]! / total;
+    for (let i = 0; i < n; i++) {
+      running += weights[i]! / all;
       if (running >= opts.topP) {
         kept = i + 1;
         break;
       }
     }
   }
-  let keptTotal = 0;
-  for (let i = 0; i < kept; i++) keptTotal += probs[i]!;
-  const target = u * keptTotal;
+  let total = 0;
+  for (let i = 0; i < kept; i++) total += weights[i]!;
+  return { weights, kept, total };
+}
+
+/**
+ * Pick a token from candidate (id, logit) pairs already sorted by logit descending (ties: lower id
+ * first) with uniform u in [0, 1): temperature, top-k, top-p as described at the top of this file.
+ * Exported so an engine that finds the top candidates on the device can finish the choice identically.
+ */
+export function pickFromSorted(ids: ArrayLike<number>, logits: ArrayLike<number>, opts: SamplingOptions, u: number): number {
+  const { weights, kept, total } = keptWeights(logits, ids.length, opts);
+  const target = u * total;
   let running = 0;
   for (let i = 0; i < kept; i++) {
-    running += probs[i]!;
+    running += weights[i]!;
     if (running > target) return ids[i]!;
   }
   return ids[kept - 1]!;
 }
 
+/**
+ * The candidates sampling chooses from, best first: the allowed argmax alone when greedy, else every
+ * allowed id with a finite logit, sorted by logit (ties: lower id). Reports an overruled top choice
+ * like sampleLogits. What an engine without on-device selection returns for one row of a verification
+ * pass (speculative decoding); sampleLogits is pickFromSorted over these.
+ */
+export function sortedCandidates(logits: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): { ids: number[]; logits: number[] } {
+  checkOptions(opts);
+  if (constraint?.bits && constraint.overruled && !isAllowed(constraint, argmax(logits))) constraint.overruled();
+  if (constraint?.greedy || !(opts.temperature > 0)) {
+    const id = argmax(logits, constraint);
+    return { ids: [id], logits: [logits[id]!] };
+  }
+  const ids: number[] = [];
+  for (let id = 0; id < logits.length; id++) {
+    if (logits[id]! > -Infinity && isAllowed(constraint, id)) ids.push(id);
+  }
+  if (ids.length === 0) throw noTokenError(logits);
+  ids.sort((a, b) => logits[b]! - logits[a]! || a - b);
+  return { ids, logits: ids.map((id) => logits[id]!) };
+}
+
+/** True when a row with these options and constraint is picked greedily (argmax under the mask). */
+export function isGreedy(opts: SamplingOptions, constraint?: TokenConstraint | null): boolean {
+  return Boolean(constraint?.greedy) || !(opts.temperature > 0);
+}
+
 /** Sample one token id from logits [V]. Greedy when temperature <= 0 or the constraint says so. */
 export function sampleLogits(logits: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): number {
-  checkOptions(opts);
-  // The caller asked to hear when the mask overrules the model's own top choice (the pick is unchanged).
-  if (constraint?.bits && constraint.overruled && !isAllowed(constraint, argmax(logits))) constraint.overruled();
-  if (constraint?.greedy || !(opts.temperature > 0)) return argmax(logits, constraint);
-  const candidates: number[] = [];
-  for (let id = 0; id < logits.length; id++) {
-    if (logits[id]! > -Infinity && isAllowed(constraint, id)) candidates.push(id);
-  }
-  if (candidates.length === 0) throw noTokenError(logits);
-  candidates.sort((a, b) => logits[b]! - logits[a]! || a - b);
-  const sortedLogits = candidates.map((id) => logits[id]!);
-  const u = new Prng(opts.seed ?? 0).nextFloat();
-  return pickFromSorted(candidates, sortedLogits, opts, u);
+  const c = sortedCandidates(logits, opts, constraint);
+  if (isGreedy(opts, constraint)) return c.ids[0]!;
+  return pickFromSorted(c.ids, c.logits, opts, new Prng(opts.seed ?? 0).nextFloat());
 }

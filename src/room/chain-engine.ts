@@ -153,7 +153,7 @@ export class ChainEngine implements LayerEngine {
     if (length > this.kv) throw new PositionError(`${this.who}: cannot restore to ${length} past its cache of ${this.kv}`);
     if (!this.recurrent) this.kv = length;
     await this.checkpoint(this.recurrent ? 'restore' : 'truncate', length, length);
-    this.kv = length;
+    if (this.recurrent) this.kv = length; // a dense chain's count moved at once; requests sent since may have moved it on
   }
 
   /** Pin every guest's recurrent state at `position` (the cache length). A dense chain keeps nothing: no frame. */

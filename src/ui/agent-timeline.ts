@@ -62,7 +62,7 @@ export class AgentTimeline extends LitElement {
       case 'note':
         return html`<li class="note ${item.note}" data-testid="tl-note" data-kind=${item.note}><b>${NOTE_LABEL[item.note] ?? item.note}</b>${item.text}</li>`;
       case 'summary':
-        return html`<li class="summary ${item.reason}" data-testid="tl-summary" data-reason=${item.reason}>${item.line}</li>`;
+        return html`<li class="summary ${item.reason}" data-testid="tl-summary" data-reason=${item.reason} title=${item.tip ?? nothing}>${item.line}</li>`;
       default:
         return nothing;
     }

@@ -28,6 +28,7 @@ export class RoomPanel extends LitElement {
     .head .tools { display: flex; gap: .4rem; flex-wrap: wrap; }
     .mode { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; font-size: 12.5px; }
     .badge.manual { color: var(--warn); } .badge.auto { color: var(--muted); }
+    .speculation { cursor: pointer; } .speculation input { margin: 0; }
     pooled-deal-editor { margin: .5rem 0; }
     ol.events { margin: 0; padding-left: 1.1rem; font-size: 12px; color: var(--muted); max-height: 7rem; overflow: auto; }
   `];
@@ -72,6 +73,10 @@ export class RoomPanel extends LitElement {
         </div>
         ${this.editing && total > 0 ? html`<pooled-deal-editor id="deal-editor" .devices=${present} .deal=${s.deal} .totalLayers=${total} .cost=${s.dealCost}
             ?manual=${manual} @apply-deal=${this.apply} @auto-deal=${this.auto} @close=${() => (this.editing = false)}></pooled-deal-editor>` : nothing}
+        <label class="mode speculation" title="Guess the next tokens from the conversation (prompt lookup) and check them all in one pass through the room: the same tokens, fewer round trips when the guesses are right">
+          <input type="checkbox" data-testid="speculation" .checked=${s.speculation} @change=${(e: Event) => this.session?.setSpeculation((e.target as HTMLInputElement).checked)} />
+          <span>Speculative decoding</span><span class="muted" data-testid="speculation-state">${s.speculation ? 'on · prompt lookup' : 'off'}</span>
+        </label>
         <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>
           ${s.devices.map((d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}

@@ -1,6 +1,7 @@
 // The room's RoomEngine over WebGPU engines: a room of one decodes through its engine's fused
 // decodeToken (one submit per token, not embed + runLayers + sample = three read-backs), and a split room
-// decodes through the stages; both give exactly the reference's greedy tokens.
+// decodes through the stages with one read-back per token on the host (sampleAndRun); both give exactly
+// the reference's greedy tokens, with speculative decoding too.
 import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
@@ -8,6 +9,10 @@ import { Generator } from '../../src/model/generator.ts';
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { RoomEngine } from '../../src/room/room-engine.ts';
+import type { WebGPUEngine } from '../../src/gpu/engine.ts';
+import type { Constraint } from '../../src/model/generate-types.ts';
+import { allowOnly } from '../../src/model/sampler.ts';
+import type { Drafter } from '../../src/model/speculative/types.ts';
 import { loadTiny, testDevice, tinyModelFolder } from './helpers.ts';
 
 const CTX = 64;
@@ -34,8 +39,9 @@ describe('RoomEngine over WebGPU engines', () => {
       const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: N });
       expect(r.ids).toEqual(expected);
       expect(engine.stats().last).toMatchObject({ op: 'decodeToken', submits: 1 });
-      // prefill: embed + runLayers + sample; then one submit for each of the N − 1 fed-back tokens
-      expect(engine.stats().submits - before).toBe(3 + (N - 1));
+      // prefill: embedding + layers in one submit (runTokens), then sample; then one submit for each of
+      // the N − 1 fed-back tokens
+      expect(engine.stats().submits - before).toBe(2 + (N - 1));
     } finally {
       await engine.dispose();
       device.destroy();
@@ -52,12 +58,88 @@ describe('RoomEngine over WebGPU engines', () => {
       const room = new RoomEngine(host, [host, stage], { numLayers: 4, hiddenSize: weights.config.hiddenSize });
       const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: N });
       expect(r.ids).toEqual(expected);
-      expect(host.stats().last.op).toBe('sample');
+      expect(host.stats().last.op).toBe('sampleAndRun');
       expect(stage.kvLength()).toBe(PROMPT.length + N - 1);
     } finally {
       await host.dispose();
       await stage.dispose();
       device.destroy();
+    }
+  });
+
+  /** Host [0, 2) with embedding and head, and a second engine [2, 4), on one device. */
+  async function split(): Promise<{ host: WebGPUEngine; stage: WebGPUEngine; room: RoomEngine; done(): Promise<void> }> {
+    const device = await testDevice(false);
+    const host = await createWebGPUEngine(await loadTiny(dir, { layers: [0, 2], embedding: true, head: true }), { device, ctx: CTX, useF16: false });
+    const stage = await createWebGPUEngine(await loadTiny(dir, { layers: [2, 4] }), { device, ctx: CTX, useF16: false });
+    const room = new RoomEngine(host, [host, stage], { numLayers: 4, hiddenSize: weights.config.hiddenSize });
+    return { host, stage, room, done: async () => { await host.dispose(); await stage.dispose(); device.destroy(); } };
+  }
+
+  it('a split room: the host reads back once per decode token (pick + its own layers in one submit)', async () => {
+    const { host, stage, room, done } = await split();
+    try {
+      const before = host.stats().readbacks;
+      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: N });
+      expect(r.ids).toEqual(expected);
+      // one read-back for the prompt (embedding + its layers fused), then one per token picked
+      expect(host.stats().readbacks - before).toBe(1 + N);
+      expect(host.stats().last.op).toBe('sampleAndRun');
+      // the run ahead for the token after the last one was cut: both caches hold what plain decoding holds
+      expect([host.kvLength(), stage.kvLength()]).toEqual([PROMPT.length + N - 1, PROMPT.length + N - 1]);
+      const more = await new Generator(room, { ctx: CTX }).generate([...PROMPT, ...r.ids], { maxNewTokens: 4 });
+      const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate([...PROMPT, ...r.ids], { maxNewTokens: 4 });
+      expect(more.ids).toEqual(reference.ids);
+    } finally {
+      await done();
+    }
+  });
+
+  it('a split room under a mask that overrules the model: the reference\'s tokens and the same overrules', async () => {
+    const V = weights.config.vocabSize;
+    let overruled = 0;
+    const allowed = allowOnly(Array.from({ length: V }, (_, id) => id).filter((id) => !expected.includes(id)), V);
+    const constraint: Constraint = () => ({ ...allowed, overruled: () => { overruled++; } });
+    const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, { maxNewTokens: 6, constraint });
+    const referenceOverruled = overruled;
+    expect(referenceOverruled).toBeGreaterThan(0);
+    const { room, done } = await split();
+    try {
+      overruled = 0;
+      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: 6, constraint });
+      expect(r.ids).toEqual(reference.ids);
+      expect(overruled).toBe(referenceOverruled);
+    } finally {
+      await done();
+    }
+  });
+
+  it('speculative decoding through WebGPU stages (1 and 2 devices): the reference tokens; rejected drafts cut from every cache', async () => {
+    // The right answer with its third drafted token wrong: each pass keeps two, rejects one.
+    const drafter: Drafter = { name: 'test', draft: ({ context, max }) => {
+      const at = context.length - PROMPT.length;
+      return { tokens: expected.slice(at, at + max).map((t, i) => (i === 2 ? (t + 1) % weights.config.vocabSize : t)) };
+    } };
+    const device = await testDevice(false);
+    const whole = await createWebGPUEngine(weights, { device, ctx: CTX, useF16: false });
+    const { host, stage, room, done } = await split();
+    try {
+      for (const [engine, caches] of [[new RoomEngine(whole, [whole], { numLayers: 4, hiddenSize: weights.config.hiddenSize }), [whole]], [room, [host, stage]]] as const) {
+        const g = new Generator(engine, { ctx: CTX });
+        const r = await g.generate(PROMPT, { maxNewTokens: N, speculate: { drafter } });
+        expect(r.ids).toEqual(expected);
+        expect(r.stats.accepted).toBeGreaterThan(N / 3);
+        expect(r.stats.drafted).toBeGreaterThan(r.stats.accepted!);
+        for (const c of caches) expect(c.kvLength()).toBe(PROMPT.length + N - 1);
+        // what the caches hold is plain decoding's: the answer continues as the reference's does
+        const more = await g.generate([...PROMPT, ...r.ids], { maxNewTokens: 4 });
+        const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate([...PROMPT, ...r.ids], { maxNewTokens: 4 });
+        expect(more.ids).toEqual(reference.ids);
+      }
+    } finally {
+      await whole.dispose();
+      device.destroy();
+      await done();
     }
   });
 });

@@ -32,6 +32,14 @@ export class ForcedTokenWatch {
     }
   }
 
+  /** Take another watch's counts (a cursor's copy). */
+  copyFrom(other: ForcedTokenWatch): void {
+    this.run = other.run;
+    this.callTokens = other.callTokens;
+    this.callForced = other.callForced;
+    this.tripped = other.tripped;
+  }
+
   /** A call closed: the share starts again with the next one (the run does too). */
   endCall(): void {
     this.callTokens = 0;

@@ -45,9 +45,16 @@ export class ToolCallGrammar {
   constraint(): Constraint & { garbage(): string | null } {
     const cursor = this.cursor();
     let told = 0;
+    const catchUp = (generatedSoFar: readonly number[]) => { while (told < generatedSoFar.length) cursor.accept(generatedSoFar[told++]!); };
     const constraint: Constraint = (generatedSoFar) => {
-      while (told < generatedSoFar.length) cursor.accept(generatedSoFar[told++]!);
+      catchUp(generatedSoFar);
       return cursor.next();
+    };
+    // Speculative decoding asks for the masks after drafted tokens: a copy of the cursor walks them.
+    constraint.lookahead = (generatedSoFar, draft) => {
+      catchUp(generatedSoFar);
+      const ahead = cursor.clone();
+      return draft.map((id) => { ahead.accept(id); return ahead.next(); });
     };
     return Object.assign(constraint, { garbage: () => cursor.garbage });
   }
@@ -64,7 +71,9 @@ export class ToolCallGrammar {
       this.noCallBits = bits;
     }
     const bits = this.noCallBits;
-    return () => ({ bits });
+    const constraint: Constraint = () => ({ bits });
+    constraint.lookahead = (_soFar, draft) => draft.map(() => ({ bits }));
+    return constraint;
   }
 
   /** Where a reply stands in the grammar after `generatedSoFar`. */
@@ -93,6 +102,18 @@ export class ToolCallCursor {
     private readonly openId: number | undefined,
     private readonly greedy: boolean,
   ) {}
+
+  /** An independent copy at the same place (speculative decoding walks drafted tokens on it). */
+  clone(): ToolCallCursor {
+    const c = new ToolCallCursor(this.dfa, this.tokenizer, this.openId, this.greedy);
+    c.state = this.state;
+    c.broken = this.broken;
+    c.callsClosed = this.callsClosed;
+    c.forced.copyFrom(this.forced);
+    c.overruledNext = this.overruledNext;
+    c.stopOnly = this.stopOnly;
+    return c;
+  }
 
   get inCall(): boolean {
     return this.state >= 0;

@@ -157,6 +157,13 @@ export class ReferenceEngine implements LayerEngine {
     this.cache.truncate(length);
   }
 
+  /** A copy of one layer's cached keys and values, [kvLength, Hkv·D] each (tests compare caches with it). */
+  cachedKv(layer: number): { keys: Float32Array; values: Float32Array } {
+    const n = this.cache.length(layer) * this.cache.kvWidth;
+    const v = this.cache.view(layer);
+    return { keys: v.keys.slice(0, n), values: v.values.slice(0, n) };
+  }
+
   async snapshot(position: number): Promise<void> {
     if (!this.recurrent) return;
     for (let i = this.range[0]; i < this.range[1]; i++) {
@@ -291,6 +298,15 @@ export class ReferenceEngine implements LayerEngine {
       throw new EngineUsageError(`decodeToken needs the embedding, every layer and the head; this engine holds layers [${this.range}]${this.hasEmbedding ? '' : ', no embedding'}${this.hasHead ? '' : ', no head'}`);
     }
     return decodeInSteps(this, id, opts, constraint);
+  }
+
+  /**
+   * sample, then embed the token and run `range` on it. The CPU has nothing to fuse; a split room's host
+   * takes the same decode path on this engine as on the WebGPU one.
+   */
+  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+    const token = await this.sample(hidden, opts, constraint);
+    return { token, hidden: await this.runLayers(range, this.kvLength(), await this.embed([token])) };
   }
 
   async dispose(): Promise<void> {

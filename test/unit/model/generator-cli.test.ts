@@ -72,6 +72,24 @@ describe('npm run generate', () => {
     expect(r.stdout).toMatch(/seed: 5\n/);
   }, SLOW);
 
+  it('--speculate lookup: the golden ids again; stats add drafted, accepted and passes', async () => {
+    const r = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '32', '--json', '--speculate', 'lookup', '--max-draft', '5');
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout) as { ids: number[]; stats: { drafted: number; accepted: number; passes: number } };
+    expect(out.ids).toEqual(golden.formats.safetensors.ids);
+    expect(out.stats.passes).toBeGreaterThan(0);
+    expect(out.stats.passes).toBeLessThanOrEqual(31);
+    expect(out.stats.accepted).toBeLessThanOrEqual(out.stats.drafted);
+    expect(out.stats.passes + out.stats.accepted).toBe(31);        // every token after the first: one pass or kept in one
+    const human = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '8', '--speculate', 'lookup');
+    expect(human.stdout).toMatch(/speculation: \d+ of \d+ drafted tokens accepted in \d+ passes/);
+    const bad = await generate('--model', model, '--prompt', 'x', '--speculate', 'ngram');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--speculate must be lookup, got "ngram"/);
+    const lone = await generate('--model', model, '--prompt', 'x', '--max-draft', '3');
+    expect(lone.stderr).toMatch(/--max-draft needs --speculate/);
+  }, SLOW);
+
   it('bad usage exits 2 naming the problem', async () => {
     const noModel = await generate('--prompt', 'x');
     expect(noModel.code).toBe(2);

@@ -1,6 +1,8 @@
 // The room end to end in Node: host + guests over in-memory links, ReferenceEngines, a tiny checkpoint.
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { planWeights } from '../../../src/model/load-weights.ts';
+import { PromptLookupDrafter } from '../../../src/model/speculative/prompt-lookup.ts';
+import type { Drafter } from '../../../src/model/speculative/types.ts';
 import { CountingMemorySource, makeRoom, singleDeviceTokens, tinyFiles, until, type TestRoom } from './helpers.ts';
 
 const PROMPT = [17, 300, 5, 42, 99, 7, 250, 11, 3, 480, 64, 128, 1, 2, 200, 77, 31, 8, 150, 400, 9, 33, 260, 12];
@@ -55,6 +57,26 @@ describe('split generation equals the single device', () => {
     expect(r2.ids).toEqual(expected.slice(4, 8));
     expect(r2.stats.promptReused).toBe(reused);
     expect(r2.stats.promptComputed).toBe(PROMPT.length + 4 - reused);
+  });
+
+  test('speculative decoding over the links (3 devices): the single device\'s tokens, rejected drafts cut on every guest', async () => {
+    room = await makeRoom(files);
+    room.addGuest('ga1111');
+    room.addGuest('gb2222');
+    await dealt(room, [['host', [0, 1]], ['ga1111', [1, 3]], ['gb2222', [3, 4]]]);
+    // The right answer with every third drafted token wrong: passes keep some and reject some.
+    const drafter: Drafter = { name: 'test', draft: ({ context, max }) => {
+      const at = context.length - PROMPT.length;
+      return { tokens: expected.slice(at, at + max).map((t, i) => (i === 2 ? (t + 1) % 512 : t)) };
+    } };
+    const r1 = await room.host.generate(PROMPT, { maxNewTokens: 32, speculate: { drafter } });
+    expect(r1.ids).toEqual(expected);
+    expect(r1.stats.accepted).toBeGreaterThan(10);
+    expect(r1.stats.drafted).toBeGreaterThan(r1.stats.accepted!);
+    // The caches are plain decoding's: a continuation from them gives the same tokens again.
+    const r2 = await room.host.generate([...PROMPT, ...expected.slice(0, 8)], { maxNewTokens: 24, speculate: { drafter: new PromptLookupDrafter() } });
+    expect(r2.ids).toEqual(expected.slice(8));
+    expect(r2.stats.promptComputed).toBe(8);
   });
 
   test('each device reports how fast it ran its layers; a device with no layers reports 0', async () => {

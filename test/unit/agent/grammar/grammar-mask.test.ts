@@ -250,6 +250,22 @@ describe('call constraint (GenerateOptions.constraint)', () => {
     }
     expect(g.constraint()(ids.slice(0, open + 1))).not.toBeNull();   // each answer gets its own
   });
+
+  it('looks ahead over drafted tokens without moving: the masks a fresh cursor gives after each draft prefix', () => {
+    const g = new ToolCallGrammar({ tokenizer: tok, format: 'json', tools: BUILTIN_TOOL_SCHEMAS });
+    const ids = tok.encode('Sure.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "index.html"}}\n</tool_call>');
+    const constraint = g.constraint();
+    const shape = (c: ReturnType<typeof constraint>) => c && { bits: c.bits, greedy: c.greedy };
+    for (const at of [0, 3, 5, 9]) {
+      const ahead = constraint.lookahead!(ids.slice(0, at), ids.slice(at, at + 8));
+      expect(ahead).toHaveLength(Math.min(8, ids.length - at));
+      ahead.forEach((c, i) => expect(shape(c)).toEqual(shape(g.cursor(ids.slice(0, at + i + 1)).next())));
+      // the constraint itself did not move: it still answers for `at`
+      expect(shape(constraint(ids.slice(0, at)))).toEqual(shape(g.cursor(ids.slice(0, at)).next()));
+    }
+    const none = g.noCalls();
+    expect(none.lookahead!([], [1, 2, 3]).map((c) => c?.bits)).toEqual([1, 2, 3].map(() => none([])!.bits));
+  });
 });
 
 function popcount(w: number): number {

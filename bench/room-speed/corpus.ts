@@ -1,0 +1,94 @@
+// The agent corpus for speculative decoding: what the agent's model is asked and answers on the agent's
+// own work. The replay scripts (public/replay/*.jsonl) and the eval suite's scripted solutions are run
+// through the real agent loop (tools on a scratch folder, the real chat template and tokenizer); every
+// generate call's prompt and answer are recorded, so the answers are "the target model's output" in the
+// context the agent really gives it (system prompt, tools, earlier calls and their results).
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Agent } from '../../src/agent/loop.ts';
+import { createCallCodec } from '../../src/agent/codec.ts';
+import { EngineBackend } from '../../src/agent/engine-backend.ts';
+import { NodeFolderFiles } from '../../src/agent/files/node-folder.ts';
+import { ReplayEngine } from '../../src/agent/replay/replay-engine.ts';
+import { parseReplayJsonl } from '../../src/agent/replay/script.ts';
+import { NodeRegexRunner } from '../../src/agent/tools/regex-runner.ts';
+import { ToolRegistry } from '../../src/agent/tools/registry.ts';
+import { createFileTools } from '../../src/agent/tools/file-tools.ts';
+import { loadBundledQwen3Tokenizer } from '../../src/model/bundled-tokenizer.ts';
+import { ChatTemplate } from '../../src/model/chat-template.ts';
+import { Generator } from '../../src/model/generator.ts';
+import type { TokenGenerator } from '../../src/model/generate-types.ts';
+import { PromptLookupDrafter } from '../../src/model/speculative/prompt-lookup.ts';
+import { repliesWriting } from '../../eval/script.ts';
+import { EVAL_TASKS } from '../../eval/tasks/index.ts';
+
+/** One answer: the prompt the model saw and the tokens it gave (stop token excluded). */
+export interface CorpusAnswer {
+  source: string;
+  prompt: number[];
+  answer: number[];
+}
+
+const CONTEXT = 16384;
+
+export async function agentCorpus(): Promise<CorpusAnswer[]> {
+  const tokenizer = await loadBundledQwen3Tokenizer();
+  const template = new ChatTemplate(await readFile(path.resolve('test/fixtures/chat-templates/qwen3.jinja'), 'utf8'), 'Qwen3 chat template');
+  const runs: { source: string; request: string; replies: string[] }[] = [];
+  const replayDir = path.resolve('public/replay');
+  for (const f of (await readdir(replayDir)).filter((n) => n.endsWith('.jsonl')).sort()) {
+    runs.push({ source: `replay/${f}`, request: 'Build a small counter page.', replies: parseReplayJsonl(await readFile(path.join(replayDir, f), 'utf8'), f) });
+  }
+  for (const task of EVAL_TASKS) runs.push({ source: `eval/${task.id}`, request: task.request, replies: repliesWriting(task.solution, template.format) });
+
+  const out: CorpusAnswer[] = [];
+  for (const run of runs) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'pooled-corpus-'));
+    try {
+      const files = await NodeFolderFiles.open(dir);
+      const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
+      const generator = new Generator(new ReplayEngine(tokenizer, run.replies, CONTEXT), { ctx: CONTEXT });
+      const recording: TokenGenerator = {
+        generate: async (prompt, opts) => {
+          const r = await generator.generate(prompt, opts);
+          out.push({ source: run.source, prompt: [...prompt], answer: [...r.ids] });
+          return r;
+        },
+      };
+      const backend = new EngineBackend({ generator: recording, tokenizer, template, contextSize: CONTEXT, name: 'corpus' });
+      const agent = new Agent({ backend, tools, files, format: template.format, codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }) });
+      await agent.run(run.request);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+
+/**
+ * Greedy verification against a target that answers `answer` (what speculative decoding does when the
+ * model's own picks are the answer's tokens): per pass the drafter guesses up to maxDraft tokens from the
+ * context, the longest prefix equal to the answer is kept, plus the model's own next token. Passes count
+ * every decode step after the first token (as GenerationStats.passes does).
+ */
+export function lookupOnAnswer(a: CorpusAnswer, maxDraft: number): { passes: number; accepted: number; drafted: number; perPass: number[] } {
+  const drafter = new PromptLookupDrafter();
+  const context = [...a.prompt, ...a.answer.slice(0, 1)];
+  let at = 1, passes = 0, accepted = 0, drafted = 0;
+  const perPass: number[] = [];
+  while (at < a.answer.length) {
+    const room = Math.min(maxDraft, a.answer.length - at - 1);
+    const draft = room > 0 ? drafter.draft({ context, max: room, sampling: { temperature: 0 }, seed: 0 }).tokens : [];
+    let kept = 0;
+    while (kept < draft.length && draft[kept] === a.answer[at + kept]) kept++;
+    const emitted = kept + 1;
+    for (let i = 0; i < emitted; i++) context.push(a.answer[at + i]!);
+    at += emitted;
+    passes++;
+    accepted += kept;
+    drafted += draft.length;
+    perPass.push(kept);
+  }
+  return { passes, accepted, drafted, perPass };
+}

@@ -1,0 +1,100 @@
+// One speculative decode pass for the Generator: ask the drafter, cut the draft where it cannot be kept,
+// feed [last token, ...draft] through every layer in one call, pick each row and keep the longest prefix
+// the model agrees with. The cache is cut back past what was kept (the caller may cut more).
+import { runTokens, scoreRows, type LayerEngine, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
+import type { Constraint } from '../generate-types.ts';
+import { isAllowed, isGreedy, tokenSeed } from '../sampler.ts';
+import { pickRow, rowDistribution, ruleUniforms, speculativeSample } from './accept.ts';
+import type { Draft, Drafter } from './types.ts';
+
+export interface PassRequest {
+  engine: LayerEngine;
+  drafter: Drafter;
+  /** The prompt and the answer so far (its last token is fed now; the cache holds all before it). */
+  context: readonly number[];
+  /** Tokens of the answer so far (what the constraint is asked with). */
+  answer: readonly number[];
+  /** Most tokens to draft (already limited by the answer cap and the context). */
+  maxDraft: number;
+  sampling: SamplingOptions;
+  seed: number;
+  stopTokens: ReadonlySet<number>;
+  constraint?: Constraint | undefined;
+  /** The real constraint of the next token (row 0), already asked for. */
+  first: TokenConstraint | null | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface PassResult {
+  /** Tokens the pass chose, in order: the kept drafted ones, then the model's own next token. */
+  picks: number[];
+  /** The constraint each pick was chosen under (picks ≥ 1: from lookahead; the caller checks them against the real ones). */
+  constraints: (TokenConstraint | null | undefined)[];
+  /** picks[i]'s row saw its top choice overruled by the grammar (rows ≥ 1; row 0 reported directly). */
+  overruled: boolean[];
+  drafted: number;
+  kept: number;
+}
+
+/** The drafted tokens worth checking: up to max, none the grammar forbids, none past a stop token. */
+function cutDraft(draft: Draft, max: number, rowConstraints: (TokenConstraint | null | undefined)[], stopTokens: ReadonlySet<number>): number {
+  let n = 0;
+  while (n < Math.min(max, draft.tokens.length)) {
+    const id = draft.tokens[n]!;
+    if (!Number.isInteger(id) || id < 0) break;
+    const c = rowConstraints[n];
+    if (c && !isAllowed(c, id)) break;
+    n++;
+    if (stopTokens.has(id)) break;
+  }
+  return n;
+}
+
+/** null when nothing was drafted that could be kept: the caller then takes a plain decode step. */
+export async function speculativePass(r: PassRequest): Promise<PassResult | null> {
+  const { engine, context } = r;
+  const start = engine.kvLength();             // = context.length − 1
+  const fed = context[context.length - 1]!;
+  const draft = await r.drafter.draft({ context, max: r.maxDraft, sampling: r.sampling, seed: r.seed, ...(r.signal ? { signal: r.signal } : {}) });
+  // Row i picks the token after draft[0..i): row 0 under the real constraint, the rest under lookahead.
+  const ahead = r.constraint ? r.constraint.lookahead!(r.answer, draft.tokens.slice(0, r.maxDraft)) : [];
+  const overruled: boolean[] = [];
+  // Rows ≥ 1 hear of an overruled top choice through a flag: the real constraint is told only for picks used.
+  const rowConstraints: (TokenConstraint | null | undefined)[] = [r.first, ...ahead.map((c, i) => c && (c.bits
+    ? { ...c, overruled: () => { overruled[i + 1] = true; } }
+    : c))];
+  const k = cutDraft(draft, r.maxDraft, rowConstraints, r.stopTokens);
+  if (k === 0) return null;
+  const tokens = draft.tokens.slice(0, k);
+  const position0 = context.length;            // where row 0's pick sits
+  const rows = Array.from({ length: k + 1 }, (_, i) => {
+    const opts = { ...r.sampling, seed: tokenSeed(r.seed, position0 + i) };
+    const constraint = rowConstraints[i] ?? undefined;
+    return constraint ? { opts, constraint } : { opts };
+  });
+  const hidden = await runTokens(engine, [fed, ...tokens], engine.range, start);
+  const candidates = await scoreRows(engine, hidden, rows);
+  const picks: number[] = [];
+  for (let i = 0; i <= k; i++) {
+    const { opts, constraint } = rows[i]!;
+    if (i === k) { picks.push(pickRow(candidates[i]!, opts, constraint)); break; }
+    const x = tokens[i]!;
+    const q = draft.q?.[i];
+    if (q && !isGreedy(opts, constraint)) {
+      const [uAccept, uResidual] = ruleUniforms(opts.seed!);
+      const s = speculativeSample(rowDistribution(candidates[i]!, opts, constraint), q, x, uAccept, uResidual);
+      picks.push(s.token);
+      if (!s.kept) break;
+    } else {
+      const pick = pickRow(candidates[i]!, opts, constraint);
+      picks.push(pick);
+      if (pick !== x) break;
+    }
+  }
+  const kept = picks.length - 1;
+  if (engine.kvLength() > start + 1 + kept) await engine.truncate(start + 1 + kept);
+  return {
+    picks, constraints: rowConstraints.slice(0, picks.length), overruled: Array.from({ length: picks.length }, (_, i) => overruled[i] === true),
+    drafted: k, kept,
+  };
+}
