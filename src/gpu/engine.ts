@@ -454,14 +454,11 @@ export class WebGPUEngine implements LayerEngine {
       const E = moe.shape.experts;
       const bytes = moe.layerSlots.size * E * 4;
       const { device } = this.parts;
-      const staging = this.staging(bytes);
+      const staging = this.reads.staging(bytes);
       const encoder = device.createCommandEncoder();
       encoder.copyBufferToBuffer(moe.bytesRead, 0, staging, 0, bytes);
       if (opts.reset) encoder.clearBuffer(moe.bytesRead, 0, bytes);
-      device.queue.submit([encoder.finish()]);
-      await staging.mapAsync(GPUMapMode.READ, 0, bytes);
-      const all = new Uint32Array(staging.getMappedRange(0, bytes).slice(0));
-      staging.unmap();
+      const all = new Uint32Array(await this.reads.submit(encoder, staging, bytes, 0));
       for (const [layer, slot] of moe.layerSlots) out.set(layer, all.slice(slot * E, (slot + 1) * E));
       return out;
     });

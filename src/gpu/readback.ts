@@ -1,5 +1,5 @@
 // Submits that end in one read-back: the WebGPU engine's every call that returns data waits on one
-// mapAsync (a round trip to the GPU, ~150 ms on SwiftShader), so a call copies all it needs into one
+// mapAsync (a round trip to the GPU that waits for all work before it), so a call copies all it needs into one
 // staging buffer and maps it once. Staging buffers are kept per power-of-two size; a scratch storage
 // buffer serves calls that stage their inputs on the device (scoreRows).
 import { GpuResourceError } from './errors.ts';

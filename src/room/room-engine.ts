@@ -1,7 +1,7 @@
 // The whole room as ONE LayerEngine over layers [0, L), so the Generator (and the agent above it) sees a
 // single engine: embedding, head and sampling on the host's engine; layers on the stages (the host's
-// own engine and ChainLayerEngines: one guest, or a chain of guests passing activations on), in order. runLayers on n tokens is pipelined in
-// micro-chunks: chunk c goes to stage s as soon as stage s−1 finished it, right behind chunk c−1 (a
+// own engine and ChainLayerEngines: one guest, or a chain of guests passing activations on), in order.
+// runLayers on n tokens is pipelined in micro-chunks: chunk c goes to stage s as soon as stage s−1 finished it, right behind chunk c−1 (a
 // remote device queues them), so with k devices up to k chunks are computed at once (a wavefront). The
 // chunk size is chosen from the stages' measured times (chunk-choice.ts) unless fixed.
 //
