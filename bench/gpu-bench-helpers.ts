@@ -15,22 +15,7 @@ export async function benchDevice(): Promise<{ device: GPUDevice; adapter: GPUAd
   return { adapter, device: await requestEngineDevice({ adapter }) };
 }
 
-/** Median seconds of `reps` runs of `encode` (each one submit, waited for). */
-export async function timeSubmits(device: GPUDevice, reps: number, encode: (pass: GPUComputePassEncoder) => void): Promise<number> {
-  const times: number[] = [];
-  for (let r = 0; r < reps + 1; r++) {
-    const enc = device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    encode(pass);
-    pass.end();
-    const t = performance.now();
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    if (r > 0) times.push((performance.now() - t) / 1000);   // the first run compiles and warms up
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
+export { timeSubmits } from '../src/gpu/time-submits.ts';
 
 let state = 0x12345678;
 function fillRandom(bytes: Uint8Array): void {

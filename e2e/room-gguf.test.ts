@@ -10,6 +10,7 @@ import { startServer, type RunningServer } from '../server/app.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../test/goldens/gguf-golden-setup.ts';
 import { tinyGgufModel } from '../test/helpers/tiny-model.ts';
 import { launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { ev, openRoomPage } from './helpers/room-page.ts';
 
 const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
 const NAME = 'moe-Q4_K_M';
@@ -19,18 +20,10 @@ let browser: Browser;
 let hostPage: Page;
 let link: string;
 
-const ev = <T>(page: Page, js: string): Promise<T> => page.evaluate(js) as Promise<T>;
-
 async function openPage(url: string): Promise<Page> {
   const context = await newDeviceContext(browser);
   contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
-  await page.goto(url);
-  await page.waitForFunction('window.__room && (window.__room.failed || window.__room.events || window.__room.answers)', null, { timeout: 60_000, polling: 200 });
-  const failed = await ev<string | undefined>(page, 'window.__room.failed');
-  if (failed) throw new Error(`${url}: ${failed}`);
-  return page;
+  return openRoomPage(context, url);
 }
 
 beforeAll(async () => {

@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { ev, openRoomPage } from './helpers/room-page.ts';
 
 // The transport is what this file tests: the CPU reference engine on every device keeps four tabs
 // affordable on a small machine (e2e/room.test.ts runs the WebGPU kernels split across tabs).
@@ -28,17 +29,7 @@ let link: string;
 let expected: number[];
 const guests: Guest[] = [];
 
-const ev = <T>(page: Page, js: string): Promise<T> => page.evaluate(js) as Promise<T>;
-
-async function openPage(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
-  await page.goto(url);
-  await page.waitForFunction('window.__room && (window.__room.failed || window.__room.events)', null, { timeout: 60_000, polling: 200 });
-  const failed = await ev<string | undefined>(page, 'window.__room.failed');
-  if (failed) throw new Error(`${url}: ${failed}`);
-  return page;
-}
+const openPage = openRoomPage;
 
 async function addGuest(name: string): Promise<Guest> {
   const context = await newDeviceContext(browser);

@@ -10,6 +10,7 @@ import { planWeights } from '../src/model/load-weights.ts';
 import { NodeFolderSource } from '../src/model/sources/node-folder.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { ev, openRoomPage } from './helpers/room-page.ts';
 
 // Every device runs its share on our WGSL kernels (WebGPU on SwiftShader here), as in the product: the
 // host its layers plus embedding, head and sampling, the guests their layers. The single-device tokens
@@ -28,17 +29,7 @@ let link: string;
 let expected: number[];
 const guests: { context: BrowserContext; page: Page; modelBytes: number; id: string }[] = [];
 
-const ev = <T>(page: Page, js: string): Promise<T> => page.evaluate(js) as Promise<T>;
-
-async function openPage(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
-  await page.goto(url);
-  await page.waitForFunction('window.__room && (window.__room.failed || window.__room.events || window.__room.answers)', null, { timeout: 60_000, polling: 200 });
-  const failed = await ev<string | undefined>(page, 'window.__room.failed');
-  if (failed) throw new Error(`${url}: ${failed}`);
-  return page;
-}
+const openPage = openRoomPage;
 
 async function addGuest(name: string): Promise<(typeof guests)[number]> {
   const context = await newDeviceContext(browser);

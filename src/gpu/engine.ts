@@ -17,6 +17,7 @@ import { describeTuning } from './tuning.ts';
 import type { HeadState } from './head.ts';
 import { bestOf, candidatesOf, deviceTopK } from './candidates.ts';
 import { Readbacks } from './readback.ts';
+import { timeSubmits } from './time-submits.ts';
 import { scoreRowsOnDevice } from './score-rows.ts';
 import type { GpuSnapshots } from './recurrent-snapshots.ts';
 
@@ -376,20 +377,7 @@ export class WebGPUEngine implements LayerEngine {
       if (!(Number.isInteger(n) && n >= 1 && n <= this.parts.maxBatch && pos0 + n <= this.parts.ctx)) {
         throw new EngineUsageError(`profileLayer: ${n} tokens at ${pos0} do not fit a step (at most ${this.parts.maxBatch}) within the context of ${this.parts.ctx}`);
       }
-      const time = async (encode: (pass: GPUComputePassEncoder) => void): Promise<number> => {
-        const times: number[] = [];
-        for (let r = 0; r <= reps; r++) {
-          const enc = device.createCommandEncoder();
-          const pass = enc.beginComputePass();
-          encode(pass);
-          pass.end();
-          const t = performance.now();
-          device.queue.submit([enc.finish()]);
-          await device.queue.onSubmittedWorkDone();
-          if (r > 0) times.push((performance.now() - t) / 1000);   // the first compiles and warms up
-        }
-        return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-      };
+      const time = (encode: (pass: GPUComputePassEncoder) => void): Promise<number> => timeSubmits(device, reps, encode);
       this.writeStep(n, pos0);
       const empty = await time(() => undefined);
       const out: { label: string; seconds: number }[] = [];
