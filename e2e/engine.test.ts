@@ -19,6 +19,7 @@ import { Tokenizer } from '../src/model/tokenizer.ts';
 import { readFileSync } from 'node:fs';
 import { HYBRID_GOLDEN_FILE, hybridGoldenSource, type HybridGoldenFile } from '../test/goldens/hybrid-golden-setup.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile, type GgufGoldenName } from '../test/goldens/gguf-golden-setup.ts';
+import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { tinyGgufModel } from '../test/helpers/tiny-model.ts';
 import { launchChromium, newDeviceContext } from './helpers/browser.ts';
 
@@ -31,6 +32,8 @@ let browser: Browser;
 let dir: string;
 const ggufFiles = new Map<GgufGoldenName, string>();
 const GGUF_NAMES = Object.keys(GGUF_GOLDEN_MODELS) as GgufGoldenName[];
+const SMALL_BPE = { layers: 2, seed: 1, fileType: 'Q8_0', tokenizer: 'tiny-bpe' } as const;   // a non-Qwen vocabulary
+let smallBpe: { path: string; url: string };
 
 beforeAll(async () => {
   dir = path.join(mkdtempSync(path.join(tmpdir(), 'pooled-e2e-engine-')), 'tiny');
@@ -41,6 +44,9 @@ beforeAll(async () => {
     ggufStatic[`/models/gguf-${name}`] = m.dir;
     ggufFiles.set(name, `/models/gguf-${name}/${m.file}`);
   }
+  const small = await tinyGgufModel(SMALL_BPE);
+  ggufStatic['/models/gguf-small-bpe'] = small.dir;
+  smallBpe = { path: small.path, url: `/models/gguf-small-bpe/${small.file}` };
   server = await startServer({ port: 0, extraStatic: { '/models/tiny': dir, '/models/hybrid': await hybridGoldenSource('dense-safetensors'), ...ggufStatic } });
   browser = await launchChromium();
 }, 300_000);
@@ -101,6 +107,25 @@ describe('the tiny GGUF goldens on the WebGPU engine in headless Chromium', () =
     expect(result.modelType).toBe('moe' in GGUF_GOLDEN_MODELS[name] ? 'qwen3_moe' : 'qwen3');
     expect(result.ids).toEqual(golden.models[name].ids);
     expect((result.adapter as { shaderF16: boolean }).shaderF16).toBe(false);
+    expect(String((result.stats as { kernels: string }).kernels)).toMatch(/ggml/);
+    await page.context().close();
+  }, 300_000);
+});
+
+describe('a GGUF with a small non-Qwen BPE vocabulary in headless Chromium', () => {
+  it("the page's tokenizer, built from the metadata, encodes the prompt as Node's does; 32 greedy tokens equal the reference", async () => {
+    const prompt = 'def add(a, b):\n    return a + b  # 加法 🙂';
+    const source = await resolveModelSource(smallBpe.path);
+    const tok = await Tokenizer.fromSource(source);
+    expect(tok.vocabSize).toBeLessThan(1000);
+    const ids = tok.encode(prompt);
+    const weights = await loadWeights(source, { layers: [0, SMALL_BPE.layers], embedding: true, head: true });
+    const reference = await new Generator(new ReferenceEngine(weights, { ctx: 256 }), { ctx: 256 }).generate(ids, { maxNewTokens: 32 });
+    const { page, result } = await runHarness(`model=${encodeURIComponent(smallBpe.url)}&prompt=${encodeURIComponent(prompt)}&tokens=32&ctx=256`);
+    expect(result.state, String(result.message)).toBe('done');
+    expect(result.prompt).toEqual(ids);
+    expect(result.ids).toEqual(reference.ids);
+    expect(result.finish).toBe(reference.finish);
     expect(String((result.stats as { kernels: string }).kernels)).toMatch(/ggml/);
     await page.context().close();
   }, 300_000);

@@ -17,6 +17,9 @@ import {
 } from './types.ts';
 import { isUrlLikeSpecifier, resolveReference, virtualUrl } from './urls.ts';
 
+/** How long run_js waits for a page's frame to come back (connect and load) before its code is sent. */
+const PAGE_RETURN_MS = 10_000;
+
 export interface PreviewHostOptions {
   files: ProjectFiles;
   /** esbuild for .ts/.tsx/.jsx (see esbuild.ts); without it such files report an error */
@@ -147,11 +150,17 @@ export class PreviewHost implements PreviewApi {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const done = new Promise<Extract<FrameMessage, { t: 'run-done' }> | 'timeout'>((resolve) => {
       page.runs.set(run, resolve);
-      timer = setTimeout(() => resolve('timeout'), limit);
-      // Next to a loaded page: wait for its load (a page that never loads gets 1.5 s), within the limit.
+      // The limit is the code's own time: it starts when the code is sent. Before that, next to a page
+      // still coming back (a reload after the last timeout, on a loaded machine): wait for its frame to
+      // connect and load (a page that never loads gets 1.5 s), bounded on its own.
+      timer = setTimeout(() => resolve('timeout'), limit + PAGE_RETURN_MS);
       void page.connected
         .then(() => Promise.race([page.loaded, sleep(Math.min(1_500, limit / 2))]))
-        .then(() => page.channel!.postMessage({ t: 'run', run, code: rewritten }));
+        .then(() => {
+          clearTimeout(timer);
+          timer = setTimeout(() => resolve('timeout'), limit);
+          page.channel!.postMessage({ t: 'run', run, code: rewritten });
+        });
     });
     const result = await done;
     clearTimeout(timer);
