@@ -1,7 +1,8 @@
 // Acceptance 2 (browser half): the engine in headless Chromium (WebGPU on SwiftShader: no shader-f16,
 // so the f32 path), running in its comlink worker, loads the tiny checkpoints over HTTP (ranged reads)
 // and its 32 greedy tokens equal the reference's computed here in Node; the tiny Qwen3.5 hybrid (Gated
-// DeltaNet + gated attention, n_k ≠ n_v) gives its golden ids (tiny-hybrid-greedy.json). Also: a named
+// DeltaNet + gated attention, n_k ≠ n_v) gives its golden ids (tiny-hybrid-greedy.json), dense and MoE, safetensors
+// and GGUF Q8_0 / Q4_K_M. Also: a named
 // error crosses the worker with its name and code. And (issue 13 acceptance 2, browser half) the tiny GGUF
 // goldens — dense and MoE, Q8_0 and Q4_K_M, full Qwen3 vocabulary — give their 32 greedy tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ import { NodeFolderSource } from '../src/model/sources/node-folder.ts';
 import { writeTinyModel } from '../src/model/tiny/write-node.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
 import { readFileSync } from 'node:fs';
-import { HYBRID_GOLDEN_FILE, hybridGoldenSource, type HybridGoldenFile } from '../test/goldens/hybrid-golden-setup.ts';
+import { HYBRID_GOLDEN_FILE, HYBRID_GOLDEN_MODELS, hybridGoldenSource, type HybridGoldenFile, type HybridGoldenName } from '../test/goldens/hybrid-golden-setup.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile, type GgufGoldenName } from '../test/goldens/gguf-golden-setup.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { tinyGgufModel } from '../test/helpers/tiny-model.ts';
@@ -34,6 +35,9 @@ const ggufFiles = new Map<GgufGoldenName, string>();
 const GGUF_NAMES = Object.keys(GGUF_GOLDEN_MODELS) as GgufGoldenName[];
 const SMALL_BPE = { layers: 2, seed: 1, fileType: 'Q8_0', tokenizer: 'tiny-bpe' } as const;   // a non-Qwen vocabulary
 let smallBpe: { path: string; url: string };
+/** The hybrid goldens besides the dense safetensors one above: MoE, and GGUF Q8_0 / Q4_K_M, dense and MoE. */
+const MORE_HYBRIDS = (Object.keys(HYBRID_GOLDEN_MODELS) as HybridGoldenName[]).filter((n) => n !== 'dense-safetensors');
+const hybridUrls = new Map<HybridGoldenName, string>();
 
 beforeAll(async () => {
   dir = path.join(mkdtempSync(path.join(tmpdir(), 'pooled-e2e-engine-')), 'tiny');
@@ -43,6 +47,12 @@ beforeAll(async () => {
     const m = await tinyGgufModel(GGUF_GOLDEN_MODELS[name]);
     ggufStatic[`/models/gguf-${name}`] = m.dir;
     ggufFiles.set(name, `/models/gguf-${name}/${m.file}`);
+  }
+  for (const name of MORE_HYBRIDS) {
+    const at = await hybridGoldenSource(name);
+    const gguf = HYBRID_GOLDEN_MODELS[name].format === 'gguf';
+    ggufStatic[`/models/hybrid-${name}`] = gguf ? path.dirname(at) : at;
+    hybridUrls.set(name, gguf ? `/models/hybrid-${name}/${path.basename(at)}` : `/models/hybrid-${name}`);
   }
   const small = await tinyGgufModel(SMALL_BPE);
   ggufStatic['/models/gguf-small-bpe'] = small.dir;
@@ -127,6 +137,17 @@ describe('a GGUF with a small non-Qwen BPE vocabulary in headless Chromium', () 
     expect(result.ids).toEqual(reference.ids);
     expect(result.finish).toBe(reference.finish);
     expect(String((result.stats as { kernels: string }).kernels)).toMatch(/ggml/);
+    await page.context().close();
+  }, 300_000);
+});
+
+describe('the other tiny Qwen3.5 hybrid goldens on the WebGPU engine in headless Chromium', () => {
+  const golden = JSON.parse(readFileSync(HYBRID_GOLDEN_FILE, 'utf8')) as HybridGoldenFile;
+  it.each(MORE_HYBRIDS)('%s: 32 greedy tokens equal the reference golden', async (name) => {
+    const { page, result } = await runHarness(`model=${encodeURIComponent(hybridUrls.get(name)!)}&ids=${golden.promptIds.join(',')}&tokens=${golden.maxNewTokens}&ctx=${CTX}`);
+    expect(result.state, String(result.message)).toBe('done');
+    expect(result.ids).toEqual(golden.models[name].ids);
+    expect((result.adapter as { shaderF16: boolean }).shaderF16).toBe(false);
     await page.context().close();
   }, 300_000);
 });
