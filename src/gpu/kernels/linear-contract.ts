@@ -1,6 +1,6 @@
 // What every linear kernel (one per weight format) shares: the epilogue codes, the per-chunk uniform and
 // what a caller asks of a linear (where x comes from, where y goes, how it is combined).
-import { uniformStruct } from '../kernel.ts';
+import { read, rw, STEP, uniformStruct } from '../kernel.ts';
 
 /** How a linear's result is written: the codes are shared with the WGSL as constants of these names. */
 export const Epilogue = {
@@ -27,3 +27,22 @@ export interface LinearTarget {
   outStride: number;
   epilogue: Epilogue;
 }
+
+/** The bindings of the prefill matmuls, per weight format: the tiled and the "rows" structure bind the same. */
+export const MATMUL_BINDINGS = {
+  q4: {
+    step: STEP,                        // n = tokens
+    qweight: read('array<vec4<u32>>'), // [rows, k/32]: a block of 32 codes per vec4
+    scales: read('array<u32>'),        // f16 pairs of [rows, k/32]
+    x: read('array<f32>'),             // [n, k]
+    y: rw('array<f32>'),               // [n, out_stride]
+    chunk: CHUNK,
+  },
+  dense: {
+    step: STEP,                        // n = tokens
+    weight: read('array<vec4<u32>>'),  // [rows, ceil(k / per vec4)]: 4 F32 or 8 F16/BF16 per vec4, zero-padded
+    x: read('array<f32>'),             // [n, k]
+    y: rw('array<f32>'),               // [n, out_stride]
+    chunk: CHUNK,
+  },
+} as const;

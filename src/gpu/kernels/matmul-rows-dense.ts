@@ -4,11 +4,11 @@ import rows from '../../../shaders/lib/matmul_rows.wgsl?raw';
 import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matmul_rows_dense.wgsl?raw';
 import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
-import { defineKernel, read, rw, STEP } from '../kernel.ts';
+import { defineKernel } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 import type { MatmulRowsLayout } from '../tuning.ts';
-import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { Epilogue, MATMUL_BINDINGS, type LinearTarget } from './linear-contract.ts';
 import { matmulRowsOp } from './matmul-rows.ts';
 
 export const MATMUL_ROWS_DENSE = defineKernel({
@@ -16,13 +16,7 @@ export const MATMUL_ROWS_DENSE = defineKernel({
   source,
   libs: [rows, jobPlain],
   constants: Epilogue,
-  bindings: {
-    step: STEP,                        // n = tokens
-    weight: read('array<vec4<u32>>'),  // [rows, ceil(k / per vec4)]: 4 F32 or 8 F16/BF16 per vec4, zero-padded
-    x: read('array<f32>'),             // [n, k]
-    y: rw('array<f32>'),               // [n, out_stride]
-    chunk: CHUNK,
-  },
+  bindings: MATMUL_BINDINGS.dense,
 });
 
 export function denseMatmulRowsOp(cache: PipelineCache, layout: MatmulRowsLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {

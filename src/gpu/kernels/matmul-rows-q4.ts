@@ -4,11 +4,11 @@ import rows from '../../../shaders/lib/matmul_rows.wgsl?raw';
 import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matmul_rows_q4.wgsl?raw';
 import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
-import { defineKernel, read, rw, STEP } from '../kernel.ts';
+import { defineKernel } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 import type { MatmulRowsLayout } from '../tuning.ts';
-import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { Epilogue, MATMUL_BINDINGS, type LinearTarget } from './linear-contract.ts';
 import { matmulRowsOp } from './matmul-rows.ts';
 
 export const MATMUL_ROWS_Q4 = defineKernel({
@@ -16,14 +16,7 @@ export const MATMUL_ROWS_Q4 = defineKernel({
   source,
   libs: [rows, jobPlain],
   constants: Epilogue,
-  bindings: {
-    step: STEP,                        // n = tokens
-    qweight: read('array<vec4<u32>>'), // [rows, k/32]: a block of 32 codes per vec4
-    scales: read('array<u32>'),        // f16 pairs of [rows, k/32]
-    x: read('array<f32>'),             // [n, k]
-    y: rw('array<f32>'),               // [n, out_stride]
-    chunk: CHUNK,
-  },
+  bindings: MATMUL_BINDINGS.q4,
 });
 
 export function q4MatmulRowsOp(cache: PipelineCache, layout: MatmulRowsLayout, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
