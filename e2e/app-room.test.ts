@@ -82,6 +82,7 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   // The host alone holds all 4 layers once loaded.
   await expect.poll(async () => (await hostDevices(host)).map((d) => `${d.status} ${d.start}-${d.end}/${d.total} ${d.pct}%`), { timeout: 120_000 })
     .toEqual(['ready 0-4/4 100%']);
+  expect((await host.getByTestId('token-route').textContent())!.replace(/\s+/g, ' ').trim()).toBe('Path per token this device only');
 
   const guestContext = await newDeviceContext(browser, { width: 390, height: 844 });
   const guest = await guestContext.newPage();
@@ -114,6 +115,10 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
     .toEqual([String(g!.start), String(g!.end), '4']);
   expect(await guest.getByTestId('guest-progress').getAttribute('data-pct')).toBe('100');
   expect(await guest.getByTestId('guest-layers').textContent()).toMatch(/of 4$/);
+  // The panel shows the way each token travels: this device → the phone's layers → back; 2 hops.
+  const route = host.getByTestId('token-route');
+  await expect.poll(async () => route.getAttribute('data-hops'), { timeout: 30_000 }).toBe('2');
+  expect((await route.textContent())!.replace(/\s+/g, ' ').trim()).toBe('Path per token Laptop → Phone → Laptop · 2 hops');
   await shot(host, 'app-host-room.png');
   await shot(guest, 'app-guest.png');
 

@@ -14,6 +14,7 @@ import { createHostRoom, type HostRoom } from '../room/api.ts';
 import { loadDeployment } from './deploy-config.ts';
 import type { DealCost, DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
+import type { TokenRoute } from '../room/host-chains.ts';
 import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
 import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
@@ -52,6 +53,8 @@ export interface HostState {
   /** The room's decode speed: live while tokens flow, then the last answer's; 0 until measured (each device's own layer speed is in devices[i].tokensPerSecond). */
   tokensPerSecond: number;
   deal: DealEntry[];            // the deal in effect (pipeline order)
+  /** How a decode token travels in that deal (device names, host first and last) and its hops between devices. */
+  route: TokenRoute;
   /** What dealing counts per layer (weights + KV at ctx) and on the host; the deal editor shows it. */
   dealCost?: DealCost;
   /** The expert's manual deal while one is set (null = automatic, in proportion to memory and speed). */
@@ -78,7 +81,7 @@ export class HostSession {
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
       phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx ?? 0, ckpt: opts.ckpt,
-      devices: [], deal: [], manualDeal: null, speculation: opts.speculate ?? true, generating: false, tokensPerSecond: 0, warnings, events: [],
+      devices: [], deal: [], route: { stops: [opts.name ?? 'Host'], hops: 0 }, manualDeal: null, speculation: opts.speculate ?? true, generating: false, tokensPerSecond: 0, warnings, events: [],
     });
   }
 
@@ -111,7 +114,7 @@ export class HostSession {
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
         if (e.type === 'left') this.log(`${e.device.name} left: ${e.why}`);
         if (e.type === 'deal-error') this.store.set({ error: `${e.error.name}: ${e.error.message}` });
-        if (e.type === 'ready') this.store.set({ deal: e.deal, error: undefined });
+        if (e.type === 'ready') this.store.set({ deal: e.deal, route: room.host.route, error: undefined });
         this.store.set({ devices: room.host.deviceList() });
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
@@ -127,7 +130,7 @@ export class HostSession {
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
         ...(tiny ? { answerCap: TINY_ANSWER_CAP, answerCapNote: TINY_CAP_NOTE } : {}),
       });
-      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, dealCost: room.host.dealCost });
+      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, route: room.host.route, dealCost: room.host.dealCost });
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
     }

@@ -48,3 +48,18 @@ export function buildChain(members: readonly HostDevice[], group: readonly DealE
     onFault,
   });
 }
+
+/** The way a decode token's activations travel through the room, for the room panel. */
+export interface TokenRoute {
+  /** Device names in the order the activations visit them: the host, each chain's guests, back to the host. */
+  stops: string[];
+  /** Frames between devices per decode token: N + 1 for one chain of N guests, 2N when every guest answers the host. */
+  hops: number;
+}
+
+/** The route through `chains` (each a list of guest names in pipeline order) from and back to `hostName`. */
+export function tokenRoute(hostName: string, chains: readonly (readonly string[])[]): TokenRoute {
+  const stops = [hostName];
+  for (const chain of chains) if (chain.length > 0) stops.push(...chain, hostName);
+  return { stops, hops: stops.length - 1 };
+}

@@ -18,7 +18,7 @@ import type { GenerateOptions, GenerationResult } from '../model/generate-types.
 import { snapshotBytes } from '../model/types.ts';
 import { dealCost, dealCostFromPlan, dealLayers, snapshotsForCkpt, validateDeal, type DealCost, type DealEntry } from './deal.ts';
 import { ChainEngine } from './chain-engine.ts';
-import { buildChain, routesOf, stagesOf } from './host-chains.ts';
+import { buildChain, routesOf, stagesOf, tokenRoute, type TokenRoute } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
 import { LOAD_FAILED_CODE, PROTOCOL_VERSION, type Frame } from './protocol.ts';
@@ -92,6 +92,11 @@ export class RoomHost {
   get chains(): string[][] {
     const stages = this.roomEngine?.stages ?? [];
     return stages.filter((s): s is ChainEngine => s instanceof ChainEngine).map((c) => c.devices.map((d) => d.id));
+  }
+  /** How a decode token travels in this deal: device names from the host back to it, and the hops between them. */
+  get route(): TokenRoute {
+    const stages = this.roomEngine?.stages ?? [];
+    return tokenRoute(this.host.name, stages.filter((s): s is ChainEngine => s instanceof ChainEngine).map((c) => c.devices.map((d) => d.name)));
   }
 
   /**

@@ -29,6 +29,7 @@ export class RoomPanel extends LitElement {
     .mode { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; font-size: 12.5px; }
     .badge.manual { color: var(--warn); } .badge.auto { color: var(--muted); }
     .speculation { cursor: pointer; } .speculation input { margin: 0; }
+    .route { margin: 0; font-size: 12.5px; display: flex; gap: .4rem; flex-wrap: wrap; }
     pooled-deal-editor { margin: .5rem 0; }
     ol.events { margin: 0; padding-left: 1.1rem; font-size: 12px; color: var(--muted); max-height: 7rem; overflow: auto; }
   `];
@@ -77,6 +78,12 @@ export class RoomPanel extends LitElement {
           <input type="checkbox" data-testid="speculation" .checked=${s.speculation} @change=${(e: Event) => this.session?.setSpeculation((e.target as HTMLInputElement).checked)} />
           <span>Speculative decoding</span><span class="muted" data-testid="speculation-state">${s.speculation ? 'on · prompt lookup' : 'off'}</span>
         </label>
+        <p class="route" data-testid="token-route" data-hops=${s.route.hops}
+          title="The way each decode token's activations travel: guests in a chain hand them straight to the next one, then the last hands them back to this device">
+          <span class="muted">Path per token</span>
+          ${s.route.hops === 0 ? html`<span>this device only</span>` : html`<span>${s.route.stops.join(' → ')}</span>
+            <span class="muted">· ${s.route.hops} ${s.route.hops === 1 ? 'hop' : 'hops'}</span>`}
+        </p>
         <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>
           ${s.devices.map((d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}

@@ -102,12 +102,16 @@ describe('direct hops: host → A → B → host', () => {
     const a = await hopsPerToken(room, direct);
     expect(a.ids).toEqual(expected.slice(0, 12));
     expect(a.perToken).toEqual(new Array(11).fill(n + 1));
+    // The route the room panel shows is the one the frames took.
+    const names = ids.slice(0, n).map((id) => `Guest ${id}`);
+    expect(room.host.route).toEqual({ stops: ['Host', ...names, 'Host'], hops: a.perToken[0] });
     await room.close();
     const relayed = new HopCounter();
     room = await roomOf(n, { counter: relayed, directHops: false });
     expect(room.host.chains).toEqual(ids.slice(0, n).map((id) => [id]));
     const b = await hopsPerToken(room, relayed);
     expect(b.ids).toEqual(expected.slice(0, 12));
+    expect(room.host.route).toEqual({ stops: ['Host', ...names.flatMap((g) => [g, 'Host'])], hops: b.perToken[0] });
     expect(b.perToken).toEqual(new Array(11).fill(2 * n));
   });
 
@@ -208,6 +212,7 @@ describe('losing a chain member', () => {
     const { ids: got, perToken } = await hopsPerToken(room, counter, 32);
     expect(got).toEqual(expected);
     expect(new Set(perToken)).toEqual(new Set([5]));   // host → A → B → host → C → host
+    expect(room.host.route).toEqual({ stops: ['Host', 'Guest ga1111', 'Guest gb2222', 'Host', 'Guest gc3333', 'Host'], hops: 5 });
   });
 });
 
