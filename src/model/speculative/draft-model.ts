@@ -14,7 +14,7 @@
 // top-p) and the grammar's mask, with a random number of its own, and q records that distribution, so the
 // pass's standard rule min(1, p/q) keeps the output distribution the target's.
 import { runTokens, scoreRows, type LayerEngine, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
-import { EngineUsageError } from '../engine-errors.ts';
+import { EngineUsageError, SamplingError } from '../engine-errors.ts';
 import { isGreedy, pickFromSorted, Prng, tokenSeed } from '../sampler.ts';
 import { rowDistribution } from './accept.ts';
 import type { Draft, DraftDistribution, Drafter, DraftRequest } from './types.ts';
@@ -108,7 +108,10 @@ export class DraftModelDrafter implements Drafter {
         if (tokens.length >= max || r.stopTokens?.has(token) || r.signal?.aborted) return result();
       }
     } catch (e) {
-      // A draft is only a guess: a failing draft model turns itself off, the answer goes on without it.
+      // A mask the draft model cannot sample under ends this draft (the cache stays consistent: the next
+      // catch-up trusts the engine's length). Any other failure turns the draft model off: a draft is
+      // only a guess, the answer goes on without it.
+      if (isSamplingError(e)) return result();
       this.failure = e instanceof Error ? e : new Error(String(e));
       this.held = [];
       await this.engine.truncate(0).catch(() => undefined);
@@ -154,4 +157,9 @@ export class DraftModelDrafter implements Drafter {
     this.fed++;
     return token;
   }
+}
+
+/** SamplingError by class, or by code once it crossed a worker. */
+function isSamplingError(e: unknown): boolean {
+  return e instanceof SamplingError || (e instanceof Error && (e as Error & { code?: unknown }).code === 'sampling');
 }

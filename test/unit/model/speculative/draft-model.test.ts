@@ -160,6 +160,18 @@ describe('DraftModelDrafter: its own cache', () => {
     expect(drafter.failure?.message).toBe('lost the draft device');
     expect(engine.kvLength()).toBe(0);
   });
+
+  it('a mask the draft cannot sample under ends that draft only', async () => {
+    const drafter = drafterOf(drafts['the target itself']!());
+    const greedy = { sampling: { temperature: 0 }, seed: 0 };
+    const expected = await drafterOf(drafts['the target itself']!()).draft({ context: prompt, max: 4, ...greedy });
+    const none = allowOnly([], V);
+    const d = await drafter.draft({ context: prompt, max: 4, constraint: (soFar) => (soFar.length === 2 ? none : undefined), ...greedy });
+    expect(d.tokens).toEqual(expected.tokens.slice(0, 2));
+    expect(drafter.failure).toBeUndefined();
+    expect((await drafter.draft({ context: prompt, max: 4, ...greedy })).tokens).toEqual(expected.tokens);
+    expect(drafter.cachedTokens).toEqual([...prompt, ...expected.tokens.slice(0, 3)]);
+  });
 });
 
 describe('DraftModelDrafter: sampled drafts', () => {
