@@ -1,13 +1,15 @@
 // npm run generate -- --model DIR|URL|HF-ID|FILE.gguf --prompt TEXT | --prompt-ids 1,2,3 [--chat] [--max-new-tokens N]
 //   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu] [--ctx N] [--json]
-//   [--speculate lookup [--max-draft K]]
+//   [--speculate lookup|draft:MODEL [--max-draft K]]
 // Loads the whole model, encodes the prompt with the model's own tokenizer (with --chat: rendered as one
 // user turn through its chat template, thinking off), generates, and prints the ids, the text and stats.
 // --prompt-ids feeds token ids as they are (no tokenizer, no template): for exact comparisons with
 // other implementations (llama.cpp, transformers) on the same ids.
 // --json prints exactly one JSON object {"ids": [...], "text": "...", "stats": {...}} on stdout.
-// --speculate lookup drafts with prompt lookup and checks the drafts in one pass (the tokens are those of
-// plain decoding); stats then add drafted, accepted and passes.
+// --speculate lookup drafts with prompt lookup, --speculate draft:MODEL with a small draft model of the same
+// tokenizer (any model source --model takes, loaded whole on the same backend), and checks the drafts in
+// one pass (greedy: the tokens of plain decoding; sampling: the same distribution); stats then add
+// drafted, accepted and passes.
 // Exit codes: 0 done, 1 failed (model, engine), 2 bad usage or backend not available.
 
 import { parseArgs } from 'node:util';
@@ -19,7 +21,10 @@ import type { GenerationResult } from '../src/model/generate-types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
+import { DraftModelDrafter } from '../src/model/speculative/draft-model.ts';
 import { PromptLookupDrafter } from '../src/model/speculative/prompt-lookup.ts';
+import type { Drafter } from '../src/model/speculative/types.ts';
+import { checkSameVocabulary, vocabularyOf } from '../src/model/speculative/vocabulary.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
 import type { ModelWeights } from '../src/model/types.ts';
 
@@ -38,6 +43,8 @@ const USAGE = `usage: npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [o
   --ctx N              context size in tokens (default: prompt + max-new-tokens, at most the model's)
   --json               print one JSON object {"ids", "text", "stats"} and nothing else on stdout
   --speculate lookup   speculative decoding with prompt-lookup drafts (same tokens; stats add drafted, accepted, passes)
+  --speculate draft:M  speculative decoding with drafts from a small model M of the same tokenizer (any source
+                       --model takes, e.g. draft:Qwen/Qwen3-0.6B for Qwen/Qwen3-8B), loaded whole on the same backend
   --max-draft K        drafted tokens per pass with --speculate (default 7)`;
 
 function fail(code: number, message: string, usage = false): never {
@@ -55,7 +62,7 @@ function numberOption(name: string, v: string | undefined, check: (n: number) =>
 interface Args {
   model: string; prompt?: string; promptIds?: number[]; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
   topP?: number; seed?: number; backend: 'reference' | 'webgpu'; ctx?: number; json: boolean;
-  speculate?: 'lookup'; maxDraft?: number;
+  speculate?: 'lookup' | { draft: string }; maxDraft?: number;
 }
 
 function parse(): Args {
@@ -108,9 +115,15 @@ function parse(): Args {
   if (ctx !== undefined) args.ctx = ctx;
   const speculate = str('speculate');
   if (speculate !== undefined) {
-    if (speculate.startsWith('draft:')) fail(2, '--speculate draft:MODEL (a draft model) is not built yet; use --speculate lookup', true);
-    if (speculate !== 'lookup') fail(2, `--speculate must be lookup, got "${speculate}"`, true);
-    args.speculate = 'lookup';
+    if (speculate.startsWith('draft:')) {
+      const draft = speculate.slice('draft:'.length).trim();
+      if (!draft) fail(2, '--speculate draft:MODEL needs a model after "draft:" (a folder, file, URL or Hugging Face id)', true);
+      args.speculate = { draft };
+    } else if (speculate === 'lookup') {
+      args.speculate = 'lookup';
+    } else {
+      fail(2, `--speculate must be lookup or draft:MODEL, got "${speculate}"`, true);
+    }
   }
   const maxDraft = numberOption('max-draft', str('max-draft'), (n) => Number.isInteger(n) && n >= 1 && n <= 64, 'a whole number in 1..64');
   if (maxDraft !== undefined) {
@@ -139,6 +152,26 @@ async function webgpuFactory(): Promise<CreateWebGPUEngine> {
   return mod.createWebGPUEngine;
 }
 
+/**
+ * The draft model of --speculate draft:MODEL, whole, on the target's backend. Its tokenizer is checked
+ * against the target's before its weights are read: another vocabulary exits 2 naming the difference.
+ */
+async function loadDraftModel(name: string, target: ReturnType<typeof vocabularyOf>, ctx: number, createWebGPU: CreateWebGPUEngine | undefined): Promise<{ drafter: DraftModelDrafter; label: string }> {
+  const source = await resolveModelSource(name);
+  const config = await loadModelConfig(source);
+  const vocabulary = { target, draft: vocabularyOf(config, await Tokenizer.fromSource(source)) };
+  try {
+    checkSameVocabulary(vocabulary.target, vocabulary.draft, `draft model ${source.label}`);
+  } catch (e) {
+    fail(2, `${(e as Error).name}: ${(e as Error).message}`);
+  }
+  if (config.hybrid) fail(2, `draft model ${source.label}: a hybrid model (recurrent layers) cannot be a draft model; take an attention-only one`);
+  const weights = await loadWeights(source, { layers: [0, config.numLayers], embedding: true, head: true });
+  const draftCtx = Math.min(config.maxPositionEmbeddings, ctx);
+  const engine = createWebGPU ? await createWebGPU(weights, { ctx: draftCtx }) : new ReferenceEngine(weights, { ctx: draftCtx });
+  return { drafter: new DraftModelDrafter(engine, { ctx: draftCtx, vocabulary, label: source.label }), label: source.label };
+}
+
 function printHuman(result: GenerationResult, text: string, stats: Record<string, unknown>): void {
   const s = result.stats;
   const out = process.stdout;
@@ -152,6 +185,7 @@ function printHuman(result: GenerationResult, text: string, stats: Record<string
   out.write(`backend: ${stats.backend}, model: ${stats.model}, ctx: ${stats.ctx}, seed: ${s.seed}\n`);
   if (s.passes !== undefined) {
     out.write(`speculation: ${s.accepted} of ${s.drafted} drafted tokens accepted in ${s.passes} passes${s.speculationOff ? ` (off: ${s.speculationOff})` : ''}\n`);
+    if (stats.draftModel) out.write(`draft model: ${stats.draftModel}${stats.draftFailure ? ` (failed, turned off: ${stats.draftFailure})` : ''}\n`);
   }
 }
 
@@ -174,20 +208,27 @@ async function main(): Promise<void> {
   const config = weights.config;
   const ctx = args.ctx ?? Math.min(config.maxPositionEmbeddings, prompt.length + Math.max(1, args.maxNewTokens));
   const engine = createWebGPU ? await createWebGPU(weights, { ctx }) : new ReferenceEngine(weights, { ctx });
+  const draftModel = typeof args.speculate === 'object'
+    ? await loadDraftModel(args.speculate.draft, vocabularyOf(config, tokenizer), ctx + (args.maxDraft ?? 7), createWebGPU)
+    : undefined;
   const loadSeconds = (performance.now() - t0) / 1000;
 
   const stopTokens = [...new Set([...config.eosTokenIds, ...(args.chat ? tokenizer.stopTokenIds() : [])])];
   const sampling = { temperature: args.temperature, ...(args.topK === undefined ? {} : { topK: args.topK }),
     ...(args.topP === undefined ? {} : { topP: args.topP }), ...(args.seed === undefined ? {} : { seed: args.seed }) };
-  const speculate = args.speculate ? { speculate: { drafter: new PromptLookupDrafter(), ...(args.maxDraft ? { maxDraft: args.maxDraft } : {}) } } : {};
+  const drafter: Drafter | undefined = draftModel?.drafter ?? (args.speculate === 'lookup' ? new PromptLookupDrafter() : undefined);
+  const speculate = drafter ? { speculate: { drafter, ...(args.maxDraft ? { maxDraft: args.maxDraft } : {}) } } : {};
   const result = await new Generator(engine, { ctx }).generate(prompt, { maxNewTokens: args.maxNewTokens, stopTokens, sampling, ...speculate });
   await engine.dispose();
+  await draftModel?.drafter.engine.dispose();
   if (result.finish === 'error') throw result.error ?? new Error('generation failed');
 
   const answer = tokenizer.decode(result.ids);
   const stats = {
     finish: result.finish, ...(result.stopToken === undefined ? {} : { stopToken: result.stopToken }), ...result.stats,
     promptIds: prompt, loadSeconds, backend: args.backend, model: source.label, format: weights.format, ctx,
+    ...(draftModel ? { draftModel: draftModel.label } : {}),
+    ...(draftModel?.drafter.failure ? { draftFailure: `${draftModel.drafter.failure.name}: ${draftModel.drafter.failure.message}` } : {}),
   };
   if (args.json) process.stdout.write(`${JSON.stringify({ ids: result.ids, text: answer, stats })}\n`);
   else printHuman(result, answer, stats);

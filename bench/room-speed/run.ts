@@ -11,6 +11,7 @@ import { PromptLookupDrafter } from '../../src/model/speculative/prompt-lookup.t
 import { RoomEngine } from '../../src/room/room-engine.ts';
 import { syntheticWeights, weightsSubset } from '../../test/unit/model/reference/synthetic-model.ts';
 import { agentCorpus, lookupOnAnswer, type CorpusAnswer } from './corpus.ts';
+import { draftModelFigures } from './draft.ts';
 import { Meter, ModelledChain, ModelledDevice, QWEN3_8B_Q4_100GBS, VirtualClock, type DeviceProfile } from './modelled.ts';
 import { ScriptTarget, type Script } from './target.ts';
 
@@ -162,5 +163,7 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
       [`prefillChunk${suffix}`]: piped.chunk,
     });
   }
+  // Split + draft model (draft.ts): a modelled Qwen3-0.6B on the host, its agreement modelled, not measured.
+  Object.assign(figures, await draftModelFigures(corpus, single.tokensPerSecond, profile));
   return figures;
 }

@@ -49,3 +49,9 @@ export class SnapshotLimitError extends EngineError {
   override name = 'SnapshotLimitError';
   override readonly code = 'snapshot-limit';
 }
+
+/** A draft model for speculative decoding whose vocabulary is not the target's (size or special-token ids). */
+export class DraftVocabularyError extends EngineError {
+  override name = 'DraftVocabularyError';
+  override readonly code = 'draft-vocabulary';
+}

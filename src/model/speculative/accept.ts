@@ -28,19 +28,19 @@ export function rowDistribution(c: RowCandidates, opts: SamplingOptions, constra
   return { ids: c.ids.slice(0, kept), probs: Array.from(weights.subarray(0, kept), (w) => w / total) };
 }
 
-const probOf = (d: DraftDistribution, id: number): number => {
-  const i = d.ids.indexOf(id);
-  return i < 0 ? 0 : d.probs[i]!;
-};
 
 /**
  * The standard rule for a drafted token x drawn from q, against the target's p: keep x when
  * uAccept < p(x) / q(x); otherwise draw from norm(max(0, p − q)) with uResidual (in p's order).
  */
 export function speculativeSample(p: DraftDistribution, q: DraftDistribution, x: number, uAccept: number, uResidual: number): { token: number; kept: boolean } {
-  const px = probOf(p, x), qx = probOf(q, x);
+  // q by id, once: a row without top-k holds the whole vocabulary (151,936 ids for Qwen3).
+  const qById = new Map<number, number>();
+  q.ids.forEach((id, i) => qById.set(id, q.probs[i]!));
+  const xi = p.ids.indexOf(x);
+  const px = xi < 0 ? 0 : p.probs[xi]!, qx = qById.get(x) ?? 0;
   if (qx > 0 && uAccept < px / qx) return { token: x, kept: true };
-  const residual = p.ids.map((id, i) => Math.max(0, p.probs[i]! - probOf(q, id)));
+  const residual = p.ids.map((id, i) => Math.max(0, p.probs[i]! - (qById.get(id) ?? 0)));
   const total = residual.reduce((a, b) => a + b, 0);
   // total is 0 only when p ≤ q everywhere, i.e. p = q: then x is always kept above (or q never drew x).
   const weights = total > 0 ? residual : p.probs;

@@ -50,12 +50,27 @@ function cutDraft(draft: Draft, max: number, rowConstraints: (TokenConstraint | 
   return n;
 }
 
+/**
+ * The grammar's mask for the next drafted token, as the drafter is asked for it: row 0's real constraint,
+ * then the lookahead's. Without its `overruled` callback: a draft model's choice is not the target's.
+ */
+function maskAfter(r: PassRequest): (drafted: readonly number[]) => TokenConstraint | null | undefined {
+  return (drafted) => {
+    const c = drafted.length === 0 ? r.first : r.constraint!.lookahead!(r.answer, drafted)[drafted.length - 1];
+    if (!c) return c;
+    return { ...(c.bits ? { bits: c.bits } : {}), ...(c.greedy ? { greedy: true } : {}) };
+  };
+}
+
 /** null when nothing was drafted that could be kept: the caller then takes a plain decode step. */
 export async function speculativePass(r: PassRequest): Promise<PassResult | null> {
   const { engine, context } = r;
   const start = engine.kvLength();             // = context.length − 1
   const fed = context[context.length - 1]!;
-  const draft = await r.drafter.draft({ context, max: r.maxDraft, sampling: r.sampling, seed: r.seed, ...(r.signal ? { signal: r.signal } : {}) });
+  const draft = await r.drafter.draft({
+    context, max: r.maxDraft, sampling: r.sampling, seed: r.seed, stopTokens: r.stopTokens,
+    ...(r.signal ? { signal: r.signal } : {}), ...(r.constraint ? { constraint: maskAfter(r) } : {}),
+  });
   // Row i picks the token after draft[0..i): row 0 under the real constraint, the rest under lookahead.
   const ahead = r.constraint ? r.constraint.lookahead!(r.answer, draft.tokens.slice(0, r.maxDraft)) : [];
   const overruled: boolean[] = [];

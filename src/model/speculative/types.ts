@@ -1,7 +1,7 @@
 // Speculative decoding: a drafter guesses the next few tokens, the model checks all of them in one pass
 // (one batched forward through every device, one hop chain in a room) and keeps the longest prefix it
 // agrees with, plus its own next token. See docs/room-speed.md.
-import type { SamplingOptions } from '../engine-types.ts';
+import type { SamplingOptions, TokenConstraint } from '../engine-types.ts';
 
 /**
  * A draft token's distribution under the drafter's own sampling, over its kept candidates (probs sum
@@ -28,6 +28,15 @@ export interface DraftRequest {
   /** The sampling seed of the answer (a sampling drafter derives its own random numbers from it). */
   seed: number;
   signal?: AbortSignal;
+  /** Tokens that end the answer: a drafter need not guess past one (the pass stops there anyway). */
+  stopTokens?: ReadonlySet<number>;
+  /**
+   * The grammar's mask for the next drafted token, given the tokens drafted so far in this request
+   * (absent: no grammar). A drafter that samples (returns q) must draw each token under it, so q is a
+   * distribution over the tokens the target may pick; a deterministic drafter may ignore it (the pass
+   * cuts a draft at the first forbidden token).
+   */
+  constraint?: (drafted: readonly number[]) => TokenConstraint | null | undefined;
 }
 
 export interface Drafter {

@@ -85,9 +85,33 @@ describe('npm run generate', () => {
     expect(human.stdout).toMatch(/speculation: \d+ of \d+ drafted tokens accepted in \d+ passes/);
     const bad = await generate('--model', model, '--prompt', 'x', '--speculate', 'ngram');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--speculate must be lookup, got "ngram"/);
+    expect(bad.stderr).toMatch(/--speculate must be lookup or draft:MODEL, got "ngram"/);
     const lone = await generate('--model', model, '--prompt', 'x', '--max-draft', '3');
     expect(lone.stderr).toMatch(/--max-draft needs --speculate/);
+  }, SLOW);
+
+  it('--speculate draft:MODEL: the golden ids with another tiny model drafting; the model as its own draft keeps every token; another vocabulary is refused by name', async () => {
+    const draft = await tinyModelDir({ layers: 2, seed: 3, format: 'safetensors' });
+    const r = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '32', '--json', '--speculate', `draft:${draft}`, '--max-draft', '4');
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout) as { ids: number[]; stats: { drafted: number; accepted: number; passes: number; draftModel: string } };
+    expect(out.ids).toEqual(golden.formats.safetensors.ids);
+    expect(out.stats.draftModel).toBe(draft);
+    expect(out.stats.drafted).toBeGreaterThan(0);
+    expect(out.stats.passes + out.stats.accepted).toBe(31);
+    const self = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '32', '--json', '--speculate', `draft:${model}`);
+    const s = JSON.parse(self.stdout) as { ids: number[]; stats: { drafted: number; accepted: number; passes: number } };
+    expect(s.ids).toEqual(golden.formats.safetensors.ids);
+    expect(s.stats).toMatchObject({ drafted: 27, accepted: 27, passes: 4 });   // 32 = 1 + 3 passes × (7 kept + 1) + (6 kept + 1) at the cap
+    const human = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '8', '--speculate', `draft:${model}`);
+    expect(human.stdout).toMatch(/speculation: 6 of 6 drafted tokens accepted in 1 passes\ndraft model: /);
+    const other = await tinyModelDir({ layers: 2, vocab: 1000, format: 'safetensors' });
+    const refused = await generate('--model', model, '--prompt', 'x', '--speculate', `draft:${other}`);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/DraftVocabularyError: draft model .* does not share the target's tokenizer: vocabulary size 1000 \(the target's: 151936\)/);
+    const empty = await generate('--model', model, '--prompt', 'x', '--speculate', 'draft:');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/--speculate draft:MODEL needs a model after "draft:"/);
   }, SLOW);
 
   it('bad usage exits 2 naming the problem', async () => {
