@@ -149,20 +149,26 @@ describe('RoomEngine over WebGPU engines', () => {
     }
   });
 
-  it('a split room under a mask that overrules the model: the reference\'s tokens and the same overrules', async () => {
+  it.each([
+    ['greedy', undefined], ['sampled (T 0.7, top-p 0.8, top-k 20; 41 ids allowed)', SAMPLED],
+  ] as const)('a split room under a mask that overrules the model, %s: the reference\'s tokens and the same overrules', async (_name, sampling) => {
     const V = weights.config.vocabSize;
     let overruled = 0;
-    const allowed = allowOnly(Array.from({ length: V }, (_, id) => id).filter((id) => !expected.includes(id)), V);
+    const ids = Array.from({ length: V }, (_, id) => id);
+    const allowed = allowOnly(sampling ? ids.slice(1000, 1041) : ids.filter((id) => !expected.includes(id)), V);
     const constraint: Constraint = () => ({ ...allowed, overruled: () => { overruled++; } });
-    const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, { maxNewTokens: 6, constraint });
+    const opts = { maxNewTokens: 6, constraint, ...(sampling ? { sampling } : {}) };
+    const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, opts);
     const referenceOverruled = overruled;
     expect(referenceOverruled).toBeGreaterThan(0);
-    const { room, done } = await split();
+    const { host, room, done } = await split();
     try {
       overruled = 0;
-      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: 6, constraint });
+      const before = host.stats().readbacks;
+      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, opts);
       expect(r.ids).toEqual(reference.ids);
       expect(overruled).toBe(referenceOverruled);
+      expect(host.stats().readbacks - before).toBe(1 + 6);
     } finally {
       await done();
     }
