@@ -43,6 +43,7 @@ export function samplePickWords(p: SamplePickParams): Uint32Array {
 export function samplePickLanes(blocks: number, lanes: number): number {
   let wg = 2 ** Math.ceil(Math.log2(Math.max(1, lanes)));
   while (wg * MAX_LANE_BLOCKS < blocks) wg *= 2;
+  if (wg > 256) throw new RangeError(`sample_pick: ${blocks} candidate blocks need ${wg} lanes, more than a workgroup's 256`);
   return wg;
 }
 
