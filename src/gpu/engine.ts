@@ -313,7 +313,7 @@ export class WebGPUEngine implements LayerEngine {
    *   greedy: argmax → pick_best; exact by construction (comparisons only).
    *   sampling with a device-sized top-k: top-k per block → sample_pick (f32, u from the CPU's PRNG).
    *     The candidates come back with the pick; the reference sampler (doubles) picks from them. When
-   *     the two differ (a running sum rounded to the other side of u's target) the layers are cut
+   *     the two differ (a running sum rounded to the other side of top-p or u's target) the layers are cut
    *     back a position and run on the reference's token: a second read-back, counted in pickRedos.
    * Sampling that needs every logit (no top-k, or top-k > MAX_DEVICE_TOPK), and sampling on recurrent
    * layers (which cannot be cut back a position), take sample() then runTokens: two read-backs.
