@@ -105,6 +105,18 @@ test('3-way, 2-way and host-with-only-layer-0 splits give the single-device toke
   expect((await generate()).ids).toEqual(expected);
 });
 
+test('a sampled answer (the agent\'s prose: T 0.7, top-p 0.8, top-k 20, a seed) in a 3-way split: the single device\'s sampled tokens', async () => {
+  // the host's engine worker picks on the device (sample_pick) and checks the pick with the reference sampler
+  const sampling = { temperature: 0.7, topP: 0.8, topK: 20, seed: 99 };
+  const single = await ev<{ ids: number[]; error: string | null }>(hostPage, `window.__room.single(${JSON.stringify(PROMPT)}, ${N}, ${JSON.stringify(sampling)})`);
+  expect(single.error).toBeNull();
+  expect(single.ids).toHaveLength(N);
+  expect(single.ids).not.toEqual(expected);
+  const r = await ev<{ ids: number[]; error: string | null }>(hostPage, `window.__room.generate(${JSON.stringify(PROMPT)}, ${N}, ${JSON.stringify(sampling)})`);
+  expect(r.error).toBeNull();
+  expect(r.ids).toEqual(single.ids);
+});
+
 test('a reloaded guest rejoins as the same device and loads 0 weight bytes from the network', async () => {
   const a = guests[0]!;
   const before = a.modelBytes;

@@ -2,6 +2,7 @@
 // (page.evaluate on strings). Roles: host, guest, fuzz (see room.html).
 import { Peer, type DataConnection } from 'peerjs';
 import { Generator } from '../src/model/generator.ts';
+import type { SamplingOptions } from '../src/model/engine-types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { createHostRoom, engineFactory, joinRoom, type EngineKind } from '../src/room/api.ts';
@@ -53,19 +54,19 @@ async function host(): Promise<void> {
     remove: (id: string) => room.host.remove(id),
     ping: (id: string, n: number) => room.host.ping(id, n),
     setMicroChunk: (m: number) => { room.host.engine!.microChunk = m; },
-    async generate(prompt: number[], n: number) {
+    async generate(prompt: number[], n: number, sampling?: SamplingOptions) {
       const t0 = performance.now();
-      const r = await room.host.generate(prompt, { maxNewTokens: n });
+      const r = await room.host.generate(prompt, { maxNewTokens: n, ...(sampling ? { sampling } : {}) });
       return { ids: r.ids, finish: r.finish, note: r.note ?? null, error: r.error?.message ?? null, stats: r.stats, endedAt: performance.now(), ms: performance.now() - t0 };
     },
     /** The same model on this device alone (same engine kind): the tokens every split must equal. */
-    async single(prompt: number[], n: number) {
+    async single(prompt: number[], n: number, sampling?: SamplingOptions) {
       if (!single) {
         const source = await resolveModelSource(new URL(model, location.href).href);
         const weights = await loadWeights(source, { layers: [0, room.config.numLayers], embedding: true, head: true });
         single = new Generator(await engineFactory(engine)(weights, { ctx, range: [0, room.config.numLayers] }), { ctx });
       }
-      const r = await single.generate(prompt, { maxNewTokens: n });
+      const r = await single.generate(prompt, { maxNewTokens: n, ...(sampling ? { sampling } : {}) });
       return { ids: r.ids, finish: r.finish, error: r.error?.message ?? null, stats: r.stats };
     },
   };

@@ -4,18 +4,19 @@
 // decodeToken feeds one token through the whole model and picks the next on the device in one submit.
 import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/engine-errors.ts';
-import { Prng, isAllowed, pickFromSorted, sampleLogits, sortedCandidates } from '../model/sampler.ts';
+import { isAllowed, pickFromSorted, sampleLogits, sortedCandidates } from '../model/sampler.ts';
 import type { ModelConfig } from '../model/types.ts';
 import type { GpuLinear } from './gpu-weights.ts';
 import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
 import { destroyMoeActivations } from './moe-layer.ts';
 import { uniformWords } from './kernel.ts';
 import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
+import { samplePickWords } from './kernels/sample-pick.ts';
 import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import { describeTuning } from './tuning.ts';
 import type { HeadState } from './head.ts';
-import { bestOf, candidatesOf, deviceTopK } from './candidates.ts';
+import { bestOf, candidatesOf, checkDevicePick, deviceTopK, pickUniform } from './candidates.ts';
 import { Readbacks } from './readback.ts';
 import { timeSubmits } from './time-submits.ts';
 import { scoreRowsOnDevice } from './score-rows.ts';
@@ -27,6 +28,7 @@ export { MAX_DEVICE_TOPK } from './candidates.ts';
 export interface EngineStats {
   submits: number;             // queue submits since creation
   readbacks: number;           // buffer maps (each waits for the GPU) since creation
+  pickRedos: number;           // sampleAndRun's device picks the reference sampler overruled (layers run again)
   dispatches: number;          // compute dispatches since creation
   layerTokens: number;         // tokens run through this engine's layers
   decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token (the mean over held layers)
@@ -76,7 +78,12 @@ export class WebGPUEngine implements LayerEngine {
   private readonly reads: Readbacks;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
-  private counters = { submits: 0, readbacks: 0, dispatches: 0, layerTokens: 0 };
+  private counters = { submits: 0, readbacks: 0, pickRedos: 0, dispatches: 0, layerTokens: 0 };
+  /**
+   * Test seam, unset in use: maps the uniform given to the device's sampled pick (sampleAndRun). A test
+   * skews it so the device picks another token than the reference sampler, to run the redo branch.
+   */
+  skewDeviceUniform: ((u: number) => number) | undefined;
   private last = { op: 'none', tokens: 0, submits: 0, dispatches: 0 };
 
   private gpuError: Error | undefined;
@@ -300,13 +307,20 @@ export class WebGPUEngine implements LayerEngine {
 
   /**
    * Pick the token after hidden's last row and run `range` of this engine's layers on it, in one submit
-   * and one read-back: head → argmax (masked, and unmasked when the caller wants to hear of an overruled
-   * choice) → pick_best writes the id → embedding gather → the layers at kvLength(). The host of a split
-   * room does its share of the next token this way. Picks that are not an argmax (sampling) take
-   * sample() then runTokens (two read-backs).
+   * and one read-back: head → candidates (masked, and unmasked when the caller wants to hear of an
+   * overruled choice) → the pick written into the ids buffer on the device → embedding gather → the
+   * layers at kvLength(). The host of a split room does its share of the next token this way.
+   *   greedy: argmax → pick_best; exact by construction (comparisons only).
+   *   sampling with a device-sized top-k: top-k per block → sample_pick (f32, u from the CPU's PRNG).
+   *     The candidates come back with the pick; the reference sampler (doubles) picks from them. When
+   *     the two differ (a running sum rounded to the other side of top-p or u's target) the layers are cut
+   *     back a position and run on the reference's token: a second read-back, counted in pickRedos.
+   * Sampling that needs every logit (no top-k, or top-k > MAX_DEVICE_TOPK), and sampling on recurrent
+   * layers (which cannot be cut back a position), take sample() then runTokens: two read-backs.
    */
   async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
-    if (deviceTopK(opts, constraint) !== 1 || !this.parts.embedding) {
+    const k = deviceTopK(opts, constraint);
+    if (k === 0 || !this.parts.embedding || (k > 1 && this.recurrent)) {
       const token = await this.sample(hidden, opts, constraint);
       return { token, hidden: await this.runTokens([token], range, this.kvLength()) };
     }
@@ -317,24 +331,41 @@ export class WebGPUEngine implements LayerEngine {
       for (const l of layers) if (l.kvLength !== pos0) throw new PositionError(`sampleAndRun: layer ${l.index} holds ${l.kvLength} tokens, not ${pos0}`);
       if (pos0 + 1 > this.parts.ctx) throw new ContextFullError(`sampleAndRun: position ${pos0} is past the context of ${this.parts.ctx}`);
       const H = this.parts.config.hiddenSize;
+      const { device } = this.parts;
       this.beginCall('sampleAndRun', 1);
       this.writeStep(1, pos0);
-      this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - H);
+      device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - H);
       const bits = constraint?.bits;
       const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
-      if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
+      if (bits && maskWords > 0) device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
       const report = Boolean(bits && constraint?.overruled);
-      this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords, report_top: report ? 1 : 0 })));
-      const ops = [...head.logitOps, head.argmaxOp, head.pickOp, ...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
-      const pairBytes = head.blocks * 8;
-      // best: [blocks] masked winners, then [blocks] unmasked ones when reporting (topk_blocks' report_top)
-      const [pairs, rows] = await this.submitAndReadMany(ops, 1, [{ src: head.best, bytes: pairBytes * (report ? 2 : 1) }, { src: this.parts.act.x, bytes: H * 4 }]);
-      const token = bestOf(pairs!.slice(0, pairBytes));
-      if (token === undefined) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-      if (report && !isAllowed(constraint!, bestOf(pairs!.slice(pairBytes)) ?? token)) constraint!.overruled!();
+      device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords, report_top: report ? 1 : 0 })));
+      const sampled = k > 1;
+      if (sampled) {
+        const u = pickUniform(opts);
+        device.queue.writeBuffer(head.pickParams, 0, src(samplePickWords({ k, temperature: opts.temperature, topP: opts.topP ?? 1, u: this.skewDeviceUniform?.(u) ?? u })));
+      }
+      const pickOps = sampled ? [head.topkOp(k), head.samplePickOp] : [head.argmaxOp, head.pickOp];
+      const layerOps = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
+      const pairBytes = head.blocks * k * 8;
+      // best: [blocks, k] masked candidates, then [blocks] unmasked bests when reporting (topk_blocks' report_top)
+      const [pairs, picked, rows] = await this.submitAndReadMany([...head.logitOps, ...pickOps, ...layerOps], 1, [
+        { src: head.best, bytes: pairBytes + (report ? head.blocks * 8 : 0) }, { src: head.picked, bytes: sampled ? 4 : 0 }, { src: this.parts.act.x, bytes: H * 4 },
+      ]);
+      const cands = candidatesOf(pairs!.slice(0, pairBytes));
+      if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
+      if (report && !isAllowed(constraint!, bestOf(pairs!.slice(pairBytes)) ?? cands[0]!.id)) constraint!.overruled!();
+      const { token, redo } = sampled ? checkDevicePick(cands, k, opts, new Uint32Array(picked!)[0]!) : { token: cands[0]!.id, redo: false };
+      let out = rows!;
+      if (redo) {
+        // the layers ran on the device's pick at pos0: run them on the reference's token over it
+        this.counters.pickRedos++;
+        device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([token]));
+        out = await this.submitAndRead(layerOps, 1, this.parts.act.x, H * 4);
+      }
       for (const l of layers) l.kvLength += 1;
       this.counters.layerTokens += 1;
-      return { token, hidden: new Float32Array(rows!) };
+      return { token, hidden: new Float32Array(out) };
     });
   }
 
@@ -401,8 +432,7 @@ export class WebGPUEngine implements LayerEngine {
     if (report && top !== undefined && !isAllowed(constraint!, top)) constraint!.overruled!();
     if (k === 1) return cands[0]!.id;
     const best = cands.slice(0, k);
-    const u = new Prng(opts.seed ?? 0).nextFloat();
-    return pickFromSorted(best.map((c) => c.id), best.map((c) => c.value), opts, u);
+    return pickFromSorted(best.map((c) => c.id), best.map((c) => c.value), opts, pickUniform(opts));
   }
 
   /**

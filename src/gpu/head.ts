@@ -6,12 +6,13 @@ import type { Activations } from './layers.ts';
 import { Epilogue, linearOps } from './kernels/linear.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
 import { pickBestOp } from './kernels/pick-best.ts';
+import { SAMPLE_PICK_MAX_K, SAMPLE_PICK_OUT_WORDS, samplePickOp } from './kernels/sample-pick.ts';
 import { topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
 import { topkLayoutFor } from './tuning.ts';
 import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 
-const MAX_K = 64;
+const MAX_K = SAMPLE_PICK_MAX_K;
 
 export interface HeadState {
   vocab: number;
@@ -26,6 +27,10 @@ export interface HeadState {
   topkOp(k: number): Op;
   /** The argmax over `best` (after argmaxOp) written to ids[0]: the pick feeds the embedding gather. */
   pickOp: Op;
+  /** A sampled pick over `best` (after topkOp(k)) under `pickParams`, written to ids[0] and `picked`. */
+  samplePickOp: Op;
+  pickParams: GPUBuffer;       // uniform sample_pick Params { k, temperature, top_p, u }
+  picked: GPUBuffer;           // sample_pick's out: [pick, found, kept, 0, top-k pairs]
   destroy(): void;
 }
 
@@ -46,6 +51,9 @@ export function createHead(
   // [blocks, k] candidates, then [blocks] unmasked bests (the overrule report)
   const best = device.createBuffer({ label: 'top-k candidates', size: blocks * (MAX_K + 1) * 8, usage: storage });
   const pickOp = pickBestOp(cache, { best, ids }, blocks);
+  const pickParams = device.createBuffer({ label: 'sample pick params', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  const picked = device.createBuffer({ label: 'sampled pick', size: SAMPLE_PICK_OUT_WORDS * 4, usage: storage });
+  const sampleOp = samplePickOp(cache, { params: pickParams, best, ids, out: picked }, blocks, layout.WG);
   const logitOps: Op[] = [
     rmsnormOp(cache, { step: act.step, x: act.x, weight: norm, y: act.xn }, H, cfg.rmsNormEps, 'model.norm'),
     ...linearOps(cache, head, { step: act.step, x: act.xn, y: logits, outStride: V, epilogue: Epilogue.STORE }),
@@ -62,9 +70,9 @@ export function createHead(
   };
   return {
     vocab: V, logits, mask, maskWords, params, best, blocks, logitOps, argmaxOp: topkOp(1), topkOp,
-    pickOp,
+    pickOp, samplePickOp: sampleOp, pickParams, picked,
     destroy() {
-      [norm, logits, mask, params, best].forEach((b) => b.destroy());
+      [norm, logits, mask, params, best, pickParams, picked].forEach((b) => b.destroy());
       destroyOps(logitOps);
       if (ownsHead) destroyLinear(head);
     },

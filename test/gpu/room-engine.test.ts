@@ -1,7 +1,8 @@
 // The room's RoomEngine over WebGPU engines: a room of one decodes through its engine's fused
 // decodeToken (one submit per token, not embed + runLayers + sample = three read-backs), and a split room
-// decodes through the stages with one read-back per token on the host (sampleAndRun); both give exactly
-// the reference's greedy tokens, with speculative decoding too.
+// decodes through the stages with one read-back per token on the host (sampleAndRun), greedy and sampled
+// (the pick on the device, checked by the reference sampler, redone when they differ); both give exactly
+// the reference's tokens, with speculative decoding too.
 import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
@@ -95,20 +96,79 @@ describe('RoomEngine over WebGPU engines', () => {
     }
   });
 
-  it('a split room under a mask that overrules the model: the reference\'s tokens and the same overrules', async () => {
+  // The agent's prose sampling (src/agent/engine-backend.ts): the host picks on the device (sample_pick)
+  // and the reference sampler checks the pick on the read-back candidates.
+  const SAMPLED = { temperature: 0.7, topP: 0.8, topK: 20, seed: 1234 };
+
+  it('a split room sampling (T 0.7, top-p 0.8, top-k 20): one device\'s sampled tokens, one host read-back per decode token', async () => {
+    const device = await testDevice(false);
+    const whole = await createWebGPUEngine(weights, { device, ctx: CTX, useF16: false });
+    const { host, stage, room, done } = await split();
+    try {
+      const single = await new Generator(new RoomEngine(whole, [whole], { numLayers: 4, hiddenSize: weights.config.hiddenSize }), { ctx: CTX })
+        .generate(PROMPT, { maxNewTokens: N, sampling: SAMPLED });
+      const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, { maxNewTokens: N, sampling: SAMPLED });
+      expect(single.ids).toEqual(reference.ids);
+      expect(single.ids).not.toEqual(expected);                     // it samples: not the greedy answer
+      const before = host.stats();
+      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: N, sampling: SAMPLED });
+      expect(r.ids).toEqual(single.ids);
+      expect(host.stats().pickRedos - before.pickRedos).toBe(0);
+      // one read-back for the prompt (embedding + its layers fused), then one per token picked
+      expect(host.stats().readbacks - before.readbacks).toBe(1 + N);
+      expect(host.stats().last).toMatchObject({ op: 'sampleAndRun', submits: 1 });
+      expect([host.kvLength(), stage.kvLength()]).toEqual([PROMPT.length + N - 1, PROMPT.length + N - 1]);
+    } finally {
+      await whole.dispose();
+      device.destroy();
+      await done();
+    }
+  });
+
+  it('a split room whose device picks are skewed off the reference\'s: each redone (its layers run again on the reference\'s token), the same tokens and caches', async () => {
+    const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, { maxNewTokens: N, sampling: SAMPLED });
+    const { host, stage, room, done } = await split();
+    try {
+      host.skewDeviceUniform = (u) => (u + 0.5) % 1;               // test seam: the device draws another u
+      const before = host.stats();
+      const g = new Generator(room, { ctx: CTX });
+      const r = await g.generate(PROMPT, { maxNewTokens: N, sampling: SAMPLED });
+      expect(r.ids).toEqual(reference.ids);
+      const redos = host.stats().pickRedos - before.pickRedos;
+      expect(redos).toBeGreaterThan(0);
+      expect(host.stats().readbacks - before.readbacks).toBe(1 + N + redos);
+      // the redone positions hold the reference token's K/V: the answer continues as the reference's
+      host.skewDeviceUniform = undefined;
+      expect([host.kvLength(), stage.kvLength()]).toEqual([PROMPT.length + N - 1, PROMPT.length + N - 1]);
+      const more = await g.generate([...PROMPT, ...r.ids], { maxNewTokens: 4 });
+      const plain = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate([...PROMPT, ...r.ids], { maxNewTokens: 4 });
+      expect(more.stats.promptReused).toBe(PROMPT.length + N - 1);
+      expect(more.ids).toEqual(plain.ids);
+    } finally {
+      await done();
+    }
+  });
+
+  it.each([
+    ['greedy', undefined], ['sampled (T 0.7, top-p 0.8, top-k 20; 41 ids allowed)', SAMPLED],
+  ] as const)('a split room under a mask that overrules the model, %s: the reference\'s tokens and the same overrules', async (_name, sampling) => {
     const V = weights.config.vocabSize;
     let overruled = 0;
-    const allowed = allowOnly(Array.from({ length: V }, (_, id) => id).filter((id) => !expected.includes(id)), V);
+    const ids = Array.from({ length: V }, (_, id) => id);
+    const allowed = allowOnly(sampling ? ids.slice(1000, 1041) : ids.filter((id) => !expected.includes(id)), V);
     const constraint: Constraint = () => ({ ...allowed, overruled: () => { overruled++; } });
-    const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, { maxNewTokens: 6, constraint });
+    const opts = { maxNewTokens: 6, constraint, ...(sampling ? { sampling } : {}) };
+    const reference = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(PROMPT, opts);
     const referenceOverruled = overruled;
     expect(referenceOverruled).toBeGreaterThan(0);
-    const { room, done } = await split();
+    const { host, room, done } = await split();
     try {
       overruled = 0;
-      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, { maxNewTokens: 6, constraint });
+      const before = host.stats().readbacks;
+      const r = await new Generator(room, { ctx: CTX }).generate(PROMPT, opts);
       expect(r.ids).toEqual(reference.ids);
       expect(overruled).toBe(referenceOverruled);
+      expect(host.stats().readbacks - before).toBe(1 + 6);
     } finally {
       await done();
     }
