@@ -20,6 +20,7 @@ import { ChatTemplate } from '../../src/model/chat-template.ts';
 import { Generator } from '../../src/model/generator.ts';
 import type { TokenGenerator } from '../../src/model/generate-types.ts';
 import { PromptLookupDrafter } from '../../src/model/speculative/prompt-lookup.ts';
+import type { Draft, Drafter } from '../../src/model/speculative/types.ts';
 import { repliesWriting } from '../../eval/script.ts';
 import { EVAL_TASKS } from '../../eval/tasks/index.ts';
 
@@ -70,16 +71,16 @@ export async function agentCorpus(): Promise<CorpusAnswer[]> {
  * Greedy verification against a target that answers `answer` (what speculative decoding does when the
  * model's own picks are the answer's tokens): per pass the drafter guesses up to maxDraft tokens from the
  * context, the longest prefix equal to the answer is kept, plus the model's own next token. Passes count
- * every decode step after the first token (as GenerationStats.passes does).
+ * every decode step after the first token (as GenerationStats.passes does). The drafter must answer at
+ * once (prompt lookup, the oracles), not with a promise.
  */
-export function lookupOnAnswer(a: CorpusAnswer, maxDraft: number): { passes: number; accepted: number; drafted: number; perPass: number[] } {
-  const drafter = new PromptLookupDrafter();
+export function lookupOnAnswer(a: CorpusAnswer, maxDraft: number, drafter: Drafter = new PromptLookupDrafter()): { passes: number; accepted: number; drafted: number; perPass: number[] } {
   const context = [...a.prompt, ...a.answer.slice(0, 1)];
   let at = 1, passes = 0, accepted = 0, drafted = 0;
   const perPass: number[] = [];
   while (at < a.answer.length) {
     const room = Math.min(maxDraft, a.answer.length - at - 1);
-    const draft = room > 0 ? drafter.draft({ context, max: room, sampling: { temperature: 0 }, seed: 0 }).tokens : [];
+    const draft = room > 0 ? syncDraft(drafter.draft({ context, max: room, sampling: { temperature: 0 }, seed: 0 })).tokens : [];
     let kept = 0;
     while (kept < draft.length && draft[kept] === a.answer[at + kept]) kept++;
     const emitted = kept + 1;
@@ -91,4 +92,9 @@ export function lookupOnAnswer(a: CorpusAnswer, maxDraft: number): { passes: num
     perPass.push(kept);
   }
   return { passes, accepted, drafted, perPass };
+}
+
+function syncDraft(d: Draft | Promise<Draft>): Draft {
+  if (d instanceof Promise) throw new Error('lookupOnAnswer: the drafter answered with a promise (only drafters that answer at once are replayed here)');
+  return d;
 }

@@ -70,9 +70,22 @@ export class VirtualClock {
   }
 }
 
-/** The clock and the profile the modelled room runs on, and the frames it sent. */
+/** Where modelled time went (ms, summed over calls and frames): what a decode pass is made of. */
+export interface TimeBreakdown {
+  hostLayers: number;
+  guestLayers: number;
+  head: number;                // final norm + LM head (scoring rows, sampling)
+  readbacks: number;
+  hopDelay: number;            // one-way delay of each frame
+  hopBytes: number;            // each frame's rows at the link rate
+}
+
+/** The clock and the profile the modelled room runs on, the frames it sent and where the time went. */
 export class Meter {
   hops = 0;
+  /** Hidden rows sent, summed over frames. */
+  rowsSent = 0;
+  readonly time: TimeBreakdown = { hostLayers: 0, guestLayers: 0, head: 0, readbacks: 0, hopDelay: 0, hopBytes: 0 };
   constructor(readonly clock: VirtualClock, readonly profile: DeviceProfile) {}
 }
 
@@ -97,11 +110,17 @@ export class ModelledDevice implements LayerEngine {
   snapshot(position: number): Promise<void> { return this.inner.snapshot(position); }
   releaseSnapshot(position: number): Promise<void> { return this.inner.releaseSnapshot(position); }
 
-  /** Layers × rows (and the head × rows) in ms, the read-back included. */
+  /** Layers × rows (and the head × rows) in ms, the read-back included; counted in the meter's breakdown. */
   private cost(layers: number, rows: number, headRows: number): number {
     const p = this.meter.profile;
     const factor = (n: number) => (n === 0 ? 0 : Math.max(1, n / p.freeRows));
-    return ((layers * p.layerBytes * factor(rows) + p.headBytes * factor(headRows)) / p.bandwidth) * 1000 + p.readbackMs;
+    const layerMs = (layers * p.layerBytes * factor(rows) / p.bandwidth) * 1000;
+    const headMs = (p.headBytes * factor(headRows) / p.bandwidth) * 1000;
+    const t = this.meter.time;
+    if (this.hasEmbedding) t.hostLayers += layerMs; else t.guestLayers += layerMs;
+    t.head += headMs;
+    t.readbacks += p.readbackMs;
+    return layerMs + headMs + p.readbackMs;
   }
 
   private async busy<T>(ms: number, work: () => Promise<T>): Promise<T> {
@@ -147,8 +166,12 @@ export class Link {
 
   async send(rows: number): Promise<void> {
     const { clock, profile } = this.meter;
+    const bytesMs = (rows * profile.wireBytesPerRow / profile.linkBytesPerSecond) * 1000;
     this.meter.hops++;
-    this.freeAt = Math.max(clock.now, this.freeAt) + (rows * profile.wireBytesPerRow / profile.linkBytesPerSecond) * 1000;
+    this.meter.rowsSent += rows;
+    this.meter.time.hopDelay += this.oneWayMs;
+    this.meter.time.hopBytes += bytesMs;
+    this.freeAt = Math.max(clock.now, this.freeAt) + bytesMs;
     await clock.sleepUntil(this.freeAt + this.oneWayMs);
   }
 }

@@ -8,11 +8,13 @@ import { Generator } from '../../src/model/generator.ts';
 import type { LayerEngine, LayerRange } from '../../src/model/engine-types.ts';
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import { PromptLookupDrafter } from '../../src/model/speculative/prompt-lookup.ts';
+import type { Drafter } from '../../src/model/speculative/types.ts';
 import { RoomEngine } from '../../src/room/room-engine.ts';
 import { syntheticWeights, weightsSubset } from '../../test/unit/model/reference/synthetic-model.ts';
 import { agentCorpus, lookupOnAnswer, type CorpusAnswer } from './corpus.ts';
 import { draftModelFigures } from './draft.ts';
-import { Meter, ModelledChain, ModelledDevice, QWEN3_8B_Q4_100GBS, VirtualClock, type DeviceProfile } from './modelled.ts';
+import { Meter, ModelledChain, ModelledDevice, QWEN3_8B_Q4_100GBS, VirtualClock, type DeviceProfile, type TimeBreakdown } from './modelled.ts';
+import { OracleDrafter, type OracleKind } from './oracle.ts';
 import { ScriptTarget, type Script } from './target.ts';
 
 export const title = 'room speed: modelled devices (Qwen3-8B Q4 layers at 100 GB/s) over delayed links, the agent corpus';
@@ -33,7 +35,7 @@ function ranges(L: number, n: number): LayerRange[] {
 interface Room { engine: RoomEngine; host: ModelledDevice; meter: Meter }
 
 /** A room of modelled devices; inner(range, io) makes each device's numbers. */
-function buildRoom(layout: Layout, delayMs: number, profile: DeviceProfile, L: number, hiddenSize: number, inner: (range: LayerRange, io: boolean) => LayerEngine, microChunk?: number | 'auto'): Room {
+export function buildRoom(layout: Layout, delayMs: number, profile: DeviceProfile, L: number, hiddenSize: number, inner: (range: LayerRange, io: boolean) => LayerEngine, microChunk?: number | 'auto'): Room {
   const clock = new VirtualClock();
   const meter = new Meter(clock, profile);
   const device = (range: LayerRange, io: boolean) => new ModelledDevice(inner(range, io), meter, hiddenSize);
@@ -51,22 +53,32 @@ function buildRoom(layout: Layout, delayMs: number, profile: DeviceProfile, L: n
   return { engine: new RoomEngine(host, [host, ...stages], opts), host, meter };
 }
 
-interface DecodeFigures { tokensPerSecond: number; hopsPerToken: number; readbacksPerToken: number; passes: number; accepted: number; tokens: number }
+interface DecodeFigures {
+  tokensPerSecond: number; hopsPerToken: number; readbacksPerToken: number; passes: number; accepted: number; tokens: number;
+  /** Modelled ms per decode step (a pass, or a plain step), by where it went. */
+  msPerPass: TimeBreakdown;
+  /** Hidden rows per frame (1 + drafted tokens, for a pass). */
+  rowsPerHop: number;
+}
+
+/** A drafter for one decode run; it may read the script (the oracles do). */
+type DrafterFor = (script: Script) => Drafter;
 
 /** Decode the corpus answers (each answer's prompt first, untimed), timing from the first token on. */
-async function decodeCorpus(corpus: CorpusAnswer[], layout: Layout, delayMs: number, lookup: boolean, profile: DeviceProfile): Promise<DecodeFigures> {
+export async function decodeCorpus(corpus: CorpusAnswer[], layout: Layout, delayMs: number, lookup: boolean, profile: DeviceProfile, drafterFor: DrafterFor = () => new PromptLookupDrafter()): Promise<DecodeFigures> {
   const script: Script = { tokens: [] };
   const room = buildRoom(layout, delayMs, profile, profile.layers, 1, (range, io) => new ScriptTarget(script, range, io));
   const generator = new Generator(room.engine, { ctx: 1 << 16 });
-  const drafter = new PromptLookupDrafter();
-  let ms = 0, tokens = 0, hops = 0, readbacks = 0, passes = 0, accepted = 0;
+  const drafter = drafterFor(script);
+  let ms = 0, tokens = 0, hops = 0, readbacks = 0, passes = 0, accepted = 0, rows = 0;
+  const spent: TimeBreakdown = { hostLayers: 0, guestLayers: 0, head: 0, readbacks: 0, hopDelay: 0, hopBytes: 0 };
   for (const a of corpus) {
     if (a.answer.length < 2) continue;
     script.tokens = [...a.prompt, ...a.answer];
-    let mark: { at: number; hops: number; readbacks: number } | undefined;
+    let mark: { at: number; hops: number; readbacks: number; rows: number; time: TimeBreakdown } | undefined;
     const r = await generator.generate(a.prompt, {
       maxNewTokens: a.answer.length,
-      onToken: (_id, soFar) => { if (soFar.length === 1) mark = { at: room.meter.clock.now, hops: room.meter.hops, readbacks: room.host.readbacks }; },
+      onToken: (_id, soFar) => { if (soFar.length === 1) mark = { at: room.meter.clock.now, hops: room.meter.hops, readbacks: room.host.readbacks, rows: room.meter.rowsSent, time: { ...room.meter.time } }; },
       ...(lookup ? { speculate: { drafter, maxDraft: MAX_DRAFT } } : {}),
     });
     if (r.finish === 'error') throw r.error;
@@ -75,10 +87,14 @@ async function decodeCorpus(corpus: CorpusAnswer[], layout: Layout, delayMs: num
     tokens += r.ids.length - 1;
     hops += room.meter.hops - mark!.hops;
     readbacks += room.host.readbacks - mark!.readbacks;
+    rows += room.meter.rowsSent - mark!.rows;
+    for (const k of Object.keys(spent) as (keyof TimeBreakdown)[]) spent[k] += room.meter.time[k] - mark!.time[k];
     passes += r.stats.passes ?? r.ids.length - 1;
     accepted += r.stats.accepted ?? 0;
   }
-  return { tokensPerSecond: tokens / (ms / 1000), hopsPerToken: hops / tokens, readbacksPerToken: readbacks / tokens, passes, accepted, tokens };
+  const steps = lookup ? passes : tokens;
+  const msPerPass = Object.fromEntries(Object.entries(spent).map(([k, v]) => [k, v / steps])) as unknown as TimeBreakdown;
+  return { tokensPerSecond: tokens / (ms / 1000), hopsPerToken: hops / tokens, readbacksPerToken: readbacks / tokens, passes, accepted, tokens, msPerPass, rowsPerHop: hops > 0 ? rows / hops : 0 };
 }
 
 /** Seconds to the first token of a fresh PREFILL_TOKENS prompt (after two warm-up prompts: 'auto' measures two chunk sizes). */
@@ -128,11 +144,29 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
   figures.exactness = await exactness(profile);
 
   const corpus = await agentCorpus();
-  let passes = 0, accepted = 0;
-  for (const a of corpus) { if (a.answer.length < 2) continue; const r = lookupOnAnswer(a, MAX_DRAFT); passes += r.passes; accepted += r.accepted; }
   figures.corpusAnswers = corpus.length;
   figures.corpusTokens = corpus.reduce((s, a) => s + a.answer.length, 0);
-  figures.lookupAcceptance = accepted / passes;
+  const replay = (drafter: (a: CorpusAnswer) => Drafter) => {
+    let passes = 0, accepted = 0, drafted = 0;
+    const kept = new Array<number>(MAX_DRAFT + 1).fill(0);
+    for (const a of corpus) {
+      if (a.answer.length < 2) continue;
+      const r = lookupOnAnswer(a, MAX_DRAFT, drafter(a));
+      passes += r.passes; accepted += r.accepted; drafted += r.drafted;
+      for (const k of r.perPass) kept[k]!++;
+    }
+    return { acceptance: accepted / passes, draftedPerPass: drafted / passes, kept: kept.map((n, k) => `${k}:${n}`).join(' ') };
+  };
+  const lookup = replay(() => new PromptLookupDrafter());
+  figures.lookupAcceptance = lookup.acceptance;
+  figures.lookupDraftedPerPass = lookup.draftedPerPass;
+  figures.lookupKeptPerPass = lookup.kept;      // passes by drafted tokens kept (0 … MAX_DRAFT)
+  const oracle = (kind: OracleKind) => (a: CorpusAnswer) => new OracleDrafter({ tokens: [...a.prompt, ...a.answer] }, kind);
+  for (const kind of ['anchored', 'anywhere'] as const) {
+    const r = replay(oracle(kind));
+    figures[`oracle${kind === 'anchored' ? 'Anchored' : 'Anywhere'}Acceptance`] = r.acceptance;
+    figures[`oracle${kind === 'anchored' ? 'Anchored' : 'Anywhere'}KeptPerPass`] = r.kept;
+  }
 
   const single = await decodeCorpus(corpus, 'single', 0, false, profile);
   const singleLookup = await decodeCorpus(corpus, 'single', 0, true, profile);
@@ -146,12 +180,16 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
     const lookup = await decodeCorpus(corpus, 'split2', d, true, profile);
     const chain = await decodeCorpus(corpus, 'chain3', d, false, profile);
     const star = await decodeCorpus(corpus, 'star3', d, false, profile);
+    const anchored = await decodeCorpus(corpus, 'split2', d, true, profile, (script) => new OracleDrafter(script, 'anchored'));
+    const anywhere = await decodeCorpus(corpus, 'split2', d, true, profile, (script) => new OracleDrafter(script, 'anywhere'));
     const piped = await prefill('split2', d, 'auto', profile);
     const whole = await prefill('split2', d, 0, profile);
     Object.assign(figures, {
       [`splitPlainOverSingle${suffix}`]: plain.tokensPerSecond / single.tokensPerSecond,
       [`splitLookupOverSingle${suffix}`]: lookup.tokensPerSecond / single.tokensPerSecond,
       [`splitLookupAcceptance${suffix}`]: lookup.accepted / lookup.passes,
+      [`splitOracleAnchoredOverSingle${suffix}`]: anchored.tokensPerSecond / single.tokensPerSecond,
+      [`splitOracleAnywhereOverSingle${suffix}`]: anywhere.tokensPerSecond / single.tokensPerSecond,
       [`hopsPerToken${suffix}`]: plain.hopsPerToken,
       [`hopsPerToken3DevicesChain${suffix}`]: chain.hopsPerToken,
       [`hopsPerToken3DevicesStar${suffix}`]: star.hopsPerToken,
@@ -162,6 +200,14 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
       [`pipelinedPrefillOverSingle${suffix}`]: singlePrefill.seconds / piped.seconds,
       [`prefillChunk${suffix}`]: piped.chunk,
     });
+    if (d === STATED_DELAY) {
+      // Where a decode step's time goes (ms per pass with lookup, per token plain), and the rows a frame carries.
+      for (const [name, f] of [['splitPlain', plain], ['splitLookup', lookup]] as const) {
+        for (const [k, v] of Object.entries(f.msPerPass)) figures[`${name}MsPerStep.${k}`] = v;
+        figures[`${name}MsPerStep`] = Object.values(f.msPerPass).reduce((a, b) => a + b, 0);
+        figures[`${name}RowsPerHop`] = f.rowsPerHop;
+      }
+    }
   }
   // Split + draft model (draft.ts): a modelled Qwen3-0.6B on the host, its agreement modelled, not measured.
   Object.assign(figures, await draftModelFigures(corpus, single.tokensPerSecond, profile));

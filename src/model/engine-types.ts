@@ -53,6 +53,13 @@ export interface LayerEngine {
    * position then needs a snapshot taken there. False for Qwen3, where a truncation is enough.
    */
   readonly recurrent: boolean;
+  /**
+   * True when sample() and decodeToken() start work on the token they pick before it is asked for (a
+   * split room's host runs its layers on the pick: sampleAndRun), which a speculative pass coming next
+   * throws away. The Generator then keeps speculating in passes once they began: a step with nothing
+   * drafted feeds its one token as a pass of one row, which starts nothing ahead. Absent = false.
+   */
+  readonly samplesAhead?: boolean;
   /** Tokens currently in this device's cache (KV of attention layers, steps of recurrent layers). */
   kvLength(): number;
   /**

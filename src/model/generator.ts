@@ -152,6 +152,9 @@ export class Generator implements TokenGenerator {
     const maxDraft = spec && !off ? Math.max(0, Math.floor(spec.maxDraft ?? DEFAULT_MAX_DRAFT)) : 0;
     let tFirst: number | undefined;
     let decodeSteps = 0;
+    // An engine that samples ahead (a split room) keeps speculating in passes once one ran: a plain step
+    // after a pass would start the host's share of the next token, which the pass after it drops.
+    let inPasses = false;
     let feeding: number | undefined;                // the token decodeToken is feeding, while it runs
     let yieldedAt = t0;
     const letThePageRun = async () => {
@@ -233,11 +236,12 @@ export class Generator implements TokenGenerator {
           picks = [await this.engine.sample(hidden, tokenOpts, constraint)];
         } else {
           const room = Math.min(maxDraft, opts.maxNewTokens - ids.length - 1, this.ctx - position - 1);
-          if (room > 0) {
+          if (room > 0 || inPasses) {
             pass = await engineCall(() => speculativePass({
-              engine: this.engine, drafter: spec!.drafter, context: [...prompt, ...ids], answer: ids, maxDraft: room, sampling, seed,
-              stopTokens, constraint: opts.constraint, first: constraint, signal: opts.signal,
+              engine: this.engine, drafter: spec!.drafter, context: [...prompt, ...ids], answer: ids, maxDraft: Math.max(0, room), sampling, seed,
+              stopTokens, constraint: opts.constraint, first: constraint, signal: opts.signal, whenEmpty: inPasses,
             }));
+            inPasses ||= pass !== null && this.engine.samplesAhead === true;
           }
           if (pass) {
             stats.drafted! += pass.drafted;

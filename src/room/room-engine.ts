@@ -174,6 +174,11 @@ export class RoomEngine implements LayerEngine {
     return first === this.host && first.range[1] > first.range[0] ? first.range : null;
   }
 
+  /** The host's sample() runs its layers on the pick (see sample below): a pass coming next drops that work. */
+  get samplesAhead(): boolean {
+    return !this.alone && this.hostStage() !== null && this.host.sampleAndRun !== undefined && !this.recurrent;
+  }
+
   private get alone(): boolean {
     const [only] = this.stages;
     return this.stages.length === 1 && only === this.host && only.range[0] === 0 && only.range[1] === this.range[1];
@@ -183,7 +188,7 @@ export class RoomEngine implements LayerEngine {
   async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
     const own = this.hostStage();
     // A recurrent host cannot be cut back a token (no snapshot there): it does not run ahead.
-    if (this.alone || !own || !this.host.sampleAndRun || this.recurrent) return this.host.sample(hidden, opts, constraint);
+    if (!this.samplesAhead || !own) return this.host.sample(hidden, opts, constraint);
     await this.dropPrepared();
     const position = this.host.kvLength();
     const r = await this.timed(this.host, 1, () => this.host.sampleAndRun!(hidden, opts, constraint, own));

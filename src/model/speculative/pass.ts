@@ -23,6 +23,8 @@ export interface PassRequest {
   /** The real constraint of the next token (row 0), already asked for. */
   first: TokenConstraint | null | undefined;
   signal?: AbortSignal | undefined;
+  /** With nothing worth drafting, still run the pass on the fed token alone (one row) instead of returning null. */
+  whenEmpty?: boolean | undefined;
 }
 
 export interface PassResult {
@@ -62,12 +64,15 @@ function maskAfter(r: PassRequest): (drafted: readonly number[]) => TokenConstra
   };
 }
 
-/** null when nothing was drafted that could be kept: the caller then takes a plain decode step. */
+/**
+ * null when nothing was drafted that could be kept (unless whenEmpty): the caller then takes a plain
+ * decode step. With whenEmpty an empty draft is a pass of one row: the fed token, and the model's pick.
+ */
 export async function speculativePass(r: PassRequest): Promise<PassResult | null> {
   const { engine, context } = r;
   const start = engine.kvLength();             // = context.length − 1
   const fed = context[context.length - 1]!;
-  const draft = await r.drafter.draft({
+  const draft = r.maxDraft <= 0 ? { tokens: [] } : await r.drafter.draft({
     context, max: r.maxDraft, sampling: r.sampling, seed: r.seed, stopTokens: r.stopTokens,
     ...(r.signal ? { signal: r.signal } : {}), ...(r.constraint ? { constraint: maskAfter(r) } : {}),
   });
@@ -79,7 +84,7 @@ export async function speculativePass(r: PassRequest): Promise<PassResult | null
     ? { ...c, overruled: () => { overruled[i + 1] = true; } }
     : c))];
   const k = cutDraft(draft, r.maxDraft, rowConstraints, r.stopTokens);
-  if (k === 0) return null;
+  if (k === 0 && !r.whenEmpty) return null;
   const tokens = draft.tokens.slice(0, k);
   const position0 = context.length;            // where row 0's pick sits
   const rows = Array.from({ length: k + 1 }, (_, i) => {

@@ -162,6 +162,36 @@ describe('RoomEngine: speculative decoding and the host running ahead', () => {
     }
   });
 
+  it('a split room samples ahead, a room of one does not; once passes began, the host runs its layers once a pass', async () => {
+    const all = part(0, 3);
+    expect(room(part(0, 0, true), [all]).samplesAhead).toBe(false);   // the host holds no layers
+    const one = new ReferenceEngine(weights, { ctx });
+    expect(room(one, [one]).samplesAhead).toBe(false);
+    const host = part(0, 1, true);
+    const calls: string[] = [];
+    const spyHost = Object.assign(Object.create(host) as ReferenceEngine, {
+      sampleAndRun: (...a: Parameters<ReferenceEngine['sampleAndRun']>) => { calls.push('sampleAndRun'); return host.sampleAndRun(...a); },
+      runLayers: (...a: Parameters<ReferenceEngine['runLayers']>) => { calls.push('runLayers'); return host.runLayers(...a); },
+      runTokens: (ids: number[], range: LayerRange, start: number) => { calls.push(`runTokens ${ids.length}`); return runTokens(host, ids, range, start); },
+    });
+    const guest = part(1, 3);
+    const r0 = room(spyHost, [spyHost, guest], 0);
+    expect(r0.samplesAhead).toBe(true);
+    const prompt = [...sys, ...user1];
+    const expected = await single(prompt, 16);
+    // The right 2 tokens drafted at answer token 3 only.
+    const drafter: Drafter = { name: 'once', draft: ({ context }) => {
+      const at = context.length - prompt.length;
+      return { tokens: at === 3 ? expected.slice(at, at + 2) : [] };
+    } };
+    const r = await new Generator(r0, { ctx }).generate(prompt, { maxNewTokens: 16, speculate: { drafter } });
+    expect(r.ids).toEqual(expected);
+    expect(r.stats).toMatchObject({ drafted: 2, accepted: 2, passes: 13 });
+    // The prompt; the first token and two plain steps, each picked with the host's share of the next token;
+    // the pass (the last prepared share dropped); then one-row passes: never a share run and dropped again.
+    expect(calls).toEqual(['runTokens 17', 'sampleAndRun', 'sampleAndRun', 'sampleAndRun', 'runTokens 3', ...Array<string>(10).fill('runTokens 1')]);
+  });
+
   it('the host picks and runs its own layers in one call; the prepared token is dropped when the answer ends', async () => {
     const host = part(0, 1, true);
     const calls: string[] = [];

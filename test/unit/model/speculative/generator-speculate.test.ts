@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { Generator } from '../../../../src/model/generator.ts';
 import type { Constraint, GenerateOptions } from '../../../../src/model/generate-types.ts';
-import type { TokenConstraint } from '../../../../src/model/engine-types.ts';
+import { runTokens, type TokenConstraint } from '../../../../src/model/engine-types.ts';
 import { ReferenceEngine } from '../../../../src/model/reference/reference-engine.ts';
 import { allowOnly } from '../../../../src/model/sampler.ts';
 import { PromptLookupDrafter } from '../../../../src/model/speculative/prompt-lookup.ts';
@@ -121,6 +121,31 @@ describe('speculative decoding on one engine', () => {
     const off = await run({ maxNewTokens: 10, constraint: noLookahead, speculate: { drafter } });
     expect(off.r.stats).toMatchObject({ drafted: 0, speculationOff: expect.stringMatching(/cannot look ahead/) });
     expect(off.r.ids).toEqual(plain.r.ids.slice(0, 10));
+  });
+
+  it('an engine that samples ahead keeps speculating in passes once one ran (nothing drafted: a pass of one row)', async () => {
+    const plain = await run({ maxNewTokens: 30 });
+    // Right drafts at answer token 5 only; nothing drafted elsewhere.
+    const once: Drafter = { name: 'once', draft: ({ context, max }) => {
+      const at = context.length - prompt.length;
+      return { tokens: at === 5 ? plain.r.ids.slice(at, at + Math.min(max, 3)) : [] };
+    } };
+    for (const samplesAhead of [false, true]) {
+      const engine = Object.defineProperty(engineOf(), 'samplesAhead', { value: samplesAhead });
+      const calls: string[] = [];
+      const spy = Object.assign(Object.create(engine) as ReferenceEngine, {
+        decodeToken: (...a: Parameters<ReferenceEngine['decodeToken']>) => { calls.push('decode'); return engine.decodeToken(...a); },
+        runTokens: (ids: number[], range: [number, number], start: number) => { if (start >= prompt.length) calls.push(`pass ${ids.length}`); return runTokens(engine, ids, range, start); },
+      });
+      const r = await run({ maxNewTokens: 30, speculate: { drafter: once } }, spy);
+      expect(r.r.error).toBeUndefined();
+      expect(r.r.ids).toEqual(plain.r.ids);
+      expect(r.r.stats).toMatchObject({ drafted: 3, accepted: 3, passes: 29 - 3 });
+      // Steps 1–4 plain, then the pass of 4 rows, then: plain steps again, or one-row passes.
+      const after = Array<string>(29 - 3 - 5).fill(samplesAhead ? 'pass 1' : 'decode');
+      expect(calls).toEqual([...Array<string>(4).fill('decode'), 'pass 4', ...after]);
+      expectSameCache(engine, plain.engine);
+    }
   });
 
   it('a recurrent engine turns speculation off, saying why', async () => {
