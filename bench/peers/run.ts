@@ -2,7 +2,8 @@
 // shape (64-token prompt, 32 decode tokens, medians of 3) in q4f16_1 and BF16, beside the copy roofline
 // (decode tok/s if every weight byte moved at the copy kernel's speed). With LLAMA_BENCH=/path/to/llama-bench
 // the same weights are written as GGUF (Q4_0 / BF16) and llama.cpp runs on the same adapter in the same
-// run (GGML_VK_VISIBLE_DEVICES=0, all layers and the tied head on the adapter); the ratios are printed.
+// run (GGML_VK_VISIBLE_DEVICES=0, all layers and the tied head on the adapter) between two rounds of ours
+// (ours, llama.cpp, ours: drift in the machine's load falls on both); the ratios are printed.
 // PEER_FORMATS=q4f16_1 (or BF16) runs one format. How to build llama.cpp's Vulkan backend:
 // docs/peer-benchmarks.md.
 import { spawnSync } from 'node:child_process';
@@ -39,7 +40,10 @@ async function copyGBs(device: GPUDevice): Promise<number> {
 
 interface Speeds { prefill: number; decode: number }
 
-async function ours(weights: ModelWeights, device: GPUDevice, out: Record<string, number | string>, label: string): Promise<Speeds & { bytes: number }> {
+/** Our engine on `weights`, loaded and warmed up once; `measure` times REPS prefills and decodes. */
+interface Ours { bytes: number; measure(): Promise<{ prefill: number[]; decode: number[] }>; dispose(): Promise<void> }
+
+async function loadOurs(weights: ModelWeights, device: GPUDevice, out: Record<string, number | string>, label: string): Promise<Ours> {
   const cfg = weights.config;
   const engine = await createWebGPUEngine(weights, { device, ctx: PROMPT + GEN + 8, maxBatch: PROMPT });
   const s0 = engine.stats();
@@ -61,15 +65,20 @@ async function ours(weights: ModelWeights, device: GPUDevice, out: Record<string
     return performance.now() - t0;
   };
   await decodeFrom((await prefillOnce())[1]);                   // warm up: every pipeline compiled
-  const pre: number[] = [];
-  const dec: number[] = [];
-  for (let r = 0; r < REPS; r++) {
-    const [ms, first] = await prefillOnce();
-    pre.push(PROMPT / (ms / 1000));
-    dec.push(GEN / ((await decodeFrom(first)) / 1000));
-  }
-  await engine.dispose();
-  return { prefill: median(pre), decode: median(dec), bytes: s0.weightBytes };
+  return {
+    bytes: s0.weightBytes,
+    async measure() {
+      const prefill: number[] = [];
+      const decode: number[] = [];
+      for (let r = 0; r < REPS; r++) {
+        const [ms, first] = await prefillOnce();
+        prefill.push(PROMPT / (ms / 1000));
+        decode.push(GEN / ((await decodeFrom(first)) / 1000));
+      }
+      return { prefill, decode };
+    },
+    dispose: () => engine.dispose(),
+  };
 }
 
 function llama(bin: string, gguf: string, format: PeerFormat, headOnAdapter: boolean): Speeds {
@@ -112,15 +121,23 @@ export async function run(): Promise<Record<string, number | string>> {
   return out;
 }
 
+/**
+ * One format: ours, then llama.cpp, then ours again on the same loaded engine, so that a change of load
+ * on the shared machine during the run falls on both engines alike; ours is the median of both rounds.
+ */
 async function peerFormat(format: PeerFormat, device: GPUDevice, bench: string | undefined, dir: string, out: Record<string, number | string>): Promise<void> {
   const weights = randomPeerModel(QWEN3_0_6B, format);
   const copy = await copyGBs(device);
-  const mine = await ours(weights, device, out, format);
-  out[`${format} copy GB/s (read + write)`] = copy;
-  out[`${format} roofline decode tok/s (weights at copy speed)`] = (copy * 1e9) / mine.bytes;
-  out[`${format} ours prefill tok/s`] = mine.prefill;
-  out[`${format} ours decode tok/s`] = mine.decode;
-  if (bench) {
+  const mine = await loadOurs(weights, device, out, format);
+  try {
+    const before = await mine.measure();
+    out[`${format} copy GB/s (read + write)`] = copy;
+    out[`${format} roofline decode tok/s (weights at copy speed)`] = (copy * 1e9) / mine.bytes;
+    if (!bench) {
+      out[`${format} ours prefill tok/s`] = median(before.prefill);
+      out[`${format} ours decode tok/s`] = median(before.decode);
+      return;
+    }
     const gguf = path.join(dir, `${format}.gguf`);
     writePeerGguf(gguf, weights);
     // The tied head on the adapter, as ours; where llama.cpp's Vulkan backend cannot hold it there
@@ -135,9 +152,18 @@ async function peerFormat(format: PeerFormat, device: GPUDevice, bench: string |
       peerName += ' (tied head on the CPU)';
     }
     rmSync(gguf);
+    const after = await mine.measure();
+    const prefill = median([...before.prefill, ...after.prefill]);
+    const decode = median([...before.decode, ...after.decode]);
+    out[`${format} ours prefill tok/s (before / after llama.cpp)`] = `${median(before.prefill).toPrecision(3)} / ${median(after.prefill).toPrecision(3)}`;
+    out[`${format} ours decode tok/s (before / after llama.cpp)`] = `${median(before.decode).toPrecision(3)} / ${median(after.decode).toPrecision(3)}`;
+    out[`${format} ours prefill tok/s`] = prefill;
+    out[`${format} ours decode tok/s`] = decode;
     out[`${format} ${peerName} prefill tok/s`] = peer.prefill;
     out[`${format} ${peerName} decode tok/s`] = peer.decode;
-    out[`${format} ours / llama.cpp prefill`] = mine.prefill / peer.prefill;
-    out[`${format} ours / llama.cpp decode`] = mine.decode / peer.decode;
+    out[`${format} ours / llama.cpp prefill`] = prefill / peer.prefill;
+    out[`${format} ours / llama.cpp decode`] = decode / peer.decode;
+  } finally {
+    await mine.dispose();
   }
 }

@@ -1,9 +1,14 @@
 // matmul_rows: the prefill matmul for SIMD rasterizers (lavapipe, SwiftShader), y = x·Wᵀ for n tokens,
 // with no workgroup memory: each lane owns R weight rows and the workgroup's TT tokens are the same for
-// all its lanes, so every x read has one address across the lanes (a scalar load and a broadcast on a
-// CPU) and each weight, decoded once, feeds TT tokens. The format's file supplies the weights:
-// PARTS (parts of 8 elements per block), struct WRaw, fn w_raw(row, blk) -> WRaw (one block of a row as
-// stored) and fn w_decode(raw, part) -> array<vec4<f32>, 2> (its elements 8·part .. 8·part + 7).
+// all its lanes, so each weight, decoded once, feeds TT tokens and each x value feeds R rows of every
+// lane. The format's file supplies the weights: PARTS (parts of 8 elements per block), struct WRaw,
+// fn w_raw(row, blk) -> WRaw (one block of a row as stored) and fn w_decode(raw, part) ->
+// array<vec4<f32>, 2> (its elements 8·part .. 8·part + 7).
+// How x reaches the lanes is a variant library that also holds the entry point (it alone knows which
+// builtins it needs) and calls rows_main: shaders/lib/rows_x_plain.wgsl (every lane loads all 8 values
+// of a part; one address across the lanes) or rows_x_subgroup.wgsl (the lanes load different values
+// and share them by subgroupBroadcast: on a CPU rasterizer a storage load is a loop over the SIMD lanes
+// even when they agree, so this loads each x value once instead of once per lane).
 // For SILU_GATE_UP a lane's R slots are R/2 gate rows followed by their up rows.
 // The job library (shaders/lib/job_plain.wgsl or job_experts.wgsl) maps the workgroup to its rows and
 // tokens (prefill_job) and a token of the job to its x row and y row (x_row, y_row).
@@ -17,21 +22,8 @@ override TT: u32 = 8u;           // tokens per workgroup, ≤ MAX_TT
 const MAX_R: u32 = 8u;
 const MAX_TT: u32 = 16u;
 
-// x[tok, k0 .. k0 + 7], zero past k when `tail` (only a dense weight's last block can pass k).
-fn x_part(xrow: u32, k0: u32, tail: bool) -> array<vec4<f32>, 2> {
-  let kdim = chunk.k;
-  let base = xrow * kdim;
-  var v: array<f32, 8>;
-  for (var e = 0u; e < 8u; e++) {
-    if (tail) { v[e] = select(0.0, x[base + min(k0 + e, kdim - 1u)], k0 + e < kdim); }
-    else { v[e] = x[base + k0 + e]; }
-  }
-  return array<vec4<f32>, 2>(vec4<f32>(v[0], v[1], v[2], v[3]), vec4<f32>(v[4], v[5], v[6], v[7]));
-}
-
-@compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+// lane: the invocation's lane in its subgroup (the subgroup variant), else 0
+fn rows_main(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, lane: u32) {
   let job = prefill_job(wid, nwg, lid);
   let n = job.tokens;
   let out_rows = chunk.out_rows;
@@ -63,8 +55,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       for (var j = 0u; j < R; j++) { w[j] = w_decode(raw[j], part); }
       let k0 = blk * block_k + part * 8u;
       for (var t = 0u; t < TT; t++) {
-        let xp = x_part(toks[t], k0, tail);
-        for (var j = 0u; j < R; j++) { acc[t][j] += dot(w[j][0], xp[0]) + dot(w[j][1], xp[1]); }
+        let xp = x_part(toks[t], k0, tail, lane);
+        for (var j = 0u; j < R; j++) {           // in k order, one rounding per term (fewer instructions than dot)
+          let lo = w[j][0];
+          let hi = w[j][1];
+          var a = acc[t][j];
+          a = fma(lo.x, xp[0].x, a); a = fma(lo.y, xp[0].y, a); a = fma(lo.z, xp[0].z, a); a = fma(lo.w, xp[0].w, a);
+          a = fma(hi.x, xp[1].x, a); a = fma(hi.y, xp[1].y, a); a = fma(hi.z, xp[1].z, a); a = fma(hi.w, xp[1].w, a);
+          acc[t][j] = a;
+        }
       }
     }
   }

@@ -83,7 +83,10 @@ function isTile(v: unknown): v is MatmulLayout {
   const t = v as MatmulLayout;
   const pow2 = (n: number): boolean => Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0;
   if (typeof t !== 'object' || t === null) return false;
-  if (t.kind === 'rows') return pow2(t.WG) && t.WG <= 256 && [2, 4, 6, 8].includes(t.R) && Number.isInteger(t.TT) && t.TT >= 1 && t.TT <= 16;
+  if (t.kind === 'rows') {
+    return pow2(t.WG) && t.WG <= 256 && [2, 4, 6, 8].includes(t.R) && Number.isInteger(t.TT) && t.TT >= 1 && t.TT <= 16
+      && typeof t.subgroups === 'boolean' && (!t.subgroups || t.WG >= 4);
+  }
   return t.kind === 'tiles' && pow2(t.BM) && pow2(t.BN) && pow2(t.TM) && pow2(t.TN)
     && t.BM <= 32 && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 4 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
 }
@@ -107,7 +110,7 @@ async function readStored(key: string, device: GPUDevice): Promise<Tuning | unde
         matvec[f] = mv;
       }
       if (mm !== undefined) {
-        if (!isTile(mm) || matmulThreads(mm) > maxThreads) return undefined;
+        if (!isTile(mm) || matmulThreads(mm) > maxThreads || (mm.kind === 'rows' && mm.subgroups && !sg)) return undefined;
         matmul[f] = mm;
       }
     }

@@ -40,6 +40,11 @@ export interface KernelDef<B extends Bindings> {
   /** The kernel calls reduce_rows: its module comes in a subgroup and a workgroup-memory variant. */
   reduces?: boolean;
   /**
+   * Shared WGSL that comes in a subgroup variant and a fallback without subgroups (the module comes in
+   * both, as for `reduces`): e.g. the prefill matmul's x loads shared by subgroupBroadcast or not.
+   */
+  subgroupLibs?: { subgroups: readonly string[]; fallback: readonly string[] };
+  /**
    * One of a family of kernels sharing this source (a structure file composed with different libs, e.g.
    * matvec_ggml with each block type): the family's name. Kernels without it own their source alone.
    */
@@ -57,7 +62,12 @@ export function defineKernel<const B extends Bindings>(def: KernelDef<B>): Kerne
   return { ...def, names: Object.keys(def.bindings) };
 }
 
-/** Text variants of a module: native f16 or not; for reducing kernels, subgroupAdd or workgroup memory. */
+/** The kernel's module comes in a subgroup variant and one without (it reduces, or has subgroupLibs). */
+export function hasSubgroupVariant(k: KernelDef<Bindings>): boolean {
+  return Boolean(k.reduces || k.subgroupLibs);
+}
+
+/** Text variants of a module: native f16 or not; for kernels with a subgroup variant, that or its fallback. */
 export interface ModuleVariant {
   useF16: boolean;
   subgroups?: boolean;
@@ -79,15 +89,16 @@ function declarations(k: Kernel): string {
 /**
  * The WGSL module text for a kernel: the `enable` directives of the variant, the packed-number helpers
  * of the chosen path (shaders/lib/decode_f16 or decode_f32), struct Step, the generated declarations,
- * the kernel's libraries and reduction (when it reduces), then the kernel file.
+ * the kernel's libraries, its subgroup-variant libraries and reduction (when it has them), then the kernel file.
  */
 export function kernelModuleSource(k: Kernel, v: ModuleVariant): string {
-  const subgroups = Boolean(k.reduces && v.subgroups);
+  const subgroups = hasSubgroupVariant(k) && Boolean(v.subgroups);
   const directives = [v.useF16 ? 'enable f16;' : '', subgroups ? 'enable subgroups;' : ''].filter(Boolean);
   const reduce = k.reduces ? [subgroups ? reduceSubgroup : reduceShared] : [];
+  const variant = k.subgroupLibs ? (subgroups ? k.subgroupLibs.subgroups : k.subgroupLibs.fallback) : [];
   return [
     ...directives, v.useF16 ? decodeF16 : decodeF32, step, `// bindings of ${k.name} (src/gpu/kernels)`, declarations(k),
-    ...(k.libs ?? []), ...reduce, k.source,
+    ...(k.libs ?? []), ...variant, ...reduce, k.source,
   ].join('\n');
 }
 

@@ -20,7 +20,7 @@ export interface KernelOpSpec<B extends Bindings> {
   buffers: BufferSet<B>;
   grid(n: number): Grid;
   owned?: GPUBuffer[];
-  /** For kernels that reduce: sum lanes with subgroupAdd (else workgroup memory). */
+  /** For kernels with a subgroup variant (they reduce, or share loads): use it (else the fallback). */
   subgroups?: boolean;
 }
 

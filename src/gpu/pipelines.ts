@@ -1,7 +1,7 @@
 // Compute pipelines compiled once per device and cached by key "kernel:path:wg:consts" (override
 // constants sorted by name). Bind group layouts are explicit per kernel (from its binding declarations),
 // so one bind group serves every variant (decode or prefill constants) of a kernel.
-import { kernelModuleSource, type Bindings, type BufferSet, type Kernel } from './kernel.ts';
+import { hasSubgroupVariant, kernelModuleSource, type Bindings, type BufferSet, type Kernel } from './kernel.ts';
 import { defaultTuning, type Tuning } from './tuning.ts';
 
 export type Consts = Record<string, number>;
@@ -35,7 +35,7 @@ export class PipelineCache {
   static key(kernel: Kernel, useF16: boolean, consts: Consts, subgroups = false): string {
     const wg = consts.WG ?? 'default';
     const rest = Object.keys(consts).filter((k) => k !== 'WG').sort().map((k) => `${k}=${consts[k]}`).join(',');
-    return `${kernel.name}:${useF16 ? 'f16' : 'f32'}${subgroups && kernel.reduces ? '+sg' : ''}:${wg}:${rest}`;
+    return `${kernel.name}:${useF16 ? 'f16' : 'f32'}${subgroups && hasSubgroupVariant(kernel) ? '+sg' : ''}:${wg}:${rest}`;
   }
 
   private layout(kernel: Kernel): Layout {
@@ -60,7 +60,7 @@ export class PipelineCache {
     const key = PipelineCache.key(kernel, this.useF16, consts, subgroups);
     let p = this.pipelines.get(key);
     if (!p) {
-      const sg = subgroups && Boolean(kernel.reduces);
+      const sg = subgroups && hasSubgroupVariant(kernel);
       const moduleKey = `${kernel.name}${sg ? '+sg' : ''}`;
       let module = this.modules.get(moduleKey);
       if (!module) {

@@ -18,6 +18,8 @@ describe('start-up matvec tuning on lavapipe', () => {
     expect(c.length).toBeGreaterThanOrEqual(3);
     expect(c.every((l) => l.WG === 8)).toBe(true);
     expect(c.some((l) => l.subgroups) && c.some((l) => !l.subgroups)).toBe(true);
+    const m = matmulCandidates(t).filter((l) => l.kind === 'rows');
+    expect(m.some((l) => l.subgroups) && m.some((l) => !l.subgroups)).toBe(true);   // x shared by subgroups, and per lane
   });
 
   it('times every candidate matvec layout and prefill tile for each format, all correct here, keeps the fastest, then answers from the cache', async () => {

@@ -267,13 +267,16 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
 
 // The engine picks a decode matvec layout and a prefill tile per adapter (src/gpu/tuning.ts, timed by
 // src/gpu/autotune.ts): lanes per row, rows per group, the lanes' reduction (subgroup operations when the
-// workgroup is one subgroup, else workgroup memory), tokens × rows per tile and per thread. lavapipe
-// (subgroup size 8) runs every one here on both paths, whatever the tuning picks on this machine.
+// workgroup is one subgroup, else workgroup memory), tokens × rows per tile and per thread, and for the
+// rows structure whether the lanes share x by subgroupBroadcast (8 lanes: one load each per part; 4 lanes:
+// two) or each loads it. lavapipe (subgroup size 8) runs every one here on both paths, whatever the tuning
+// picks on this machine.
 const LAYOUTS: [string, MatvecLayout, MatmulLayout][] = [
-  ['matvec 8 lanes a row, 2 rows, subgroupAdd; prefill rows 8 lanes × 2 rows × 8 tokens', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }, { kind: 'rows', WG: 8, R: 2, TT: 8 }],
-  ['matvec 8 lanes a row, 8 rows, subgroupAdd; prefill rows 8 × 8 × 16', { WG: 8, LANES: 8, ROWS: 8, subgroups: true }, { kind: 'rows', WG: 8, R: 8, TT: 16 }],
-  ['matvec 8 lanes a row, 6 rows, subgroupAdd; prefill rows 8 × 6 × 5', { WG: 8, LANES: 8, ROWS: 6, subgroups: true }, { kind: 'rows', WG: 8, R: 6, TT: 5 }],
-  ['matvec 4 lanes a row in 8, 4 rows, subgroup shuffles; prefill rows 4 × 2 × 3', { WG: 8, LANES: 4, ROWS: 4, subgroups: true }, { kind: 'rows', WG: 4, R: 2, TT: 3 }],
+  ['matvec 8 lanes a row, 2 rows, subgroupAdd; prefill rows 8 lanes × 2 rows × 8 tokens, x by subgroups', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }, { kind: 'rows', WG: 8, R: 2, TT: 8, subgroups: true }],
+  ['matvec 8 lanes a row, 8 rows, subgroupAdd; prefill rows 8 × 8 × 16, x per lane', { WG: 8, LANES: 8, ROWS: 8, subgroups: true }, { kind: 'rows', WG: 8, R: 8, TT: 16, subgroups: false }],
+  ['matvec 8 lanes a row, 6 rows, subgroupAdd; prefill rows 8 × 6 × 5, x by subgroups', { WG: 8, LANES: 8, ROWS: 6, subgroups: true }, { kind: 'rows', WG: 8, R: 6, TT: 5, subgroups: true }],
+  ['matvec 4 lanes a row in 8, 4 rows, subgroup shuffles; prefill rows 4 × 2 × 3, x by subgroups (two loads a part)', { WG: 8, LANES: 4, ROWS: 4, subgroups: true }, { kind: 'rows', WG: 4, R: 2, TT: 3, subgroups: true }],
+  ['matvec 8 lanes a row, 2 rows, subgroupAdd; prefill rows 8 × 4 × 7, x per lane', { WG: 8, LANES: 8, ROWS: 2, subgroups: true }, { kind: 'rows', WG: 8, R: 4, TT: 7, subgroups: false }],
   ['matvec 8 lanes a row, 4 rows, workgroup memory; prefill tiles 32×64 of 4×4', { WG: 8, LANES: 8, ROWS: 4, subgroups: false }, { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 }],
   ['matvec 1 lane a row in 8, 2 rows; prefill tiles 16×64 of 16×1', { WG: 8, LANES: 1, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 16, BN: 64, TM: 16, TN: 1 }],
   ['matvec 16 lanes a row in 64, 6 rows, workgroup memory; prefill tiles 32×32 of 16×2', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }, { kind: 'tiles', BM: 32, BN: 32, TM: 16, TN: 2 }],

@@ -63,8 +63,8 @@ const tuning = (mv: MatvecLayout, mm: MatmulLayout): Tuning => ({
 });
 
 const LAYOUTS: [string, Tuning][] = [
-  ['matvec subgroupAdd 8 lanes × 6 rows; prefill rows 8 lanes × 4 rows × 5 tokens',
-    tuning({ WG: 8, LANES: 8, ROWS: 6, subgroups: true }, { kind: 'rows', WG: 8, R: 4, TT: 5 })],
+  ['matvec subgroupAdd 8 lanes × 6 rows; prefill rows 8 lanes × 4 rows × 5 tokens, x by subgroups',
+    tuning({ WG: 8, LANES: 8, ROWS: 6, subgroups: true }, { kind: 'rows', WG: 8, R: 4, TT: 5, subgroups: true })],
   ['matvec workgroup memory 4 lanes in 16 × 2 rows; prefill tiles 16×32 of 4×2',
     tuning({ WG: 16, LANES: 4, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 16, BN: 32, TM: 4, TN: 2 })],
 ];

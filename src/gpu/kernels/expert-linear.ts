@@ -68,7 +68,7 @@ export function expertOps(cache: PipelineCache, w: GpuExperts, t: ExpertTarget):
     const mm = kernelFor(chunk, tile.kind);
     const prefill = tile.kind === 'rows'
       ? kernelOp(cache, mm.kernel, {
-        label: `${label} prefill`, consts: { ...mm.consts, WG: tile.WG, R: tile.R, TT: tile.TT }, buffers,
+        label: `${label} prefill`, consts: { ...mm.consts, WG: tile.WG, R: tile.R, TT: tile.TT }, subgroups: tile.subgroups, buffers,
         grid: (n) => [Math.ceil(outRows / (tile.WG * (fused ? tile.R / 2 : tile.R))), e1 - e0, Math.ceil(n / tile.TT)],
       })
       : kernelOp(cache, mm.kernel, {

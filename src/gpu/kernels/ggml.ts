@@ -26,7 +26,7 @@ import type { PipelineCache } from '../pipelines.ts';
 import type { MatmulRowsLayout, MatmulTilesLayout } from '../tuning.ts';
 import type { EmbedTarget } from './embed-dense.ts';
 import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
-import { matmulRowsOp } from './matmul-rows.ts';
+import { matmulRowsOp, ROWS_X_LIBS } from './matmul-rows.ts';
 import { matmulTilesOp } from './matmul-tiles.ts';
 import { matvecRowsOp } from './matvec-rows.ts';
 
@@ -61,7 +61,7 @@ export function ggmlKernels(type: GgmlBlockType): GgmlKernels {
     k = {
       matvec: defineKernel({ name: `matvec_ggml_${id}`, family: 'matvec_ggml', source: matvecSource, libs: [matvecRows, jobPlain, ...block], reduces: true, constants: Epilogue, bindings: linearBindings('array<vec4<f32>>') }),
       matmul: defineKernel({ name: `matmul_ggml_${id}`, family: 'matmul_ggml', source: matmulSource, libs: [matmulTiles, jobPlain, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
-      matmulRows: defineKernel({ name: `matmul_rows_ggml_${id}`, family: 'matmul_rows_ggml', source: matmulRowsSource, libs: [matmulRows, jobPlain, ...block], constants: Epilogue, bindings: linearBindings('array<f32>') }),
+      matmulRows: defineKernel({ name: `matmul_rows_ggml_${id}`, family: 'matmul_rows_ggml', source: matmulRowsSource, libs: [matmulRows, jobPlain, ...block], subgroupLibs: ROWS_X_LIBS, constants: Epilogue, bindings: linearBindings('array<f32>') }),
       embed: defineKernel({
         name: `embed_ggml_${id}`, family: 'embed_ggml', source: embedSource, libs: block,
         bindings: { step: STEP, weight: WEIGHT, ids: read('array<u32>'), out: rw('array<f32>'), chunk: uniformStruct('Chunk', ['row_start', 'rows']) },

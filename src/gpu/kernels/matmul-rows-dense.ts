@@ -9,12 +9,13 @@ import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 import type { MatmulRowsLayout } from '../tuning.ts';
 import { Epilogue, MATMUL_BINDINGS, type LinearTarget } from './linear-contract.ts';
-import { matmulRowsOp } from './matmul-rows.ts';
+import { matmulRowsOp, ROWS_X_LIBS } from './matmul-rows.ts';
 
 export const MATMUL_ROWS_DENSE = defineKernel({
   name: 'matmul_rows_dense',
   source,
   libs: [rows, jobPlain],
+  subgroupLibs: ROWS_X_LIBS,
   constants: Epilogue,
   bindings: MATMUL_BINDINGS.dense,
 });

@@ -28,14 +28,22 @@ describe('kernel contract', () => {
   });
 
   it.each(kernels.map((k) => [k.name, k] as const))('%s: bindings declared once (by its module) and all used', (_name, k) => {
-    const code = [...(k.libs ?? []), k.source];
-    for (const text of code) {
-      expect(text).not.toMatch(/@binding\s*\(/);
-      expect(text).not.toMatch(/\bstruct\s+Step\b/);
+    // each variant of a kernel with subgroup-variant libraries (with subgroups and its fallback) on its own
+    const variants = k.subgroupLibs ? [k.subgroupLibs.fallback, k.subgroupLibs.subgroups] : [[]];
+    for (const variant of variants) {
+      const code = [...(k.libs ?? []), ...variant, k.source];
+      for (const text of code) {
+        expect(text).not.toMatch(/@binding\s*\(/);
+        expect(text).not.toMatch(/\bstruct\s+Step\b/);
+      }
+      for (const name of k.names) expect(code.join('\n'), `binding ${name}`).toMatch(new RegExp(`\\b${name}\\b`));
     }
-    for (const name of k.names) expect(code.join('\n'), `binding ${name}`).toMatch(new RegExp(`\\b${name}\\b`));
     const module = kernelModuleSource(k, { useF16: false });
     k.names.forEach((name, i) => expect(module).toContain(`@binding(${i}) var`));
+    if (k.subgroupLibs) {
+      expect(module).not.toContain('enable subgroups;');
+      expect(kernelModuleSource(k, { useF16: false, subgroups: true })).toMatch(/^enable subgroups;/);
+    }
     for (const b of Object.values(k.bindings)) {
       if (b.access === 'uniform' && 'fields' in b && b.fields) {
         expect(k.source).not.toMatch(new RegExp(`\\bstruct\\s+${b.type}\\b`));
