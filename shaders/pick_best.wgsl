@@ -12,15 +12,7 @@
 override BLOCKS: u32;
 override WG: u32 = 64u;          // power of two
 
-const NONE: u32 = 0xffffffffu;
-var<workgroup> red_val: array<f32, WG>;
-var<workgroup> red_id: array<u32, WG>;
-
-fn beats(av: f32, ai: u32, bv: f32, bi: u32) -> bool {
-  if (ai == NONE) { return false; }
-  if (bi == NONE) { return true; }
-  return av > bv || (av == bv && ai < bi);
-}
+// NONE, beats and reduce_best: shaders/lib/best_candidate.wgsl.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
@@ -31,15 +23,6 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     let v = bitcast<f32>(pair.x);
     if (beats(v, pair.y, bv, bi)) { bv = v; bi = pair.y; }
   }
-  red_val[lid] = bv;
-  red_id[lid] = bi;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride && beats(red_val[lid + stride], red_id[lid + stride], red_val[lid], red_id[lid])) {
-      red_val[lid] = red_val[lid + stride];
-      red_id[lid] = red_id[lid + stride];
-    }
-    workgroupBarrier();
-  }
-  if (lid == 0u) { ids[0] = red_id[0]; }
+  let win = reduce_best(lid, bv, bi);
+  if (lid == 0u) { ids[0] = win; }
 }

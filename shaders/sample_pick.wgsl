@@ -18,17 +18,9 @@
 override BLOCKS: u32;
 override WG: u32 = 64u;          // power of two, WG · MAX_LANE_BLOCKS ≥ BLOCKS
 
-const NONE: u32 = 0xffffffffu;
 const MAX_K: u32 = 64u;
 const MAX_LANE_BLOCKS: u32 = 128u;
-var<workgroup> red_val: array<f32, WG>;
-var<workgroup> red_id: array<u32, WG>;
-
-fn beats(av: f32, ai: u32, bv: f32, bi: u32) -> bool {
-  if (ai == NONE) { return false; }
-  if (bi == NONE) { return true; }
-  return av > bv || (av == bv && ai < bi);
-}
+// NONE, beats and reduce_best: shaders/lib/best_candidate.wgsl.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
@@ -52,17 +44,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         if (beats(v, pair.y, bv, bi)) { bv = v; bi = pair.y; bj = j; }
       }
     }
-    red_val[lid] = bv;
-    red_id[lid] = bi;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-      if (lid < stride && beats(red_val[lid + stride], red_id[lid + stride], red_val[lid], red_id[lid])) {
-        red_val[lid] = red_val[lid + stride];
-        red_id[lid] = red_id[lid + stride];
-      }
-      workgroupBarrier();
-    }
-    let win_id = red_id[0];
+    let win_id = reduce_best(lid, bv, bi);
     let win_val = red_val[0];
     if (bi != NONE && bi == win_id) { head[bj] += 1u; }   // the owner of the winner's block moves past it
     if (lid == 0u && win_id != NONE) { sel_val[found] = win_val; sel_id[found] = win_id; found += 1u; }

@@ -17,38 +17,15 @@ override TOPK: u32 = 1u;
 override ITEMS: u32 = 8u;
 override WG: u32 = 128u;         // power of two
 
-const NONE: u32 = 0xffffffffu;
 const MAX_ITEMS: u32 = 64u;
-var<workgroup> red_val: array<f32, WG>;
-var<workgroup> red_id: array<u32, WG>;
 
-// a beats b: larger value, ties to the lower id; NONE never beats anything.
-fn beats(av: f32, ai: u32, bv: f32, bi: u32) -> bool {
-  if (ai == NONE) { return false; }
-  if (bi == NONE) { return true; }
-  return av > bv || (av == bv && ai < bi);
-}
+// NONE, beats and reduce_best: shaders/lib/best_candidate.wgsl.
 
 fn allowed(id: u32, v: f32) -> bool {
   if (!(v >= -3.4028234e38)) { return false; }   // −inf and NaN never win
   if (params.use_mask == 0u) { return true; }
   let word = id >> 5u;
   return word < params.mask_words && ((mask[word] >> (id & 31u)) & 1u) == 1u;
-}
-
-// The workgroup's best of every lane's (bv, bi), left in red_val[0], red_id[0]; returns the winning id.
-fn reduce(lid: u32, bv: f32, bi: u32) -> u32 {
-  red_val[lid] = bv;
-  red_id[lid] = bi;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride && beats(red_val[lid + stride], red_id[lid + stride], red_val[lid], red_id[lid])) {
-      red_val[lid] = red_val[lid + stride];
-      red_id[lid] = red_id[lid + stride];
-    }
-    workgroupBarrier();
-  }
-  return red_id[0];
 }
 
 @compute @workgroup_size(WG)
@@ -70,7 +47,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let id = block0 + lid + i * WG;
       if (id < V && vals[i] >= -3.4028234e38 && beats(vals[i], id, tv, ti)) { tv = vals[i]; ti = id; }
     }
-    let top_id = reduce(lid, tv, ti);
+    let top_id = reduce_best(lid, tv, ti);
     if (lid == 0u) { best[num_workgroups_x() * TOPK + wid.x] = vec2<u32>(bitcast<u32>(red_val[0]), top_id); }
     workgroupBarrier();
   }
@@ -82,7 +59,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let id = block0 + lid + i * WG;
       if (live[i] && beats(vals[i], id, bv, bi)) { bv = vals[i]; bi = id; bslot = i; }
     }
-    let win_id = reduce(lid, bv, bi);
+    let win_id = reduce_best(lid, bv, bi);
     if (lid == 0u) { best[wid.x * TOPK + r] = vec2<u32>(bitcast<u32>(red_val[0]), win_id); }
     if (bi != NONE && bi == win_id) { live[bslot] = false; }   // the owner retires the winner
     workgroupBarrier();

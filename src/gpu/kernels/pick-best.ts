@@ -1,6 +1,7 @@
 // pick_best (shaders/pick_best.wgsl): the argmax over topk_blocks' per-block winners, written into the
 // ids buffer the embedding gather reads, so a picked token is fed on the device.
 import source from '../../../shaders/pick_best.wgsl?raw';
+import bestCandidate from '../../../shaders/lib/best_candidate.wgsl?raw';
 import { defineKernel, read, rw, type BufferSet } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
@@ -8,6 +9,7 @@ import type { PipelineCache } from '../pipelines.ts';
 export const PICK_BEST = defineKernel({
   name: 'pick_best',
   source,
+  libs: [bestCandidate],
   bindings: {
     best: read('array<vec2<u32>>'),  // [blocks]: (f32 bits, id) from top-1 blocks
     ids: rw('array<u32>'),           // [≥ 1]: ids[0] = the pick

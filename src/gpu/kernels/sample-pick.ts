@@ -3,6 +3,7 @@
 // split room's host feeds a sampled token to its layers in the same submit. In f32: the engine checks the
 // pick against the reference sampler on the read-back candidates (src/gpu/candidates.ts checkDevicePick).
 import source from '../../../shaders/sample_pick.wgsl?raw';
+import bestCandidate from '../../../shaders/lib/best_candidate.wgsl?raw';
 import { defineKernel, read, rw, uniformStruct, uniformWords, type BufferSet } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
@@ -17,6 +18,7 @@ export const SAMPLE_PICK_OUT_WORDS = 4 + 2 * SAMPLE_PICK_MAX_K;
 export const SAMPLE_PICK = defineKernel({
   name: 'sample_pick',
   source,
+  libs: [bestCandidate],
   bindings: {
     params: uniformStruct('Params', ['k', 'temperature', 'top_p', 'u']),   // written per pick; the last three f32 bits
     best: read('array<vec2<u32>>'),  // [blocks, k]: (f32 bits, id) from topk_blocks with TOPK = k

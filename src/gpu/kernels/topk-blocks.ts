@@ -1,5 +1,6 @@
 // topk_blocks (shaders/topk_blocks.wgsl): the k best allowed logits of each block of ids, on the device.
 import source from '../../../shaders/topk_blocks.wgsl?raw';
+import bestCandidate from '../../../shaders/lib/best_candidate.wgsl?raw';
 import { defineKernel, read, rw, uniformStruct, type BufferSet } from '../kernel.ts';
 import { kernelOp, type Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
@@ -8,6 +9,7 @@ import { TOPK_GPU_LAYOUT, type TopkLayout } from '../tuning.ts';
 export const TOPK_BLOCKS = defineKernel({
   name: 'topk_blocks',
   source,
+  libs: [bestCandidate],
   bindings: {
     params: uniformStruct('Params', ['use_mask', 'mask_words', 'report_top']),   // written per sample
     logits: read('array<f32>'),      // [V]
