@@ -43,7 +43,7 @@ export class DraftChoice extends LitElement {
         <label title="Guess from the conversation: no model, nothing to load">
           <input type="radio" name="drafts" data-testid="drafts-lookup" .checked=${!model} @change=${this.lookup} />prompt lookup</label>
         <label title="A small model with the target's tokenizer guesses the next tokens, loaded whole on this device">
-          <input type="radio" name="drafts" data-testid="drafts-model" .checked=${model} @change=${() => (this.picking = true)} />${d.kind === 'model' ? `draft model: ${d.name}` : 'draft model'}</label>
+          <input type="radio" name="drafts" data-testid="drafts-model" .checked=${model} @change=${() => (this.picking = true)} />draft model</label>
       </fieldset>
       ${model ? html`
         <form @submit=${this.load}>

@@ -29,7 +29,8 @@ export class RoomPanel extends LitElement {
     .head .tools { display: flex; gap: .4rem; flex-wrap: wrap; }
     .mode { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; font-size: 12.5px; }
     .badge.manual { color: var(--warn); } .badge.auto { color: var(--muted); }
-    .speculation { cursor: pointer; } .speculation input { margin: 0; }
+    .speculation { cursor: pointer; flex-wrap: nowrap; align-items: baseline; } .speculation input { margin: 0; align-self: center; }
+    .speculation > span:not(.muted) { white-space: nowrap; } .speculation .muted { min-width: 0; }
     .route { margin: 0; font-size: 12.5px; display: flex; gap: .4rem; flex-wrap: wrap; }
     pooled-deal-editor { margin: .5rem 0; }
     ol.events { margin: 0; padding-left: 1.1rem; font-size: 12px; color: var(--muted); max-height: 7rem; overflow: auto; }
