@@ -137,7 +137,7 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   await summary.waitFor({ timeout: 60_000 });
   expect(await summary.textContent()).toMatch(/ · 2 devices · /);
   // The summary's tooltip gives the acceptance of the drafts (or that nothing was decoded yet).
-  expect(await summary.getAttribute('title')).toMatch(/^speculation(: \d+ of \d+ drafted tokens accepted| on: nothing decoded yet)/);
+  expect(await summary.getAttribute('title')).toMatch(/^speculation( \(prompt lookup\): \d+ of \d+ drafted tokens accepted| on \(prompt lookup\): nothing decoded yet)/);
   // (`limit`: the tiny model's answers stop at their small cap, should that come before the click.)
   expect(['stopped', 'done', 'limit']).toContain(await summary.getAttribute('data-reason'));
   await expect.poll(async () => (await hostDevices(host)).map((d) => d.status), { timeout: 10_000 }).toEqual(['ready', 'ready']);

@@ -217,6 +217,8 @@ export class Agent {
         stats.drafted = (stats.drafted ?? 0) + (result.stats.drafted ?? 0);
         stats.accepted = (stats.accepted ?? 0) + (result.stats.accepted ?? 0);
         stats.passes = (stats.passes ?? 0) + result.stats.passes;
+        const d = result.stats.drafter;
+        if (d && !(stats.drafter ?? '').split(', ').includes(d)) stats.drafter = stats.drafter ? `${stats.drafter}, ${d}` : d;
       }
       const streamed = stream.startedCalls;
       this.nextCallId = firstCallId + streamed;

@@ -18,6 +18,8 @@ export interface RequestStats {
   drafted?: number;
   accepted?: number;
   passes?: number;
+  /** The drafters those answers used ("lookup", "draft:Qwen3-0.6B"; several joined by ", " when switched mid-request). */
+  drafter?: string;
 }
 
 const count = (n: number, one: string) => `${n} ${n === 1 ? one : one + 's'}`;
@@ -37,14 +39,21 @@ export function summaryLine(stats: RequestStats, reason: EndReason): string {
 }
 
 /**
- * The summary's tooltip when speculation was on: "speculation: 312 of 640 drafted tokens accepted (49%),
- * 1.5 tokens per pass". Null when it was off.
+ * The summary's tooltip when speculation was on: "speculation (prompt lookup): 312 of 640 drafted tokens
+ * accepted (49%), 1.5 tokens per pass", the drafter named when known. Null when it was off.
  */
 export function speculationTip(stats: RequestStats): string | null {
   if (stats.passes === undefined || stats.drafted === undefined || stats.accepted === undefined) return null;
-  if (stats.passes === 0) return 'speculation on: nothing decoded yet';
+  const by = stats.drafter ? ` (${stats.drafter.split(', ').map(drafterInWords).join(', ')})` : '';
+  if (stats.passes === 0) return `speculation on${by}: nothing decoded yet`;
   const share = stats.drafted > 0 ? ` (${Math.round((100 * stats.accepted) / stats.drafted)}%)` : '';
-  return `speculation: ${stats.accepted} of ${stats.drafted} drafted tokens accepted${share}, ${((stats.passes + stats.accepted) / stats.passes).toFixed(2)} tokens per pass`;
+  return `speculation${by}: ${stats.accepted} of ${stats.drafted} drafted tokens accepted${share}, ${((stats.passes + stats.accepted) / stats.passes).toFixed(2)} tokens per pass`;
+}
+
+/** A drafter's name as the tooltip says it: "lookup" → "prompt lookup", "draft:X" → "draft model X". */
+export function drafterInWords(name: string): string {
+  if (name === 'lookup') return 'prompt lookup';
+  return name.startsWith('draft:') ? `draft model ${name.slice('draft:'.length)}` : name;
 }
 
 /** The note each end reason leaves in the timeline (docs/agent.md, End reasons). */

@@ -7,10 +7,12 @@ import { ChatTemplate } from '../model/chat-template.ts';
 import { loadModelConfig } from '../model/config.ts';
 import type { GenerateOptions, GenerationResult, TokenGenerator } from '../model/generate-types.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
-import { PromptLookupDrafter } from '../model/speculative/prompt-lookup.ts';
+import { vocabularyOf } from '../model/speculative/vocabulary.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
-import { createHostRoom, type HostRoom } from '../room/api.ts';
+import { createHostRoom, defaultEngineKind, type HostRoom } from '../room/api.ts';
+import { draftLoaderFor, type DraftLoader, type DraftTarget } from './draft-loader.ts';
+import { DraftSwitch, type DraftChoiceState } from './draft-switch.ts';
 import { loadDeployment } from './deploy-config.ts';
 import type { DealCost, DealEntry } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
@@ -37,6 +39,10 @@ export interface HostStartOptions {
   askFirst?: boolean;
   /** Speculative decoding with prompt-lookup drafts (default on: the tokens are those of plain decoding). */
   speculate?: boolean;
+  /** A draft model to load once the room is open (?draft=: a Hugging Face id, URL, /path or "tiny"). */
+  draft?: string;
+  /** How draft models load (default: draftLoaderFor, from the URL through the weight cache). Tests. */
+  draftLoader?: (target: DraftTarget) => DraftLoader;
 }
 
 export interface HostState {
@@ -61,6 +67,10 @@ export interface HostState {
   manualDeal: DealEntry[] | null;
   /** Speculative decoding (prompt lookup) for the agent's answers; the room panel switches it. */
   speculation: boolean;
+  /** Where the drafts come from: prompt lookup, a draft model loading, or one in effect (the room panel chooses). */
+  draft: DraftChoiceState;
+  /** Why the last draft model did not load ("DraftVocabularyError: …"); prompt lookup stays in effect. */
+  draftError?: string;
   warnings: string[];
   events: string[];            // recent room events ("Phone joined", "Phone left: tab closed")
   error?: string;
@@ -72,8 +82,8 @@ export class HostSession {
   readonly tinyModel: boolean;
   room?: HostRoom;
   workspace?: Workspace;
-  /** One drafter for the session: it indexes the conversation as it grows (each answer extends the last prompt). */
-  private readonly drafter = new PromptLookupDrafter();
+  /** The drafter choice (prompt lookup or a draft model); made once the target's tokenizer is known. */
+  private drafts?: DraftSwitch;
 
   constructor(private readonly opts: HostStartOptions) {
     this.tinyModel = opts.choice.kind === 'url' && opts.choice.id === TINY_MODEL_ID;
@@ -81,7 +91,7 @@ export class HostSession {
     if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
       phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx ?? 0, ckpt: opts.ckpt,
-      devices: [], deal: [], route: { stops: [opts.name ?? 'Host'], hops: 0 }, manualDeal: null, speculation: opts.speculate ?? true, generating: false, tokensPerSecond: 0, warnings, events: [],
+      devices: [], deal: [], route: { stops: [opts.name ?? 'Host'], hops: 0 }, manualDeal: null, speculation: opts.speculate ?? true, draft: { kind: 'lookup' }, generating: false, tokensPerSecond: 0, warnings, events: [],
     });
   }
 
@@ -110,6 +120,14 @@ export class HostSession {
         ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
       });
       this.room = room;
+      const target: DraftTarget = {
+        vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? defaultEngineKind(), origin: globalThis.location?.origin ?? '',
+      };
+      this.drafts = new DraftSwitch((this.opts.draftLoader ?? draftLoaderFor)(target), (s) => {
+        if (s.draftError) this.log(`Draft model not loaded: ${s.draftError}`);
+        else if (s.draft.kind === 'model' && this.state.draft.kind !== 'model') this.log(`Draft model ${s.draft.name} in effect`);
+        this.store.set(s);
+      });
       room.host.on((e) => {
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
         if (e.type === 'left') this.log(`${e.device.name} left: ${e.why}`);
@@ -130,6 +148,7 @@ export class HostSession {
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
         ...(tiny ? { answerCap: TINY_ANSWER_CAP, answerCapNote: TINY_CAP_NOTE } : {}),
       });
+      if (this.opts.draft) void this.loadDraft(this.opts.draft);
       this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, route: room.host.route, dealCost: room.host.dealCost });
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
@@ -140,13 +159,17 @@ export class HostSession {
     const room = this.room!;
     this.store.set({ generating: true });
     const live = new LiveSpeed((tps) => this.store.set({ tokensPerSecond: tps }));
+    let drafting = false;
     try {
-      const speculate = this.state.speculation ? { speculate: { drafter: this.drafter } } : {};
+      const drafter = this.state.speculation ? this.drafts?.begin() : undefined;
+      if (drafter) drafting = true;
+      const speculate = drafter ? { speculate: { drafter } } : {};
       const result = await room.host.generate(prompt, { ...o, ...speculate, onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); } });
       if (result.stats.decodeTokensPerSecond > 0) this.store.set({ tokensPerSecond: result.stats.decodeTokensPerSecond });
       if (result.note) this.log(result.note);
       return result;
     } finally {
+      if (drafting) this.drafts!.end();
       this.store.set({ generating: false, devices: room.host.deviceList() });
     }
   }
@@ -156,6 +179,21 @@ export class HostSession {
     if (on === this.state.speculation) return;
     this.store.set({ speculation: on });
     this.log(on ? 'Speculative decoding on' : 'Speculative decoding off');
+  }
+
+  /**
+   * Draft with the model `choice` from the next answer on (a Hugging Face id, URL, /path or "tiny"),
+   * checked against the target's tokenizer first. Resolves once it is in effect or failed (draftError).
+   */
+  async loadDraft(choice: string): Promise<void> {
+    if (!choice.trim()) return;
+    await this.drafts?.load(choice);
+  }
+
+  /** Back to prompt-lookup drafts; the draft model's engine is disposed. */
+  useLookupDrafts(): void {
+    if (this.state.draft.kind !== 'lookup') this.log('Drafts from prompt lookup');
+    this.drafts?.useLookup();
   }
 
   redeal(): void {
@@ -194,6 +232,7 @@ export class HostSession {
   }
 
   async close(): Promise<void> {
+    await this.drafts?.close();
     await this.room?.close();
   }
 }

@@ -1,5 +1,6 @@
 // The app's URL parameters (seed spec "Pick a model"):
 //   ?model=<HF id | URL | tiny>   the model to host (skips the picker's default)
+//   ?draft=<HF id | URL | tiny>   hosting: a draft model for speculative decoding (same tokenizer), loaded once the room is open
 //   ?ctx=<tokens>                 context size (default: by model size, see defaultContextFor; tools need about 8k)
 //   ?ckpt=<n>                     answer checkpoints kept (default 4; 0 = off, the pinned one too)
 //   ?room=<32 hex>                join this room as a guest (the invite link)
@@ -24,6 +25,8 @@ export const SMALL_CONTEXT = 8192;
 
 export interface AppParams {
   model?: string;
+  /** ?draft=: the host's draft model (the room panel's draft field sets it too). */
+  draft?: string;
   /** ?ctx=; absent = the model's default context (src/agent/budget.ts defaultContextFor). */
   ctx?: number;
   ckpt: number;
@@ -74,6 +77,8 @@ export function parseAppParams(search: string): AppParams {
   if (ctx !== undefined) params.ctx = ctx;
   const model = q.get('model')?.trim();
   if (model) params.model = model;
+  const draft = q.get('draft')?.trim();
+  if (draft) params.draft = draft;
   const room = q.get('room')?.trim();
   if (room) {
     if (!/^[0-9a-f]{32}$/.test(room)) throw new UrlParamError('room', `must be a room id of 32 hex digits (open the whole invite link), got "${room}"`);

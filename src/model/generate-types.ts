@@ -47,6 +47,8 @@ export interface GenerationStats {
   drafted?: number;
   accepted?: number;
   passes?: number;
+  /** With speculation asked for: the drafter's name ("lookup", "draft:Qwen3-0.6B"). */
+  drafter?: string;
   /** Why speculation was asked for but not used (a recurrent model, a constraint without lookahead). */
   speculationOff?: string;
 }

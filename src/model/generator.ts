@@ -148,7 +148,7 @@ export class Generator implements TokenGenerator {
     };
     const spec = opts.speculate;
     const off = spec ? speculationOff(this.engine, opts) : null;
-    if (spec) Object.assign(stats, { drafted: 0, accepted: 0, passes: 0 }, off ? { speculationOff: off } : {});
+    if (spec) Object.assign(stats, { drafted: 0, accepted: 0, passes: 0, drafter: spec.drafter.name }, off ? { speculationOff: off } : {});
     const maxDraft = spec && !off ? Math.max(0, Math.floor(spec.maxDraft ?? DEFAULT_MAX_DRAFT)) : 0;
     let tFirst: number | undefined;
     let decodeSteps = 0;

@@ -54,7 +54,7 @@ export class PooledApp extends LitElement {
     const session = new HostSession({
       choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }),
       ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.name ? { name: this.params.name } : {}),
-      ...(this.params.speed ? { speed: this.params.speed } : {}),
+      ...(this.params.speed ? { speed: this.params.speed } : {}), ...(this.params.draft ? { draft: this.params.draft } : {}),
       ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
     });

@@ -7,6 +7,7 @@ import type { HostState } from '../app/host-session.ts';
 import { computesTokens } from './device-card.ts';
 import './qr-code.ts';
 import './deal-editor.ts';
+import './draft-choice.ts';
 import type { DealEntry } from '../room/deal.ts';
 import { theme } from './theme.ts';
 
@@ -28,7 +29,8 @@ export class RoomPanel extends LitElement {
     .head .tools { display: flex; gap: .4rem; flex-wrap: wrap; }
     .mode { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; font-size: 12.5px; }
     .badge.manual { color: var(--warn); } .badge.auto { color: var(--muted); }
-    .speculation { cursor: pointer; } .speculation input { margin: 0; }
+    .speculation { cursor: pointer; flex-wrap: nowrap; align-items: baseline; } .speculation input { margin: 0; align-self: center; }
+    .speculation > span:not(.muted) { white-space: nowrap; } .speculation .muted { min-width: 0; }
     .route { margin: 0; font-size: 12.5px; display: flex; gap: .4rem; flex-wrap: wrap; }
     pooled-deal-editor { margin: .5rem 0; }
     ol.events { margin: 0; padding-left: 1.1rem; font-size: 12px; color: var(--muted); max-height: 7rem; overflow: auto; }
@@ -74,10 +76,11 @@ export class RoomPanel extends LitElement {
         </div>
         ${this.editing && total > 0 ? html`<pooled-deal-editor id="deal-editor" .devices=${present} .deal=${s.deal} .totalLayers=${total} .cost=${s.dealCost}
             ?manual=${manual} @apply-deal=${this.apply} @auto-deal=${this.auto} @close=${() => (this.editing = false)}></pooled-deal-editor>` : nothing}
-        <label class="mode speculation" title="Guess the next tokens from the conversation (prompt lookup) and check them all in one pass through the room: the same tokens, fewer round trips when the guesses are right">
+        <label class="mode speculation" title="Guess the next tokens (from the conversation, or with a small draft model) and check them all in one pass through the room: the same tokens, fewer round trips when the guesses are right">
           <input type="checkbox" data-testid="speculation" .checked=${s.speculation} @change=${(e: Event) => this.session?.setSpeculation((e.target as HTMLInputElement).checked)} />
-          <span>Speculative decoding</span><span class="muted" data-testid="speculation-state">${s.speculation ? 'on · prompt lookup' : 'off'}</span>
+          <span>Speculative decoding</span><span class="muted" data-testid="speculation-state">${!s.speculation ? 'off' : s.draft.kind === 'model' ? `on · draft model ${s.draft.name}` : 'on · prompt lookup'}</span>
         </label>
+        <pooled-draft-choice .session=${this.session} .state=${s}></pooled-draft-choice>
         <p class="route" data-testid="token-route" data-hops=${s.route.hops}
           title="The way each decode token's activations travel: guests in a chain hand them straight to the next one, then the last hands them back to this device">
           <span class="muted">Path per token</span>

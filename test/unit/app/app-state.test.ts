@@ -18,6 +18,8 @@ describe('URL parameters', () => {
     });
     expect(parseAppParams('?agent=replay').script).toBe('/replay/demo.jsonl');
     expect(parseAppParams('?ask=0').ask).toBe(false);
+    expect(parseAppParams('?draft=%20Qwen/Qwen3-0.6B%20').draft).toBe('Qwen/Qwen3-0.6B');   // the host's draft model
+    expect(parseAppParams('?draft=').draft).toBeUndefined();
   });
 
   test('bad values get a named error that names the parameter', () => {
