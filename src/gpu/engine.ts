@@ -3,71 +3,24 @@
 // runLayers submits once per chunk of up to maxBatch tokens (all its layers, ≤ 8 dispatches each), and
 // decodeToken feeds one token through the whole model and picks the next on the device in one submit.
 import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
-import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../model/engine-errors.ts';
-import { isAllowed, pickFromSorted, sampleLogits, sortedCandidates } from '../model/sampler.ts';
-import type { ModelConfig } from '../model/types.ts';
-import type { GpuLinear } from './gpu-weights.ts';
-import { destroyLayer, type Activations, type GpuLayer } from './layers.ts';
-import { destroyMoeActivations } from './moe-layer.ts';
-import { uniformWords } from './kernel.ts';
-import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
-import { samplePickWords } from './kernels/sample-pick.ts';
-import { destroyOps, type Op } from './op.ts';
-import type { PipelineCache } from './pipelines.ts';
-import { describeTuning } from './tuning.ts';
+import { ContextFullError, EngineUsageError, PositionError } from '../model/engine-errors.ts';
+import { sampleLogits, sortedCandidates } from '../model/sampler.ts';
+import { destroyParts, engineStats, type EngineCounters, type EngineParts, type EngineStats } from './engine-parts.ts';
+import type { GpuLayer } from './layers.ts';
+import type { Op } from './op.ts';
+import { readExpertBytes } from './moe-layer.ts';
 import type { HeadState } from './head.ts';
-import { bestOf, candidatesOf, checkDevicePick, deviceTopK, pickUniform } from './candidates.ts';
+import { deviceTopK } from './candidates.ts';
+import { pickAndRunOnDevice, pickOnDevice, type PickTarget } from './token-pick.ts';
 import { Readbacks } from './readback.ts';
-import { timeSubmits } from './time-submits.ts';
+import { timeOps } from './time-submits.ts';
 import { scoreRowsOnDevice } from './score-rows.ts';
-import type { GpuSnapshots } from './recurrent-snapshots.ts';
 
 export { MAX_DEVICE_TOPK } from './candidates.ts';
-
-/** Counters the generator and the bench report. */
-export interface EngineStats {
-  submits: number;             // queue submits since creation
-  readbacks: number;           // buffer maps (each waits for the GPU) since creation
-  pickRedos: number;           // sampleAndRun's device picks the reference sampler overruled (layers run again)
-  dispatches: number;          // compute dispatches since creation
-  layerTokens: number;         // tokens run through this engine's layers
-  decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token (the mean over held layers)
-  snapshots: number;           // recurrent-state snapshots kept (hybrid checkpoints; 0 for Qwen3)
-  snapshotPositions: number[];
-  bytesPerSnapshot: number;    // every held Gated DeltaNet layer's conv + delta state, f32
-  snapshotBytes: number;       // snapshots · bytesPerSnapshot
-  pipelines: number;           // compiled pipelines (cached by key)
-  kernels: string;             // the tuned kernel layouts (src/gpu/tuning.ts describeTuning)
-  useF16: boolean;
-  ctx: number;
-  maxBindingBytes: number;
-  weightBytes: number;
-  last: { op: string; tokens: number; submits: number; dispatches: number };
-}
-
-export interface EngineParts {
-  device: GPUDevice;
-  cache: PipelineCache;
-  config: ModelConfig;
-  range: LayerRange;
-  layers: GpuLayer[];
-  act: Activations;
-  maxBatch: number;
-  ctx: number;
-  maxBindingBytes: number;
-  weightBytes: number;
-  embedding?: GpuLinear;
-  embedOps: Op[];
-  ids: GPUBuffer;              // [maxBatch] u32
-  head?: HeadState;
-  ownsDevice: boolean;         // made by createWebGPUEngine (destroyed with the engine)
-  snapshots: GpuSnapshots;     // checkpoints of the Gated DeltaNet layers' state (none held: empty)
-}
-
+export type { EngineParts, EngineStats } from './engine-parts.ts';
 
 /** Typed arrays from any caller (maybe over a SharedArrayBuffer view) as a writeBuffer source. */
 const src = (a: Float32Array | Uint32Array): GPUAllowSharedBufferSource => a as unknown as GPUAllowSharedBufferSource;
-
 
 export class WebGPUEngine implements LayerEngine {
   readonly range: LayerRange;
@@ -78,7 +31,7 @@ export class WebGPUEngine implements LayerEngine {
   private readonly reads: Readbacks;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
-  private counters = { submits: 0, readbacks: 0, pickRedos: 0, dispatches: 0, layerTokens: 0 };
+  private counters: EngineCounters = { submits: 0, readbacks: 0, pickRedos: 0, dispatches: 0, layerTokens: 0 };
   /**
    * Test seam, unset in use: maps the uniform given to the device's sampled pick (sampleAndRun). A test
    * skews it so the device picks another token than the reference sampler, to run the redo branch.
@@ -114,23 +67,7 @@ export class WebGPUEngine implements LayerEngine {
   }
 
   stats(): EngineStats {
-    const { layers, snapshots } = this.parts;
-    const positions = snapshots.positions();
-    return {
-      ...this.counters,
-      decodeDispatchesPerLayer: layers.length ? layers.reduce((s, l) => s + l.ops.length, 0) / layers.length : 0,
-      snapshots: positions.length,
-      snapshotPositions: positions,
-      bytesPerSnapshot: snapshots.bytesPerSnapshot(),
-      snapshotBytes: positions.length * snapshots.bytesPerSnapshot(),
-      pipelines: this.parts.cache.size,
-      kernels: describeTuning(this.parts.cache.tuning),
-      useF16: this.parts.cache.useF16,
-      ctx: this.parts.ctx,
-      maxBindingBytes: this.parts.maxBindingBytes,
-      weightBytes: this.parts.weightBytes,
-      last: { ...this.last },
-    };
+    return engineStats(this.parts, this.counters, this.last);
   }
 
   kvLength(): number {
@@ -269,7 +206,7 @@ export class WebGPUEngine implements LayerEngine {
       this.beginCall('sample', 1);
       this.writeStep(1, 0);
       this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - this.parts.config.hiddenSize);
-      return this.pickOnDevice(head, [], k, opts, constraint);
+      return pickOnDevice(this.pickTarget(head), [], k, opts, constraint);
     });
   }
 
@@ -298,7 +235,7 @@ export class WebGPUEngine implements LayerEngine {
       this.writeStep(1, pos0);
       this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([id]));
       const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
-      const token = await this.pickOnDevice(head, ops, k, opts, constraint);
+      const token = await pickOnDevice(this.pickTarget(head), ops, k, opts, constraint);
       for (const l of layers) l.kvLength += 1;
       this.counters.layerTokens += 1;
       return token;
@@ -335,37 +272,14 @@ export class WebGPUEngine implements LayerEngine {
       this.beginCall('sampleAndRun', 1);
       this.writeStep(1, pos0);
       device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - H);
-      const bits = constraint?.bits;
-      const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
-      if (bits && maskWords > 0) device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
-      const report = Boolean(bits && constraint?.overruled);
-      device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: bits ? 1 : 0, mask_words: maskWords, report_top: report ? 1 : 0 })));
-      const sampled = k > 1;
-      if (sampled) {
-        const u = pickUniform(opts);
-        device.queue.writeBuffer(head.pickParams, 0, src(samplePickWords({ k, temperature: opts.temperature, topP: opts.topP ?? 1, u: this.skewDeviceUniform?.(u) ?? u })));
-      }
-      const pickOps = sampled ? [head.topkOp(k), head.samplePickOp] : [head.argmaxOp, head.pickOp];
-      const layerOps = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
-      const pairBytes = head.blocks * k * 8;
-      // best: [blocks, k] masked candidates, then [blocks] unmasked bests when reporting (topk_blocks' report_top)
-      const [pairs, picked, rows] = await this.submitAndReadMany([...head.logitOps, ...pickOps, ...layerOps], 1, [
-        { src: head.best, bytes: pairBytes + (report ? head.blocks * 8 : 0) }, { src: head.picked, bytes: sampled ? 4 : 0 }, { src: this.parts.act.x, bytes: H * 4 },
-      ]);
-      const cands = candidatesOf(pairs!.slice(0, pairBytes));
-      if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-      if (report && !isAllowed(constraint!, bestOf(pairs!.slice(pairBytes)) ?? cands[0]!.id)) constraint!.overruled!();
-      const { token, redo } = sampled ? checkDevicePick(cands, k, opts, new Uint32Array(picked!)[0]!) : { token: cands[0]!.id, redo: false };
-      let out = rows!;
-      if (redo) {
-        // the layers ran on the device's pick at pos0: run them on the reference's token over it
-        this.counters.pickRedos++;
-        device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([token]));
-        out = await this.submitAndRead(layerOps, 1, this.parts.act.x, H * 4);
-      }
+      const picked = await pickAndRunOnDevice({
+        device, head, reads: this.reads, x: this.parts.act.x, ids: this.parts.ids, hiddenSize: H,
+        layerOps: [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)],
+        skewUniform: this.skewDeviceUniform, onRedo: () => { this.counters.pickRedos++; },
+      }, k, opts, constraint);
       for (const l of layers) l.kvLength += 1;
       this.counters.layerTokens += 1;
-      return { token, hidden: new Float32Array(out) };
+      return picked;
     });
   }
 
@@ -408,54 +322,9 @@ export class WebGPUEngine implements LayerEngine {
       if (!(Number.isInteger(n) && n >= 1 && n <= this.parts.maxBatch && pos0 + n <= this.parts.ctx)) {
         throw new EngineUsageError(`profileLayer: ${n} tokens at ${pos0} do not fit a step (at most ${this.parts.maxBatch}) within the context of ${this.parts.ctx}`);
       }
-      const time = (encode: (pass: GPUComputePassEncoder) => void): Promise<number> => timeSubmits(device, reps, encode);
       this.writeStep(n, pos0);
-      const empty = await time(() => undefined);
-      const out: { label: string; seconds: number }[] = [];
-      for (const op of layer.ops) {
-        const t = await time((pass) => { for (let i = 0; i < repeat; i++) op.encode(pass, n); });
-        out.push({ label: op.label, seconds: Math.max(0, t - empty) / repeat });
-      }
-      return out;
+      return timeOps(device, layer.ops, n, repeat, reps);
     });
-  }
-
-  /**
-   * Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference.
-   * When the caller asks whether the mask overrules the model (`overruled`), the same pass also reports
-   * each block's best logit with no mask: the model's own top choice, checked against the mask here.
-   */
-  private async pickOnDevice(head: HeadState, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    const bits = constraint?.bits;
-    const report = Boolean(bits && constraint?.overruled);
-    const { cands, top } = await this.candidates(head, [...before, ...head.logitOps], k, bits, report);
-    if (report && top !== undefined && !isAllowed(constraint!, top)) constraint!.overruled!();
-    if (k === 1) return cands[0]!.id;
-    const best = cands.slice(0, k);
-    return pickFromSorted(best.map((c) => c.id), best.map((c) => c.value), opts, pickUniform(opts));
-  }
-
-  /**
-   * Runs `ops` then top-k (under `bits` when given) in one submit; the candidates, best first, and with
-   * `report` the best id with no mask.
-   */
-  private async candidates(head: HeadState, ops: Op[], k: number, bits: Uint32Array | undefined, report: boolean): Promise<{ cands: { id: number; value: number }[]; top?: number }> {
-    const maskWords = bits ? Math.min(bits.length, head.maskWords) : 0;
-    if (bits && maskWords > 0) this.parts.device.queue.writeBuffer(head.mask, 0, src(bits), 0, maskWords);
-    const params = { use_mask: bits ? 1 : 0, mask_words: maskWords, report_top: report ? 1 : 0 };
-    this.parts.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, params)));
-    const topk = k === 1 ? head.argmaxOp : head.topkOp(k);
-    const pairs = new Uint32Array(await this.submitAndRead([...ops, topk], 1, head.best, head.blocks * (k + (report ? 1 : 0)) * 8));
-    const f = new Float32Array(pairs.buffer);
-    const read = (from: number, to: number) => {
-      const out: { id: number; value: number }[] = [];
-      for (let i = from * 2; i < to * 2; i += 2) if (pairs[i + 1] !== 0xffffffff) out.push({ value: f[i]!, id: pairs[i + 1]! });
-      return out.sort((a, b) => b.value - a.value || a.id - b.id);
-    };
-    const cands = read(0, head.blocks * k);
-    if (cands.length === 0) throw new SamplingError(`the token constraint allows no token with a finite logit (vocabulary ${head.vocab})`);
-    const top = report ? read(head.blocks * k, head.blocks * (k + 1))[0]?.id : undefined;
-    return top === undefined ? { cands } : { cands, top };
   }
 
   /**
@@ -467,18 +336,7 @@ export class WebGPUEngine implements LayerEngine {
   expertBytesRead(opts: { reset?: boolean } = {}): Promise<Map<number, Uint32Array>> {
     return this.serial(async () => {
       const moe = this.parts.act.moe;
-      const out = new Map<number, Uint32Array>();
-      if (!moe) return out;
-      const E = moe.shape.experts;
-      const bytes = moe.layerSlots.size * E * 4;
-      const { device } = this.parts;
-      const staging = this.reads.staging(bytes);
-      const encoder = device.createCommandEncoder();
-      encoder.copyBufferToBuffer(moe.bytesRead, 0, staging, 0, bytes);
-      if (opts.reset) encoder.clearBuffer(moe.bytesRead, 0, bytes);
-      const all = new Uint32Array(await this.reads.submit(encoder, staging, bytes, 0));
-      for (const [layer, slot] of moe.layerSlots) out.set(layer, all.slice(slot * E, (slot + 1) * E));
-      return out;
+      return moe ? readExpertBytes(this.parts.device, this.reads, moe, opts.reset ?? false) : new Map<number, Uint32Array>();
     });
   }
 
@@ -486,18 +344,8 @@ export class WebGPUEngine implements LayerEngine {
     await this.serial(async () => {
       if (this.disposed) return;
       this.disposed = true;
-      this.parts.layers.forEach(destroyLayer);
-      this.parts.snapshots.destroy();
       this.reads.destroy();
-      this.parts.head?.destroy();
-      this.parts.embedding?.chunks.forEach((c) => c.buffers.forEach((b) => b.destroy()));
-      destroyOps(this.parts.embedOps);
-      const a = this.parts.act;
-      [a.step, a.x, a.xn, a.qkv, a.q, a.att, a.part, a.act, a.rope, this.parts.ids].forEach((b) => b.destroy());
-      a.gu?.destroy();
-      if (a.hybrid) Object.values(a.hybrid).forEach((b) => b.destroy());
-      if (a.moe) destroyMoeActivations(a.moe);
-      if (this.parts.ownsDevice) this.parts.device.destroy();
+      destroyParts(this.parts);
     }).catch(() => undefined);
   }
 
@@ -507,6 +355,10 @@ export class WebGPUEngine implements LayerEngine {
     const H = this.parts.config.hiddenSize;
     if (hidden.length < H || hidden.length % H !== 0) throw new EngineUsageError(`${what}: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
     return head;
+  }
+
+  private pickTarget(head: HeadState): PickTarget {
+    return { device: this.parts.device, head, reads: this.reads };
   }
 
   /** Calls share the activation buffers: run them one at a time, in order. */
@@ -538,11 +390,7 @@ export class WebGPUEngine implements LayerEngine {
 
   /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */
   private async submitAndRead(ops: readonly Op[], n: number, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
-    return (await this.submitAndReadMany(ops, n, [{ src, bytes }]))[0]!;
-  }
-
-  private submitAndReadMany(ops: readonly Op[], n: number, regions: readonly { src: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
-    return this.reads.readMany(ops, n, regions);
+    return (await this.reads.readMany(ops, n, [{ src, bytes }]))[0]!;
   }
 
 }

@@ -18,6 +18,7 @@ import { siluMulOp } from './kernels/silu-mul.ts';
 import { uploadAttention, type Activations, type GpuLayer } from './layers.ts';
 import type { Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
+import type { Readbacks } from './readback.ts';
 
 /**
  * What the MoE kernels cannot run, refused by name before the engine asks for a device: more experts or
@@ -98,6 +99,23 @@ export function destroyMoeActivations(a: MoeActivations): void {
   [a.logits, a.route, a.act, a.ye, a.bytesRead, a.params].forEach((b) => b.destroy());
   a.gu?.destroy();
   if (a.shared) [a.shared.act, a.shared.out, a.shared.gate].forEach((b) => b.destroy());
+}
+
+/**
+ * The experts' byte counters (MoeActivations.bytesRead) read back in one submit: layer index -> [E]
+ * bytes per MoE layer held; `reset` clears them in the same submit.
+ */
+export async function readExpertBytes(device: GPUDevice, reads: Readbacks, moe: MoeActivations, reset: boolean): Promise<Map<number, Uint32Array>> {
+  const out = new Map<number, Uint32Array>();
+  const E = moe.shape.experts;
+  const bytes = moe.layerSlots.size * E * 4;
+  const staging = reads.staging(bytes);
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(moe.bytesRead, 0, staging, 0, bytes);
+  if (reset) encoder.clearBuffer(moe.bytesRead, 0, bytes);
+  const all = new Uint32Array(await reads.submit(encoder, staging, bytes, 0));
+  for (const [layer, slot] of moe.layerSlots) out.set(layer, all.slice(slot * E, (slot + 1) * E));
+  return out;
 }
 
 /** Where the sparse MLP reads and writes: xn [n, H] its input, x [n, H] the residual stream it adds to. */

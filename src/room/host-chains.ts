@@ -1,12 +1,14 @@
 // How the host turns a deal into pipeline stages (host.ts): the host's own share, then chains of
 // consecutive guests joined by direct hops, each one ChainEngine; and what each guest is told of its
-// neighbours. Kept apart so host.ts stays about the room's life.
+// neighbours (its assign). Kept apart so host.ts stays about the room's life.
+import type { LayerEngine, LayerRange } from '../model/engine-types.ts';
 import { holdsLinearLayers } from '../model/types.ts';
 import { ChainEngine, type ChainMember, type RemoteDevice } from './chain-engine.ts';
 import type { DealEntry } from './deal.ts';
 import { DeviceLeftError } from './errors.ts';
 import type { HostDevice } from './host-device.ts';
 import type { HostOptions } from './host-types.ts';
+import type { Frame } from './protocol.ts';
 
 /**
  * The deal's devices holding layers, in layer order, grouped into stages: the host alone, then chains of
@@ -47,6 +49,33 @@ export function buildChain(members: readonly HostDevice[], group: readonly DealE
     timeoutMs: (count, depth) => ((opts.requestTimeoutMs ?? 30_000) + count * (opts.requestTimeoutPerTokenMs ?? 250)) * depth,
     onFault,
   });
+}
+
+/**
+ * The deal's stage engines in pipeline order: the host's own engine for its group, `chainOf` for each
+ * group of guests. DeviceLeftError when a device of a group left during the deal.
+ */
+export function stageEngines(groups: readonly DealEntry[][], devices: ReadonlyMap<string, HostDevice>, hostId: string, hostEngine: LayerEngine,
+  chainOf: (members: HostDevice[], group: DealEntry[]) => ChainEngine): LayerEngine[] {
+  const stages: LayerEngine[] = [];
+  for (const group of groups) {
+    const members: HostDevice[] = [];
+    for (const e of group) {
+      const d = devices.get(e.deviceId);
+      if (!d) throw new DeviceLeftError(e.deviceId, e.deviceId, 'left during the deal');
+      members.push(d);
+    }
+    if (members[0]!.id === hostId) { stages.push(hostEngine); continue; }
+    stages.push(chainOf(members, group));
+  }
+  return stages;
+}
+
+/** The `assign` a guest is sent for deal `epoch`: its layers, where to read the model, and its neighbours. */
+export function assignFrame(opts: HostOptions, epoch: number, range: LayerRange, route: { prev: string; next: string } | undefined): Frame {
+  const modelFile = opts.modelUrl === '' ? opts.source.modelFile : undefined;
+  const { prev, next } = route ?? { prev: '', next: '' };
+  return { kind: 'assign', epoch, model: opts.modelUrl, modelKey: opts.modelKey, range, ctx: opts.ctx, ...(modelFile ? { modelFile } : {}), prev, next };
 }
 
 /** The way a decode token's activations travel through the room, for the room panel. */

@@ -12,20 +12,21 @@
 // Guests are not trusted: a hello must carry the device id its connection was opened for; a
 // guest whose loading stops moving, or that leaves a forward/checkpoint unanswered, or that returns
 // activations that are not finite numbers, is dropped, naming it; its model reads are rationed.
-import type { LayerEngine } from '../model/engine-types.ts';
 import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
 import { snapshotBytes } from '../model/types.ts';
-import { dealCost, dealCostFromPlan, dealLayers, snapshotsForCkpt, validateDeal, type DealCost, type DealEntry } from './deal.ts';
+import { validateDeal, type DealCost, type DealEntry } from './deal.ts';
+import { dealEntries, hostDealCost } from './host-deal.ts';
 import { ChainEngine } from './chain-engine.ts';
-import { buildChain, routesOf, stagesOf, tokenRoute, type TokenRoute } from './host-chains.ts';
+import { assignFrame, buildChain, routesOf, stageEngines, stagesOf, tokenRoute, type TokenRoute } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
 import { ReadRation } from './peer-source.ts';
 import { LOAD_FAILED_CODE, PROTOCOL_VERSION, type Frame } from './protocol.ts';
 import { RoomEngine } from './room-engine.ts';
-import { CachingSource } from './weight-cache.ts';
 import { FrameChannel, type MessageLink } from './wire.ts';
 import { HostDevice, type DeviceInfo } from './host-device.ts';
+import { HostLiveness } from './host-liveness.ts';
+import { HostShare } from './host-share.ts';
 
 export type { DeviceInfo } from './host-device.ts';
 
@@ -40,18 +41,15 @@ export class RoomHost {
   private epoch = 0;
   private manual: DealEntry[] | null = null;
   private deal: DealEntry[] = [];
-  private hostEngine: LayerEngine | null = null;
-  private hostRange: [number, number] | null = null;
+  private readonly share: HostShare;
   private roomEngine: RoomEngine | null = null;
   private generator: Generator | null = null;
   private dealing: Promise<void> = Promise.resolve();
   private running = false;
   private redealAfterRun = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
   private readonly listeners = new Set<(e: HostEvent) => void>();
   private closed = false;
-  private lastTick = performance.now();
-  private readonly pings = new Map<number, (ms: number) => void>();
+  private readonly liveness: HostLiveness;
   /** This deal's neighbours of each device ('' = the host), as told in its assign. */
   private routes = new Map<string, { prev: string; next: string }>();
   /** Hops "a>b" that could not be wired or stalled: dealt through the host until a or b joins again. */
@@ -63,8 +61,13 @@ export class RoomHost {
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
     this.host.status = 'loading';
     this.devices.set(HOST_ID, this.host);
-    const hb = opts.heartbeatMs ?? 250;
-    this.timer = setInterval(() => this.heartbeat(), hb);
+    this.share = new HostShare(opts, this.host);
+    this.liveness = new HostLiveness({
+      opts, cutHops: this.cutHops, redoneAs: this.redoneAs,
+      devices: () => this.devices.values(), device: (id) => this.devices.get(id), epoch: () => this.epoch, route: (id) => this.routes.get(id),
+      lose: (d, why) => this.lose(d, why), drop: (d, why) => this.drop(d, why), badFrame: (d, error) => this.badFrame(d.channel!, d, error),
+      emit: (e) => this.emit(e), redeal: () => this.redeal(),
+    });
   }
 
   on(fn: (e: HostEvent) => void): () => void { this.listeners.add(fn); return () => this.listeners.delete(fn); }
@@ -74,7 +77,7 @@ export class RoomHost {
   deviceList(): DeviceInfo[] {
     return [...this.devices.values()].map((d) => {
       const info = d.info();
-      const engine = d.id === HOST_ID ? this.hostEngine : d.chain;
+      const engine = d.id === HOST_ID ? this.share.engine : d.chain;
       // A guest alone in its stage: its speed as the host sees it, the network included. In a chain of
       // several: its own account of its layers' time (the host cannot see the hops between guests).
       const own = d.chain && d.chain.depth > 1 ? d.chain.speedOf(d.id) : null;
@@ -158,8 +161,7 @@ export class RoomHost {
   private onFrame(d: HostDevice, f: Frame): void {
     switch (f.kind) {
       case 'heartbeat':
-        if (f.reply) { d.rttMs = Math.max(0, performance.now() - f.sentAt); this.pings.get(f.sentAt)?.(d.rttMs); }
-        else d.channel?.trySend({ kind: 'heartbeat', reply: true, sentAt: f.sentAt });
+        this.liveness.onHeartbeat(d, f);
         return;
       case 'progress': case 'ready':
         if (f.epoch !== this.epoch) return; // a late answer to a superseded deal: harmless
@@ -186,29 +188,10 @@ export class RoomHost {
         this.lose(d, `said goodbye: ${f.reason}`);
         return;
       case 'link-lost':
-        if (f.epoch === this.epoch) this.hopLost(d, f.peer, f.reason);
+        if (f.epoch === this.epoch) this.liveness.hopLost(d, f.peer, f.reason);
         return;
       default:
         this.badFrame(d.channel!, d, new ProtocolError(`a host does not accept "${f.kind}" frames`));
-    }
-  }
-
-  private heartbeat(): void {
-    const now = performance.now();
-    const timeout = this.opts.lossTimeoutMs ?? 1250;
-    const interval = this.opts.heartbeatMs ?? 250;
-    const stalled = now - this.lastTick > 2 * interval;
-    this.lastTick = now;
-    const limits = { silenceMs: timeout, loadStallMs: this.opts.loadStallMs ?? 120_000, loadTimeoutMs: this.opts.loadTimeoutMs ?? 30 * 60_000 };
-    for (const d of this.devices.values()) {
-      if (!d.channel) continue;
-      // This page itself was blocked (a long synchronous load or CPU forward): answers may be queued
-      // behind us, so silence proves nothing. Give every device a fresh window instead of blaming it.
-      if (stalled) d.freshWindow(now - interval);
-      const verdict = d.judge(now, limits);
-      if (verdict?.silent) { this.lose(d, verdict.why); continue; }
-      if (verdict) { this.drop(d, verdict.why); continue; }
-      d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt: now });
     }
   }
 
@@ -216,17 +199,7 @@ export class RoomHost {
   async ping(deviceId: string, count: number): Promise<number[]> {
     const d = this.devices.get(deviceId);
     if (!d?.channel) throw new DealError(`no connected guest "${deviceId}" to ping`);
-    const out: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const sentAt = performance.now() + i * 1e-6; // unique key even within one clock tick
-      const ms = await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => { this.pings.delete(sentAt); reject(new DeviceLeftError(d.name, d.id, 'no heartbeat reply in 5 s')); }, 5000);
-        this.pings.set(sentAt, (v) => { clearTimeout(timer); this.pings.delete(sentAt); resolve(v); });
-        d.channel!.trySend({ kind: 'heartbeat', reply: false, sentAt });
-      });
-      out.push(ms);
-    }
-    return out;
+    return this.liveness.ping(d, count);
   }
 
   /**
@@ -234,61 +207,10 @@ export class RoomHost {
    * its data channel may be fine (a signaling blip, or a forged event), so the guest is dropped only if
    * its channel is closed or it does not answer a heartbeat within `probeMs` (a closed tab never does).
    */
-  signalingDisconnect(deviceId: string, probeMs = this.probeMs): void {
+  signalingDisconnect(deviceId: string, probeMs = this.liveness.probeMs): void {
     const d = this.devices.get(deviceId);
     if (!d || d.id === HOST_ID) return;
-    this.probe(d, 'its signaling connection closed', probeMs);
-  }
-
-  private get probeMs(): number { return Math.min(750, this.opts.lossTimeoutMs ?? 1250); }
-
-  /** Lose `d` (`why`) unless it answers a heartbeat within `probeMs`; then `onAnswer`. */
-  private probe(d: HostDevice, why: string, probeMs = this.probeMs, onAnswer?: () => void): void {
-    if (!d.channel?.isOpen()) { this.lose(d, why); return; }
-    const sentAt = performance.now() + Math.random() * 1e-6; // a key no other ping uses
-    const timer = setTimeout(() => { this.pings.delete(sentAt); this.lose(d, `${why} and it stopped answering`); }, probeMs);
-    this.pings.set(sentAt, () => { clearTimeout(timer); this.pings.delete(sentAt); onAnswer?.(); });
-    d.channel.trySend({ kind: 'heartbeat', reply: false, sentAt });
-  }
-
-  /**
-   * `d` says its direct channel to neighbour `peerId` could not be opened or closed. While the deal is
-   * still wiring, that hop goes through the host instead (a new deal). Once wired, a closed channel most
-   * often means the neighbour is gone: probe it, and lose it, naming it, if it does not answer; if it
-   * does, only the channel broke: the chain's request fails (`stopped`, naming the hop) and is re-wired.
-   */
-  private hopLost(d: HostDevice, peerId: string, reason: string): void {
-    const route = this.routes.get(d.id);
-    const hop = route?.next === peerId ? `${d.id}>${peerId}` : route?.prev === peerId ? `${peerId}>${d.id}` : null;
-    if (!hop || !d.channel) {
-      if (d.channel) this.badFrame(d.channel, d, new ProtocolError(`"link-lost" frame about device "${peerId}", which is not a neighbour of "${d.name}" in this deal`));
-      return;
-    }
-    const peer = this.devices.get(peerId);
-    const names = hop.split('>').map((id) => `"${this.devices.get(id)?.name ?? id}"`).join(' → ');
-    const chain = d.chain;
-    if (!chain) {
-      this.cutHops.add(hop);
-      this.emit({ type: 'frame-error', deviceId: d.id, error: new HopError(`direct hop ${names} could not be wired (${reason}): dealing it through the host`) });
-      const old = this.epoch;
-      const redone = this.redeal();
-      redone.catch(() => undefined);
-      this.redoneAs.set(old, redone);
-      return;
-    }
-    if (!peer || chain.failed) return;
-    this.probe(peer, `its direct channel with "${d.name}" closed`, this.probeMs, () => {
-      chain.fail(new HopError(`the direct hop ${names} closed while both devices are still here (${reason})`));
-      if (this.opts.autoRedeal ?? true) void this.redeal().catch(() => undefined);
-    });
-  }
-
-  /** A chain of guests stalled or sent bad activations without naming one of them: its hops go through the host next time. */
-  private chainFault(chain: ChainEngine, why: string): void {
-    const ids = chain.devices.map((x) => x.id);
-    for (let i = 1; i < ids.length; i++) this.cutHops.add(`${ids[i - 1]}>${ids[i]}`);
-    chain.fail(new HopError(`chain ${chain.label}: ${why}; its hops go through the host from the next deal`));
-    if (this.opts.autoRedeal ?? true) void this.redeal().catch(() => undefined);
+    this.liveness.probe(d, 'its signaling connection closed', probeMs);
   }
 
   /** A guest misbehaved (stalled, sent non-finite activations): it is told why, dropped, and the room re-deals. */
@@ -371,24 +293,12 @@ export class RoomHost {
    * per checkpoint snapshot) and the host's fixed bytes (embedding, head), exact from the weight plan
    * when the loader made one, else estimated from the config.
    */
-  get dealCost(): DealCost {
-    const { config } = this.opts;
-    const snapshots = snapshotsForCkpt(this.opts.ckpt ?? 4);
-    return this.opts.weightBytes
-      ? dealCostFromPlan(config, this.opts.weightBytes.layerBytes, this.opts.weightBytes.fixedBytes, this.opts.ctx, snapshots)
-      : dealCost(config, this.opts.format, this.opts.ctx, snapshots);
-  }
+  get dealCost(): DealCost { return hostDealCost(this.opts); }
 
   private async dealNow(epoch: number): Promise<void> {
     const { config } = this.opts;
     try {
-      const ids = [...this.devices.keys()];
-      // A manual deal applies while every device it names is here (a reloading guest comes back to it).
-      const manual = this.manual?.every((e) => this.devices.has(e.deviceId)) ? this.manual : null;
-      const entries = manual
-        ? validateDeal(manual, ids, config.numLayers, { firstLayerOn: HOST_ID })
-        : dealLayers([...this.devices.values()].map((d) => ({ id: d.id, name: d.name, memoryBudgetBytes: d.caps.memoryBudgetBytes, speed: d.caps.speed })),
-          this.dealCost);
+      const entries = dealEntries(this.devices, this.manual, this.opts, HOST_ID);
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;
@@ -403,27 +313,14 @@ export class RoomHost {
         // Only devices that hold layers are waited for: one dealt none (a newcomer, or one that never
         // answers) cannot hold the room up.
         if (e.range[1] > e.range[0] || d.id === HOST_ID) waits.push(ready);
-        if (d.id === HOST_ID) continue;
-        const modelFile = this.opts.modelUrl === '' ? this.opts.source.modelFile : undefined;
-        const { prev, next } = this.routes.get(d.id) ?? { prev: '', next: '' };
-        d.channel!.trySend({ kind: 'assign', epoch, model: this.opts.modelUrl, modelKey: this.opts.modelKey, range: e.range, ctx: this.opts.ctx, ...(modelFile ? { modelFile } : {}), prev, next });
+        if (d.id !== HOST_ID) d.channel!.trySend(assignFrame(this.opts, epoch, e.range, this.routes.get(d.id)));
       }
       this.emitDevices();
-      void this.loadHost(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range);
+      void this.share.load(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range, () => this.epoch, () => this.emitDevices());
       await Promise.all(waits);
       if (epoch !== this.epoch) return;
-      const stages: LayerEngine[] = [];
-      for (const group of chains) {
-        const members: HostDevice[] = [];
-        for (const e of group) {
-          const d = this.devices.get(e.deviceId);
-          if (!d) throw new DeviceLeftError(e.deviceId, e.deviceId, 'left during the deal');
-          members.push(d);
-        }
-        if (members[0]!.id === HOST_ID) { stages.push(this.hostEngine!); continue; }
-        stages.push(this.chainOf(members, group, epoch));
-      }
-      this.roomEngine = new RoomEngine(this.hostEngine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
+      const stages = stageEngines(chains, this.devices, HOST_ID, this.share.engine!, (members, group) => this.chainOf(members, group, epoch));
+      this.roomEngine = new RoomEngine(this.share.engine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
       this.generator = new Generator(this.roomEngine, { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
       this.emitDevices();
       this.emit({ type: 'ready', epoch, deal: this.currentDeal });
@@ -436,36 +333,10 @@ export class RoomHost {
   private chainOf(members: HostDevice[], group: DealEntry[], epoch: number): ChainEngine {
     const chain = buildChain(members, group, epoch, this.opts, (why, culprit) => {
       const d = culprit && this.devices.get(culprit.id);
-      if (d) this.drop(d, why); else this.chainFault(chain, why);
+      if (d) this.drop(d, why); else this.liveness.chainFault(chain, why);
     });
     for (const d of members) d.chain = chain;
     return chain;
-  }
-
-  private async loadHost(epoch: number, range: [number, number]): Promise<void> {
-    const h = this.host;
-    try {
-      if (this.hostEngine && this.hostRange && this.hostRange[0] === range[0] && this.hostRange[1] === range[1]) {
-        await this.hostEngine.truncate(0);
-        h.onLoadFrame({ kind: 'ready', epoch, networkBytes: 0, cacheBytes: 0, ms: 0 });
-        return;
-      }
-      const t0 = performance.now();
-      const source = new CachingSource(this.opts.source, this.opts.store, this.opts.modelKey);
-      const weights = await this.opts.loadWeights(source, {
-        layers: range, embedding: true, head: true,
-        onProgress: (p) => { h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts }); },
-      });
-      if (epoch !== this.epoch) return;
-      await this.hostEngine?.dispose();
-      this.hostEngine = await this.opts.createEngine(weights, { ctx: this.opts.ctx, range });
-      this.hostRange = range;
-      h.onLoadFrame({ kind: 'ready', epoch, ...source.counts, ms: performance.now() - t0 });
-    } catch (e) {
-      h.loadFailed(e as Error);
-    } finally {
-      this.emitDevices();
-    }
   }
 
   /**
@@ -515,10 +386,10 @@ export class RoomHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.timer);
+    this.liveness.stop();
     for (const d of this.devices.values()) { d.channel?.sendNow({ kind: 'bye', reason: 'the host closed the room' }); const ch = d.channel; setTimeout(() => ch?.close(), 50); }
     await this.roomEngine?.dispose();
-    await this.hostEngine?.dispose();
+    await this.share.engine?.dispose();
   }
 }
 

@@ -1,0 +1,45 @@
+// The host's own share of the model (host.ts): its layers plus the embedding and head in one engine, loaded
+// for each deal (kept, its KV cut back, when its range is unchanged) and reported as the host device's load.
+// Kept apart so host.ts stays about the room.
+import type { LayerEngine } from '../model/engine-types.ts';
+import type { HostDevice } from './host-device.ts';
+import type { HostOptions } from './host-types.ts';
+import { CachingSource } from './weight-cache.ts';
+
+export class HostShare {
+  /** The host's engine for the latest deal it finished loading (null before the first). */
+  engine: LayerEngine | null = null;
+  private range: [number, number] | null = null;
+
+  constructor(private readonly opts: HostOptions, private readonly host: HostDevice) {}
+
+  /**
+   * Load `range` for deal `epoch`: the host device hears its progress and ready, or the failure; a deal
+   * superseded meanwhile (`currentEpoch`) keeps the old engine. `changed` runs at the end either way.
+   */
+  async load(epoch: number, range: [number, number], currentEpoch: () => number, changed: () => void): Promise<void> {
+    const h = this.host;
+    try {
+      if (this.engine && this.range && this.range[0] === range[0] && this.range[1] === range[1]) {
+        await this.engine.truncate(0);
+        h.onLoadFrame({ kind: 'ready', epoch, networkBytes: 0, cacheBytes: 0, ms: 0 });
+        return;
+      }
+      const t0 = performance.now();
+      const source = new CachingSource(this.opts.source, this.opts.store, this.opts.modelKey);
+      const weights = await this.opts.loadWeights(source, {
+        layers: range, embedding: true, head: true,
+        onProgress: (p) => { h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts }); },
+      });
+      if (epoch !== currentEpoch()) return;
+      await this.engine?.dispose();
+      this.engine = await this.opts.createEngine(weights, { ctx: this.opts.ctx, range });
+      this.range = range;
+      h.onLoadFrame({ kind: 'ready', epoch, ...source.counts, ms: performance.now() - t0 });
+    } catch (e) {
+      h.loadFailed(e as Error);
+    } finally {
+      changed();
+    }
+  }
+}
