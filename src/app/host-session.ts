@@ -127,6 +127,7 @@ export class HostSession {
         if (s.draftError) this.log(`Draft model not loaded: ${s.draftError}`);
         else if (s.draft.kind === 'model' && this.state.draft.kind !== 'model') this.log(`Draft model ${s.draft.name} in effect`);
         this.store.set(s);
+        if (s.draft.kind !== 'loading') this.reserveForDraft(room, s.draft.kind === 'model' ? s.draft.bytes : 0);
       });
       room.host.on((e) => {
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
@@ -188,6 +189,21 @@ export class HostSession {
   async loadDraft(choice: string): Promise<void> {
     if (!choice.trim()) return;
     await this.drafts?.load(choice);
+  }
+
+  /**
+   * The draft model's bytes stay out of the deal: the host's share of layers is dealt from what is left
+   * (a re-deal when that changes it). When the room's layers no longer fit, the draft model goes.
+   */
+  private reserveForDraft(room: HostRoom, bytes: number): void {
+    try {
+      room.host.reserveHostMemory(bytes).catch((e: Error) => this.store.set({ error: `${e.name}: ${e.message}` }));
+    } catch (e) {
+      this.drafts?.useLookup();
+      const mb = (bytes / 2 ** 20).toFixed(0);
+      this.store.set({ draftError: `${(e as Error).name}: the draft model's ${mb} MiB would leave too little memory for the model's layers (${(e as Error).message})` });
+      this.log(`Draft model dropped: it does not fit beside the host's layers`);
+    }
   }
 
   /** Back to prompt-lookup drafts; the draft model's engine is disposed. */

@@ -16,7 +16,7 @@ import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
 import { snapshotBytes } from '../model/types.ts';
 import { validateDeal, type DealCost, type DealEntry } from './deal.ts';
-import { dealEntries, hostDealCost } from './host-deal.ts';
+import { dealEntries, hostDealCost, sameDeal } from './host-deal.ts';
 import { ChainEngine } from './chain-engine.ts';
 import { assignFrame, buildChain, routesOf, stageEngines, stagesOf, tokenRoute, type TokenRoute } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -40,6 +40,8 @@ export class RoomHost {
   private readonly devices = new Map<string, HostDevice>(); // insertion order = join order (host first)
   private epoch = 0;
   private manual: DealEntry[] | null = null;
+  /** Host memory kept outside the deal (a draft model's weights and cache). */
+  private hostReserved = 0;
   private deal: DealEntry[] = [];
   private readonly share: HostShare;
   private roomEngine: RoomEngine | null = null;
@@ -250,6 +252,15 @@ export class RoomHost {
     return this.redeal();
   }
 
+  /** Keep `bytes` of host memory out of the deal (a draft model); re-deals if that changes it; DealError (nothing kept) if it no longer fits. */
+  reserveHostMemory(bytes: number): Promise<void> {
+    if (!(Number.isFinite(bytes) && bytes >= 0)) throw new DealError(`cannot reserve ${bytes} bytes of the host's memory`);
+    if (bytes === this.hostReserved) return Promise.resolve();
+    const next = dealEntries(this.devices, this.manual, this.opts, HOST_ID, bytes);   // throws when it no longer fits
+    this.hostReserved = bytes;
+    return sameDeal(next, this.deal) ? Promise.resolve() : this.redeal();
+  }
+
   /** Deal layers again (now, or when the running request ends); resolves when every device is ready. */
   redeal(): Promise<void> {
     if (this.running) {
@@ -298,7 +309,7 @@ export class RoomHost {
   private async dealNow(epoch: number): Promise<void> {
     const { config } = this.opts;
     try {
-      const entries = dealEntries(this.devices, this.manual, this.opts, HOST_ID);
+      const entries = dealEntries(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
       this.deal = entries;
       this.roomEngine = null;
       this.generator = null;
