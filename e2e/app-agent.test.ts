@@ -3,24 +3,18 @@
 // line; Stop and Esc end running requests with reason `stopped`; a reload restores the timeline and the
 // files; New task clears the conversation and keeps the files.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
+import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 
 let server: RunningServer;
 let browser: Browser;
 
-/** This file's own copy of the built app: other test runs may rebuild dist/ while this one runs. */
-let snapshotRoot = '';
-function appSnapshot(): string {
-  const root = (snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-')));
-  cpSync(path.resolve('dist'), path.join(root, 'dist'), { recursive: true });
-  return root;
-}
+let app: BuiltApp | undefined;
 
 const call = (name: string, args: Record<string, unknown>, before = '') =>
   `${before}<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
@@ -55,15 +49,11 @@ beforeAll(async () => {
     LONG,
     LONG,
   ]));
-  server = await startServer({ port: 0, root: appSnapshot(), extraStatic: { '/models/tiny': await tinyModelDir(), '/e2e-scripts': scripts } });
-  browser = await launchChromium();
+  app = await startBuiltApp({ '/models/tiny': await tinyModelDir(), '/e2e-scripts': scripts });
+  ({ server, browser } = app);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
-});
+afterAll(async () => { await app?.close(); });
 
 async function openReplay(page: Page, query: string): Promise<void> {
   await page.goto(`${server.url}/?agent=replay&${query}`);

@@ -3,33 +3,25 @@
 // hand (layer counts per device), the layer bars follow, a bad deal is refused inline, and "Back to
 // automatic" restores the automatic deal. Screenshots go to test-results/app-deal-*.png.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
+import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 
 let server: RunningServer;
 let browser: Browser;
-let snapshotRoot = '';
+let app: BuiltApp | undefined;
 // The deal does not depend on the engine; the CPU reference engine loads the tiny model fastest.
 const ENGINE = process.env.POOLED_E2E_ENGINE ?? 'reference';
 
 beforeAll(async () => {
-  // This file's own copy of the built app: other test runs may rebuild dist/ while this one runs.
-  snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-'));
-  cpSync(path.resolve('dist'), path.join(snapshotRoot, 'dist'), { recursive: true });
-  server = await startServer({ port: 0, root: snapshotRoot, extraStatic: { '/models/tiny': await tinyModelDir() } });
-  browser = await launchChromium();
+  app = await startBuiltApp({ '/models/tiny': await tinyModelDir() });
+  ({ server, browser } = app);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
-});
+afterAll(async () => { await app?.close(); });
 
 /** Every device card on the host page: "status start-end", e.g. "ready 0-2". */
 function hostDeal(page: Page): Promise<string[]> {

@@ -3,35 +3,24 @@
 // model itself as its draft (same tokenizer: a valid draft), on the host's engine; a request completes
 // and its summary's tooltip names the draft model. A screenshot of the panel goes to test-results/.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
+import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 
 let server: RunningServer;
 let browser: Browser;
-let snapshotRoot = '';
+let app: BuiltApp | undefined;
 const ENGINE = process.env.POOLED_E2E_ENGINE ?? 'webgpu';
 
 beforeAll(async () => {
-  // This file's own copy of the built app: other test runs may rebuild dist/ while this one runs.
-  snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-'));
-  cpSync(path.resolve('dist'), path.join(snapshotRoot, 'dist'), { recursive: true });
-  server = await startServer({
-    port: 0, root: snapshotRoot,
-    extraStatic: { '/models/tiny': await tinyModelDir(), '/models/other-vocab': await tinyModelDir({ vocab: 1000 }) },
-  });
-  browser = await launchChromium();
+  app = await startBuiltApp({ '/models/tiny': await tinyModelDir(), '/models/other-vocab': await tinyModelDir({ vocab: 1000 }) });
+  ({ server, browser } = app);
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
-});
+afterAll(async () => { await app?.close(); });
 
 const text = async (page: Page, id: string) => ((await page.getByTestId(id).textContent()) ?? '').replace(/\s+/g, ' ').trim();
 

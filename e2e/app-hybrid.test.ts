@@ -2,32 +2,25 @@
 // gated attention) on the CPU engine and on the WebGPU engine (its worker, SwiftShader), its device card shows what one checkpoint snapshot of the recurrent
 // state costs, and after a request how many it keeps (the pinned one after the system prompt + tools,
 // and the answer's). Screenshots: test-results/app-hybrid-room-{reference,webgpu}.png.
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
+import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 
 let server: RunningServer;
 let browser: Browser;
-let snapshotRoot = '';
+let app: BuiltApp | undefined;
 const HYBRID = { layers: 4, seed: 2, headDim: 64, intermediate: 256, hybrid: {} } as const;   // the golden dense hybrid
 
 beforeAll(async () => {
-  snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-'));
-  cpSync(path.resolve('dist'), path.join(snapshotRoot, 'dist'), { recursive: true });
-  server = await startServer({ port: 0, root: snapshotRoot, extraStatic: { '/models/hybrid': await tinyModelDir(HYBRID) } });
-  browser = await launchChromium();
+  app = await startBuiltApp({ '/models/hybrid': await tinyModelDir(HYBRID) });
+  ({ server, browser } = app);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
-});
+afterAll(async () => { await app?.close(); });
 
 test.each(['reference', 'webgpu'])('the room panel shows a hybrid model\'s snapshot memory, and the snapshots a request keeps (%s engine)', async (engine) => {
   mkdirSync(artifactDir(), { recursive: true });

@@ -4,38 +4,31 @@
 // the demo workspace says it is scripted where the request is typed; a call the parser had to mend says
 // so on its card. Screenshots go to test-results/newcomer-*.png.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
+import type { RunningServer } from '../server/app.ts';
 import { TINY_ANSWER_CAP } from '../src/app/models.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 
 let server: RunningServer;
 let browser: Browser;
 let tinyDir = '';
-let snapshotRoot = '';
+let app: BuiltApp | undefined;
 const ENGINE = process.env.POOLED_E2E_ENGINE ?? 'webgpu';
 
 beforeAll(async () => {
-  // This file's own copy of the built app: other test runs may rebuild dist/ while this one runs.
-  snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-'));
-  cpSync(path.resolve('dist'), path.join(snapshotRoot, 'dist'), { recursive: true });
   const scripts = mkdtempSync(path.join(tmpdir(), 'pooled-e2e-scripts-'));
   const mended = "Writing it.\n<tool_call>\n{'name': 'functions.write_file', 'arguments': {'path': 'index.html', 'content': '<h1>Hi</h1>\n<p>mended</p>\n'}}\n</tool_call>";
   writeFileSync(path.join(scripts, 'mended.jsonl'), [mended, 'Done: index.html is written.'].map((text) => JSON.stringify({ text })).join('\n') + '\n');
   tinyDir = await tinyModelDir();
-  server = await startServer({ port: 0, root: snapshotRoot, extraStatic: { '/models/tiny': tinyDir, '/e2e-scripts': scripts } });
-  browser = await launchChromium();
+  app = await startBuiltApp({ '/models/tiny': tinyDir, '/e2e-scripts': scripts });
+  ({ server, browser } = app);
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
-});
+afterAll(async () => { await app?.close(); });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(artifactDir(), name) });
 

@@ -2,36 +2,25 @@
 // loopback signaling server; the built-in tiny model is dealt across both and loaded; the layer bars and
 // progress bars show it. Screenshots of the start, host and guest screens go to test-results/.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../server/app.ts';
+import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
-import { artifactDir, launchChromium, newDeviceContext } from './helpers/browser.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 
 let server: RunningServer;
 let browser: Browser;
 
-/** This file's own copy of the built app: other test runs may rebuild dist/ while this one runs. */
-let snapshotRoot = '';
-function appSnapshot(): string {
-  const root = (snapshotRoot = mkdtempSync(path.join(tmpdir(), 'pooled-app-')));
-  cpSync(path.resolve('dist'), path.join(root, 'dist'), { recursive: true });
-  return root;
-}
+let app: BuiltApp | undefined;
 const ENGINE = process.env.POOLED_E2E_ENGINE ?? 'webgpu';
 
 beforeAll(async () => {
-  server = await startServer({ port: 0, root: appSnapshot(), extraStatic: { '/models/tiny': await tinyModelDir() } });
-  browser = await launchChromium();
+  app = await startBuiltApp({ '/models/tiny': await tinyModelDir() });
+  ({ server, browser } = app);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (snapshotRoot) rmSync(snapshotRoot, { recursive: true, force: true });
-});
+afterAll(async () => { await app?.close(); });
 
 interface DeviceView { id: string; status: string; start: number; end: number; total: number; pct: number }
 

@@ -4,7 +4,7 @@
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { startServer, type RunningServer, type ServerOptionsIn } from '../../server/app.ts';
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -73,4 +73,25 @@ export function useServerAndBrowser(serverOptions: ServerOptionsIn = { port: 0 }
     await env.server?.close();
   });
   return env;
+}
+
+/** The built app served from a private copy of dist/ (other test runs may rebuild dist/ meanwhile), and one Chromium. */
+export interface BuiltApp { server: RunningServer; browser: Browser; close(): Promise<void> }
+
+/** Start a BuiltApp with `extraStatic` folders (tiny models, scripts) beside it; close() removes the copy. */
+export async function startBuiltApp(extraStatic: Record<string, string>): Promise<BuiltApp> {
+  const root = mkdtempSync(path.join(tmpdir(), 'pooled-app-'));
+  const gone = () => rmSync(root, { recursive: true, force: true });
+  let server: RunningServer | undefined;
+  try {
+    cpSync(path.resolve('dist'), path.join(root, 'dist'), { recursive: true });
+    server = await startServer({ port: 0, root, extraStatic });
+    const browser = await launchChromium();
+    const running = server;
+    return { server, browser, async close() { await browser.close(); await running.close(); gone(); } };
+  } catch (e) {
+    await server?.close();
+    gone();
+    throw e;
+  }
 }
