@@ -11,24 +11,7 @@
 const QK: u32 = 256u;
 const QBYTES: u32 = 144u;
 
-fn slice_group(s: u32, g: u32) -> u32 {
-  let j = s & 7u;
-  return 256u * (s >> 3u) + 64u * (j >> 1u) + 16u * (j & 1u) + 32u * g;
-}
-
-// Byte i of the 12 scale bytes (header words 1–3).
-fn scale_byte(h: vec4<u32>, i: u32) -> u32 {
-  return (h[1u + (i >> 2u)] >> ((i & 3u) << 3u)) & 0xffu;
-}
-
-// (d·sc, dmin·m) of sub-block s, rounded as ggml rounds them.
-fn scale_min(h: vec4<u32>, s: u32) -> vec2<f32> {
-  let lo = vec2<u32>(scale_byte(h, s) & 63u, scale_byte(h, s + 4u) & 63u);
-  let t = scale_byte(h, s + 4u);                            // s ≥ 4: bytes s + 4, s − 4 (= s & 3) and s
-  let hi = vec2<u32>((t & 0xfu) | ((scale_byte(h, s & 3u) >> 6u) << 4u), (t >> 4u) | ((scale_byte(h, s) >> 6u) << 4u));
-  let sm = select(lo, hi, s >= 4u);
-  return unpack_f16x2(h.x) * vec2<f32>(sm);
-}
+// slice_group, scale_byte and scale_min: ./k_scales.wgsl (shared with Q5_K).
 
 fn nibble_dot(w: u32, shift: u32, x: vec4<f32>) -> f32 {
   return dot(vec4<f32>(byte_lanes(w, shift, 0xfu)), x);

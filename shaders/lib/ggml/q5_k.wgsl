@@ -7,22 +7,7 @@
 const QK: u32 = 256u;
 const QBYTES: u32 = 176u;
 
-fn slice_group(s: u32, g: u32) -> u32 {
-  let j = s & 7u;
-  return 256u * (s >> 3u) + 64u * (j >> 1u) + 16u * (j & 1u) + 32u * g;
-}
-
-fn scale_byte(h: vec4<u32>, i: u32) -> u32 {
-  return (h[1u + (i >> 2u)] >> ((i & 3u) << 3u)) & 0xffu;
-}
-
-fn scale_min(h: vec4<u32>, s: u32) -> vec2<f32> {
-  let lo = vec2<u32>(scale_byte(h, s) & 63u, scale_byte(h, s + 4u) & 63u);
-  let t = scale_byte(h, s + 4u);                            // s ≥ 4: bytes s + 4, s − 4 (= s & 3) and s
-  let hi = vec2<u32>((t & 0xfu) | ((scale_byte(h, s & 3u) >> 6u) << 4u), (t >> 4u) | ((scale_byte(h, s) >> 6u) << 4u));
-  let sm = select(lo, hi, s >= 4u);
-  return unpack_f16x2(h.x) * vec2<f32>(sm);
-}
+// slice_group, scale_byte and scale_min: ./k_scales.wgsl (shared with Q4_K).
 
 // 5-bit codes of a word's four bytes: nibbles (shift 0 or 4) and bit `bit` of the matching qh bytes.
 fn codes5(w: u32, shift: u32, qh: u32, bit: u32) -> vec4<f32> {

@@ -14,6 +14,7 @@ import q5_1 from '../../../shaders/lib/ggml/q5_1.wgsl?raw';
 import q4_k from '../../../shaders/lib/ggml/q4_k.wgsl?raw';
 import q5_k from '../../../shaders/lib/ggml/q5_k.wgsl?raw';
 import q6_k from '../../../shaders/lib/ggml/q6_k.wgsl?raw';
+import kScales from '../../../shaders/lib/ggml/k_scales.wgsl?raw';
 import matvecSource from '../../../shaders/matvec_ggml.wgsl?raw';
 import matmulSource from '../../../shaders/matmul_ggml.wgsl?raw';
 import matmulRowsSource from '../../../shaders/matmul_rows_ggml.wgsl?raw';
@@ -30,8 +31,9 @@ import { matmulRowsOp, ROWS_X_LIBS } from './matmul-rows.ts';
 import { matmulTilesOp } from './matmul-tiles.ts';
 import { matvecRowsOp } from './matvec-rows.ts';
 
-const BLOCKS: Record<GgmlBlockType, string> = {
-  Q8_0: q8_0, Q4_0: q4_0, Q4_1: q4_1, Q5_0: q5_0, Q5_1: q5_1, Q4_K: q4_k, Q5_K: q5_k, Q6_K: q6_k,
+/** Each block type's decode libs, in composition order. */
+const BLOCKS: Record<GgmlBlockType, readonly string[]> = {
+  Q8_0: [q8_0], Q4_0: [q4_0], Q4_1: [q4_1], Q5_0: [q5_0], Q5_1: [q5_1], Q4_K: [kScales, q4_k], Q5_K: [kScales, q5_k], Q6_K: [q6_k],
 };
 
 const WEIGHT = read('array<vec4<u32>>');   // the chunk's rows as stored + 16 zero bytes
@@ -56,7 +58,7 @@ const made = new Map<GgmlBlockType, GgmlKernels>();
 export function ggmlKernels(type: GgmlBlockType): GgmlKernels {
   let k = made.get(type);
   if (!k) {
-    const block = [words, BLOCKS[type]];
+    const block = [words, ...BLOCKS[type]];
     const id = type.toLowerCase();
     k = {
       matvec: defineKernel({ name: `matvec_ggml_${id}`, family: 'matvec_ggml', source: matvecSource, libs: [matvecRows, jobPlain, ...block], reduces: true, constants: Epilogue, bindings: linearBindings('array<vec4<f32>>') }),
