@@ -18,12 +18,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let t = wid.y;
   let h = wid.x * WG + lid;
   if (t >= step.n || h >= H) { return; }
-  let k = params.top_k;
-  var s = 0.0;
-  for (var j = 0u; j < k; j++) {
-    let pair = t * k + j;
-    let term = bitcast<f32>(route[params.max_pairs + pair]) * ye[pair * H + h];
-    s = s + term;
-  }
+  let s = routed_sum(t, h);   // shaders/lib/moe_routed_sum.wgsl
   x[t * H + h] = x[t * H + h] + s;
 }

@@ -5,6 +5,7 @@
 // variants (./experts.ts, ./expert-linear.ts).
 import combineSource from '../../../shaders/moe_combine.wgsl?raw';
 import combineSharedSource from '../../../shaders/moe_combine_shared.wgsl?raw';
+import routedSum from '../../../shaders/lib/moe_routed_sum.wgsl?raw';
 import groupSource from '../../../shaders/moe_group.wgsl?raw';
 import routeSource from '../../../shaders/moe_route.wgsl?raw';
 import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct } from '../kernel.ts';
@@ -33,12 +34,14 @@ export const MOE_GROUP = defineKernel({
 export const MOE_COMBINE = defineKernel({
   name: 'moe_combine',
   source: combineSource,
+  libs: [routedSum],
   bindings: { step: STEP, route: read('array<u32>'), ye: read('array<f32>'), x: rw('array<f32>'), params: MOE_ROUTE },
 });
 
 export const MOE_COMBINE_SHARED = defineKernel({
   name: 'moe_combine_shared',
   source: combineSharedSource,
+  libs: [routedSum],
   bindings: {
     step: STEP, route: read('array<u32>'), ye: read('array<f32>'), sx: read('array<f32>'), sgate: read('array<f32>'),
     x: rw('array<f32>'), params: MOE_ROUTE,
