@@ -78,6 +78,7 @@ export async function decodeCorpus(corpus: CorpusAnswer[], layout: Layout, delay
     let mark: { at: number; hops: number; readbacks: number; rows: number; time: TimeBreakdown } | undefined;
     const r = await generator.generate(a.prompt, {
       maxNewTokens: a.answer.length,
+      ...(a.constraint ? { constraint: a.constraint() } : {}),
       onToken: (_id, soFar) => { if (soFar.length === 1) mark = { at: room.meter.clock.now, hops: room.meter.hops, readbacks: room.host.readbacks, rows: room.meter.rowsSent, time: { ...room.meter.time } }; },
       ...(lookup ? { speculate: { drafter, maxDraft: MAX_DRAFT } } : {}),
     });
