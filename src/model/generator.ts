@@ -21,10 +21,11 @@
 // token and a drafter's guesses in one pass and emit every token the model agrees with, plus its own next
 // one; the tokens are those plain decoding gives (same seed), and the cache ends as plain decoding's.
 
-import { runTokens, type LayerEngine, type SamplingOptions } from './engine-types.ts';
+import { runTokens, scoreRows, type LayerEngine, type SamplingOptions } from './engine-types.ts';
 import type { FinishReason, GenerateOptions, GenerationResult, GenerationStats, TokenGenerator } from './generate-types.ts';
 import { EngineUsageError, SamplingError } from './engine-errors.ts';
 import { tokenSeed } from './sampler.ts';
+import { pickRow } from './speculative/accept.ts';
 import { sameConstraint, speculationOff } from './speculative/checks.ts';
 import { speculativePass, type PassResult } from './speculative/pass.ts';
 import { DEFAULT_MAX_DRAFT } from './speculative/types.ts';
@@ -152,8 +153,8 @@ export class Generator implements TokenGenerator {
     const maxDraft = spec && !off ? Math.max(0, Math.floor(spec.maxDraft ?? DEFAULT_MAX_DRAFT)) : 0;
     let tFirst: number | undefined;
     let decodeSteps = 0;
-    // An engine that samples ahead (a split room) keeps speculating in passes once one ran: a plain step
-    // after a pass would start the host's share of the next token, which the pass after it drops.
+    // An engine that samples ahead (a split room) speculates in passes from the first token on: a plain
+    // step would start the host's share of the next token, which the pass after it drops.
     let inPasses = false;
     let feeding: number | undefined;                // the token decodeToken is feeding, while it runs
     let yieldedAt = t0;
@@ -232,7 +233,13 @@ export class Generator implements TokenGenerator {
         const previous = ids[ids.length - 1];
         let picks: number[];
         let pass: PassResult | null = null;
-        if (previous === undefined) {
+        if (previous === undefined && maxDraft > 0 && this.engine.samplesAhead === true) {
+          // A split room about to speculate: pick the first token as a pass's row 0 (the head alone),
+          // not with sample(), whose share of the next token run ahead the first pass would drop.
+          const [row] = await scoreRows(this.engine, hidden, [constraint ? { opts: tokenOpts, constraint } : { opts: tokenOpts }]);
+          picks = [pickRow(row!, tokenOpts, constraint)];
+          inPasses = true;
+        } else if (previous === undefined) {
           picks = [await this.engine.sample(hidden, tokenOpts, constraint)];
         } else {
           const room = Math.min(maxDraft, opts.maxNewTokens - ids.length - 1, this.ctx - position - 1);

@@ -162,7 +162,7 @@ describe('RoomEngine: speculative decoding and the host running ahead', () => {
     }
   });
 
-  it('a split room samples ahead, a room of one does not; once passes began, the host runs its layers once a pass', async () => {
+  it('a split room samples ahead, a room of one does not; speculating, the host runs its layers once a pass and never ahead', async () => {
     const all = part(0, 3);
     expect(room(part(0, 0, true), [all]).samplesAhead).toBe(false);   // the host holds no layers
     const one = new ReferenceEngine(weights, { ctx });
@@ -187,9 +187,10 @@ describe('RoomEngine: speculative decoding and the host running ahead', () => {
     const r = await new Generator(r0, { ctx }).generate(prompt, { maxNewTokens: 16, speculate: { drafter } });
     expect(r.ids).toEqual(expected);
     expect(r.stats).toMatchObject({ drafted: 2, accepted: 2, passes: 13 });
-    // The prompt; the first token and two plain steps, each picked with the host's share of the next token;
-    // the pass (the last prepared share dropped); then one-row passes: never a share run and dropped again.
-    expect(calls).toEqual(['runTokens 17', 'sampleAndRun', 'sampleAndRun', 'sampleAndRun', 'runTokens 3', ...Array<string>(10).fill('runTokens 1')]);
+    // The prompt; the first token picked by the head alone (no share of the next token run ahead); then
+    // passes only: two of one row, the drafted one of three rows, one-row passes again. Never a share of
+    // the host's layers run and dropped.
+    expect(calls).toEqual(['runTokens 17', 'runTokens 1', 'runTokens 1', 'runTokens 3', ...Array<string>(10).fill('runTokens 1')]);
   });
 
   it('the host picks and runs its own layers in one call; the prepared token is dropped when the answer ends', async () => {

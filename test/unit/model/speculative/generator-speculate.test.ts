@@ -123,7 +123,7 @@ describe('speculative decoding on one engine', () => {
     expect(off.r.ids).toEqual(plain.r.ids.slice(0, 10));
   });
 
-  it('an engine that samples ahead keeps speculating in passes once one ran (nothing drafted: a pass of one row)', async () => {
+  it('an engine that samples ahead speculates in passes from the first token on (nothing drafted: a pass of one row)', async () => {
     const plain = await run({ maxNewTokens: 30 });
     // Right drafts at answer token 5 only; nothing drafted elsewhere.
     const once: Drafter = { name: 'once', draft: ({ context, max }) => {
@@ -134,6 +134,7 @@ describe('speculative decoding on one engine', () => {
       const engine = Object.defineProperty(engineOf(), 'samplesAhead', { value: samplesAhead });
       const calls: string[] = [];
       const spy = Object.assign(Object.create(engine) as ReferenceEngine, {
+        sample: (...a: Parameters<ReferenceEngine['sample']>) => { calls.push('sample'); return engine.sample(...a); },
         decodeToken: (...a: Parameters<ReferenceEngine['decodeToken']>) => { calls.push('decode'); return engine.decodeToken(...a); },
         runTokens: (ids: number[], range: [number, number], start: number) => { if (start >= prompt.length) calls.push(`pass ${ids.length}`); return runTokens(engine, ids, range, start); },
       });
@@ -141,9 +142,12 @@ describe('speculative decoding on one engine', () => {
       expect(r.r.error).toBeUndefined();
       expect(r.r.ids).toEqual(plain.r.ids);
       expect(r.r.stats).toMatchObject({ drafted: 3, accepted: 3, passes: 29 - 3 });
-      // Steps 1–4 plain, then the pass of 4 rows, then: plain steps again, or one-row passes.
-      const after = Array<string>(29 - 3 - 5).fill(samplesAhead ? 'pass 1' : 'decode');
-      expect(calls).toEqual([...Array<string>(4).fill('decode'), 'pass 4', ...after]);
+      // Without sampling ahead: the first token sampled, steps 1–4 plain, the pass of 4 rows, plain steps
+      // again. Sampling ahead: the first token picked as a pass's row 0 would be (the head alone: sample()
+      // would run the host's share of the next token, which the first pass drops), then one-row passes.
+      const step = samplesAhead ? 'pass 1' : 'decode';
+      const first = samplesAhead ? [] : ['sample'];
+      expect(calls).toEqual([...first, ...Array<string>(4).fill(step), 'pass 4', ...Array<string>(29 - 3 - 5).fill(step)]);
       expectSameCache(engine, plain.engine);
     }
   });
