@@ -100,7 +100,7 @@ async function profileDecode(engine: WorkerEngine, source: ModelSource, model: s
     // In turn, so the machine's load falls on both alike.
     const xs: Record<string, number[]> = {};
     for (const greedy of [false, true]) {
-      for (const [name, e] of [[mine, engine], [theirs, other]] as const) await step(e, greedy)();
+      for (const [, e] of [[mine, engine], [theirs, other]] as const) await step(e, greedy)();
       for (let i = 0; i < n; i++) {
         for (const [name, e] of [[mine, engine], [theirs, other]] as const) {
           const t0 = performance.now();

@@ -1,5 +1,5 @@
 // <pooled-file-browser>, in the workspace: the project's file tree and the selected file.
-import { LitElement, css, html, nothing } from 'lit';
+import { LitElement, css, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { buildTree, sortedChildren as sorted, type TreeNode } from '../app/file-tree.ts';
 import { theme } from './theme.ts';

@@ -1,7 +1,7 @@
 // Acceptance 2 (Node half): tiny checkpoints with the real Qwen3 tokenizer, 4 layers, in both real
 // layouts (BF16 safetensors, MLC q4f16_1): 32 greedy tokens from the WebGPU engine equal the
 // reference's exactly, on the f32 path and on the shader-f16 path, through the shared Generator.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
 import { Generator } from '../../src/model/generator.ts';

@@ -100,7 +100,7 @@ const firstRequest = [
 ];
 
 /** Steps whose prompt is not the previous prompt + its answer + new turns (a compaction happened). */
-function compactedSteps(tok: Tokenizer, backend: RecordingBackend): number[] {
+function compactedSteps(backend: RecordingBackend): number[] {
   return backend.requests.flatMap((r, i) => {
     if (i === 0) return [];
     const prev = [...backend.requests[i - 1]!.prompt, ...backend.results[i - 1]!.ids];
@@ -121,7 +121,7 @@ test('stage 2: an earlier request folds into one line plus its answer (exact tok
   expect((await h.agent.run('Read x, y and z, then list the folder')).reason).toBe('done');
 
   const compactions = notes(h.events).filter((n) => n.startsWith('compaction'));
-  const steps = compactedSteps(tok, h.backend);
+  const steps = compactedSteps(h.backend);
   expect(steps.length).toBe(1);
   expect(compactions.length).toBe(1);
   const i = steps[0]!;
@@ -152,7 +152,7 @@ test('stage 3: when folding is not enough the oldest earlier requests are droppe
   await h.agent.run('Tell me about it');
   await h.agent.run('Tell me more');
   expect((await h.agent.run('Read the five files')).reason).toBe('done');
-  const steps = compactedSteps(tok, h.backend);
+  const steps = compactedSteps(h.backend);
   expect(steps.length).toBe(1);
   const i = steps[0]!;
   const text = tok.decode(h.backend.requests[i]!.prompt);
@@ -190,7 +190,7 @@ test('stage 1 clears what old steps wrote: write_file content and edit_file old/
   };
   const on = await run(true);
   expect(on.out.reason).toBe('done');
-  const steps = compactedSteps(on.h.tokenizer, on.h.backend);
+  const steps = compactedSteps(on.h.backend);
   expect(steps.length).toBeGreaterThan(0);
   const text = on.h.tokenizer.decode(on.h.backend.requests.at(-1)!.prompt);
   // The old writes keep their call (name, path) with the content cleared; the last 2 steps are whole.

@@ -173,7 +173,7 @@ describe('a server without /v1/completions', () => {
   });
 
   test('hostile tool_calls end the answer with a named error', async () => {
-    const { backend } = await setup([]);
+    await setup([]);                              // starts the server the probe below reads
     const bad = (pieces: unknown) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: pieces } }] })}\n\n`;
     const fake = (body: string): typeof fetch => async (input) => (String(input).endsWith('/v1/completions')
       ? new Response('{"detail":"Not Found"}', { status: 404, statusText: 'Not Found' })

@@ -39,7 +39,7 @@ describe('kernel contract', () => {
       for (const name of k.names) expect(code.join('\n'), `binding ${name}`).toMatch(new RegExp(`\\b${name}\\b`));
     }
     const module = kernelModuleSource(k, { useF16: false });
-    k.names.forEach((name, i) => expect(module).toContain(`@binding(${i}) var`));
+    k.names.forEach((_name, i) => expect(module).toContain(`@binding(${i}) var`));
     if (k.subgroupLibs) {
       expect(module).not.toContain('enable subgroups;');
       expect(kernelModuleSource(k, { useF16: false, subgroups: true })).toMatch(/^enable subgroups;/);

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { stat, symlink, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadWeights, planWeights } from '../../../../src/model/load-weights.ts';
 import { HttpModelSource } from '../../../../src/model/sources/http.ts';
 import { NodeFolderSource } from '../../../../src/model/sources/node-folder.ts';
