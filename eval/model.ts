@@ -20,11 +20,15 @@ import { loadWeights } from '../src/model/load-weights.ts';
 import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
 import { Generator } from '../src/model/generator.ts';
 import type { LayerEngine } from '../src/model/engine-types.ts';
-import { repliesWriting } from './script.ts';
+import { scriptedReplies } from './script.ts';
+import type { BrokenSolution, EvalTask } from './task.ts';
 
 export interface EvalRun {
   /** The files the scripted model writes (replay only). */
   files?: Record<string, string>;
+  /** The task and, for a broken variant, its broken change (replay only: a follow-up task is answered with edits). */
+  task?: EvalTask;
+  broken?: BrokenSolution;
   /** The agent's tools (a server backend sends their call grammar). */
   tools: readonly ToolSchema[];
 }
@@ -39,13 +43,16 @@ export interface EvalModel {
   close?(): Promise<void>;
 }
 
-/** The scripted model: Qwen3's tokenizer and chat template (JSON calls), each run's files as its answers. */
+/**
+ * The scripted model: Qwen3's tokenizer and chat template (JSON calls); each run's answer is its files
+ * written from nothing or, for a follow-up task, its edits of the given files (script.ts).
+ */
 export async function replayModel(contextSize = 8192): Promise<EvalModel> {
   const tokenizer = await loadBundledQwen3Tokenizer();
   const template = new ChatTemplate(readFileSync(new URL('../test/fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'), 'Qwen3 chat template');
   return {
     name: 'replay', tokenizer, template, scripted: true,
-    backend: (run) => replayBackend({ tokenizer, template, replies: repliesWriting(run.files ?? {}, template.format), contextSize, name: 'replay' }).backend,
+    backend: (run) => replayBackend({ tokenizer, template, replies: scriptedReplies(run, template.format), contextSize, name: 'replay' }).backend,
   };
 }
 

@@ -1,6 +1,7 @@
-// Runs eval tasks: for each, a fresh project folder, the agent (real loop, tools, grammar, repairs,
-// compaction and the headless preview for serve / preview_logs / run_js) on the chosen model, then the
-// task's check of the page in real Chromium, served from the folder on 127.0.0.1. One row per run.
+// Runs eval tasks: for each, a fresh project folder (holding a follow-up task's given files first), the
+// agent (real loop, tools, grammar, repairs, compaction and the headless preview for serve /
+// preview_logs / run_js) on the chosen model, then the task's check of the page in real Chromium,
+// served from the folder on 127.0.0.1. One row per run.
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,7 +18,7 @@ import { createPreviewTools } from '../src/preview/tools.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/helpers/browser.ts';
 import { serveFolder } from './check-server.ts';
 import type { EvalModel } from './model.ts';
-import { brokenFiles, type EvalTask } from './task.ts';
+import { brokenFiles, type BrokenSolution, type EvalTask } from './task.ts';
 
 export interface EvalRow {
   task: string;
@@ -71,8 +72,8 @@ export async function runEval(opts: EvalOptions): Promise<EvalRow[]> {
     for (const task of opts.tasks) {
       const variants = opts.model.scripted
         ? [{ variant: 'solution', expected: 'pass' as const, files: task.solution },
-           ...task.broken.map((b) => ({ variant: `broken: ${b.why}`, expected: 'fail' as const, files: brokenFiles(task, b) }))]
-        : [{ variant: 'model', expected: 'pass' as const, files: undefined }];
+           ...task.broken.map((b) => ({ variant: `broken: ${b.why}`, expected: 'fail' as const, files: brokenFiles(task, b), broken: b }))]
+        : [{ variant: 'model', expected: 'pass' as const }];
       for (const v of variants) {
         const row = await runOne(task, v, { ...opts, project, preview, browser });
         rows.push(row);
@@ -88,15 +89,28 @@ export async function runEval(opts: EvalOptions): Promise<EvalRow[]> {
 
 interface RunEnv extends EvalOptions { project: CurrentFiles; preview: HeadlessPreview; browser: Browser }
 
-async function runOne(task: EvalTask, v: { variant: string; expected: 'pass' | 'fail'; files: Record<string, string> | undefined }, env: RunEnv): Promise<EvalRow> {
+interface Variant {
+  variant: string;
+  expected: 'pass' | 'fail';
+  /** Scripted runs: the files the answer leaves, and the broken change when it is a broken one. */
+  files?: Record<string, string>;
+  broken?: BrokenSolution;
+}
+
+async function runOne(task: EvalTask, v: Variant, env: RunEnv): Promise<EvalRow> {
   const dir = await mkdtemp(path.join(tmpdir(), `pooled-eval-${task.id}-`));
   const row: EvalRow = { task: task.id, variant: v.variant, expected: v.expected, passed: false, steps: 0, toolCalls: 0, tokens: 0, seconds: 0, reason: '', detail: '' };
   try {
     const files = await NodeFolderFiles.open(dir);
+    for (const [file, content] of Object.entries(task.given ?? {})) await files.write(file, content);
     env.project.current = files;
     const { tokenizer, template } = env.model;
     const tools = new ToolRegistry([...createFileTools(files, { regexRunner: new NodeRegexRunner() }), ...createPreviewTools(env.preview)]);
-    const backend = env.model.backend({ tools: tools.schemas(), ...(v.files ? { files: v.files } : {}) });
+    const backend = env.model.backend({
+      tools: tools.schemas(),
+      ...(v.files ? { files: v.files, task } : {}),
+      ...(v.broken ? { broken: v.broken } : {}),
+    });
     const agent = new Agent({
       backend, tools, files, format: template.format,
       codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }),

@@ -1,6 +1,9 @@
 // One eval task: a request to the agent, a check of the page it built (Playwright in real Chromium),
 // a scripted right answer (the files a correct agent would write) and broken answers that each check
 // must fail. The replay backend turns a set of files into the script of a model writing them.
+// A follow-up task also gives the project as it was before the request (`given`) and the right answer
+// as the edits a careful agent makes to it (`edits`, see edits.ts); its `solution` is still the files
+// after the right answer, so broken variants and checks work the same way for both kinds.
 import type { Page } from 'playwright-core';
 
 export interface BrokenSolution {
@@ -12,6 +15,13 @@ export interface BrokenSolution {
   to: string;
 }
 
+/** One edit_file of a follow-up's right answer: in `file`, `oldText` (found exactly once) becomes `newText`. */
+export interface FileEdit {
+  file: string;
+  oldText: string;
+  newText: string;
+}
+
 export interface EvalTask {
   id: string;                  // "todo-list"
   title: string;               // "Todo list kept in localStorage"
@@ -19,6 +29,10 @@ export interface EvalTask {
   request: string;
   /** The right answer: project-relative path -> content, written in this order. */
   solution: Record<string, string>;
+  /** Follow-up tasks: the project's files before the request, written into the run's folder first. */
+  given?: Record<string, string>;
+  /** Follow-up tasks: the right answer as edits of `given`, in order; applied, they give exactly `solution`. */
+  edits?: readonly FileEdit[];
   broken: BrokenSolution[];
   /** Throws CheckFailed (or any error) when the page does not do what was asked. `url` opens index.html. */
   check(page: Page, url: string): Promise<void>;
