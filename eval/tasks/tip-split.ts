@@ -85,7 +85,7 @@ update();
       await page.fill('#tip', String(percent));
       await page.fill('#people', String(count));
       await eventually(async () => (await textOf(page, '#total')).includes(totalWanted) && (await textOf(page, '#per-person')).includes(shareWanted),
-        async () => `bill ${billValue} with ${percent}% for ${count} people shows ${await shown()}, not total ${totalWanted} and ${shareWanted} per person`);
+        async () => `bill ${billValue} with ${percent}% for ${count} ${count === 1 ? 'person' : 'people'} shows ${await shown()}, not total ${totalWanted} and ${shareWanted} per person`);
     }
   },
 };
