@@ -1,5 +1,6 @@
 // The agent corpus for speculative decoding: what the agent's model is asked and answers on the agent's
-// own work. The replay scripts (public/replay/*.jsonl) and the eval suite's scripted solutions are run
+// own work. The replay scripts (public/replay/*.jsonl) and the eval suite's scripted solutions (apps
+// built from nothing, and follow-ups: a change to an existing app, read_file then edit_file) are run
 // through the real agent loop (tools on a scratch folder, the real chat template and tokenizer); every
 // generate call's prompt and answer are recorded, so the answers are "the target model's output" in the
 // context the agent really gives it (system prompt, tools, earlier calls and their results), with the
@@ -26,7 +27,7 @@ import type { Constraint, TokenGenerator } from '../../src/model/generate-types.
 import { isAllowed } from '../../src/model/sampler.ts';
 import { PromptLookupDrafter } from '../../src/model/speculative/prompt-lookup.ts';
 import type { Draft, Drafter } from '../../src/model/speculative/types.ts';
-import { repliesWriting } from '../../eval/script.ts';
+import { repliesEditing, repliesWriting } from '../../eval/script.ts';
 import { EVAL_TASKS } from '../../eval/tasks/index.ts';
 
 /** One answer: the prompt the model saw and the tokens it gave (stop token excluded). */
@@ -34,27 +35,36 @@ export interface CorpusAnswer {
   source: string;
   prompt: number[];
   answer: number[];
+  /** An app built from nothing (the replays, most eval tasks) or a follow-up (a change to a given app). */
+  kind: CorpusKind;
   /** A fresh copy of the call grammar the answer was sampled under (absent: it was unconstrained). */
   constraint?: () => Constraint;
 }
+
+export type CorpusKind = 'build' | 'follow-up';
 
 const CONTEXT = 16384;
 
 export async function agentCorpus(): Promise<CorpusAnswer[]> {
   const tokenizer = await loadBundledQwen3Tokenizer();
   const template = new ChatTemplate(await readFile(path.resolve('test/fixtures/chat-templates/qwen3.jinja'), 'utf8'), 'Qwen3 chat template');
-  const runs: { source: string; request: string; replies: string[] }[] = [];
+  const runs: { source: string; kind: CorpusKind; request: string; replies: string[]; given?: Record<string, string> }[] = [];
   const replayDir = path.resolve('public/replay');
   for (const f of (await readdir(replayDir)).filter((n) => n.endsWith('.jsonl')).sort()) {
-    runs.push({ source: `replay/${f}`, request: 'Build a small counter page.', replies: parseReplayJsonl(await readFile(path.join(replayDir, f), 'utf8'), f) });
+    runs.push({ source: `replay/${f}`, kind: 'build', request: 'Build a small counter page.', replies: parseReplayJsonl(await readFile(path.join(replayDir, f), 'utf8'), f) });
   }
-  for (const task of EVAL_TASKS) runs.push({ source: `eval/${task.id}`, request: task.request, replies: repliesWriting(task.solution, template.format) });
+  for (const task of EVAL_TASKS) {
+    runs.push(task.edits
+      ? { source: `eval/${task.id}`, kind: 'follow-up', request: task.request, replies: repliesEditing(task, template.format), ...(task.given ? { given: task.given } : {}) }
+      : { source: `eval/${task.id}`, kind: 'build', request: task.request, replies: repliesWriting(task.solution, template.format) });
+  }
 
   const out: CorpusAnswer[] = [];
   for (const run of runs) {
     const dir = await mkdtemp(path.join(tmpdir(), 'pooled-corpus-'));
     try {
       const files = await NodeFolderFiles.open(dir);
+      for (const [p, content] of Object.entries(run.given ?? {})) await files.write(p, content);
       const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
       const generator = new Generator(new ReplayEngine(tokenizer, run.replies, CONTEXT), { ctx: CONTEXT });
       const { codec, copyOf } = recordedGrammar(tokenizer, template.format, tools);
@@ -63,7 +73,7 @@ export async function agentCorpus(): Promise<CorpusAnswer[]> {
           const r = await generator.generate(prompt, opts);
           const copy = opts.constraint ? copyOf.get(opts.constraint) : undefined;
           if (opts.constraint && !copy) throw new Error(`${run.source}: an answer was sampled under a constraint the corpus cannot copy`);
-          out.push({ source: run.source, prompt: [...prompt], answer: [...r.ids], ...(copy ? { constraint: copy } : {}) });
+          out.push({ source: run.source, kind: run.kind, prompt: [...prompt], answer: [...r.ids], ...(copy ? { constraint: copy } : {}) });
           return r;
         },
       };

@@ -147,10 +147,10 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
   const corpus = await agentCorpus();
   figures.corpusAnswers = corpus.length;
   figures.corpusTokens = corpus.reduce((s, a) => s + a.answer.length, 0);
-  const replay = (drafter: (a: CorpusAnswer) => Drafter) => {
+  const replay = (drafter: (a: CorpusAnswer) => Drafter, answers: readonly CorpusAnswer[] = corpus) => {
     let passes = 0, accepted = 0, drafted = 0;
     const kept = new Array<number>(MAX_DRAFT + 1).fill(0);
-    for (const a of corpus) {
+    for (const a of answers) {
       if (a.answer.length < 2) continue;
       const r = lookupOnAnswer(a, MAX_DRAFT, drafter(a));
       passes += r.passes; accepted += r.accepted; drafted += r.drafted;
@@ -209,6 +209,20 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
         figures[`${name}RowsPerHop`] = f.rowsPerHop;
       }
     }
+  }
+  // The stated configuration on each part of the corpus: apps built from nothing, and follow-ups.
+  for (const kind of ['build', 'follow-up'] as const) {
+    const part = corpus.filter((a) => a.kind === kind);
+    const tag = kind === 'build' ? 'Builds' : 'FollowUps';
+    if (part.length === 0) throw new Error(`the corpus has no ${kind} answers`);
+    const alone = await decodeCorpus(part, 'single', 0, false, profile);
+    const split = await decodeCorpus(part, 'split2', STATED_DELAY, true, profile);
+    Object.assign(figures, {
+      [`corpusAnswers${tag}`]: part.length,
+      [`corpusTokens${tag}`]: part.reduce((n, a) => n + a.answer.length, 0),
+      [`lookupAcceptance${tag}`]: replay(() => new PromptLookupDrafter(), part).acceptance,
+      [`splitLookupOverSingle${tag}`]: split.tokensPerSecond / alone.tokensPerSecond,
+    });
   }
   // Split + draft model (draft.ts): a modelled Qwen3-0.6B on the host, its agreement modelled, not measured.
   Object.assign(figures, await draftModelFigures(corpus, single.tokensPerSecond, profile));
