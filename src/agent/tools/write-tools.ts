@@ -86,8 +86,9 @@ export async function planEdit(files: ProjectFiles, args: Record<string, unknown
   const updated = text.slice(0, start) + inserted + text.slice(end);
   if (updated === text) return unchanged(`${path} is unchanged: it already has that text.`);
   const firstLine = text.slice(0, start).split('\n').length;
-  const oldCount = text.slice(start, end).split('\n').length;
-  const newCount = inserted.split('\n').length;
+  // Whole lines ending in their newline count once each (old = "line 8\n" is one line, not two).
+  const oldCount = Math.max(1, countLines(text.slice(start, end)));
+  const newCount = countLines(inserted);
   const how = kind === 'exact' ? '' : kind === 'normalized' ? ' (matched after normalizing quotes, dashes and spaces)' : ' (matched ignoring indentation)';
   const where = oldCount === 1 ? `line ${firstLine}` : `lines ${firstLine}–${firstLine + oldCount - 1}`;
   return change(files, path, text, updated, { ok: true, changed: true, text: `edited ${path}: replaced ${where} (${plural(oldCount, 'line')} → ${plural(newCount, 'line')})${how}` });

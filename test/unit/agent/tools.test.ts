@@ -151,6 +151,12 @@ describe('edit_file guards', () => {
     expect(text(out)).toBe('edited a.js: replaced lines 3–4 (2 lines → 2 lines)');
     expect(await files.readText('a.js')).toBe(src.replace('console.log(msg);', 'alert(msg);'));
   });
+  test('lines copied with their newline count once each; a deletion replaces them with none', async () => {
+    const { call, files } = setup({ 'a.js': src });
+    expect(text(await call('edit_file', { path: 'a.js', old: '    console.log(msg);\n', new: '    alert(msg);\n    alert(2);\n' }))).toBe('edited a.js: replaced line 3 (1 line → 2 lines)');
+    expect(text(await call('edit_file', { path: 'a.js', old: '    alert(msg);\n    alert(2);\n', new: '' }))).toBe('edited a.js: replaced lines 3–4 (2 lines → 0 lines)');
+    expect(await files.readText('a.js')).toBe('function greet() {\n    const msg = "hello - world";\n}\n');
+  });
   test('no match: the error shows the closest lines; many matches: asks for more context', async () => {
     const { call, files } = setup({ 'a.js': src });
     const miss = await call('edit_file', { path: 'a.js', old: 'console.log(message);', new: 'x' });
