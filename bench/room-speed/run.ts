@@ -180,6 +180,7 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
     const plain = await decodeCorpus(corpus, 'split2', d, false, profile);
     const lookup = await decodeCorpus(corpus, 'split2', d, true, profile);
     const chain = await decodeCorpus(corpus, 'chain3', d, false, profile);
+    const chainLookup = await decodeCorpus(corpus, 'chain3', d, true, profile);
     const star = await decodeCorpus(corpus, 'star3', d, false, profile);
     const anchored = await decodeCorpus(corpus, 'split2', d, true, profile, (script) => new OracleDrafter(script, 'anchored'));
     const anywhere = await decodeCorpus(corpus, 'split2', d, true, profile, (script) => new OracleDrafter(script, 'anywhere'));
@@ -195,6 +196,7 @@ export async function run(profile: DeviceProfile = QWEN3_8B_Q4_100GBS): Promise<
       [`hopsPerToken3DevicesChain${suffix}`]: chain.hopsPerToken,
       [`hopsPerToken3DevicesStar${suffix}`]: star.hopsPerToken,
       [`chain3PlainOverSingle${suffix}`]: chain.tokensPerSecond / single.tokensPerSecond,
+      [`chain3LookupOverSingle${suffix}`]: chainLookup.tokensPerSecond / single.tokensPerSecond,
       [`hostReadbacksPerToken${suffix}`]: plain.readbacksPerToken,
       [`hostReadbacksPerTokenLookup${suffix}`]: lookup.readbacksPerToken,
       [`pipelinedPrefillOverPlain${suffix}`]: whole.seconds / piped.seconds,
