@@ -28,7 +28,8 @@ export const MODELLED_AGREEMENTS = [0.5, 0.6, 0.7, 0.8] as const;
 /** Fixed seed of the per-position agreement draws. */
 export const AGREEMENT_SEED = 0x5eed0a11;
 const STATED_DELAY = 5;
-const MAX_DRAFTS = [2, 3, 4, 5, 7] as const;
+/** The fixed draft lengths the adaptive one is compared with (the best of them is reported). */
+const MAX_DRAFTS = [1, 2, 3, 4, 5, 6, 7] as const;
 const DEFAULT_MAX_DRAFT = 7;
 
 // Qwen3-0.6B: hidden 1024, intermediate 3072, 28 layers, 16 query / 8 KV heads of 128, tied 151936-row
@@ -114,15 +115,21 @@ function roomOf(layout: Layout, delayMs: number, profile: DeviceProfile, L: numb
   return { engine: new RoomEngine(host, [host, new ModelledChain(guests, meter, delayMs)], opts), clock };
 }
 
-interface DraftDecode { tokensPerSecond: number; acceptance: number; draftMsPerPass: number }
+interface DraftDecode { tokensPerSecond: number; acceptance: number; draftMsPerPass: number; draftedPerPass: number }
 
-/** Decode the corpus with the modelled draft model drafting up to maxDraft tokens a pass (timed from each answer's first token). */
-async function decodeWithDraft(corpus: CorpusAnswer[], layout: Layout, delayMs: number, agreement: number, maxDraft: number, profile: DeviceProfile): Promise<DraftDecode> {
+/**
+ * Decode the corpus with the modelled draft model drafting `length` tokens a pass ('auto': chosen by the
+ * drafter from what it measures, at most the default 7), timed from each answer's first token. One
+ * drafter follows the whole corpus, as the app's follows a conversation.
+ */
+async function decodeWithDraft(corpus: CorpusAnswer[], layout: Layout, delayMs: number, agreement: number, length: number | 'auto', profile: DeviceProfile): Promise<DraftDecode> {
   const script: DraftScript = { tokens: [], salt: 0, agreement };
   const room = roomOf(layout, delayMs, profile, profile.layers, 1, (range, io) => new ScriptTarget(script, range, io));
   const draftDevice = new ModelledDevice(new ScriptDraft(script, QWEN3_06B_Q4_100GBS.layers), new Meter(room.clock, QWEN3_06B_Q4_100GBS), 1);
   const vocabulary = { target: vocabularyOf({ vocabSize: 151936 }), draft: vocabularyOf({ vocabSize: 151936 }) };
-  const drafter = new DraftModelDrafter(draftDevice, { ctx: 1 << 16, vocabulary, label: 'Qwen3-0.6B (modelled)' });
+  // The drafter times itself and the passes on the room's virtual clock.
+  const drafter = new DraftModelDrafter(draftDevice, { ctx: 1 << 16, vocabulary, label: 'Qwen3-0.6B (modelled)', draftLength: length, now: () => room.clock.now });
+  const maxDraft = length === 'auto' ? DEFAULT_MAX_DRAFT : length;
   // The draft's time, apart: the Generator awaits the drafter before each pass.
   const timed = { name: drafter.name, draftMs: 0, draft: async (r: Parameters<DraftModelDrafter['draft']>[0]) => {
     const t0 = room.clock.now;
@@ -131,7 +138,7 @@ async function decodeWithDraft(corpus: CorpusAnswer[], layout: Layout, delayMs: 
     return d;
   } };
   const generator = new Generator(room.engine, { ctx: 1 << 16 });
-  let ms = 0, tokens = 0, passes = 0, accepted = 0, draftMs = 0;
+  let ms = 0, tokens = 0, passes = 0, accepted = 0, drafted = 0, draftMs = 0;
   for (const [i, a] of corpus.entries()) {
     if (a.answer.length < 2) continue;
     Object.assign(script, { tokens: [...a.prompt, ...a.answer], salt: i });
@@ -150,9 +157,10 @@ async function decodeWithDraft(corpus: CorpusAnswer[], layout: Layout, delayMs: 
     tokens += r.ids.length - 1;
     passes += r.stats.passes!;
     accepted += r.stats.accepted!;
+    drafted += r.stats.drafted!;
   }
   if (drafter.failure) throw drafter.failure;
-  return { tokensPerSecond: tokens / (ms / 1000), acceptance: accepted / passes, draftMsPerPass: draftMs / passes };
+  return { tokensPerSecond: tokens / (ms / 1000), acceptance: accepted / passes, draftMsPerPass: draftMs / passes, draftedPerPass: drafted / passes };
 }
 
 /** Reference engines on a 6-layer tiny model, a 3-layer draft of its vocabulary: every layout gives one device's tokens. */
@@ -168,7 +176,9 @@ async function draftExactness(profile: DeviceProfile): Promise<string> {
   let accepted = 0;
   for (const layout of ['single', 'split2', 'chain3'] as const) {
     const room = roomOf(layout, 2, profile, numLayers, hiddenSize, inner);
-    const drafter = new DraftModelDrafter(new ReferenceEngine(draftWeights, { ctx }), { ctx, vocabulary: { target: vocabularyOf(weights.config), draft: vocabularyOf(draftWeights.config) } });
+    const drafter = new DraftModelDrafter(new ReferenceEngine(draftWeights, { ctx }), {
+      ctx, vocabulary: { target: vocabularyOf(weights.config), draft: vocabularyOf(draftWeights.config) }, now: () => room.clock.now,
+    });
     const r = await new Generator(room.engine, { ctx }).generate(prompt, { maxNewTokens: 40, speculate: { drafter } });
     if (r.ids.join() !== expected.join()) throw new Error(`${layout} with a draft model: tokens differ from one device's`);
     accepted += r.stats.accepted!;
@@ -178,8 +188,9 @@ async function draftExactness(profile: DeviceProfile): Promise<string> {
 
 /**
  * The draft-model figures for room.json: at the stated configuration (5 ms, 2 devices) and each modelled
- * agreement α, split + draft over one device's plain decode (k = 7, and the best k of 2 … 7), the mean
- * accepted drafted tokens per pass, the draft's time per pass; one device with a draft model; 3 devices.
+ * agreement α, split + draft over one device's plain decode with k = 7, with the best fixed k of 1 … 7,
+ * and with k chosen by the drafter ('auto', its mean drafted tokens per pass beside it); the mean accepted
+ * drafted tokens per pass, the draft's time per pass; one device with a draft model; 3 devices (k = 7 and auto).
  */
 export async function draftModelFigures(corpus: CorpusAnswer[], singleTokensPerSecond: number, profile: DeviceProfile): Promise<Record<string, number | string>> {
   const figures: Record<string, number | string> = {
@@ -187,25 +198,33 @@ export async function draftModelFigures(corpus: CorpusAnswer[], singleTokensPerS
     draftModelAgreement: `modelled agreement, not measured: each drafted token is the target's with probability α (${MODELLED_AGREEMENTS.join(', ')}), pseudo-random per position from seed 0x${AGREEMENT_SEED.toString(16)}`,
     draftModelExactness: await draftExactness(profile),
   };
+  const over = (d: DraftDecode) => d.tokensPerSecond / singleTokensPerSecond;
   for (const alpha of MODELLED_AGREEMENTS) {
     const tag = `@modelledAgreement${alpha}`;
-    const split = await decodeWithDraft(corpus, 'split2', STATED_DELAY, alpha, DEFAULT_MAX_DRAFT, profile);
-    let best = { k: DEFAULT_MAX_DRAFT, tokensPerSecond: split.tokensPerSecond };
-    for (const k of MAX_DRAFTS) {
-      if (k === DEFAULT_MAX_DRAFT) continue;
-      const r = await decodeWithDraft(corpus, 'split2', STATED_DELAY, alpha, k, profile);
-      if (r.tokensPerSecond > best.tokensPerSecond) best = { k, tokensPerSecond: r.tokensPerSecond };
-    }
+    const fixed = new Map<number, DraftDecode>();
+    for (const k of MAX_DRAFTS) fixed.set(k, await decodeWithDraft(corpus, 'split2', STATED_DELAY, alpha, k, profile));
+    const split = fixed.get(DEFAULT_MAX_DRAFT)!;
+    const [bestK, best] = [...fixed].reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
+    const auto = await decodeWithDraft(corpus, 'split2', STATED_DELAY, alpha, 'auto', profile);
     const single = await decodeWithDraft(corpus, 'single', 0, alpha, DEFAULT_MAX_DRAFT, profile);
+    const singleAuto = await decodeWithDraft(corpus, 'single', 0, alpha, 'auto', profile);
     const chain = await decodeWithDraft(corpus, 'chain3', STATED_DELAY, alpha, DEFAULT_MAX_DRAFT, profile);
+    const chainAuto = await decodeWithDraft(corpus, 'chain3', STATED_DELAY, alpha, 'auto', profile);
     Object.assign(figures, {
-      [`splitDraftOverSingle${tag}`]: split.tokensPerSecond / singleTokensPerSecond,
+      [`splitDraftOverSingle${tag}`]: over(split),
       [`splitDraftAcceptance${tag}`]: split.acceptance,
       [`splitDraftMsPerPass${tag}`]: split.draftMsPerPass,
-      [`splitDraftBestMaxDraft${tag}`]: best.k,
-      [`splitDraftBestOverSingle${tag}`]: best.tokensPerSecond / singleTokensPerSecond,
-      [`singleDraftOverSingle${tag}`]: single.tokensPerSecond / singleTokensPerSecond,
-      [`chain3DraftOverSingle${tag}`]: chain.tokensPerSecond / singleTokensPerSecond,
+      [`splitDraftBestMaxDraft${tag}`]: bestK,
+      [`splitDraftBestOverSingle${tag}`]: over(best),
+      [`splitDraftAutoOverSingle${tag}`]: over(auto),
+      [`splitDraftAutoDraftedPerPass${tag}`]: auto.draftedPerPass,
+      [`splitDraftAutoAcceptance${tag}`]: auto.acceptance,
+      [`splitDraftAutoOverBest${tag}`]: auto.tokensPerSecond / best.tokensPerSecond,
+      [`splitDraftAutoOverK7${tag}`]: auto.tokensPerSecond / split.tokensPerSecond,
+      [`singleDraftOverSingle${tag}`]: over(single),
+      [`singleDraftAutoOverSingle${tag}`]: over(singleAuto),
+      [`chain3DraftOverSingle${tag}`]: over(chain),
+      [`chain3DraftAutoOverSingle${tag}`]: over(chainAuto),
     });
   }
   return figures;

@@ -13,10 +13,18 @@
 // sampled from the draft's own distribution under the target's sampling options (temperature, top-k,
 // top-p) and the grammar's mask, with a random number of its own, and q records that distribution, so the
 // pass's standard rule min(1, p/q) keeps the output distribution the target's.
+//
+// How many it drafts (draftLength): by default 'auto', chosen per call from what the drafter measures —
+// how often its drafts were kept and how long a drafted token takes against the pass it waits for
+// (draft-length.ts); or a fixed number. Either way at most the request's max: the length changes only
+// how many tokens are proposed, never which tokens the answer has (greedy), nor its distribution (sampled).
+// A seed pins a sampled answer only for a fixed length: which positions are checked rows and which a
+// pass's own pick moves with k, and auto's k follows measured time.
 import { runTokens, scoreRows, type LayerEngine, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
 import { EngineUsageError, SamplingError } from '../engine-errors.ts';
 import { isGreedy, pickFromSorted, Prng, tokenSeed } from '../sampler.ts';
 import { rowDistribution } from './accept.ts';
+import { DraftLengthChooser, type DraftEstimate } from './draft-length.ts';
 import type { Draft, DraftDistribution, Drafter, DraftRequest } from './types.ts';
 import { checkSameVocabulary, type Vocabulary } from './vocabulary.ts';
 
@@ -29,6 +37,10 @@ export interface DraftModelOptions {
   label?: string;
   /** Tokens per forward call while the draft catches up with a new context (default 512). */
   prefillChunk?: number;
+  /** Tokens drafted per call: 'auto' (default) chooses from measured agreement and time; a number fixes it. Capped by the request's max. */
+  draftLength?: number | 'auto';
+  /** The clock the drafter times itself and the passes with, in ms (default performance.now; the bench's modelled devices bring a virtual one). */
+  now?: () => number;
 }
 
 const GREEDY: SamplingOptions = { temperature: 0 };
@@ -49,7 +61,10 @@ export class DraftModelDrafter implements Drafter {
   rewinds = 0;
   /** Tokens fed through the draft model so far (context catch-up and drafted tokens). */
   fed = 0;
+  /** 'auto' or the fixed number of tokens drafted per call. */
+  readonly draftLength: number | 'auto';
   private readonly prefillChunk: number;
+  private readonly lengths: DraftLengthChooser;
   private held: number[] = [];            // ids whose K/V the draft engine holds, positions 0..length-1
 
   constructor(readonly engine: LayerEngine, opts: DraftModelOptions) {
@@ -60,10 +75,19 @@ export class DraftModelDrafter implements Drafter {
     if (!(Number.isInteger(opts.ctx) && opts.ctx > 0)) throw new EngineUsageError(`draft model: ctx ${opts.ctx} must be a positive integer`);
     const chunk = opts.prefillChunk ?? 512;
     if (!(Number.isInteger(chunk) && chunk > 0)) throw new EngineUsageError(`draft model: prefillChunk ${chunk} must be a positive integer`);
+    const length = opts.draftLength ?? 'auto';
+    if (length !== 'auto' && !(Number.isInteger(length) && length > 0)) throw new EngineUsageError(`draft model: draftLength ${length} must be 'auto' or a positive integer`);
     checkSameVocabulary(opts.vocabulary.target, opts.vocabulary.draft, `draft model ${opts.label ?? ''}`.trim());
     this.name = `draft:${opts.label ?? 'model'}`;
     this.ctx = opts.ctx;
     this.prefillChunk = chunk;
+    this.draftLength = length;
+    this.lengths = new DraftLengthChooser(opts.now);
+  }
+
+  /** What the drafter has measured: agreement, passes observed, the cycle's fixed time and a drafted token's (ms). */
+  get estimate(): DraftEstimate {
+    return this.lengths.estimate;
   }
 
   /** Token ids whose K/V the draft engine holds. */
@@ -79,16 +103,28 @@ export class DraftModelDrafter implements Drafter {
 
   async draft(r: DraftRequest): Promise<Draft> {
     const context = r.context;
+    this.lengths.begin(context);
     // After drafting k tokens the cache holds the context and k − 1 of them.
-    const max = Math.min(Math.floor(r.max), this.ctx - context.length + 1);
-    if (this.failure || max <= 0 || context.length === 0 || r.signal?.aborted) return { tokens: [] };
+    const cap = Math.min(Math.floor(r.max), this.ctx - context.length + 1);
+    if (this.failure || !(cap > 0) || context.length === 0 || r.signal?.aborted) {
+      this.lengths.abandon();
+      return { tokens: [] };
+    }
+    const max = this.draftLength === 'auto' ? this.lengths.choose(cap) : Math.min(this.draftLength, cap);
     const sampled = !isGreedy(r.sampling);
     const tokens: number[] = [];
     const q: DraftDistribution[] = [];
-    const result = (): Draft => (sampled ? { tokens, q } : { tokens });
+    let firstAt: number | undefined;
+    const result = (): Draft => {
+      this.lengths.end(context, tokens, firstAt);
+      return sampled ? { tokens, q } : { tokens };
+    };
     try {
       let hidden: Float32Array | undefined = await this.catchUp(context, r.signal);   // [H], the context's last row
-      if (!hidden) return result();
+      if (!hidden) {
+        this.lengths.abandon();
+        return { tokens: [] };
+      }
       for (;;) {
         const position = context.length + tokens.length;
         const mask = r.constraint?.(tokens) ?? undefined;
@@ -105,6 +141,7 @@ export class DraftModelDrafter implements Drafter {
         }
         hidden = undefined;
         tokens.push(token);
+        if (tokens.length === 1) firstAt = this.lengths.now();
         if (tokens.length >= max || r.stopTokens?.has(token) || r.signal?.aborted) return result();
       }
     } catch (e) {
@@ -113,9 +150,10 @@ export class DraftModelDrafter implements Drafter {
       // only a guess, the answer goes on without it.
       if (isSamplingError(e)) return result();
       this.failure = e instanceof Error ? e : new Error(String(e));
+      this.lengths.abandon();
       this.held = [];
       await this.engine.truncate(0).catch(() => undefined);
-      return result();
+      return sampled ? { tokens, q } : { tokens };
     }
   }
 
