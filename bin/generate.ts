@@ -1,6 +1,6 @@
 // npm run generate -- --model DIR|URL|HF-ID|FILE.gguf --prompt TEXT | --prompt-ids 1,2,3 [--chat] [--max-new-tokens N]
 //   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu] [--ctx N] [--json]
-//   [--speculate lookup|draft:MODEL [--max-draft K]]
+//   [--speculate lookup|draft:MODEL [--max-draft K] [--draft-length K|auto]]
 // Loads the whole model, encodes the prompt with the model's own tokenizer (with --chat: rendered as one
 // user turn through its chat template, thinking off), generates, and prints the ids, the text and stats.
 // --prompt-ids feeds token ids as they are (no tokenizer, no template): for exact comparisons with
@@ -9,7 +9,9 @@
 // --speculate lookup drafts with prompt lookup, --speculate draft:MODEL with a small draft model of the same
 // tokenizer (any model source --model takes, loaded whole on the same backend), and checks the drafts in
 // one pass (greedy: the tokens of plain decoding; sampling: the same distribution); stats then add
-// drafted, accepted and passes.
+// drafted, accepted and passes. A draft model drafts as many tokens a pass as it finds pays (auto: from
+// how often its drafts were kept and how long a drafted token takes against a pass), at most --max-draft;
+// --draft-length K fixes it (a sampled answer repeats for its --seed only at a fixed length).
 // Exit codes: 0 done, 1 failed (model, engine), 2 bad usage or backend not available.
 
 import { parseArgs } from 'node:util';
@@ -45,7 +47,10 @@ const USAGE = `usage: npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [o
   --speculate lookup   speculative decoding with prompt-lookup drafts (same tokens; stats add drafted, accepted, passes)
   --speculate draft:M  speculative decoding with drafts from a small model M of the same tokenizer (any source
                        --model takes, e.g. draft:Qwen/Qwen3-0.6B for Qwen/Qwen3-8B), loaded whole on the same backend
-  --max-draft K        drafted tokens per pass with --speculate (default 7)`;
+  --max-draft K        most drafted tokens per pass with --speculate (default 7)
+  --draft-length K     with draft:M, draft K tokens a pass (at most --max-draft) instead of auto, which chooses
+                       from the measured agreement and timing (default auto; a sampled answer repeats for its
+                       --seed only at a fixed length)`;
 
 function fail(code: number, message: string, usage = false): never {
   process.stderr.write(`generate: ${message}\n${usage ? `${USAGE}\n` : ''}`);
@@ -62,7 +67,7 @@ function numberOption(name: string, v: string | undefined, check: (n: number) =>
 interface Args {
   model: string; prompt?: string; promptIds?: number[]; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
   topP?: number; seed?: number; backend: 'reference' | 'webgpu'; ctx?: number; json: boolean;
-  speculate?: 'lookup' | { draft: string }; maxDraft?: number;
+  speculate?: 'lookup' | { draft: string }; maxDraft?: number; draftLength?: number | 'auto';
 }
 
 function parse(): Args {
@@ -73,7 +78,7 @@ function parse(): Args {
         model: { type: 'string' }, prompt: { type: 'string' }, 'prompt-ids': { type: 'string' }, chat: { type: 'boolean' },
         'max-new-tokens': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' },
         'top-p': { type: 'string' }, seed: { type: 'string' }, backend: { type: 'string' }, ctx: { type: 'string' },
-        json: { type: 'boolean' }, speculate: { type: 'string' }, 'max-draft': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        json: { type: 'boolean' }, speculate: { type: 'string' }, 'max-draft': { type: 'string' }, 'draft-length': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }));
@@ -130,6 +135,12 @@ function parse(): Args {
     if (!args.speculate) fail(2, '--max-draft needs --speculate', true);
     args.maxDraft = maxDraft;
   }
+  const draftLength = str('draft-length');
+  if (draftLength !== undefined) {
+    if (typeof args.speculate !== 'object') fail(2, '--draft-length needs --speculate draft:MODEL', true);
+    args.draftLength = draftLength === 'auto' ? 'auto'
+      : numberOption('draft-length', draftLength, (n) => Number.isInteger(n) && n >= 1 && n <= 64, 'auto or a whole number in 1..64')!;
+  }
   return args;
 }
 
@@ -156,7 +167,7 @@ async function webgpuFactory(): Promise<CreateWebGPUEngine> {
  * The draft model of --speculate draft:MODEL, whole, on the target's backend. Its tokenizer is checked
  * against the target's before its weights are read: another vocabulary exits 2 naming the difference.
  */
-async function loadDraftModel(name: string, target: ReturnType<typeof vocabularyOf>, ctx: number, createWebGPU: CreateWebGPUEngine | undefined): Promise<{ drafter: DraftModelDrafter; label: string }> {
+async function loadDraftModel(name: string, target: ReturnType<typeof vocabularyOf>, ctx: number, draftLength: number | 'auto', createWebGPU: CreateWebGPUEngine | undefined): Promise<{ drafter: DraftModelDrafter; label: string }> {
   const source = await resolveModelSource(name);
   const config = await loadModelConfig(source);
   const vocabulary = { target, draft: vocabularyOf(config, await Tokenizer.fromSource(source)) };
@@ -169,7 +180,7 @@ async function loadDraftModel(name: string, target: ReturnType<typeof vocabulary
   const weights = await loadWeights(source, { layers: [0, config.numLayers], embedding: true, head: true });
   const draftCtx = Math.min(config.maxPositionEmbeddings, ctx);
   const engine = createWebGPU ? await createWebGPU(weights, { ctx: draftCtx }) : new ReferenceEngine(weights, { ctx: draftCtx });
-  return { drafter: new DraftModelDrafter(engine, { ctx: draftCtx, vocabulary, label: source.label }), label: source.label };
+  return { drafter: new DraftModelDrafter(engine, { ctx: draftCtx, vocabulary, label: source.label, draftLength }), label: source.label };
 }
 
 function printHuman(result: GenerationResult, text: string, stats: Record<string, unknown>): void {
@@ -185,7 +196,12 @@ function printHuman(result: GenerationResult, text: string, stats: Record<string
   out.write(`backend: ${stats.backend}, model: ${stats.model}, ctx: ${stats.ctx}, seed: ${s.seed}\n`);
   if (s.passes !== undefined) {
     out.write(`speculation: ${s.accepted} of ${s.drafted} drafted tokens accepted in ${s.passes} passes${s.speculationOff ? ` (off: ${s.speculationOff})` : ''}\n`);
-    if (stats.draftModel) out.write(`draft model: ${stats.draftModel}${stats.draftFailure ? ` (failed, turned off: ${stats.draftFailure})` : ''}\n`);
+    if (stats.draftModel) {
+      const length = stats.draftLength === 'auto' ? 'chosen from measurements' : `fixed at ${String(stats.draftLength)}`;
+      const perPass = s.passes > 0 ? (s.drafted ?? 0) / s.passes : 0;
+      out.write(`draft model: ${stats.draftModel}${stats.draftFailure ? ` (failed, turned off: ${stats.draftFailure})` : ''}\n`);
+      out.write(`draft length: ${length}, ${perPass.toFixed(2)} drafted a pass\n`);
+    }
   }
 }
 
@@ -209,7 +225,7 @@ async function main(): Promise<void> {
   const ctx = args.ctx ?? Math.min(config.maxPositionEmbeddings, prompt.length + Math.max(1, args.maxNewTokens));
   const engine = createWebGPU ? await createWebGPU(weights, { ctx }) : new ReferenceEngine(weights, { ctx });
   const draftModel = typeof args.speculate === 'object'
-    ? await loadDraftModel(args.speculate.draft, vocabularyOf(config, tokenizer), ctx + (args.maxDraft ?? 7), createWebGPU)
+    ? await loadDraftModel(args.speculate.draft, vocabularyOf(config, tokenizer), ctx + (args.maxDraft ?? 7), args.draftLength ?? 'auto', createWebGPU)
     : undefined;
   const loadSeconds = (performance.now() - t0) / 1000;
 
@@ -227,7 +243,7 @@ async function main(): Promise<void> {
   const stats = {
     finish: result.finish, ...(result.stopToken === undefined ? {} : { stopToken: result.stopToken }), ...result.stats,
     promptIds: prompt, loadSeconds, backend: args.backend, model: source.label, format: weights.format, ctx,
-    ...(draftModel ? { draftModel: draftModel.label } : {}),
+    ...(draftModel ? { draftModel: draftModel.label, draftLength: draftModel.drafter.draftLength, draftAgreement: draftModel.drafter.estimate.agreement } : {}),
     ...(draftModel?.drafter.failure ? { draftFailure: `${draftModel.drafter.failure.name}: ${draftModel.drafter.failure.message}` } : {}),
   };
   if (args.json) process.stdout.write(`${JSON.stringify({ ids: result.ids, text: answer, stats })}\n`);

@@ -114,6 +114,27 @@ describe('npm run generate', () => {
     expect(empty.stderr).toMatch(/--speculate draft:MODEL needs a model after "draft:"/);
   }, SLOW);
 
+  it('--draft-length: auto by default (stats say so), K fixes the drafted tokens a pass under --max-draft; bad values are named', async () => {
+    const auto = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '12', '--json', '--speculate', `draft:${model}`);
+    const a = JSON.parse(auto.stdout) as { ids: number[]; stats: { draftLength: unknown; draftAgreement: number } };
+    expect(a.stats.draftLength).toBe('auto');
+    expect(a.stats.draftAgreement).toBeGreaterThan(0.5);                 // the model as its own draft agrees
+    expect(a.ids).toEqual(golden.formats.safetensors.ids.slice(0, 12));
+    const fixed = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '32', '--json', '--speculate', `draft:${model}`, '--draft-length', '3');
+    const f = JSON.parse(fixed.stdout) as { ids: number[]; stats: { drafted: number; accepted: number; passes: number; draftLength: unknown } };
+    expect(f.ids).toEqual(golden.formats.safetensors.ids);
+    // 32 = 1 + 7 passes × (3 kept + 1) + (2 kept + 1) at the cap.
+    expect(f.stats).toMatchObject({ drafted: 23, accepted: 23, passes: 8, draftLength: 3 });
+    const capped = await generate('--model', model, '--prompt', golden.prompt, '--max-new-tokens', '7', '--speculate', `draft:${model}`, '--draft-length', '5', '--max-draft', '2');
+    expect(capped.stdout).toMatch(/speculation: 4 of 4 drafted tokens accepted in 2 passes\ndraft model: .*\ndraft length: fixed at 5, 2\.00 drafted a pass\n/);
+    const zero = await generate('--model', model, '--prompt', 'x', '--speculate', `draft:${model}`, '--draft-length', '0');
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/--draft-length needs auto or a whole number in 1\.\.64, got "0"/);
+    const lookup = await generate('--model', model, '--prompt', 'x', '--speculate', 'lookup', '--draft-length', '3');
+    expect(lookup.code).toBe(2);
+    expect(lookup.stderr).toMatch(/--draft-length needs --speculate draft:MODEL/);
+  }, SLOW);
+
   it('bad usage exits 2 naming the problem', async () => {
     const noModel = await generate('--prompt', 'x');
     expect(noModel.code).toBe(2);
