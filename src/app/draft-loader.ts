@@ -71,7 +71,9 @@ export async function loadDraftFrom(source: ModelSource, name: string, target: O
   const engine = await engineFactory(target.engine)(weights, { ctx, range: [0, config.numLayers] });
   try {
     signal.throwIfAborted();
-    return { drafter: new DraftModelDrafter(engine, { ctx, vocabulary, label: name }), name, bytes };
+    // It drafts as many tokens a pass as its measurements say pay (at most the pass's max): the room's
+    // pass time and the draft's token time differ from device to device, and so does its agreement.
+    return { drafter: new DraftModelDrafter(engine, { ctx, vocabulary, label: name, draftLength: 'auto' }), name, bytes };
   } catch (e) {
     await engine.dispose();
     throw e;

@@ -82,6 +82,7 @@ test('prompt lookup by default; a draft model of the same tokenizer loads, shows
   const drafter = h.sw.begin();
   expect(drafter).toBeInstanceOf(DraftModelDrafter);
   expect(drafter.name).toBe('draft:small');
+  expect((drafter as DraftModelDrafter).draftLength).toBe('auto');       // it chooses how many tokens to draft
 
   // It drafts, and the answer is plain decoding's.
   const source = new NodeFolderSource(dirs.target);
