@@ -1,6 +1,7 @@
 // A draft model on WebGPU: the target and a smaller draft model of the same vocabulary, both WebGPU
 // engines on one device. Greedy tokens equal plain decoding's on the same engine; the target as its own
-// draft keeps every token; a sampled draft (its q from the engine's scoreRows) completes seeded.
+// draft keeps every token (both drafting the length they choose from what they measure, the default); a
+// sampled draft (its q from the engine's scoreRows) at a fixed length completes seeded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
@@ -23,8 +24,8 @@ describe('DraftModelDrafter on WebGPU', () => {
   afterAll(() => device?.destroy());
 
   const engineOf = (w: ModelWeights) => createWebGPUEngine(w, { device, ctx, useF16: false });
-  const drafterOf = async (w: ModelWeights) =>
-    new DraftModelDrafter(await engineOf(w), { ctx, vocabulary: { target: vocabularyOf(target.config), draft: vocabularyOf(w.config) } });
+  const drafterOf = async (w: ModelWeights, draftLength: number | 'auto' = 'auto') =>
+    new DraftModelDrafter(await engineOf(w), { ctx, vocabulary: { target: vocabularyOf(target.config), draft: vocabularyOf(w.config) }, draftLength });
 
   it('greedy: plain decoding\'s tokens with another model drafting and with the target drafting itself', async () => {
     const plainEngine = await engineOf(target);
@@ -43,10 +44,12 @@ describe('DraftModelDrafter on WebGPU', () => {
     }
   });
 
-  it('seeded sampling with a sampled draft (q from scoreRows): completes, the same answer again for the seed', async () => {
+  it('seeded sampling with a sampled draft (q from scoreRows): completes, the same answer again for the seed (at a fixed draft length)', async () => {
+    // A seed pins a sampled answer for a fixed draft length only: auto's k follows measured time, and
+    // with k moves which positions are checked rows and which a pass's own pick.
     const run = async () => {
       const engine = await engineOf(target);
-      const drafter = await drafterOf(draft);
+      const drafter = await drafterOf(draft, 4);
       const r = await new Generator(engine, { ctx }).generate(prompt, { maxNewTokens: 24, sampling: { temperature: 0.8, topK: 8, seed: 5 }, speculate: { drafter, maxDraft: 4 } });
       await engine.dispose();
       await drafter.engine.dispose();
