@@ -190,7 +190,8 @@ async function draftExactness(profile: DeviceProfile): Promise<string> {
  * The draft-model figures for room.json: at the stated configuration (5 ms, 2 devices) and each modelled
  * agreement α, split + draft over one device's plain decode with k = 7, with the best fixed k of 1 … 7,
  * and with k chosen by the drafter ('auto', its mean drafted tokens per pass beside it); the mean accepted
- * drafted tokens per pass, the draft's time per pass; one device with a draft model; 3 devices (k = 7 and auto).
+ * drafted tokens per pass, the draft's time per pass; one device with a draft model (k = 7, the best
+ * fixed k, auto); 3 devices (k = 7 and auto).
  */
 export async function draftModelFigures(corpus: CorpusAnswer[], singleTokensPerSecond: number, profile: DeviceProfile): Promise<Record<string, number | string>> {
   const figures: Record<string, number | string> = {
@@ -201,12 +202,16 @@ export async function draftModelFigures(corpus: CorpusAnswer[], singleTokensPerS
   const over = (d: DraftDecode) => d.tokensPerSecond / singleTokensPerSecond;
   for (const alpha of MODELLED_AGREEMENTS) {
     const tag = `@modelledAgreement${alpha}`;
-    const fixed = new Map<number, DraftDecode>();
-    for (const k of MAX_DRAFTS) fixed.set(k, await decodeWithDraft(corpus, 'split2', STATED_DELAY, alpha, k, profile));
-    const split = fixed.get(DEFAULT_MAX_DRAFT)!;
-    const [bestK, best] = [...fixed].reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
+    const fixedK = async (layout: Layout, delayMs: number) => {
+      const runs = new Map<number, DraftDecode>();
+      for (const k of MAX_DRAFTS) runs.set(k, await decodeWithDraft(corpus, layout, delayMs, alpha, k, profile));
+      const [k, best] = [...runs].reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
+      return { k7: runs.get(DEFAULT_MAX_DRAFT)!, k, best };
+    };
+    const { k7: split, k: bestK, best } = await fixedK('split2', STATED_DELAY);
     const auto = await decodeWithDraft(corpus, 'split2', STATED_DELAY, alpha, 'auto', profile);
-    const single = await decodeWithDraft(corpus, 'single', 0, alpha, DEFAULT_MAX_DRAFT, profile);
+    const alone = await fixedK('single', 0);
+    const single = alone.k7;
     const singleAuto = await decodeWithDraft(corpus, 'single', 0, alpha, 'auto', profile);
     const chain = await decodeWithDraft(corpus, 'chain3', STATED_DELAY, alpha, DEFAULT_MAX_DRAFT, profile);
     const chainAuto = await decodeWithDraft(corpus, 'chain3', STATED_DELAY, alpha, 'auto', profile);
@@ -222,6 +227,8 @@ export async function draftModelFigures(corpus: CorpusAnswer[], singleTokensPerS
       [`splitDraftAutoOverBest${tag}`]: auto.tokensPerSecond / best.tokensPerSecond,
       [`splitDraftAutoOverK7${tag}`]: auto.tokensPerSecond / split.tokensPerSecond,
       [`singleDraftOverSingle${tag}`]: over(single),
+      [`singleDraftBestMaxDraft${tag}`]: alone.k,
+      [`singleDraftBestOverSingle${tag}`]: over(alone.best),
       [`singleDraftAutoOverSingle${tag}`]: over(singleAuto),
       [`chain3DraftOverSingle${tag}`]: over(chain),
       [`chain3DraftAutoOverSingle${tag}`]: over(chainAuto),
