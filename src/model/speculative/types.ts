@@ -47,7 +47,10 @@ export interface Drafter {
 
 export interface SpeculationOptions {
   drafter: Drafter;
-  /** Drafted tokens per pass (k; the pass feeds k + 1). Default 7: 8 rows, which a GPU runs for the price of one. */
+  /**
+   * Most drafted tokens per pass (k; the pass feeds k + 1). Default 7: 8 rows, which a GPU runs for the
+   * price of one. A drafter may draft fewer (a draft model by what its measurements say pays).
+   */
   maxDraft?: number;
 }
 
