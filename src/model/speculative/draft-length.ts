@@ -37,9 +37,10 @@
 // Before there is data, and for the first WARMUP_PASSES passes, it drafts the max: a pass of up to 8 rows
 // costs a memory-bound device about what one row costs, a draft model is picked for being much cheaper per
 // token than the room's pass (Qwen3-0.6B ≈ 6% of a 2-device Qwen3-8B pass) and for agreeing often (0.6 –
-// 0.8 is what such pairs are quoted at, where the max is within ~4% of the best k), and the first calls'
-// times are not yet the steady state (pipelines are compiled, caches warmed). The prior agreement (0.7,
-// worth 8 tokens) is where those figures put a same-family draft; it is forgotten within a few passes.
+// 0.8 is what such pairs are quoted at; from 0.7 on the max is within 4% of the best k, at 0.6 within 9%,
+// for 4 passes), and the first calls' times are not yet the steady state (pipelines are compiled, caches
+// warmed). The prior agreement (0.7, worth 8 tokens) is where those figures put a same-family draft; it
+// is forgotten within a few passes.
 
 /** Tokens a pass gives on average when k are drafted and each agrees with probability alpha (given the ones before it did). */
 export function expectedTokens(alpha: number, k: number): number {
