@@ -77,6 +77,7 @@ export class DraftModelDrafter implements Drafter {
     if (!(Number.isInteger(chunk) && chunk > 0)) throw new EngineUsageError(`draft model: prefillChunk ${chunk} must be a positive integer`);
     const length = opts.draftLength ?? 'auto';
     if (length !== 'auto' && !(Number.isInteger(length) && length > 0)) throw new EngineUsageError(`draft model: draftLength ${length} must be 'auto' or a positive integer`);
+    if (opts.now !== undefined && typeof opts.now !== 'function') throw new EngineUsageError('draft model: now must be a function returning ms');
     checkSameVocabulary(opts.vocabulary.target, opts.vocabulary.draft, `draft model ${opts.label ?? ''}`.trim());
     this.name = `draft:${opts.label ?? 'model'}`;
     this.ctx = opts.ctx;

@@ -211,6 +211,7 @@ describe('DraftModelDrafter with draftLength auto (the default), in the Generato
     for (const bad of [0, -1, 2.5, Number.NaN]) {
       expect(() => new DraftModelDrafter(new ReferenceEngine(target, { ctx }), { ctx, vocabulary, draftLength: bad })).toThrow(EngineUsageError);
     }
+    expect(() => new DraftModelDrafter(new ReferenceEngine(target, { ctx }), { ctx, vocabulary, now: 5 as unknown as () => number })).toThrow(/now must be a function/);
   });
 
   it('rewritten conversations: no throw, never past the max, the estimate learns only from passes', async () => {
