@@ -2,25 +2,29 @@
 // so a header is hostile input: every count and length in it is checked against these bounds and against
 // the bytes the file can hold BEFORE anything is allocated or looped over (gguf-parse.ts). The figures
 // are a few times what the largest real model needs (docs/gguf-and-moe.md, "Limits", has the measured
-// Qwen3 header): nothing real comes near them, and a file that passes them costs at most ≈64 MB to parse.
+// Qwen3 header): nothing real comes near them, and a file that passes them costs at most ≈64 MB to parse
+// (a header at its limit of 24 MiB: at most ≈24 MB of strings plus a window of one value and a 2 MiB step).
 
 const MiB = 2 ** 20;
 
 export const GGUF_LIMITS = {
   /**
-   * The whole header, metadata plus tensor infos. Qwen3's (151,936-token vocabulary and 151,387 merges)
-   * is ≈6.2 MB, Qwen3.5's (248,320 tokens) ≈10 MB; the tokenizer arrays are nearly all of it.
+   * The whole header, metadata plus tensor infos. Qwen3's (151,936 tokens, 151,387 merges) is 5.94 MB,
+   * Qwen3.5's (248,320 tokens) ≈10 MB scaled from it; the tokenizer arrays are nearly all of it.
    */
-  headerBytes: 32 * MiB,
+  headerBytes: 24 * MiB,
   /** Tensors in a model, all split parts together (Qwen3-235B-A22B: 1,131; one per expert per layer would still fit). */
   tensors: 65_536,
   /** Metadata key/value pairs in one file (real files: 30–60). */
   kvPairs: 65_536,
   /** Elements in one metadata array (the vocabulary: 151,936 for Qwen3, 248,320 for Qwen3.5). */
   arrayElements: 2 ** 20,
-  /** Array elements over all of one file's metadata (tokens + token types + merges: 455,259 for Qwen3). */
-  totalArrayElements: 2 ** 21,
-  /** Bytes of one metadata value as stored (Qwen3's tokens array: 2.6 MB, merges 2.4 MB). */
+  /**
+   * Array elements over all of one file's metadata: tokens + token types + merges are 455,259 for Qwen3,
+   * ≈744,000 for Qwen3.5. Each string element costs ≈32 bytes of JS heap however short: 2^20 of them ≈32 MB.
+   */
+  totalArrayElements: 2 ** 20,
+  /** Bytes of one metadata value as stored (Qwen3's tokens array: 2.59 MB, merges 2.73 MB, token types 0.61 MB). */
   valueBytes: 16 * MiB,
   /** Bytes of one string (a chat template is ≈4–20 KB). */
   stringBytes: 1 * MiB,

@@ -31,31 +31,36 @@ const MAGIC = 0x46554747;    // "GGUF" read as a little-endian u32
 const SCALAR_BYTES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
 const STRING = 8, ARRAY = 9;
 
-/** The header's bytes from the front of the file, grown as the parse needs them, never past the limit. */
-class HeaderBytes {
+/**
+ * A window on the header, moving forward: bytes [base, loaded) of the file. The parser only ever needs
+ * the bytes from where it is onward (each value is decoded as soon as its bytes are in), so a step drops
+ * what lies before `from`: the window is at most one value plus a step, however long the header is.
+ */
+class HeaderWindow {
   buf = new Uint8Array(0);
   view = new DataView(this.buf.buffer);
+  base = 0;
   loaded = 0;
   read = 0;
   constructor(private readonly fetch: (start: number, end: number) => Promise<Uint8Array>, private readonly size: number, private readonly file: string) {}
 
-  /** Make bytes [0, end) available; `what` names the value that needs them, for the error. */
-  async need(end: number, what: string): Promise<void> {
+  /** Make bytes [from, end) available; `what` names the value that needs them, for the error. */
+  async need(from: number, end: number, what: string): Promise<void> {
     if (end <= this.loaded) return;
     if (end > this.size) {
       throw new TruncatedFileError(`the GGUF header runs past the end of the file (${what} needs bytes up to ${end}; the file is ${this.size} bytes): the file is truncated`, { file: this.file, fileSize: this.size });
     }
     if (end > L.headerBytes) throw new HeaderError(`${what} takes the header past ${L.headerBytes} bytes, more than any real model's (limit headerBytes)`, { file: this.file });
     const target = Math.min(this.size, L.headerBytes, Math.max(end, this.loaded + STEP));
-    if (target > this.buf.byteLength) {
-      const grown = new Uint8Array(Math.min(L.headerBytes, Math.max(target, this.buf.byteLength * 2)));
-      grown.set(this.buf.subarray(0, this.loaded));
-      this.buf = grown;
-      this.view = new DataView(grown.buffer);
-    }
     const bytes = await this.fetch(this.loaded, target);
     if (bytes.byteLength !== target - this.loaded) throw new HeaderError(`a read of bytes [${this.loaded}, ${target}) returned ${bytes.byteLength} bytes`, { file: this.file });
-    this.buf.set(bytes, this.loaded);
+    const keep = this.buf.subarray(from - this.base, this.loaded - this.base);
+    const next = new Uint8Array(keep.byteLength + bytes.byteLength);
+    next.set(keep);
+    next.set(bytes, keep.byteLength);
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+    this.base = from;
     this.read += bytes.byteLength;
     this.loaded = target;
   }
@@ -66,23 +71,23 @@ class HeaderBytes {
  * is a HeaderError or a TruncatedFileError naming the file (and the key or tensor when there is one).
  */
 export async function parseGgufHeader(read: (start: number, end: number) => Promise<Uint8Array>, size: number, file: string): Promise<RawGgufHeader> {
-  const h = new HeaderBytes(read, size, file);
+  const h = new HeaderWindow(read, size, file);
   const decoder = new TextDecoder();
   let pos = 0;
   const bad = (detail: string, tensor?: string) => new HeaderError(detail, { file, ...(tensor ? { tensor } : {}) });
   const truncated = (detail: string) => new TruncatedFileError(`the GGUF header runs past the end of the file (${detail}; the file is ${size} bytes): the file is truncated`, { file, fileSize: size });
   /** A u64 as a Number, refused past 2^53 (no real count or offset comes near it). */
   const u64 = (what: string): number => {
-    const v = h.view.getBigUint64(pos, true);
+    const v = h.view.getBigUint64(pos - h.base, true);
     pos += 8;
     if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw bad(`${what} is ${v}, past 2^53`);
     return Number(v);
   };
-  const u32 = (): number => { const v = h.view.getUint32(pos, true); pos += 4; return v; };
+  const u32 = (): number => { const v = h.view.getUint32(pos - h.base, true); pos += 4; return v; };
   /** Bytes the file holds after `pos`: what every count and length is checked against. */
   const left = () => size - pos;
 
-  await h.need(Math.min(size, 24), 'the fixed header');
+  await h.need(0, Math.min(size, 24), 'the fixed header');
   if (size < 4 || h.view.getUint32(0, true) !== MAGIC) throw bad('not a GGUF file (no "GGUF" magic at byte 0)');
   if (size < 24) throw new TruncatedFileError(`is ${size} bytes: too short for a GGUF header (24)`, { file, fileSize: size });
   pos = 4;
@@ -99,32 +104,32 @@ export async function parseGgufHeader(read: (start: number, end: number) => Prom
 
   /** A length-prefixed string of at most `max` bytes, decoded once all its bytes are in. */
   const string = async (what: string, max: number): Promise<string> => {
-    if (pos + 8 > h.loaded) await h.need(pos + 8, what);
+    if (pos + 8 > h.loaded) await h.need(pos, pos + 8, what);
     const len = u64(`the length of ${what}`);
     if (len > max) throw bad(`${what} is ${len} bytes long, more than ${max}`);
     if (len > left()) throw truncated(`${what} is ${len} bytes long, ${left()} bytes are left`);
-    if (pos + len > h.loaded) await h.need(pos + len, what);
+    if (pos + len > h.loaded) await h.need(pos, pos + len, what);
     return text(len);
   };
   /** The next `len` bytes as UTF-8 (short strings by hand: TextDecoder costs ≈1 µs a call, and a vocabulary has 300k). */
   const text = (len: number): string => {
-    const b = h.buf, end = pos + len;
-    const s = len <= 64 ? shortUtf8(b, pos, end) : null;
-    const out = s ?? decoder.decode(b.subarray(pos, end));
-    pos = end;
+    const b = h.buf, at = pos - h.base;
+    const s = len <= 64 ? shortUtf8(b, at, at + len) : null;
+    const out = s ?? decoder.decode(b.subarray(at, at + len));
+    pos += len;
     return out;
   };
   /** Strings already loaded in full are read without a promise (the hot path: a vocabulary's 300k strings). */
   const stringNow = (max: number): string | null => {
     if (pos + 8 > h.loaded) return null;
-    const len = h.view.getBigUint64(pos, true);
+    const len = h.view.getBigUint64(pos - h.base, true);
     if (len > BigInt(Math.min(max, h.loaded - pos - 8))) return null;
     pos += 8;
     return text(Number(len));
   };
   const scalar = (type: number): number | boolean => {
     const v = h.view;
-    const o = pos;
+    const o = pos - h.base;
     pos += SCALAR_BYTES[type]!;
     switch (type) {
       case 0: return v.getUint8(o);
@@ -146,13 +151,13 @@ export async function parseGgufHeader(read: (start: number, end: number) => Prom
   for (let i = 0; i < kvCount; i++) {
     const key = await string(`metadata key ${i}`, L.keyBytes);
     if (Object.hasOwn(metadata, key)) throw bad(`metadata key "${key}" appears twice`);
-    if (pos + 4 > h.loaded) await h.need(pos + 4, `"${key}"`);
+    if (pos + 4 > h.loaded) await h.need(pos, pos + 4, `"${key}"`);
     const type = u32();
     const start = pos;
     if (type === STRING) {
       metadata[key] = await string(`"${key}"`, L.stringBytes);
     } else if (type === ARRAY) {
-      if (pos + 12 > h.loaded) await h.need(pos + 12, `"${key}"`);
+      if (pos + 12 > h.loaded) await h.need(pos, pos + 12, `"${key}"`);
       const of = u32();
       const n = u64(`"${key}" element count`);
       const each = of === STRING ? 8 : SCALAR_BYTES[of];
@@ -168,14 +173,14 @@ export async function parseGgufHeader(read: (start: number, end: number) => Prom
           if (pos - start > L.valueBytes) throw bad(`"${key}" is more than ${L.valueBytes} bytes (limit valueBytes)`);
         }
       } else {
-        if (pos + n * each > h.loaded) await h.need(pos + n * each, `"${key}"`);
+        if (pos + n * each > h.loaded) await h.need(pos, pos + n * each, `"${key}"`);
         for (let j = 0; j < n; j++) values[j] = scalar(of);
       }
       metadata[key] = values;
     } else {
       const bytes = SCALAR_BYTES[type];
       if (bytes === undefined) throw bad(`"${key}" has value type ${type}, which GGUF does not define`);
-      if (pos + bytes > h.loaded) await h.need(pos + bytes, `"${key}"`);
+      if (pos + bytes > h.loaded) await h.need(pos, pos + bytes, `"${key}"`);
       metadata[key] = scalar(type);
     }
   }
@@ -186,10 +191,10 @@ export async function parseGgufHeader(read: (start: number, end: number) => Prom
   const tensors: RawTensorInfo[] = [];
   for (let i = 0; i < tensorCount; i++) {
     const name = await string(`the name of tensor ${i}`, L.tensorNameBytes);
-    if (pos + 4 > h.loaded) await h.need(pos + 4, `tensor "${name}"`);
+    if (pos + 4 > h.loaded) await h.need(pos, pos + 4, `tensor "${name}"`);
     const dims = u32();
     if (dims < 1 || dims > L.dims) throw bad(`n_dims is ${dims} (1 to ${L.dims})`, name);
-    if (pos + 8 * dims + 12 > h.loaded) await h.need(pos + 8 * dims + 12, `tensor "${name}"`);
+    if (pos + 8 * dims + 12 > h.loaded) await h.need(pos, pos + 8 * dims + 12, `tensor "${name}"`);
     const ne: number[] = [];
     for (let d = 0; d < dims; d++) ne.push(u64(`ne[${d}] of "${name}"`));
     if (ne.reduce((a, d) => a * d, 1) > Number.MAX_SAFE_INTEGER) throw bad(`ne = [${ne}] has more than 2^53 elements`, name);
