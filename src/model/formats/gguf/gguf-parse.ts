@@ -64,6 +64,11 @@ class HeaderWindow {
     this.read += bytes.byteLength;
     this.loaded = target;
   }
+
+  release(): void {
+    this.buf = new Uint8Array(0);
+    this.view = new DataView(this.buf.buffer);
+  }
 }
 
 /**
@@ -72,6 +77,14 @@ class HeaderWindow {
  */
 export async function parseGgufHeader(read: (start: number, end: number) => Promise<Uint8Array>, size: number, file: string): Promise<RawGgufHeader> {
   const h = new HeaderWindow(read, size, file);
+  try {
+    return await parseFrom(h, size, file);
+  } finally {
+    h.release();           // an error's stack keeps this frame's closures (and the window) until it is printed
+  }
+}
+
+async function parseFrom(h: HeaderWindow, size: number, file: string): Promise<RawGgufHeader> {
   const decoder = new TextDecoder();
   let pos = 0;
   const bad = (detail: string, tensor?: string) => new HeaderError(detail, { file, ...(tensor ? { tensor } : {}) });
