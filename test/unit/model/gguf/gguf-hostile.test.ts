@@ -229,3 +229,29 @@ describe('issue 27 item 4: split parts bounded, and the first missing part ends 
     expect(http.requests).toBeLessThanOrEqual(4);
   }, 30_000);
 });
+
+describe('the bounded parser against an independent reader', () => {
+  it('reads real GGUF files (Qwen3 vocabulary, MoE, split, hybrid) exactly as @huggingface/gguf does', async () => {
+    const { gguf: libraryGguf } = await import('@huggingface/gguf');
+    const { readGgufHeader } = await import('../../../../src/model/formats/gguf/gguf-read.ts');
+    const { tinyGgufModel } = await import('../../../helpers/tiny-model.ts');
+    const models = [
+      await tinyGgufModel({ layers: 2, seed: 2, fileType: 'Q4_K_M' }),
+      await tinyGgufModel({ layers: 2, fileType: 'Q4_K_M', moe: { experts: 4, topK: 2 }, tokenizer: 'tiny-bpe' }),
+      await tinyGgufModel({ layers: 3, fileType: 'Q8_0', splits: 3, tokenizer: 'tiny-bpe' }),
+      await tinyGgufModel({ layers: 2, fileType: 'Q8_0', hybrid: {}, tokenizer: 'tiny-bpe' }),
+    ];
+    const plain = (v: unknown): unknown => (typeof v === 'bigint' ? Number(v) : Array.isArray(v) ? v.map(plain) : v);
+    for (const m of models) {
+      const ours = await readGgufHeader(new NodeFolderSource(m.dir, m.file), m.file);
+      const lib = await libraryGguf(m.path, { allowLocalFile: true });
+      const { version, tensor_count: _t, kv_count: _k, ...libMeta } = lib.metadata as Record<string, unknown>;
+      expect(ours.version).toBe(Number(version));
+      expect(Object.keys(ours.metadata)).toEqual(Object.keys(libMeta));
+      for (const [k, v] of Object.entries(libMeta)) expect(ours.metadata[k], k).toEqual(plain(v));
+      expect(ours.dataStart).toBe(Number(lib.tensorDataOffset));
+      expect(ours.tensors.map((t) => [t.name, t.ne, t.start - ours.dataStart]))
+        .toEqual(lib.tensorInfos.map((t) => [t.name, t.shape.map(Number), Number(t.offset)]));
+    }
+  }, 240_000);  // four tiny models built on first use, the Qwen3 vocabulary (≈6 MB of header) parsed twice, a busy CI box
+});
