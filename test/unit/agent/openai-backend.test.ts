@@ -23,7 +23,7 @@ const template = new ChatTemplate(readFileSync(new URL('../../fixtures/chat-temp
 let server: ScriptedServer | undefined;
 afterEach(async () => { await server?.close(); server = undefined; });
 
-async function backendOn(replies: ScriptedReply[], kind: 'llama.cpp' | 'vllm' | 'generic' = 'llama.cpp', extra: { idleMs?: number } = {}) {
+async function backendOn(replies: ScriptedReply[], kind: 'llama.cpp' | 'vllm' | 'generic' = 'llama.cpp', extra: { progressMs?: number; deadlineMs?: number } = {}) {
   server = await startOpenAIServer({ replies, kind, nCtx: 4096 });
   const tokenizer = await loadBundledQwen3Tokenizer();
   const files = new MemoryFiles({});
@@ -86,7 +86,7 @@ describe('one answer', () => {
       { status: 500, message: 'CUDA error: out of memory' },
       { status: 400, message: 'the request exceeds the available context size (4096 tokens)' },
       { text: 'partial ', streamError: 'slot unavailable' },
-    ], 'generic', { idleMs: 300 });
+    ], 'generic', { progressMs: 300 });
     const a = await backend.generate(request(backend, 'one'));
     expect(a.finish).toBe('error');
     expect(a.error?.message).toBe('the server answered POST /v1/completions with 500 Internal Server Error: CUDA error: out of memory');
@@ -98,7 +98,7 @@ describe('one answer', () => {
   });
 
   test('a stalled server, a model the server does not have, and a server gone away are errors too', async () => {
-    const { backend, tokenizer, info } = await backendOn([{ stall: true }], 'generic', { idleMs: 300 });
+    const { backend, tokenizer, info } = await backendOn([{ stall: true }], 'generic', { progressMs: 300 });
     const stalled = await backend.generate(request(backend, 'hello'));
     expect(stalled.error?.message).toMatch(/sent nothing for 0.3 s$/);
     const wrong = new OpenAIBackend({ server: info, model: 'other-model', tokenizer, template });
@@ -143,9 +143,14 @@ test('a whole agent request on the server: writes the file, answers, ends done; 
   expect(out.answer).toBe('The page says Hi.');
   expect(await files.readText('index.html')).toBe('<!doctype html>\n<h1>Hi</h1>\n');
   expect(out.summary).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · [\d.]+ tok\/s · 1 device · [\d.]+ s$/);
-  // The second prompt is the first plus the answer and the result, rendered by us: the server sees our turns.
-  const [p1, p2] = server!.requests.map((r) => String(r.prompt));
-  expect(p2!.startsWith(p1!)).toBe(true);
+  // The first prompt goes as text; the server counted it as we do, so the second goes as our token ids
+  // (llama.cpp takes them): the first plus the answer and the result, rendered by us.
+  const [p1, ids2] = server!.requests.map((r) => r.prompt);
+  expect(typeof p1).toBe('string');
+  expect(Array.isArray(ids2) && ids2.every((id) => Number.isInteger(id))).toBe(true);
+  expect(backend.promptIds).toBe(true);
+  const p2 = tokenizer.decode(ids2 as number[]);
+  expect(p2.startsWith(p1 as string)).toBe(true);
   expect(p2).toContain('<tool_response>\ncreated index.html (2 lines)\n</tool_response>');
   expect(server!.requests[0]!.grammar).toEqual(expect.stringContaining('"write_file"'));
 });

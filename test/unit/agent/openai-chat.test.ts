@@ -37,7 +37,7 @@ async function setup(replies: ScriptedReply[], routes: ServerRoutes = CHAT_ONLY,
   const files = new MemoryFiles({});
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
   const info = await probeServer(server.url, 'qwen3-test');
-  const backend = new OpenAIBackend({ server: info, model: 'qwen3-test', tokenizer, template, tools: tools.schemas(), idleMs: 2_000 });
+  const backend = new OpenAIBackend({ server: info, model: 'qwen3-test', tokenizer, template, tools: tools.schemas(), progressMs: 2_000 });
   const agent = new Agent({ backend, tools, files, format: template.format, codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }) });
   const events: AgentEvent[] = [];
   agent.subscribe((e) => events.push(e));
@@ -183,7 +183,7 @@ describe('a server without /v1/completions', () => {
     for (const [body, message] of [
       [bad([{ index: 5, function: { name: 'x' } }]), /a tool call with index 5 after 0 calls/],
       [bad({ index: 0 }), /tool_calls that are not a list/],
-      [bad([{ index: 0, function: { name: 'read_file', arguments: 'x'.repeat(5 << 20) } }]), /^the server sent over 4096 characters for an answer of at most 256 tokens$/],
+      [bad([{ index: 0, function: { name: 'read_file', arguments: 'x'.repeat(1 << 19) } }]), /^the server sent over 4096 characters for an answer of at most 256 tokens$/],
     ] as const) {
       const b = new OpenAIBackend({ server: info, model: 'qwen3-test', tokenizer, template: qwen3, tools: [], fetch: fake(body) });
       const r = await b.generate(request(b, [{ role: 'user', content: 'hi' }]));
