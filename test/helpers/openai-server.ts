@@ -31,8 +31,8 @@ export interface ScriptedReply {
   toolCalls?: { name: string; arguments: string; pieces?: number }[];
   /** Answer with one JSON document instead of a stream (a server that ignores stream: true). */
   whole?: boolean;
-  /** usage.prompt_tokens to report instead of the count (a server whose tokenizer differs from ours). */
-  promptTokens?: number;
+  /** usage.prompt_tokens to report instead of the count, or made from it (a server whose tokenizer differs from ours). */
+  promptTokens?: number | ((counted: number) => number);
   /** Write the whole response yourself (after the request body was read and recorded). */
   raw?: (res: http.ServerResponse) => void | Promise<void>;
 }
@@ -124,7 +124,8 @@ export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?
     }
     const text = reply.text ?? '';
     const chunks = reply.chunks ?? (text.match(/[\s\S]{1,4}/g) ?? []);
-    const promptTokens = reply.promptTokens ?? (chat ? undefined : Array.isArray(body.prompt) ? body.prompt.length : (await loadBundledQwen3Tokenizer()).encode(String(body.prompt)).length);
+    const counted = chat ? undefined : Array.isArray(body.prompt) ? body.prompt.length : (await loadBundledQwen3Tokenizer()).encode(String(body.prompt)).length;
+    const promptTokens = typeof reply.promptTokens === 'function' ? reply.promptTokens(counted ?? 0) : reply.promptTokens ?? counted;
     const usage = { prompt_tokens: promptTokens, completion_tokens: chunks.length, total_tokens: 0 };
     const finish = reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
     if (reply.whole) {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
 import { probeServer, ServerError, serverBase } from '../../../src/agent/openai/server.ts';
+import { noCallGrammar } from '../../../src/agent/openai/gbnf.ts';
 import { Agent } from '../../../src/agent/loop.ts';
 import { createCallCodec } from '../../../src/agent/codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
@@ -162,4 +163,57 @@ test('a server error ends the agent\'s request with reason error and a note quot
   expect(out.reason).toBe('error');
   expect(out.note).toBe('the model failed: the server answered POST /v1/completions with 503 Service Unavailable: Loading model');
   expect(out.summary).toMatch(/ · error$/);
+});
+
+describe('token counts: ours against the server\'s (26.6)', () => {
+  test('a server that takes ids (llama.cpp, vLLM) gets our ids once its count of a text prompt agreed; another keeps text', async () => {
+    for (const kind of ['llama.cpp', 'vllm', 'generic'] as const) {
+      const { backend } = await backendOn([{ text: 'one' }, { text: 'two' }], kind);
+      const first = request(backend, 'first');
+      const second = request(backend, 'second question');
+      await backend.generate(first);
+      await backend.generate(second);
+      const [a, b] = server!.requests.map((r) => r.prompt);
+      expect(a, kind).toBe(backend.decode(first.prompt));
+      if (kind === 'generic') expect(b, kind).toBe(backend.decode(second.prompt));
+      else expect(b, kind).toEqual(second.prompt);
+      await server!.close();
+      server = undefined;
+    }
+  });
+
+  test('a server that counts otherwise is named on the timeline once, and its count sets the budget', async () => {
+    // A server whose tokenizer gives three tokens for each of ours (the issue's 705 against ~2,135).
+    const { backend, tokenizer, files, tools } = await backendOn([
+      { text: call('list_dir', {}), promptTokens: (n) => 3 * n },
+      { text: call('read_file', { path: 'none.txt' }), promptTokens: (n) => 3 * n },
+      { text: 'Nothing there.', promptTokens: (n) => 3 * n },
+    ], 'llama.cpp');
+    const agent = new Agent({ backend, tools, files, format: 'json', codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
+    const out = await agent.run('What is in the folder?');
+    expect(out.reason).toBe('done');
+    const notes = agent.timeline.items.filter((i) => i.kind === 'note' && i.note === 'server');
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({ text: expect.stringMatching(/^the server counted [\d,]+ prompt tokens where our tokenizer counts [\d,]+: its tokenizer \(or its template\) differs from ours, so its count sets the budget from now on$/) });
+    // The window is taken in the server's tokens: 4,096 of its tokens are ~1,365 of ours.
+    expect(backend.contextSize).toBe(Math.floor(4096 / backend.counts.ratio));
+    expect(backend.counts.ratio).toBeCloseTo(3, 1);
+    // After the first answer every ask leaves room for the server's own count of the prompt; ids never go.
+    for (const sent of server!.requests.slice(1)) {
+      const theirs = 3 * tokenizer.encode(String(sent.prompt)).length;
+      expect(typeof sent.prompt).toBe('string');
+      expect(sent.max_tokens as number).toBeLessThanOrEqual(4096 - theirs + 3);
+    }
+  });
+});
+
+test('the closing answer at the step limit sends the no-call grammar, not the call grammar (26.8)', async () => {
+  const { backend, tokenizer, files, tools } = await backendOn([{ text: call('list_dir', {}) }, { text: 'I listed the folder; nothing is left.' }]);
+  const agent = new Agent({ backend, tools, files, format: 'json', maxSteps: 2, codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
+  const out = await agent.run('Look around');
+  expect(out).toMatchObject({ reason: 'limit', answer: 'I listed the folder; nothing is left.' });
+  const [first, closing] = server!.requests.map((r) => String(r.grammar));
+  expect(first).toMatch(/^call ::= "<tool_call>"/m);
+  expect(closing).toBe(noCallGrammar());
+  expect(closing).not.toMatch(/call ::=|tool-name/);
 });
