@@ -35,6 +35,7 @@ import { causeOf, describeError, fetchHere, readBounded, ServerError, type Serve
 import { AnswerWatch, DEFAULT_ANSWER_LIMITS, type Timers } from './openai/answer-watch.ts';
 import { cutAtStop, heldBack } from './openai/stop-strings.ts';
 import { PromptCounts } from './openai/prompt-count.ts';
+import { errorText, MalformedEvent, num, parseChunk, type ChatDelta, type CompletionChunk } from './openai/chunk.ts';
 import { CHAT_PATH, COMPLETIONS_PATH, nativeMessages, refusesTools, saysNoCompletions, StreamedToolCalls, textMessages, wireTools } from './openai/chat.ts';
 import { TurnRenderer } from './turns.ts';
 import { SseError, SseParser } from './openai/sse.ts';
@@ -307,19 +308,11 @@ export class OpenAIBackend implements Backend {
       if (typeof cached === 'number') { reused = cached; computed = num(event.usage?.prompt_tokens) - cached; }
       if (event.timings) { computed = num(event.timings.prompt_n); reused = num(event.timings.cache_n); }
     };
-    /** One event's JSON: what is not a JSON object, or has fields of the wrong shape, is named as malformed. */
+    /** One event: what is not a JSON object, or has fields of the wrong shape, is named as malformed. */
     const takeData = (data: string) => {
-      let event: unknown;
+      const event = parseChunk(data);
       try {
-        event = JSON.parse(data);
-      } catch {
-        throw new MalformedEvent(`the server sent a malformed event (not JSON): ${data.slice(0, 200)}`);
-      }
-      if (event === null || typeof event !== 'object' || Array.isArray(event)) {
-        throw new MalformedEvent(`the server sent a malformed event (not a JSON object): ${data.slice(0, 200)}`);
-      }
-      try {
-        take(event as CompletionChunk);
+        take(event);
       } catch (e) {
         if (e instanceof ServerError) throw e;
         throw new MalformedEvent(`the server sent a malformed event (${(e as Error).message}): ${data.slice(0, 200)}`);
@@ -338,7 +331,7 @@ export class OpenAIBackend implements Backend {
         if (!chat && req.messages && saysNoCompletions(res.status, why)) return { result: finish('error'), refused: { what: 'completions', why } };
         if (nativeTools && refusesTools(res.status, why)) return { result: finish('error'), refused: { what: 'tools', why } };
         if (withGrammar && client && /grammar|structured|guided/i.test(why)) return { result: finish('error'), refused: { what: 'grammar', why } };
-        if (asIds && client && /prompt|token/i.test(why)) return { result: finish('error'), refused: { what: 'ids', why } };
+        if (asIds && client && /prompt/i.test(why) && !/context|exceed|too long/i.test(why)) return { result: finish('error'), refused: { what: 'ids', why } };
         const earlier = chat && saysNoCompletions(res.status, why) ? `POST ${COMPLETIONS_PATH} with ${this.completionsMissing} and ` : '';
         return { result: finish('error', new ServerError(`the server answered ${earlier}POST ${path} with ${why}`, res.status)) };
       }
@@ -391,28 +384,6 @@ export class OpenAIBackend implements Backend {
 /** One try at an answer; `refused` names what the server turned down, to ask again without it. */
 interface Attempt { result: BackendResult; refused?: { what: 'completions' | 'tools' | 'grammar' | 'ids'; why: string } }
 
-/** An event that is not a completion chunk (not JSON, not an object, fields of the wrong shape). */
-class MalformedEvent extends ServerError {
-  override name = 'MalformedEvent';
-}
-
 const MAX_WHOLE_BODY = 8 << 20;
 /** Real tokens average about 4 characters; 16 leaves room for the longest (runs of spaces, dashes). */
 const MAX_CHARS_PER_TOKEN = 16;
-
-interface ChatDelta { content?: unknown; tool_calls?: unknown }
-
-interface CompletionChunk {
-  choices?: { text?: unknown; delta?: ChatDelta; message?: ChatDelta; finish_reason?: string | null }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
-  timings?: { prompt_n?: number; cache_n?: number };
-  error?: unknown;
-}
-
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-
-function errorText(e: unknown): string {
-  if (typeof e === 'string') return e;
-  if (e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string') return (e as { message: string }).message;
-  return JSON.stringify(e);
-}

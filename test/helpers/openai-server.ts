@@ -25,6 +25,8 @@ export interface ScriptedReply {
   streamError?: string;
   /** 400 "failed to parse grammar" when the request carries a grammar. */
   refuseGrammar?: boolean;
+  /** 400 "prompt must be a string" when the prompt is token ids (a server that takes text only). */
+  refuseIds?: boolean;
   /** Send nothing at all after the headers (a stalled server). */
   stall?: boolean;
   /** Chat only: calls streamed as delta.tool_calls, their arguments in `pieces` parts (default 3). */
@@ -114,6 +116,11 @@ export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?
     if (reply.refuseGrammar && (body.grammar !== undefined || body.structured_outputs !== undefined)) {
       json(res, 400, { error: { code: 400, message: 'failed to parse grammar', type: 'invalid_request_error' } });
       replies.unshift({ ...reply, refuseGrammar: false });
+      return;
+    }
+    if (reply.refuseIds && Array.isArray(body.prompt)) {
+      json(res, 400, { error: { code: 400, message: "'prompt' must be a string", type: 'invalid_request_error' } });
+      replies.unshift({ ...reply, refuseIds: false });
       return;
     }
     if (reply.status) { json(res, reply.status, reply.message ? { error: { code: reply.status, message: reply.message } } : {}); return; }

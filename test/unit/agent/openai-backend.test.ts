@@ -180,6 +180,11 @@ describe('token counts: ours against the server\'s (26.6)', () => {
       await server!.close();
       server = undefined;
     }
+    // A server that turns a prompt of ids down is asked again with text, and text it stays.
+    const { backend } = await backendOn([{ text: 'one' }, { text: 'two', refuseIds: true }, { text: 'three' }]);
+    for (const q of ['first', 'second', 'third']) expect((await backend.generate(request(backend, q))).finish).toBe('stop');
+    expect(server!.requests.map((r) => (Array.isArray(r.prompt) ? 'ids' : typeof r.prompt))).toEqual(['string', 'ids', 'string', 'string']);
+    expect(backend.idsRefused).toBe("400 Bad Request: 'prompt' must be a string");
   });
 
   test('a server that counts otherwise is named on the timeline once, and its count sets the budget', async () => {
