@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
 import { probeServer } from '../../../src/agent/openai/server.ts';
+import { noCallGrammar } from '../../../src/agent/openai/gbnf.ts';
 import { Agent } from '../../../src/agent/loop.ts';
 import { createCallCodec } from '../../../src/agent/codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
@@ -170,6 +171,21 @@ describe('a server without /v1/completions', () => {
     // A call still streaming shows its function line; arguments that never became JSON stay for the repairs.
     expect(seen).toContain('<tool_call>\n<function=list_dir>\n');
     expect(two.text).toBe('<tool_call>\n<function=list_dir>\n<parameter=path>\n\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n{"name": "read_file", "arguments": {"path": "b}\n</tool_call>');
+  });
+
+  test('the closing answer goes with tool_choice "none" (OpenAI tools), or the no-call grammar (tools in the text) (26.8)', async () => {
+    const { backend } = await setup([{ text: 'a' }, { text: 'b' }]);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'hi' }];
+    await backend.generate(request(backend, messages, { constraint: () => null }));
+    await backend.generate(request(backend, messages, { constraint: () => null, noCalls: true }));
+    expect(server!.requests.map((r) => r.tool_choice)).toEqual([undefined, 'none']);
+    await server!.close();
+    const text = await setup([{ text: 'a' }, { text: 'b' }], { completions: '404', tools: false });
+    await text.backend.generate(request(text.backend, messages, { constraint: () => null }));
+    await text.backend.generate(request(text.backend, messages, { constraint: () => null, noCalls: true }));
+    const grammars = server!.requests.filter((r) => r.tools === undefined).map((r) => String(r.grammar));
+    expect(grammars[0]).toMatch(/^call ::= "<tool_call>"/m);
+    expect(grammars[1]).toBe(noCallGrammar());
   });
 
   test('hostile tool_calls end the answer with a named error', async () => {
