@@ -74,3 +74,18 @@ test('one 1 MiB event in 256-byte pieces is searched once: linear, not one pass 
   expect(p.scanned).toBeLessThanOrEqual(b.length);
   expect(p.scanned).toBeGreaterThan(b.length - 10);
 });
+
+test('500 seeded random streams, cut at random: the same events as the whole-text reading', () => {
+  let seed = 0x2545f491;
+  const rand = (n: number) => { seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5; return (seed >>> 0) % n; };
+  const parts = ['data: ', 'data:', 'data', ':', ': ping', 'event: x', 'id: 1', '\r', '\n', '\r\n', '\n\n', 'x', '{"t":"é"}', ' ', '你', '🌍'];
+  for (let k = 0; k < 500; k++) {
+    const stream = Array.from({ length: 1 + rand(40) }, () => parts[rand(parts.length)]!).join('');
+    const b = bytes(stream);
+    const p = new SseParser();
+    const out: string[] = [];
+    for (let at = 0; at < b.length;) { const n = 1 + rand(6); out.push(...p.push(b.subarray(at, at + n))); at += n; }
+    out.push(...p.end());
+    expect(out, JSON.stringify(stream)).toEqual(reference(stream));
+  }
+});
