@@ -286,8 +286,9 @@ export class OpenAIBackend implements Backend {
       const before = text;
       const grown = content.length + calls.chars;
       const said = chat ? (piece as ChatDelta | undefined)?.content : (piece as { text?: unknown } | undefined)?.text;
+      const searchFrom = content.length;
       if (typeof said === 'string') content += said;
-      const cut = cutAtStop(content, stops);
+      const cut = cutAtStop(content, stops, searchFrom);
       if (cut.stopped) {
         content = cut.text;
         stopped = true;

@@ -10,12 +10,15 @@ export interface StopCut {
   stopped: boolean;
 }
 
-/** `text` cut before the first of `stops` it holds. */
-export function cutAtStop(text: string, stops: readonly string[]): StopCut {
+/**
+ * `text` cut before the first of `stops` it holds, searching from `from` (a streaming caller passes where
+ * the new text began, less the longest stop string, so a long answer is not searched again per piece).
+ */
+export function cutAtStop(text: string, stops: readonly string[], from = 0): StopCut {
   let first = -1;
   for (const s of stops) {
     if (s === '') continue;
-    const at = text.indexOf(s);
+    const at = text.indexOf(s, Math.max(0, from - s.length + 1));
     if (at >= 0 && (first < 0 || at < first)) first = at;
   }
   return first < 0 ? { text, stopped: false } : { text: text.slice(0, first), stopped: true };

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
 import { AnswerTimeout, AnswerWatch, type Timers } from '../../../src/agent/openai/answer-watch.ts';
 import { RedirectRefused, type ServerInfo } from '../../../src/agent/openai/server.ts';
+import { cutAtStop, heldBack } from '../../../src/agent/openai/stop-strings.ts';
 import { Agent } from '../../../src/agent/loop.ts';
 import { createCallCodec } from '../../../src/agent/codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
@@ -180,6 +181,19 @@ test('text after a stop string is never read: "ok<|im_end|>" then a call answers
   expect(out).toMatchObject({ reason: 'done', answer: 'ok' });
   expect(out.stats.toolCalls).toBe(0);
   expect(await files.allFiles()).toEqual([]);
+});
+
+test('stop strings: the earliest of several wins, one straddling two pieces is found, a possible start is held back', () => {
+  const stops = ['<|im_end|>', '<|endoftext|>'];
+  expect(cutAtStop('a<|endoftext|>b<|im_end|>', stops)).toEqual({ text: 'a', stopped: true });
+  expect(cutAtStop('no stop here', stops)).toEqual({ text: 'no stop here', stopped: false });
+  // Searching from where the new piece began still finds a stop string that began in the piece before.
+  const before = 'ok<|im_';
+  expect(cutAtStop(`${before}end|> after`, stops, before.length)).toEqual({ text: 'ok', stopped: true });
+  expect(cutAtStop(`<|im_end|>${'x'.repeat(50)}`, stops, 40)).toEqual({ text: `<|im_end|>${'x'.repeat(50)}`, stopped: false }); // the caller searched that part already
+  expect(heldBack('ok<|im_', stops)).toBe(5);
+  expect(heldBack('ok<', stops)).toBe(1);
+  expect(heldBack('ok <b>', stops)).toBe(0);
 });
 
 test('data: null and other events that are not completion chunks are named malformed, not a network failure (27.10)', async () => {
