@@ -2,7 +2,8 @@
 // that writes its answer by hand: streams that never end (pings, empty events, one byte at a time), a
 // redirect to another origin, text after a stop string, malformed events, a server that dies mid-answer.
 // Each ends bounded, with a named error or the text a local engine would have given; nothing runs that
-// should not. The limits are set short (hundreds of ms) so the clocks' rules run in a test's time.
+// should not. The limits are set short (1.5–2 s) so the clocks' rules run in a test's time, and the
+// clocks themselves are also checked on a fake timer.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -21,7 +22,7 @@ import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import type { BackendRequest } from '../../../src/agent/backend.ts';
 import { call } from './harness.ts';
 
-// The first test loads the 151,669-token vocabulary (~10 s on a busy CI); the rest run on 300–800 ms limits.
+// The first test loads the 151,669-token vocabulary (~10 s on a busy CI); the rest run on 1.5–2 s limits.
 vi.setConfig({ testTimeout: 60_000 });
 
 const template = new ChatTemplate(readFileSync(new URL('../../fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'));
@@ -82,28 +83,29 @@ describe('a stream that never ends is ended (27.6)', () => {
       const kind = n++;
       if (kind === 0) await forever(res, 20, () => ': ping\n\n');
       else if (kind === 1) await forever(res, 20, () => event(''));
-      else { let i = 0; await forever(res, 30, () => dribble[i++ % dribble.length]!); }
+      else { let i = 0; await forever(res, 40, () => dribble[i++ % dribble.length]!);  // ~65 bytes a token: 2.6 s each }
     });
-    // 800 ms: a first fetch on a cold, busy machine can take a few hundred ms to connect.
-    const { backend } = await backendAt(srv.url, { progressMs: 800, deadlineMs: 60_000 });
+    // 1.5 s: room for a busy machine to connect and read the first ping; each case ends in about that.
+    const { backend } = await backendAt(srv.url, { progressMs: 1_500, deadlineMs: 60_000 });
     for (const what of ['pings', 'empty events', 'one byte at a time']) {
       const t0 = performance.now();
       const r = await backend.generate(request(backend));
       expect(r.finish, what).toBe('error');
       expect(r.error, what).toBeInstanceOf(AnswerTimeout);
       expect((r.error as AnswerTimeout).rule, what).toBe('progress');
-      expect(r.error?.message, what).toMatch(/^the server at http:\/\/127\.0\.0\.1:\d+ sent \d+ reads but no new text for 0\.8 s \(pings, empty events or a stream dribbled byte by byte\)$/);
+      expect(r.error?.message, what).toMatch(/^the server at http:\/\/127\.0\.0\.1:\d+ sent \d+ reads but no new text for 1\.5 s \(pings, empty events or a stream dribbled byte by byte\)$/);
       expect(performance.now() - t0, what).toBeLessThan(30_000);
     }
   });
 
   test('a stream that makes progress but never finishes hits the deadline, the text so far kept', async () => {
     const srv = await rawServer(async (_req, res) => { sse(res); await forever(res, 40, () => event('x')); });
-    const { backend } = await backendAt(srv.url, { progressMs: 800, deadlineMs: 1500 });
+    // The progress rule is set past the deadline, so only the deadline can end it.
+    const { backend } = await backendAt(srv.url, { progressMs: 10_000, deadlineMs: 2_000 });
     const r = await backend.generate(request(backend));
     expect(r.finish).toBe('error');
     expect((r.error as AnswerTimeout).rule).toBe('deadline');
-    expect(r.error?.message).toMatch(/^the server at http:\/\/127\.0\.0\.1:\d+ was still answering after 1\.5 s, the deadline for one answer \(\d+ pieces of text came\)$/);
+    expect(r.error?.message).toMatch(/^the server at http:\/\/127\.0\.0\.1:\d+ was still answering after 2 s, the deadline for one answer \(\d+ pieces of text came\)$/);
     expect(r.text).toMatch(/^x+$/);
   });
 
