@@ -83,7 +83,7 @@ describe('a stream that never ends is ended (27.6)', () => {
       const kind = n++;
       if (kind === 0) await forever(res, 20, () => ': ping\n\n');
       else if (kind === 1) await forever(res, 20, () => event(''));
-      else { let i = 0; await forever(res, 40, () => dribble[i++ % dribble.length]!);  // ~65 bytes a token: 2.6 s each }
+      else { let i = 0; await forever(res, 40, () => dribble[i++ % dribble.length]!); }  // ~65 bytes a token: 2.6 s each
     });
     // 1.5 s: room for a busy machine to connect and read the first ping; each case ends in about that.
     const { backend } = await backendAt(srv.url, { progressMs: 1_500, deadlineMs: 60_000 });
