@@ -84,9 +84,9 @@ async function bothWays(name: string, bytes: Uint8Array): Promise<{ file: Outcom
   return { file, http };
 }
 
-function expectBounded(o: Outcome, maxBytesRead: number): void {
+function expectBounded(o: Outcome, maxBytesRead: number, maxMs = 5_000): void {
   expect(o.error).toBeInstanceOf(ModelFileError);
-  expect(o.ms).toBeLessThan(5_000);
+  expect(o.ms).toBeLessThan(maxMs);
   expect(o.extraBytes).toBeLessThan(64 * MiB);
   expect(o.bytesRead).toBeLessThanOrEqual(maxBytesRead);
 }
@@ -196,7 +196,7 @@ describe('issue 27 item 3: metadata capped at what a real model needs', () => {
     const big = 'x'.repeat(1 * MiB - 16);
     const bytes = gguf(Array.from({ length: 40 }, (_, i) => kvString(`general.note.${i}`, big)));
     const { file } = await bothWays('long-header.gguf', bytes);
-    expectBounded(file, GGUF_LIMITS.headerBytes);
+    expectBounded(file, GGUF_LIMITS.headerBytes, 15_000);            // it reads the whole 24 MiB allowed, by design
     expect(file.error).toBeInstanceOf(HeaderError);
     expect(file.error.message).toMatch(/takes the header past 25165824 bytes.*\(limit headerBytes\)/);
   }, 30_000);
