@@ -161,7 +161,7 @@ describe('issue 27 item 2: every architecture number has an upper bound', () => 
   }, 30_000);
 
   it('config.json too: num_hidden_layers 2^52 (Qwen3.5, whose layer types are a list per layer) is a ConfigError', () => {
-    const json = { model_type: 'qwen3_5', text_config: { hidden_size: 64, num_hidden_layers: 2 ** 52, num_attention_heads: 4 } };
+    const json = { model_type: 'qwen3_5', text_config: { hidden_size: 64, num_hidden_layers: 2 ** 52, num_attention_heads: 4, rope_parameters: { rope_theta: 1e7 } } };
     expect(() => parseHfConfig(json)).toThrow(ConfigError);
     expect(() => parseHfConfig(json)).toThrow(/"num_hidden_layers" is 4503599627370496, more than the 1024 pooled reads/);
     expect(() => parseHfConfig({ model_type: 'qwen3', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, vocab_size: 2 ** 40, intermediate_size: 8 }))
