@@ -35,10 +35,12 @@ export class HeadlessPreview implements PreviewApi {
   private constructor(
     private page: Page, private readonly context: BrowserContext, private readonly browser: Browser,
     private readonly harnessUrl: string, private readonly files: ProjectFiles, private readonly server?: RunningServer,
-    private readonly callMs = HEADLESS_CALL_MS,
   ) {}
 
-  static async start(opts: HeadlessPreviewOptions & { callMs?: number }): Promise<HeadlessPreview> {
+  /** How long one call may take (HEADLESS_CALL_MS; tests shorten it). */
+  callMs = HEADLESS_CALL_MS;
+
+  static async start(opts: HeadlessPreviewOptions): Promise<HeadlessPreview> {
     let server: RunningServer | undefined;
     let browser: Browser | undefined;
     try {
@@ -52,7 +54,7 @@ export class HeadlessPreview implements PreviewApi {
       await confineToOrigin(context, appUrl);
       const harnessUrl = `${appUrl}/harness/preview.html?files=node`;
       const page = await openHarness(context, harnessUrl, opts.files);
-      return new HeadlessPreview(page, context, browser, harnessUrl, opts.files, server, opts.callMs);
+      return new HeadlessPreview(page, context, browser, harnessUrl, opts.files, server);
     } catch (e) {
       await browser?.close();
       await server?.close();
