@@ -39,6 +39,8 @@ export class HeadlessPreview implements PreviewApi {
 
   /** How long one call may take (HEADLESS_CALL_MS; tests shorten it). */
   callMs = HEADLESS_CALL_MS;
+  /** A fresh harness tab being opened after a stuck one (calls wait for it). */
+  private reopening: Promise<void> = Promise.resolve();
 
   static async start(opts: HeadlessPreviewOptions): Promise<HeadlessPreview> {
     let server: RunningServer | undefined;
@@ -90,6 +92,7 @@ export class HeadlessPreview implements PreviewApi {
   }
 
   private async call<T>(method: string, args: unknown[]): Promise<T> {
+    await this.reopening;
     const page = this.page;
     const answer = page.evaluate(`window.pv.call(${JSON.stringify(method)}, ${JSON.stringify(args)})`) as
       Promise<{ ok: true; value: T } | { ok: false; name: string; message: string }>;
@@ -98,7 +101,7 @@ export class HeadlessPreview implements PreviewApi {
     const r = await Promise.race([answer, late]).finally(() => clearTimeout(timer));
     if (r === 'late') {
       answer.catch(() => undefined); // it rejects once the stuck page is closed
-      await this.reopen(page);
+      this.reopening = this.reopen(page); // the next call waits for it; this one answers now
       throw new HeadlessPreviewError(`the preview did not answer ${method} within ${this.callMs / 1000} s (a page stuck in a loop?); ` +
         'it was restarted, so nothing is served now: call serve again');
     }
@@ -112,7 +115,8 @@ export class HeadlessPreview implements PreviewApi {
   /** A stuck harness tab is closed (Chromium ends its process) and a fresh one opened. */
   private async reopen(stuck: Page): Promise<void> {
     await within(stuck.close({ runBeforeUnload: false }), 10_000);
-    this.page = await openHarness(this.context, this.harnessUrl, this.files);
+    // A failure here surfaces on the next call (page.evaluate on the closed tab names it).
+    this.page = await openHarness(this.context, this.harnessUrl, this.files).catch(() => stuck);
   }
 }
 
