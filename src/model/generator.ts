@@ -211,7 +211,7 @@ export class Generator implements TokenGenerator {
           if (step.overruled[j]) real?.overruled?.();
         }
         used++;
-        if (opts.stopTokens?.includes(id)) return { reason: 'stop', stopToken: id };
+        if (opts.stopTokens?.includes(id)) return { reason: 'stop-token', stopToken: id };
         ids.push(id);
         opts.onToken?.(id, ids);
         if (ids.length >= opts.maxNewTokens) return { reason: 'cap' };

@@ -57,7 +57,7 @@ describe('one answer', () => {
     const { backend, tokenizer } = await backendOn([{ text: 'Hello there, this streams in pieces.' }]);
     const seen: string[] = [];
     const r = await backend.generate(request(backend, 'Say hello', { onText: (t) => seen.push(t) }));
-    expect(r.finish).toBe('stop');
+    expect(r.finish).toBe('stop-token');
     expect(r.text).toBe('Hello there, this streams in pieces.');
     expect(seen.length).toBe(9);
     expect(seen.every((t, i) => i === 0 || t.startsWith(seen[i - 1]!))).toBe(true);

@@ -74,7 +74,7 @@ describe('speculative decoding on one engine', () => {
     const first = plain.r.ids.indexOf(stop);
     const a = await run({ maxNewTokens: 30, stopTokens: [stop] });
     const b = await run({ maxNewTokens: 30, stopTokens: [stop], speculate: { drafter: oracle(plain.r.ids) } });
-    expect(b.r).toMatchObject({ ids: a.r.ids, finish: 'stop', stopToken: stop });
+    expect(b.r).toMatchObject({ ids: a.r.ids, finish: 'stop-token', stopToken: stop });
     expect(b.r.ids).toHaveLength(first);
     expectSameCache(b.engine, a.engine);
     const c = await run({ maxNewTokens: 13, speculate: { drafter: oracle(plain.r.ids) } });
