@@ -11,6 +11,7 @@ import { NodeFolderSource } from '../src/model/sources/node-folder.ts';
 import { writeTinyModel } from '../src/model/tiny/write-node.ts';
 import type { ModelWeights } from '../src/model/types.ts';
 import { benchDevice, QWEN3_1_7B, randomQ4Model } from './gpu-bench-helpers.ts';
+import { decodeNext } from '../src/model/engine-types.ts';
 
 export const title = 'WebGPU engine: prefill / decode tok/s, dispatches and submits per token';
 
@@ -37,7 +38,7 @@ async function measure(out: Record<string, number | string>, label: string, weig
   let id = r.ids[0] ?? 1;
   const t0 = performance.now();
   const s0 = engine.stats().submits;
-  for (let i = 0; i < answer - 1; i++) id = await engine.decodeToken(id, { temperature: 0 });
+  for (let i = 0; i < answer - 1; i++) id = await decodeNext(engine, id, { temperature: 0 });
   out[`${label}: decode tok/s, fused decodeToken`] = (answer - 1) / ((performance.now() - t0) / 1000);
   out[`${label}: submits per token, fused decodeToken`] = (engine.stats().submits - s0) / (answer - 1);
   await engine.dispose();

@@ -15,6 +15,7 @@ import type { WebGPUEngine } from '../src/gpu/engine.ts';
 import { Generator } from '../src/model/generator.ts';
 import { snapshotBytes, type ModelConfig, type ModelWeights } from '../src/model/types.ts';
 import { benchDevice, QWEN3_1_7B, QWEN3_5_2B, randomQ4Hybrid, randomQ4Model } from './gpu-bench-helpers.ts';
+import { decodeNext } from '../src/model/engine-types.ts';
 
 export const title = 'Qwen3.5-2B-shaped hybrid vs Qwen3-1.7B-shaped dense on WebGPU: decode tok/s, state-update cost per token';
 
@@ -41,9 +42,9 @@ async function measure(weights: ModelWeights, device: GPUDevice, kindOf: (i: num
     await engine.truncate(0);
     await engine.runLayers(engine.range, 0, await engine.embed(ids));
     let id = r.ids[0] ?? 1;
-    id = await engine.decodeToken(id, { temperature: 0 });          // warm the decode pipelines
+    id = await decodeNext(engine, id, { temperature: 0 });          // warm the decode pipelines
     const t0 = performance.now();
-    for (let i = 0; i < DECODE; i++) id = await engine.decodeToken(id, { temperature: 0 });
+    for (let i = 0; i < DECODE; i++) id = await decodeNext(engine, id, { temperature: 0 });
     const decodeSeconds = (performance.now() - t0) / 1000 / DECODE;
     const layers = new Map<string, LayerCost>();
     const at = engine.kvLength();

@@ -12,6 +12,7 @@ import { Tokenizer } from '../src/model/tokenizer.ts';
 import type { ModelSource } from '../src/model/types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { ReferenceEngine } from '../src/model/reference/reference-engine.ts';
+import { decodeNext, sampleNext } from '../src/model/engine-types.ts';
 
 const params = new URLSearchParams(location.search);
 const logEl = document.getElementById('log')!;
@@ -72,18 +73,18 @@ async function profileDecode(engine: WorkerEngine, source: ModelSource, model: s
   const out: Record<string, number> = {};
   out['round trip (1-row embed)'] = await time(() => engine.embed([5]));
   out['logits read back (whole vocabulary)'] = await time(() => engine.logits(hidden));
-  out['head + argmax'] = await time(() => engine.sample(hidden, { temperature: 0 }));
-  out['head + top-20'] = await time(() => engine.sample(hidden, agent));
-  out['head + top-20, masked'] = await time(() => engine.sample(hidden, agent, { bits }));
-  out['head + top-20, masked, overrule check'] = await time(() => engine.sample(hidden, agent, { bits, overruled: () => undefined }));
+  out['head + argmax'] = await time(() => sampleNext(engine, hidden, { temperature: 0 }));
+  out['head + top-20'] = await time(() => sampleNext(engine, hidden, agent));
+  out['head + top-20, masked'] = await time(() => sampleNext(engine, hidden, agent, { bits }));
+  out['head + top-20, masked, overrule check'] = await time(() => sampleNext(engine, hidden, agent, { bits, overruled: () => undefined }));
   out['layers (1 token)'] = await time(async () => { await engine.truncate(at); await engine.runLayers([0, numLayers], at, hidden); });
-  out['decodeToken greedy'] = await time(async () => { await engine.truncate(at); await engine.decodeToken(5, { temperature: 0 }); });
-  out['decodeToken as the agent (top-20, mask, overrule check)'] = await time(async () => { await engine.truncate(at); await engine.decodeToken(5, agent, { bits, overruled: () => undefined }); });
+  out['decodeToken greedy'] = await time(async () => { await engine.truncate(at); await decodeNext(engine, 5, { temperature: 0 }); });
+  out['decodeToken as the agent (top-20, mask, overrule check)'] = await time(async () => { await engine.truncate(at); await decodeNext(engine, 5, agent, { bits, overruled: () => undefined }); });
   const weights = await loadWeights(source, { layers: [0, numLayers], embedding: true, head: true });
   const reference = new ReferenceEngine(weights, { ctx });
   const prompt = Array.from({ length: at }, (_, i) => 1000 + i);
   await reference.runLayers([0, numLayers], 0, await reference.embed(prompt));
-  out['CPU reference decodeToken as the agent'] = await time(async () => { await reference.truncate(at); await reference.decodeToken(5, agent, { bits, overruled: () => undefined }); });
+  out['CPU reference decodeToken as the agent'] = await time(async () => { await reference.truncate(at); await decodeNext(reference, 5, agent, { bits, overruled: () => undefined }); });
   await reference.dispose();
   const compare = /^(\d+)x(\d+)$/.exec(params.get('compare') ?? '');
   if (compare) {
@@ -95,7 +96,7 @@ async function profileDecode(engine: WorkerEngine, source: ModelSource, model: s
     const theirs = `wg${layout.WG}×${layout.ITEMS}`;
     const step = (e: WorkerEngine, greedy: boolean) => async () => {
       await e.truncate(at);
-      await e.decodeToken(5, greedy ? { temperature: 0 } : agent, greedy ? undefined : { bits, overruled: () => undefined });
+      await decodeNext(e, 5, greedy ? { temperature: 0 } : agent, greedy ? undefined : { bits, overruled: () => undefined });
     };
     // In turn, so the machine's load falls on both alike.
     const xs: Record<string, number[]> = {};

@@ -8,7 +8,7 @@ import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
 import type { TopkLayout } from '../src/gpu/tuning.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
-import type { LayerRange, RowCandidates, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
+import type { LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
@@ -79,35 +79,22 @@ const api = {
     const out = await need().runTokens(ids, range, start);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
-  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: WireConstraint | undefined, range: LayerRange): Promise<WirePick & { hidden: Float32Array }> {
-    let rows: Float32Array = new Float32Array(0);
-    const pick = await reporting(constraint, async (c) => {
-      const r = await need().sampleAndRun(hidden, opts, c, range);
-      rows = r.hidden;
-      return r.token;
-    });
-    return Comlink.transfer({ ...pick, hidden: rows }, [rows.buffer as ArrayBuffer]);
+  /** Pick + this engine's layers on the pick (WebGPUEngine.sampleAndRun); the row's overrule reported back. */
+  async sampleAndRun(hidden: Float32Array, row: WireRow, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; overruled: boolean; hidden: Float32Array }> {
+    const flags = [false];
+    const r = await need().sampleAndRun(hidden, fromWire(row, flags, 0), range);
+    return Comlink.transfer({ token: r.token, candidates: r.candidates, overruled: flags[0]!, hidden: r.hidden }, [r.hidden.buffer as ArrayBuffer]);
   },
-  /** Each row's candidates and whether its top choice was overruled (the row asked with `report`). */
-  async scoreRows(hidden: Float32Array, rows: { opts: SamplingOptions; constraint?: WireConstraint }[]): Promise<(RowCandidates & { overruled: boolean })[]> {
-    const flags = rows.map(() => false);
-    const local = rows.map((r, i) => {
-      const c = r.constraint;
-      if (!c) return { opts: r.opts };
-      const { report, ...plain } = c;
-      return { opts: r.opts, constraint: report ? { ...plain, overruled: () => { flags[i] = true; } } : plain };
-    });
-    const out = await need().scoreRows(hidden, local);
+  /** The decode call (WebGPUEngine.decode): each row's candidates and whether its top choice was overruled (the row asked with `report`). */
+  async decode(request: { tokens?: number[]; hidden?: Float32Array; rows: WireRow[]; ahead?: boolean }): Promise<(RowCandidates & { overruled: boolean })[]> {
+    const flags = request.rows.map(() => false);
+    const out = await need().decode({ ...request, rows: request.rows.map((r, i) => fromWire(r, flags, i)) });
     return out.map((c, i) => ({ ...c, overruled: flags[i]! }));
   },
   async logits(hidden: Float32Array): Promise<Float32Array> {
     const out = await need().logits(hidden);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
-  sample: (hidden: Float32Array, opts: SamplingOptions, constraint?: WireConstraint): Promise<WirePick> =>
-    reporting(constraint, (c) => need().sample(hidden, opts, c)),
-  decodeToken: (id: number, opts: SamplingOptions, constraint?: WireConstraint): Promise<WirePick> =>
-    reporting(constraint, (c) => need().decodeToken(id, opts, c)),
   stats: (): EngineStats => need().stats(),
   async dispose(): Promise<void> {
     await engine?.dispose();
@@ -119,15 +106,17 @@ export type EngineWorkerApi = typeof api;
 
 /**
  * A TokenConstraint as it crosses to the worker: a function cannot be cloned, so `overruled` travels as
- * `report` and comes back with the pick (same message, so the report belongs to this token).
+ * `report` and comes back with the row's candidates (same message, so the report belongs to this row).
  */
 export type WireConstraint = Omit<TokenConstraint, 'overruled'> & { report?: boolean };
-export type WirePick = { id: number; overruled: boolean };
+export type WireRow = { opts: SamplingOptions; constraint?: WireConstraint };
 
-async function reporting(constraint: WireConstraint | undefined, pick: (c: TokenConstraint | undefined) => Promise<number>): Promise<WirePick> {
-  let overruled = false;
-  const c: TokenConstraint | undefined = constraint && { ...constraint, ...(constraint.report ? { overruled: () => { overruled = true; } } : {}) };
-  return { id: await pick(c), overruled };
+/** The row as the engine takes it: a `report` turns into an overruled callback setting flags[i]. */
+function fromWire(r: WireRow, flags: boolean[], i: number): RowSampling {
+  const c = r.constraint;
+  if (!c) return { opts: r.opts };
+  const { report, ...plain } = c;
+  return { opts: r.opts, constraint: report ? { ...plain, overruled: () => { flags[i] = true; } } : plain };
 }
 
 installErrorTransfer();

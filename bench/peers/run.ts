@@ -17,6 +17,7 @@ import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { benchDevice, timeSubmits } from '../gpu-bench-helpers.ts';
 import { QWEN3_0_6B, randomPeerModel, writePeerGguf, type PeerFormat } from './models.ts';
+import { decodeNext, sampleNext } from '../../src/model/engine-types.ts';
 
 export const title = 'Peers: Qwen3-0.6B shape, random weights, prefill 64 / decode 32 tok/s (medians of 3)';
 
@@ -55,13 +56,13 @@ async function loadOurs(weights: ModelWeights, device: GPUDevice, out: Record<st
     await engine.truncate(0);
     const t0 = performance.now();
     const hidden = await engine.runLayers([0, L], 0, await engine.embed(ids));
-    const first = await engine.sample(hidden, { temperature: 0 });
+    const first = await sampleNext(engine, hidden, { temperature: 0 });
     return [performance.now() - t0, first];
   };
   const decodeFrom = async (first: number): Promise<number> => {
     let id = first;
     const t0 = performance.now();
-    for (let i = 0; i < GEN; i++) id = await engine.decodeToken(id, { temperature: 0 });
+    for (let i = 0; i < GEN; i++) id = await decodeNext(engine, id, { temperature: 0 });
     return performance.now() - t0;
   };
   await decodeFrom((await prefillOnce())[1]);                   // warm up: every pipeline compiled

@@ -10,7 +10,7 @@
 //   token. The figures say "modelledAgreement" in their names; they are not measured acceptance.
 // - Exactness: the same rooms over reference engines on a tiny model, with a tiny draft model of the
 //   same vocabulary, give one device's tokens.
-import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../../src/model/engine-types.ts';
+import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates, TokenConstraint } from '../../src/model/engine-types.ts';
 import { PositionError } from '../../src/model/engine-errors.ts';
 import { Generator } from '../../src/model/generator.ts';
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
@@ -85,13 +85,10 @@ class ScriptDraft implements LayerEngine {
     const guess = agrees(this.script, position) ? target : target + 1;
     return isAllowed(constraint, guess) ? guess : target;
   }
-  async logits(): Promise<Float32Array> { throw new Error('the script draft has no logits'); }
-  async sample(hidden: Float32Array, _opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> { return this.pick(hidden[hidden.length - 1]!, constraint); }
-  async scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
-    return rows.map((r, i) => ({ ids: [this.pick(hidden[i]!, r.constraint)], logits: [0] }));
-  }
-  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    return this.sample(await this.runLayers(this.range, this.kv, await this.embed([id])), opts, constraint);
+  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
+    const hidden = request.tokens ? await this.runLayers(this.range, this.kv, await this.embed([...request.tokens])) : request.hidden!;
+    const at = hidden.length - request.rows.length;
+    return request.rows.map((r, i) => ({ ids: [this.pick(hidden[at + i]!, r.constraint)], logits: [0] }));
   }
   async dispose(): Promise<void> { this.kv = 0; }
 }

@@ -7,8 +7,9 @@
 //     calls that score rows, plus a fixed read-back cost per call that returns data to the CPU;
 //   - a frame between devices takes the link's one-way delay plus its bytes ÷ the link rate, and frames
 //     on one link queue behind each other.
-import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../../src/model/engine-types.ts';
-import { runTokens as runTokensOf, scoreRows as scoreRowsOf } from '../../src/model/engine-types.ts';
+import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates, RowSampling } from '../../src/model/engine-types.ts';
+import { runTokens as runTokensOf } from '../../src/model/engine-types.ts';
+import { pickRow } from '../../src/model/sampler.ts';
 
 export interface DeviceProfile {
   name: string;
@@ -140,20 +141,23 @@ export class ModelledDevice implements LayerEngine {
   runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
     return this.busy(this.cost(range[1] - range[0], ids.length, 0), () => runTokensOf(this.inner, ids, range, start));
   }
-  logits(hidden: Float32Array): Promise<Float32Array> { return this.busy(this.cost(0, 0, 1), () => this.inner.logits(hidden)); }
-  sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    return this.busy(this.cost(0, 0, 1), () => this.inner.sample(hidden, opts, constraint));
+  /**
+   * As the WebGPU engine costs it: a fed token and its pick in one call; a pass's rows as runTokens,
+   * then the rows' candidates (two read-backs); the prompt's row, the head alone.
+   */
+  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
+    const layers = this.range[1] - this.range[0], rows = request.rows.length, { tokens } = request;
+    if (tokens && rows > 1) {
+      const hidden = await this.busy(this.cost(layers, rows, 0), () => runTokensOf(this.inner, [...tokens], this.range, this.inner.kvLength()));
+      return this.busy(this.cost(0, 0, rows), () => this.inner.decode({ hidden, rows: request.rows }));
+    }
+    return this.busy(this.cost(tokens ? layers : 0, tokens ? 1 : 0, rows), () => this.inner.decode(request));
   }
-  scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
-    return this.busy(this.cost(0, 0, rows.length), () => scoreRowsOf(this.inner, hidden, rows));
-  }
-  decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    return this.busy(this.cost(this.range[1] - this.range[0], 1, 1), () => this.inner.decodeToken(id, opts, constraint));
-  }
-  sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+  sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
     return this.busy(this.cost(range[1] - range[0], 1, 1), async () => {
-      const token = await this.inner.sample(hidden, opts, constraint);
-      return { token, hidden: await runTokensOf(this.inner, [token], range, this.inner.kvLength()) };
+      const [candidates] = await this.inner.decode({ hidden, rows: [row] });
+      const token = pickRow(candidates!, row.opts, row.constraint);
+      return { token, candidates: candidates!, hidden: await runTokensOf(this.inner, [token], range, this.inner.kvLength()) };
     });
   }
   dispose(): Promise<void> { return this.inner.dispose(); }
@@ -201,9 +205,7 @@ export class ModelledChain implements LayerEngine {
   async snapshot(position: number): Promise<void> { await Promise.all(this.devices.map((d) => d.snapshot(position))); }
   async releaseSnapshot(position: number): Promise<void> { await Promise.all(this.devices.map((d) => d.releaseSnapshot(position))); }
   embed(): Promise<Float32Array> { throw new Error('a chain of guests holds no embedding'); }
-  logits(): Promise<Float32Array> { throw new Error('a chain of guests holds no head'); }
-  sample(): Promise<number> { throw new Error('a chain of guests holds no head'); }
-  decodeToken(): Promise<number> { throw new Error('a chain of guests holds no head'); }
+  decode(): Promise<RowCandidates[]> { throw new Error('a chain of guests holds no head'); }
   dispose(): Promise<void> { return Promise.all(this.devices.map((d) => d.dispose())).then(() => undefined); }
 
   async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {

@@ -3,7 +3,7 @@
 // row's position (written by the device holding layer 0, passed on by the others); the head gives the
 // token after that position in `script.tokens` (prompt + answer). No weights: only the path and its time
 // are real, the acceptance is the corpus's.
-import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions } from '../../src/model/engine-types.ts';
+import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates } from '../../src/model/engine-types.ts';
 import { PositionError } from '../../src/model/engine-errors.ts';
 
 export interface Script { tokens: number[] }
@@ -32,13 +32,11 @@ export class ScriptTarget implements LayerEngine {
   }
 
   private next(position: number): number { return this.script.tokens[position + 1] ?? 0; }
-  async logits(): Promise<Float32Array> { throw new Error('the script target has no logits'); }
-  async sample(hidden: Float32Array): Promise<number> { return this.next(hidden[hidden.length - 1]!); }
-  async scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
-    return rows.map((_, i) => ({ ids: [this.next(hidden[i]!)], logits: [0] }));
-  }
-  async decodeToken(id: number, _opts: SamplingOptions): Promise<number> {
-    return this.sample(await this.runLayers(this.range, this.kv, await this.embed([id])));
+  /** The fed tokens through the layers (or the prompt's row), then each row's one candidate: the script's next token. */
+  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
+    const hidden = request.tokens ? await this.runLayers(this.range, this.kv, await this.embed([...request.tokens])) : request.hidden!;
+    const at = hidden.length - request.rows.length;   // rows are one number wide: the last rows.length
+    return request.rows.map((_, i) => ({ ids: [this.next(hidden[at + i]!)], logits: [0] }));
   }
   async dispose(): Promise<void> { this.kv = 0; }
 }

@@ -292,7 +292,7 @@ export class OpenAIBackend implements Backend {
       if (cut.stopped) {
         content = cut.text;
         stopped = true;
-        reason = 'stop';
+        reason = 'stop-token';
       } else {
         const toolCalls = chat ? (piece as ChatDelta | undefined)?.tool_calls : undefined;
         if (toolCalls !== undefined && toolCalls !== null) calls.push(toolCalls);
@@ -303,7 +303,7 @@ export class OpenAIBackend implements Backend {
         tFirst ??= performance.now();
         req.onText?.(text);
       }
-      if (choice?.finish_reason && !stopped) reason = choice.finish_reason === 'length' ? 'cap' : 'stop';
+      if (choice?.finish_reason && !stopped) reason = choice.finish_reason === 'length' ? 'cap' : 'stop-token';
       if (event.usage) serverUsage = { promptTokens: num(event.usage.prompt_tokens), completionTokens: num(event.usage.completion_tokens) };
       const cached = event.usage?.prompt_tokens_details?.cached_tokens;
       if (typeof cached === 'number') { reused = cached; computed = num(event.usage?.prompt_tokens) - cached; }
@@ -356,7 +356,7 @@ export class OpenAIBackend implements Backend {
         watch.read();
         const events = done ? sse.end() : sse.push(value);
         for (const data of events) {
-          if (data.trim() === '[DONE]') { reason ??= 'stop'; continue; }
+          if (data.trim() === '[DONE]') { reason ??= 'stop-token'; continue; }
           takeData(data);
           if (stopped) break;
         }
@@ -378,7 +378,7 @@ export class OpenAIBackend implements Backend {
   /** A cap that reached the end of the context is a context end. */
   private endReason(reason: FinishReason | null, req: BackendRequest, text: string): FinishReason {
     if (reason === 'cap' && req.prompt.length + this.opts.tokenizer.encode(text).length >= this.contextSize) return 'context';
-    return reason ?? 'stop';
+    return reason ?? 'stop-token';
   }
 }
 

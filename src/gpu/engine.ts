@@ -1,17 +1,17 @@
 // The WebGPU LayerEngine: a device's share of a Qwen3 model (a layer range, plus embedding and head when
 // it holds them) with its f16 KV cache. Calls are serialized and each read-back ends one queue submit:
 // runLayers submits once per chunk of up to maxBatch tokens (all its layers, ≤ 8 dispatches each), and
-// decodeToken feeds one token through the whole model and picks the next on the device in one submit.
-import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+// decode feeds one token through the whole model and picks its candidates on the device in one submit.
+import { checkDecode, type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../model/engine-errors.ts';
-import { sampleLogits, sortedCandidates } from '../model/sampler.ts';
+import { pickRow, sortedCandidates } from '../model/sampler.ts';
 import { destroyParts, engineStats, type EngineCounters, type EngineParts, type EngineStats } from './engine-parts.ts';
 import type { GpuLayer } from './layers.ts';
 import type { Op } from './op.ts';
 import { readExpertBytes } from './moe-layer.ts';
 import type { HeadState } from './head.ts';
 import { deviceTopK } from './candidates.ts';
-import { pickAndRunOnDevice, pickOnDevice, type PickTarget } from './token-pick.ts';
+import { candidatesOnDevice, pickAndRunOnDevice, type PickTarget } from './token-pick.ts';
 import { Readbacks } from './readback.ts';
 import { timeOps } from './time-submits.ts';
 import { scoreRowsOnDevice } from './score-rows.ts';
@@ -104,24 +104,10 @@ export class WebGPUEngine implements LayerEngine {
 
   embed(ids: number[]): Promise<Float32Array> {
     return this.serial(async () => {
-      const { embedding } = this.parts;
-      if (!embedding) throw new EngineUsageError(`embed: this engine (layers ${this.range.join('..')}) holds no embedding`);
-      for (const id of ids) {
-        if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) {
-          throw new EngineUsageError(`embed: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
-        }
-      }
-      const H = this.parts.config.hiddenSize;
-      const out = new Float32Array(ids.length * H);
-      this.beginCall('embed', ids.length);
-      for (let c = 0; c < ids.length; c += this.parts.maxBatch) {
-        const chunk = ids.slice(c, c + this.parts.maxBatch);
-        this.writeStep(chunk.length, 0);
-        this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(chunk));
-        const rows = await this.submitAndRead(this.parts.embedOps, chunk.length, this.parts.act.x, chunk.length * H * 4);
-        out.set(new Float32Array(rows), c * H);
-      }
-      return out;
+      this.checkIds('embed', ids);
+      return this.runChunks('embed', ids.length, undefined, [], this.parts.embedOps, (c, m) => {
+        this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(ids.slice(c, c + m)));
+      });
     });
   }
 
@@ -132,114 +118,58 @@ export class WebGPUEngine implements LayerEngine {
       if (hidden.length % H !== 0) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
       const n = hidden.length / H;
       if (n === 0) return new Float32Array(0);
-      for (const l of layers) {
-        if (l.kvLength !== pos0) throw new PositionError(`runLayers: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
+      this.checkContinues('runLayers', layers, pos0, n);
+      if (layers.length === 0) {
+        this.beginCall('runLayers', n);
+        return hidden.slice();
       }
-      if (pos0 + n > this.parts.ctx) {
-        throw new ContextFullError(`runLayers: ${pos0} + ${n} tokens exceed the context of ${this.parts.ctx}`);
-      }
-      this.beginCall('runLayers', n);
-      if (layers.length === 0) return hidden.slice();
-      const out = new Float32Array(n * H);
-      const ops = layers.flatMap((l) => l.ops);
-      for (let c = 0; c < n; c += this.parts.maxBatch) {
-        const m = Math.min(this.parts.maxBatch, n - c);
-        this.writeStep(m, pos0 + c);
+      return this.runChunks('runLayers', n, pos0, layers, layers.flatMap((l) => l.ops), (c, m) => {
         this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), c * H, m * H);
-        const rows = await this.submitAndRead(ops, m, this.parts.act.x, m * H * 4);
-        out.set(new Float32Array(rows), c * H);
-        for (const l of layers) l.kvLength += m;
-        this.counters.layerTokens += m;
-      }
-      return out;
+      });
     });
   }
 
   /** embed + runLayers with the gather in each chunk's submit: one read-back per chunk instead of two. */
   runTokens(ids: number[], range: LayerRange, pos0: number): Promise<Float32Array> {
-    return this.serial(async () => {
-      const { embedding } = this.parts;
-      if (!embedding) throw new EngineUsageError(`runTokens: this engine (layers ${this.range.join('..')}) holds no embedding`);
-      for (const id of ids) {
-        if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) throw new EngineUsageError(`runTokens: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
-      }
-      const layers = this.layersFor('runTokens', range);
-      for (const l of layers) {
-        if (l.kvLength !== pos0) throw new PositionError(`runTokens: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
-      }
-      const n = ids.length;
-      if (pos0 + n > this.parts.ctx) throw new ContextFullError(`runTokens: ${pos0} + ${n} tokens exceed the context of ${this.parts.ctx}`);
-      const H = this.parts.config.hiddenSize;
-      this.beginCall('runTokens', n);
-      const out = new Float32Array(n * H);
-      const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
-      for (let c = 0; c < n; c += this.parts.maxBatch) {
-        const m = Math.min(this.parts.maxBatch, n - c);
-        this.writeStep(m, pos0 + c);
-        this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(ids.slice(c, c + m)));
-        out.set(new Float32Array(await this.submitAndRead(ops, m, this.parts.act.x, m * H * 4)), c * H);
-        for (const l of layers) l.kvLength += m;
-        if (layers.length > 0) this.counters.layerTokens += m;
-      }
-      return out;
-    });
-  }
-
-  logits(hidden: Float32Array): Promise<Float32Array> {
-    return this.serial(async () => {
-      const head = this.requireHead('logits', hidden);
-      this.beginCall('logits', 1);
-      this.writeStep(1, 0);
-      this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - this.parts.config.hiddenSize);
-      return new Float32Array(await this.submitAndRead(head.logitOps, 1, head.logits, head.vocab * 4));
-    });
-  }
-
-  async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    const k = deviceTopK(opts, constraint);
-    if (k === 0) {
-      // Full-distribution sampling needs every logit: read them back, sample exactly like the reference.
-      return sampleLogits(await this.logits(hidden), opts, constraint);
-    }
-    return this.serial(async () => {
-      const head = this.requireHead('sample', hidden);
-      this.beginCall('sample', 1);
-      this.writeStep(1, 0);
-      this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - this.parts.config.hiddenSize);
-      return pickOnDevice(this.pickTarget(head), [], k, opts, constraint);
-    });
+    return this.serial(async () => this.runTokensNow(ids, range, pos0));
   }
 
   /**
-   * One whole decode token in one queue submit: gather `id` → every layer (its K/V at kvLength()) →
-   * final norm + head → candidates on the device. For an engine holding the embedding, all layers and
-   * the head (a room of one); gives the same token as embed + runLayers + sample. Sampling that needs
-   * all logits (temperature without a device-sized top-k) falls back to those three calls.
+   * The decode loop's one call (see LayerEngine.decode), each way in as few submits as it can:
+   *   one fed token, candidates on the device: gather → every layer → head → top-k, one submit and one
+   *     read-back (the candidates only);
+   *   the prompt's row: head → top-k, one submit;
+   *   several rows (a speculative pass): runTokens, then every row's candidates in one submit;
+   *   a row sampled with no device-sized top-k (MAX_DEVICE_TOPK) needs every logit: read back per row.
    */
-  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    const k = deviceTopK(opts, constraint);
-    const { embedding, head, layers, config } = this.parts;
-    if (!embedding || !head || this.range[0] !== 0 || this.range[1] !== config.numLayers) {
-      throw new EngineUsageError('decodeToken needs an engine holding the embedding, every layer and the head');
-    }
-    if (k === 0) {
-      const pos = this.kvLength();
-      const hidden = await this.runLayers(this.range, pos, await this.embed([id]));
-      return this.sample(hidden, opts, constraint);
-    }
+  decode(request: DecodeRequest): Promise<RowCandidates[]> {
     return this.serial(async () => {
-      if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) throw new EngineUsageError(`decodeToken: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
-      const pos0 = layers[0]?.kvLength ?? 0;
-      if (pos0 + 1 > this.parts.ctx) throw new ContextFullError(`decodeToken: position ${pos0} is past the context of ${this.parts.ctx}`);
-      this.beginCall('decodeToken', 1);
-      this.writeStep(1, pos0);
-      this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([id]));
-      const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
-      const token = await pickOnDevice(this.pickTarget(head), ops, k, opts, constraint);
-      for (const l of layers) l.kvLength += 1;
-      this.counters.layerTokens += 1;
-      return token;
+      const { config, head } = this.parts;
+      const H = config.hiddenSize;
+      const checked = checkDecode(request, H, { range: this.range, hasEmbedding: this.hasEmbedding, hasHead: this.hasHead, numLayers: config.numLayers });
+      const { n } = checked, { tokens, rows } = request;
+      const ks = rows.map((r) => deviceTopK(r.opts, r.constraint));
+      if (tokens && n === 1 && ks[0]! > 0) return [await this.decodeOne(tokens[0]!, ks[0]!, rows[0]!)];
+      const hidden = tokens ? await this.runTokensNow([...tokens], this.range, this.kvLength()) : checked.hidden!;
+      if (ks.includes(0)) {
+        const out: RowCandidates[] = [];
+        for (const [i, r] of rows.entries()) out.push(sortedCandidates(await this.logitsNow(hidden.subarray(i * H, (i + 1) * H)), r.opts, r.constraint));
+        return out;
+      }
+      this.writeStep(1, 0);
+      if (n === 1) {
+        this.beginCall('sample', 1);
+        this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden));
+        return [await candidatesOnDevice(this.pickTarget(head!), [], ks[0]!, rows[0]!.constraint)];
+      }
+      this.beginCall('scoreRows', n);
+      return scoreRowsOnDevice({ device: this.parts.device, head: head!, x: this.parts.act.x, hiddenSize: H, reads: this.reads }, hidden, rows, ks);
     });
+  }
+
+  /** Raw logits [V] of hidden's last row (final norm + head, read back whole): goldens and benches compare them. */
+  logits(hidden: Float32Array): Promise<Float32Array> {
+    return this.serial(async () => this.logitsNow(hidden));
   }
 
   /**
@@ -253,21 +183,21 @@ export class WebGPUEngine implements LayerEngine {
    *     the two differ (a running sum rounded to the other side of top-p or u's target) the layers are cut
    *     back a position and run on the reference's token: a second read-back, counted in pickRedos.
    * Sampling that needs every logit (no top-k, or top-k > MAX_DEVICE_TOPK), and sampling on recurrent
-   * layers (which cannot be cut back a position), take sample() then runTokens: two read-backs.
+   * layers (which cannot be cut back a position), take decode then runTokens: two read-backs.
    */
-  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+  async sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
+    const { opts, constraint } = row;
     const k = deviceTopK(opts, constraint);
+    const H = this.parts.config.hiddenSize;
     if (k === 0 || !this.parts.embedding || (k > 1 && this.recurrent)) {
-      const token = await this.sample(hidden, opts, constraint);
-      return { token, hidden: await this.runTokens([token], range, this.kvLength()) };
+      const [candidates] = await this.decode({ hidden, rows: [row] });
+      const token = pickRow(candidates!, opts, constraint);
+      return { token, candidates: candidates!, hidden: await this.runTokens([token], range, this.kvLength()) };
     }
     return this.serial(async () => {
       const head = this.requireHead('sampleAndRun', hidden);
-      const layers = this.layersFor('sampleAndRun', range);
       const pos0 = this.kvLength();
-      for (const l of layers) if (l.kvLength !== pos0) throw new PositionError(`sampleAndRun: layer ${l.index} holds ${l.kvLength} tokens, not ${pos0}`);
-      if (pos0 + 1 > this.parts.ctx) throw new ContextFullError(`sampleAndRun: position ${pos0} is past the context of ${this.parts.ctx}`);
-      const H = this.parts.config.hiddenSize;
+      const layers = this.layersToRun('sampleAndRun', range, pos0, 1);
       const { device } = this.parts;
       this.beginCall('sampleAndRun', 1);
       this.writeStep(1, pos0);
@@ -277,33 +207,8 @@ export class WebGPUEngine implements LayerEngine {
         layerOps: [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)],
         skewUniform: this.skewDeviceUniform, onRedo: () => { this.counters.pickRedos++; },
       }, k, opts, constraint);
-      for (const l of layers) l.kvLength += 1;
-      this.counters.layerTokens += 1;
+      this.advance(layers, 1);
       return picked;
-    });
-  }
-
-  /**
-   * Candidates for every row of hidden [m, H] (a speculative verification pass) in one submit and one
-   * read-back: per row, copy it into the head's input, its mask and sampling params into place, then
-   * head → top-k (and the unmasked argmax when the row's constraint wants to hear of an overrule), each
-   * row's candidates copied out between passes. Rows that need every logit (sampling without a
-   * device-sized top-k) read them back row by row instead.
-   */
-  async scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
-    const ks = rows.map((r) => deviceTopK(r.opts, r.constraint));
-    const H = this.parts.config.hiddenSize;
-    if (hidden.length !== rows.length * H) throw new EngineUsageError(`scoreRows: hidden has ${hidden.length} values for ${rows.length} rows of ${H}`);
-    if (ks.includes(0)) {
-      const out: RowCandidates[] = [];
-      for (const [i, r] of rows.entries()) out.push(sortedCandidates(await this.logits(hidden.subarray(i * H, (i + 1) * H)), r.opts, r.constraint));
-      return out;
-    }
-    return this.serial(async () => {
-      const head = this.requireHead('scoreRows', hidden);
-      this.beginCall('scoreRows', rows.length);
-      this.writeStep(1, 0);
-      return scoreRowsOnDevice({ device: this.parts.device, head, x: this.parts.act.x, hiddenSize: H, reads: this.reads }, hidden, rows, ks);
     });
   }
 
@@ -386,6 +291,86 @@ export class WebGPUEngine implements LayerEngine {
       throw new PositionError(`${what}: layers [${start}, ${end}) are not within this engine's [${this.range[0]}, ${this.range[1]})`);
     }
     return this.parts.layers.slice(start - this.range[0], end - this.range[0]);
+  }
+
+  /** The layers of `range`, checked to continue at pos0 and to hold n more tokens within the context. */
+  private layersToRun(what: string, range: LayerRange, pos0: number, n: number): GpuLayer[] {
+    const layers = this.layersFor(what, range);
+    this.checkContinues(what, layers, pos0, n);
+    return layers;
+  }
+
+  private checkContinues(what: string, layers: readonly GpuLayer[], pos0: number, n: number): void {
+    for (const l of layers) {
+      if (l.kvLength !== pos0) throw new PositionError(`${what}: position ${pos0} does not continue layer ${l.index}'s KV cache of ${l.kvLength} tokens`);
+    }
+    if (pos0 + n > this.parts.ctx) throw new ContextFullError(`${what}: ${pos0} + ${n} tokens exceed the context of ${this.parts.ctx}`);
+  }
+
+  /** Every id a token of the vocabulary (the embedding's rows). */
+  private checkIds(what: string, ids: readonly number[]): void {
+    const { embedding } = this.parts;
+    if (!embedding) throw new EngineUsageError(`${what}: this engine (layers ${this.range.join('..')}) holds no embedding`);
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || id >= embedding.rows) throw new EngineUsageError(`${what}: token id ${id} outside the vocabulary [0, ${embedding.rows})`);
+    }
+  }
+
+  /**
+   * The chunk loop of embed, runLayers and runTokens: n rows in chunks of up to maxBatch, each one
+   * submit of `ops` with `write(c, m)` staging chunk [c, c + m)'s input, the rows of x read back; the
+   * layers' caches move on by each chunk. pos0 undefined: no positions (the embedding alone).
+   */
+  private async runChunks(what: string, n: number, pos0: number | undefined, layers: GpuLayer[], ops: readonly Op[], write: (c: number, m: number) => void): Promise<Float32Array> {
+    const H = this.parts.config.hiddenSize;
+    this.beginCall(what, n);
+    const out = new Float32Array(n * H);
+    for (let c = 0; c < n; c += this.parts.maxBatch) {
+      const m = Math.min(this.parts.maxBatch, n - c);
+      this.writeStep(m, pos0 === undefined ? 0 : pos0 + c);
+      write(c, m);
+      out.set(new Float32Array(await this.submitAndRead(ops, m, this.parts.act.x, m * H * 4)), c * H);
+      this.advance(layers, m);
+    }
+    return out;
+  }
+
+  /** The layers hold m more tokens. */
+  private advance(layers: readonly GpuLayer[], m: number): void {
+    for (const l of layers) l.kvLength += m;
+    if (layers.length > 0) this.counters.layerTokens += m;
+  }
+
+  /** runTokens inside a serial call. */
+  private async runTokensNow(ids: number[], range: LayerRange, pos0: number): Promise<Float32Array> {
+    this.checkIds('runTokens', ids);
+    const layers = this.layersToRun('runTokens', range, pos0, ids.length);
+    return this.runChunks('runTokens', ids.length, pos0, layers, [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)], (c, m) => {
+      this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(ids.slice(c, c + m)));
+    });
+  }
+
+  /** logits inside a serial call. */
+  private async logitsNow(hidden: Float32Array): Promise<Float32Array> {
+    const head = this.requireHead('logits', hidden);
+    this.beginCall('logits', 1);
+    this.writeStep(1, 0);
+    this.parts.device.queue.writeBuffer(this.parts.act.x, 0, src(hidden), hidden.length - this.parts.config.hiddenSize);
+    return new Float32Array(await this.submitAndRead(head.logitOps, 1, head.logits, head.vocab * 4));
+  }
+
+  /** One fed token through the whole model and its candidates on the device, in one submit. */
+  private async decodeOne(id: number, k: number, row: RowSampling): Promise<RowCandidates> {
+    this.checkIds('decodeToken', [id]);
+    const pos0 = this.kvLength();
+    const layers = this.layersToRun('decodeToken', this.range, pos0, 1);
+    this.beginCall('decodeToken', 1);
+    this.writeStep(1, pos0);
+    this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([id]));
+    const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
+    const candidates = await candidatesOnDevice(this.pickTarget(this.parts.head!), ops, k, row.constraint);
+    this.advance(layers, 1);
+    return candidates;
   }
 
   /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */

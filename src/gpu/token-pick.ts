@@ -1,9 +1,9 @@
-// The WebGPU engine's token picks on the device (engine.ts's sample, decodeToken and sampleAndRun): head →
+// The WebGPU engine's token picks on the device (engine.ts's decode of one row, and sampleAndRun): head →
 // argmax or top-k under the mask in the same submit as the work before it, one read-back, finished like the
 // reference sampler. Kept apart so engine.ts stays about its calls, their order and the KV cache.
-import type { SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import type { RowCandidates, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
 import { SamplingError } from '../model/engine-errors.ts';
-import { isAllowed, pickFromSorted } from '../model/sampler.ts';
+import { isAllowed } from '../model/sampler.ts';
 import { bestOf, candidatesOf, checkDevicePick, pickUniform } from './candidates.ts';
 import type { HeadState } from './head.ts';
 import { uniformWords } from './kernel.ts';
@@ -39,18 +39,18 @@ async function submitAndRead(t: PickTarget, ops: readonly Op[], from: GPUBuffer,
 }
 
 /**
- * Encode `before`, the head and top-k in one submit, read the candidates, finish like the reference.
- * When the caller asks whether the mask overrules the model (`overruled`), the same pass also reports
- * each block's best logit with no mask: the model's own top choice, checked against the mask here.
+ * Encode `before`, the head and top-k in one submit, read the row's candidates back (the first k, best
+ * first: what pickRow finishes the choice from, as the reference does). When the caller asks whether the
+ * mask overrules the model (`overruled`), the same pass also reports each block's best logit with no
+ * mask: the model's own top choice, checked against the mask here.
  */
-export async function pickOnDevice(t: PickTarget, before: Op[], k: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+export async function candidatesOnDevice(t: PickTarget, before: Op[], k: number, constraint?: TokenConstraint): Promise<RowCandidates> {
   const bits = constraint?.bits;
   const report = Boolean(bits && constraint?.overruled);
   const { cands, top } = await candidates(t, [...before, ...t.head.logitOps], k, bits, report);
   if (report && top !== undefined && !isAllowed(constraint!, top)) constraint!.overruled!();
-  if (k === 1) return cands[0]!.id;
   const best = cands.slice(0, k);
-  return pickFromSorted(best.map((c) => c.id), best.map((c) => c.value), opts, pickUniform(opts));
+  return { ids: best.map((c) => c.id), logits: best.map((c) => c.value) };
 }
 
 /**
@@ -84,7 +84,7 @@ async function candidates(t: PickTarget, ops: Op[], k: number, bits: Uint32Array
  * run again on the reference's token over the same position (a second read-back). The caller advances
  * the layers' KV length by one.
  */
-export async function pickAndRunOnDevice(t: PickAndRunTarget, k: number, opts: SamplingOptions, constraint: TokenConstraint | undefined): Promise<{ token: number; hidden: Float32Array }> {
+export async function pickAndRunOnDevice(t: PickAndRunTarget, k: number, opts: SamplingOptions, constraint: TokenConstraint | undefined): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
   const { device, head } = t;
   const H = t.hiddenSize;
   const bits = constraint?.bits;
@@ -114,5 +114,6 @@ export async function pickAndRunOnDevice(t: PickAndRunTarget, k: number, opts: S
     device.queue.writeBuffer(t.ids, 0, new Uint32Array([token]));
     out = await submitAndRead(t, t.layerOps, t.x, H * 4);
   }
-  return { token, hidden: new Float32Array(out) };
+  const best = cands.slice(0, k);
+  return { token, candidates: { ids: best.map((c) => c.id), logits: best.map((c) => c.value) }, hidden: new Float32Array(out) };
 }

@@ -1,9 +1,9 @@
 // The page side of workers/engine.worker.ts: a LayerEngine whose work runs in the worker. kvLength() is
 // synchronous in the contract, so it is mirrored here after every call that changes the cache.
 import * as Comlink from 'comlink';
-import type { LayerEngine, LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates, RowSampling } from '../model/engine-types.ts';
 import type { LoadProgress } from '../model/types.ts';
-import type { EngineWorkerApi, WireConstraint, WirePick, WorkerLoaded, WorkerLoadRequest } from '../../workers/engine.worker.ts';
+import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from '../../workers/engine.worker.ts';
 import type { EngineStats } from './engine.ts';
 import { installErrorTransfer } from './worker-errors.ts';
 
@@ -74,42 +74,33 @@ export class WorkerEngine implements LayerEngine {
   }
 
   /** Pick + this engine's layers on the pick in one submit in the worker (WebGPUEngine.sampleAndRun). */
-  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
+  async sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
     try {
-      const r = await this.remote.sampleAndRun(hidden, opts, toWire(constraint), range);
-      return { token: picked(r, constraint), hidden: r.hidden };
+      const { overruled, ...r } = await this.remote.sampleAndRun(hidden, toWire(row), range);
+      if (overruled) row.constraint?.overruled?.();
+      return r;
     } finally {
       this.kv = await this.remote.kvLength();
     }
   }
 
-  /** Every row's candidates in one submit in the worker (WebGPUEngine.scoreRows); overrules reported back per row. */
-  async scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> {
-    const out = await this.remote.scoreRows(hidden, rows.map((r) => {
-      const c = toWire(r.constraint);
-      return c ? { opts: r.opts, constraint: c } : { opts: r.opts };
-    }));
-    return out.map(({ overruled, ...c }, i) => {
-      if (overruled) rows[i]!.constraint?.overruled?.();
-      return c;
-    });
+  /** The decode call in the worker (WebGPUEngine.decode: one submit for a fed token); overrules reported back per row. */
+  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
+    try {
+      const { tokens, hidden, ahead } = request;
+      const out = await this.remote.decode({ ...(tokens ? { tokens: [...tokens] } : {}), ...(hidden ? { hidden } : {}), ...(ahead ? { ahead } : {}), rows: request.rows.map(toWire) });
+      return out.map(({ overruled, ...c }, i) => {
+        if (overruled) request.rows[i]!.constraint?.overruled?.();
+        return c;
+      });
+    } finally {
+      if (request.tokens) this.kv = await this.remote.kvLength();
+    }
   }
 
+  /** Raw logits of hidden's last row (WebGPUEngine.logits). */
   logits(hidden: Float32Array): Promise<Float32Array> {
     return this.remote.logits(hidden);
-  }
-
-  async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    return picked(await this.remote.sample(hidden, opts, toWire(constraint)), constraint);
-  }
-
-  /** One decode token in one submit in the worker (see WebGPUEngine.decodeToken). */
-  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    try {
-      return picked(await this.remote.decodeToken(id, opts, toWire(constraint)), constraint);
-    } finally {
-      this.kv = await this.remote.kvLength();
-    }
   }
 
   stats(): Promise<EngineStats> {
@@ -126,15 +117,10 @@ export class WorkerEngine implements LayerEngine {
   }
 }
 
-/** The constraint without its callback (functions cannot cross to the worker): `report` asks for it instead. */
-function toWire(c: TokenConstraint | undefined): WireConstraint | undefined {
-  if (!c) return undefined;
+/** The row without its constraint's callback (functions cannot cross to the worker): `report` asks for it instead. */
+function toWire(r: RowSampling): WireRow {
+  const c = r.constraint;
+  if (!c) return { opts: r.opts };
   const { overruled, ...plain } = c;
-  return overruled ? { ...plain, report: true } : plain;
-}
-
-/** The worker's pick, with the overruled report passed on to the caller's constraint. */
-function picked(pick: WirePick, c: TokenConstraint | undefined): number {
-  if (pick.overruled) c?.overruled?.();
-  return pick.id;
+  return { opts: r.opts, constraint: overruled ? { ...plain, report: true } : plain };
 }

@@ -4,8 +4,11 @@
 import type { SamplingOptions, TokenConstraint } from './engine-types.ts';
 import type { SpeculationOptions } from './speculative/types.ts';
 
-/** Why an answer ended: stop token, answer cap, context full, aborted (or a device left), failure. */
-export type FinishReason = 'stop' | 'cap' | 'context' | 'stopped' | 'error';
+/**
+ * Why an answer ended: the model sampled a stop token ('stop-token'), the answer cap, the context full,
+ * the caller stopped it or a device left ('stopped'), a failure.
+ */
+export type FinishReason = 'stop-token' | 'cap' | 'context' | 'stopped' | 'error';
 
 /**
  * The per-token grammar of one answer: asked before each token with the ids sampled so far (the stop
@@ -56,7 +59,7 @@ export interface GenerationStats {
 export interface GenerationResult {
   ids: number[];               // generated ids, without the stop token
   finish: FinishReason;
-  stopToken?: number;          // the stop token sampled, when finish = 'stop'
+  stopToken?: number;          // the stop token sampled, when finish = 'stop-token'
   error?: Error;               // when finish = 'error'
   /** Why the run ended early without being an error, in words: the room names the device that left. */
   note?: string;

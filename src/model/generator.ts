@@ -17,18 +17,17 @@
 // Sampling is deterministic for a seed: the token at sequence position p is drawn with
 // tokenSeed(seed, p), so cached and fresh runs agree.
 //
-// Speculative decoding (opts.speculate, docs/room-speed.md): a decode step may instead feed the last
-// token and a drafter's guesses in one pass and emit every token the model agrees with, plus its own next
-// one; the tokens are those plain decoding gives (same seed), and the cache ends as plain decoding's.
+// Decoding is one loop over a DecodeStrategy (./decode-strategy.ts), each step one engine.decode call:
+// plain (feed the last token, pick the next) or speculative (opts.speculate, docs/room-speed.md: feed
+// it with a drafter's guesses in one pass and emit every token the model agrees with, plus its own next
+// one); the tokens are those plain decoding gives (same seed), and the cache ends as plain decoding's.
 
-import { runTokens, scoreRows, type LayerEngine, type SamplingOptions } from './engine-types.ts';
-import type { FinishReason, GenerateOptions, GenerationResult, GenerationStats, TokenGenerator } from './generate-types.ts';
+import { AnswerRun } from './answer-run.ts';
+import { decodeStrategy, type AcceptedTokens, type DecodeStep } from './decode-strategy.ts';
+import { runTokens, type LayerEngine } from './engine-types.ts';
+import type { FinishReason, GenerateOptions, GenerationResult, TokenGenerator } from './generate-types.ts';
 import { EngineUsageError, SamplingError } from './engine-errors.ts';
-import { tokenSeed } from './sampler.ts';
-import { pickRow } from './speculative/accept.ts';
-import { sameConstraint, speculationOff } from './speculative/checks.ts';
-import { speculativePass, type PassResult } from './speculative/pass.ts';
-import { DEFAULT_MAX_DRAFT } from './speculative/types.ts';
+import { sameConstraint } from './speculative/checks.ts';
 
 export interface GeneratorOptions {
   ctx: number;                 // context capacity in tokens (prompt + answer); ≤ the engine's KV capacity
@@ -38,25 +37,6 @@ export interface GeneratorOptions {
 
 const DEFAULT_CKPT = 4;
 const DEFAULT_PREFILL_CHUNK = 512;
-/** A CPU engine computes on the caller's thread: the loop lets the page run (paint, Stop) this often. */
-const YIELD_EVERY_MS = 50;
-
-/**
- * One turn of the event loop: a message to ourselves is a task of its own, so input, timers and
- * painting get their turn before it (setTimeout would add its 4 ms clamp; scheduler.yield() runs
- * ahead of them and starves them).
- */
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => {
-    const { port1, port2 } = new MessageChannel();
-    port1.onmessage = () => {
-      port1.close();
-      resolve();
-    };
-    port2.postMessage(null);
-  });
-}
-
 export class Generator implements TokenGenerator {
   readonly ctx: number;
   readonly ckpt: number;
@@ -138,170 +118,126 @@ export class Generator implements TokenGenerator {
     await this.engine.truncate(0);
   }
 
+  /**
+   * llama2.c's generate(): prefill the prompt, then step until an end, each step feeding the last token
+   * (none on the first: the token after the prompt's last row) and returning the tokens it accepted.
+   */
   async generate(prompt: readonly number[], opts: GenerateOptions): Promise<GenerationResult> {
-    const t0 = performance.now();
-    const sampling: SamplingOptions = opts.sampling ?? { temperature: 0 };
-    const seed = sampling.seed ?? (sampling.temperature > 0 ? (Math.random() * 2 ** 32) >>> 0 : 0);
-    const ids: number[] = [];
-    const stats: GenerationStats = {
-      promptTokens: prompt.length, promptComputed: 0, promptReused: 0, generated: 0, prefillSeconds: 0,
-      decodeSeconds: 0, prefillTokensPerSecond: 0, decodeTokensPerSecond: 0, seconds: 0, seed,
-    };
-    const spec = opts.speculate;
-    const off = spec ? speculationOff(this.engine, opts) : null;
-    if (spec) Object.assign(stats, { drafted: 0, accepted: 0, passes: 0, drafter: spec.drafter.name }, off ? { speculationOff: off } : {});
-    const maxDraft = spec && !off ? Math.max(0, Math.floor(spec.maxDraft ?? DEFAULT_MAX_DRAFT)) : 0;
-    let tFirst: number | undefined;
-    let decodeSteps = 0;
-    // An engine that samples ahead (a split room) speculates in passes from the first token on: a plain
-    // step would start the host's share of the next token, which the pass after it drops.
-    let inPasses = false;
-    let feeding: number | undefined;                // the token decodeToken is feeding, while it runs
-    let yieldedAt = t0;
-    const letThePageRun = async () => {
-      if (performance.now() - yieldedAt < YIELD_EVERY_MS) return;
-      await yieldToEventLoop();
-      yieldedAt = performance.now();
-    };
-    const finish = (reason: FinishReason, extra: Partial<GenerationResult> = {}): GenerationResult => {
-      const now = performance.now();
-      stats.generated = ids.length;
-      stats.seconds = (now - t0) / 1000;
-      stats.prefillSeconds = ((tFirst ?? now) - t0) / 1000;
-      stats.decodeSeconds = tFirst === undefined ? 0 : (now - tFirst) / 1000;
-      stats.prefillTokensPerSecond = stats.prefillSeconds > 0 ? stats.promptComputed / stats.prefillSeconds : 0;
-      stats.decodeTokensPerSecond = stats.decodeSeconds > 0 ? decodeSteps / stats.decodeSeconds : 0;
-      return { ids, finish: reason, stats, ...extra };
-    };
-
-    if (this.busy) return finish('error', { error: new EngineUsageError('generate is already running on this Generator') });
+    const run = new AnswerRun(prompt, opts);
+    const { strategy, off } = decodeStrategy(this.engine, opts, run.sampling, run.seed);
+    if (opts.speculate) run.speculating(opts.speculate.drafter.name, off);
+    if (this.busy) return run.fail(new EngineUsageError('generate is already running on this Generator'));
     try {
       checkPrompt(prompt, opts);
     } catch (e) {
-      return finish('error', { error: e as Error });              // bad arguments: the cache is untouched
+      return run.fail(e);                                      // bad arguments: the cache is untouched
     }
     this.busy = true;
-    let inEngine = false;                           // true while the engine may be changing its cache
-    const engineCall = async <T>(work: () => Promise<T>): Promise<T> => {
-      inEngine = true;
-      const result = await work();
-      inEngine = false;
-      return result;
-    };
     try {
-      if (prompt.length >= this.ctx) return finish('context');
-      const stopTokens = new Set(opts.stopTokens ?? []);
-
-      // 1. Reuse: truncate to the best reusable prefix, then compute the rest in chunks.
-      const reuse = await engineCall(() => this.restorePrefix(prompt));
-      stats.promptReused = reuse;
-      if (opts.pinAt !== undefined) this.pinRequest = opts.pinAt;
-      const pinAt = this.pinRequest;
-      if (pinAt !== undefined && this.ckpt > 0 && pinAt === reuse) await engineCall(() => this.keep(pinAt));
-      if (pinAt !== undefined && this.ckpt > 0 && pinAt <= reuse && this.restorable(pinAt)) this.pinned = pinAt;
-      let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
-      for (let at = reuse; at < prompt.length;) {
-        if (opts.signal?.aborted) return finish('stopped');
-        const end = this.chunkEnd(at, prompt.length, pinAt);
-        hidden = await engineCall(() => this.forward(prompt.slice(at, end), at));
-        stats.promptComputed += end - at;
-        if (pinAt === end && this.ckpt > 0) {
-          await engineCall(() => this.keep(end));
-          this.pinned = end;
-        }
-        at = end;
-        await letThePageRun();
-      }
-      if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');
-      await engineCall(async () => {
-        await this.addAnswerCheckpoint(prompt.length, hidden!);
-        await this.releaseUnused();
-      });
-      if (opts.maxNewTokens <= 0) return finish('cap');
-
-      // 2. Decode: the first token is sampled from the prompt's last hidden row; each later step comes from
-      //    decodeToken, which feeds the previous token and samples the next (how is the engine's choice),
-      //    or from a speculative pass, which feeds it with drafted tokens and may give several.
+      if (prompt.length >= this.ctx) return run.finish('context');
+      const hidden = await this.guarded(() => this.prefill(prompt, opts, run));
+      if (!hidden) return run.finish('stopped');
+      if (opts.maxNewTokens <= 0) return run.finish('cap');
+      const { ids } = run;
       for (;;) {
         if (opts.signal?.aborted) {
-          if (this.engine.kvLength() > this.tokens.length || !this.engine.recurrent) await engineCall(() => this.engine.truncate(this.tokens.length));
-          return finish('stopped');
+          if (this.engine.kvLength() > this.tokens.length || !this.engine.recurrent) await this.guarded(() => this.engine.truncate(this.tokens.length));
+          return run.finish('stopped');
         }
-        const position = prompt.length + ids.length;   // where the next token will sit
-        const constraint = opts.constraint?.(ids) ?? undefined;
-        const tokenOpts = { ...sampling, seed: tokenSeed(seed, position) };
-        const previous = ids[ids.length - 1];
-        let picks: number[];
-        let pass: PassResult | null = null;
-        if (previous === undefined && maxDraft > 0 && this.engine.samplesAhead === true) {
-          // A split room about to speculate: pick the first token as a pass's row 0 (the head alone),
-          // not with sample(), whose share of the next token run ahead the first pass would drop.
-          const [row] = await scoreRows(this.engine, hidden, [constraint ? { opts: tokenOpts, constraint } : { opts: tokenOpts }]);
-          picks = [pickRow(row!, tokenOpts, constraint)];
-          inPasses = true;
-        } else if (previous === undefined) {
-          picks = [await this.engine.sample(hidden, tokenOpts, constraint)];
-        } else {
-          const room = Math.min(maxDraft, opts.maxNewTokens - ids.length - 1, this.ctx - position - 1);
-          if (room > 0 || inPasses) {
-            pass = await engineCall(() => speculativePass({
-              engine: this.engine, drafter: spec!.drafter, context: [...prompt, ...ids], answer: ids, maxDraft: Math.max(0, room), sampling, seed,
-              stopTokens, constraint: opts.constraint, first: constraint, signal: opts.signal, whenEmpty: inPasses,
-            }));
-            inPasses ||= pass !== null && this.engine.samplesAhead === true;
-          }
-          if (pass) {
-            stats.drafted! += pass.drafted;
-            stats.accepted! += pass.kept;
-            picks = pass.picks;
-          } else {
-            feeding = previous;
-            picks = [await engineCall(() => this.engine.decodeToken(previous, tokenOpts, constraint))];
-            feeding = undefined;
-          }
-          if (spec) stats.passes!++;
-        }
-        tFirst ??= performance.now();
-        // Emit the picks in order. Pick j was made after row j's token (the one fed, then the kept drafted
-        // ones): those rows of the picks used stay cached, as plain decoding would have cached them.
-        let used = 0;
-        let end: FinishReason | null = null;
-        let stopToken: number | undefined;
-        try {
-          for (const [j, id] of picks.entries()) {
-            if (j > 0) {
-              const real = opts.constraint?.(ids) ?? undefined;
-              if (!sameConstraint(real, pass!.constraints[j])) break;  // the grammar moved otherwise: pick again next step
-              if (pass!.overruled[j]) real?.overruled?.();
-            }
-            used++;
-            if (stopTokens.has(id)) { end = 'stop'; stopToken = id; break; }
-            ids.push(id);
-            opts.onToken?.(id, ids);
-            if (ids.length >= opts.maxNewTokens) { end = 'cap'; break; }
-            if (prompt.length + ids.length >= this.ctx) { end = 'context'; break; }
-          }
-        } finally {
-          if (previous !== undefined) {
-            this.tokens.push(previous, ...picks.slice(0, Math.max(0, used - 1)));
-            decodeSteps += used;
-          }
-        }
+        const previous = ids.at(-1);
+        const s: DecodeStep = {
+          previous, hidden, context: [...prompt, ...ids], answer: ids, first: opts.constraint?.(ids) ?? undefined,
+          room: Math.min(opts.maxNewTokens - ids.length - 1, this.ctx - prompt.length - ids.length - 1),
+        };
+        // The first pick runs the head alone on the prompt's row: the cache stays as prefill left it.
+        const step = previous === undefined ? await strategy.step(s) : await this.guarded(() => strategy.step(s), previous);
+        run.stepped(step, previous !== undefined);
+        const end = this.emit(step, previous, prompt, opts, run);
         // Past what the cache should hold: rejected drafts, or work an engine did ahead (a split room's
         // host runs its layers on each token it picks); an answer that ends leaves the cache exact.
-        if (this.engine.kvLength() > this.tokens.length || (end && !this.engine.recurrent)) await engineCall(() => this.engine.truncate(this.tokens.length));
-        if (end === 'stop') return finish('stop', { stopToken: stopToken! });
-        if (end) return finish(end);
-        await letThePageRun();
+        if (this.engine.kvLength() > this.tokens.length || (end && !this.engine.recurrent)) await this.guarded(() => this.engine.truncate(this.tokens.length));
+        if (end) return run.finish(end.reason, end.stopToken === undefined ? {} : { stopToken: end.stopToken });
+        await run.letThePageRun();
       }
     } catch (e) {
-      // The engine failed part-way: which K/V it holds is unknown, so start from an empty cache. Failures
-      // between engine calls (the caller's callbacks) and sampling failures (a constraint allowing no
-      // token: the layers ran, only the pick failed) leave the cache consistent and kept.
-      if (inEngine && !(isSamplingError(e) && this.consistentAfterSampling(feeding))) await this.resetAfterFailure();
-      return finish('error', { error: e instanceof Error ? e : new Error(String(e)) });
+      return run.fail(e);
     } finally {
       this.busy = false;
+    }
+  }
+
+  /**
+   * Reuse the longest cached prefix, compute the rest of the prompt in chunks (breaking at the pin), keep
+   * the checkpoints. Returns the prompt's last hidden row [H], or null when stopped between chunks.
+   */
+  private async prefill(prompt: readonly number[], opts: GenerateOptions, run: AnswerRun): Promise<Float32Array | null> {
+    const reuse = await this.restorePrefix(prompt);
+    run.stats.promptReused = reuse;
+    if (opts.pinAt !== undefined) this.pinRequest = opts.pinAt;
+    const pinAt = this.pinRequest;
+    if (pinAt !== undefined && this.ckpt > 0 && pinAt === reuse) await this.keep(pinAt);
+    if (pinAt !== undefined && this.ckpt > 0 && pinAt <= reuse && this.restorable(pinAt)) this.pinned = pinAt;
+    let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
+    for (let at = reuse; at < prompt.length;) {
+      if (opts.signal?.aborted) return null;
+      const end = this.chunkEnd(at, prompt.length, pinAt);
+      hidden = await this.forward(prompt.slice(at, end), at);
+      run.stats.promptComputed += end - at;
+      if (pinAt === end && this.ckpt > 0) {
+        await this.keep(end);
+        this.pinned = end;
+      }
+      at = end;
+      await run.letThePageRun();
+    }
+    if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');
+    await this.addAnswerCheckpoint(prompt.length, hidden);
+    await this.releaseUnused();
+    return hidden;
+  }
+
+  /**
+   * Emit a step's picks in order, until an end. Pick j was made after row j's token (the one fed, then the
+   * kept drafted ones): those rows of the picks used stay cached, as plain decoding would have cached them.
+   */
+  private emit(step: AcceptedTokens, previous: number | undefined, prompt: readonly number[], opts: GenerateOptions, run: AnswerRun): { reason: FinishReason; stopToken?: number } | null {
+    const { ids } = run;
+    let used = 0;
+    try {
+      for (const [j, id] of step.picks.entries()) {
+        if (j > 0) {
+          const real = opts.constraint?.(ids) ?? undefined;
+          if (!sameConstraint(real, step.constraints[j])) break;   // the grammar moved otherwise: pick again next step
+          if (step.overruled[j]) real?.overruled?.();
+        }
+        used++;
+        if (opts.stopTokens?.includes(id)) return { reason: 'stop-token', stopToken: id };
+        ids.push(id);
+        opts.onToken?.(id, ids);
+        if (ids.length >= opts.maxNewTokens) return { reason: 'cap' };
+        if (prompt.length + ids.length >= this.ctx) return { reason: 'context' };
+      }
+      return null;
+    } finally {
+      if (previous !== undefined) {
+        this.tokens.push(previous, ...step.picks.slice(0, Math.max(0, used - 1)));
+        run.decoded(used);
+      }
+    }
+  }
+
+  /**
+   * Engine work. When it fails part-way, which K/V the engine holds is unknown, so the cache starts empty
+   * again: unless only a pick failed (a SamplingError, a constraint allowing no token; the layers ran) and
+   * the engine's length says it holds the cache with or without `fed`, the token being fed, which is then
+   * adopted. Failures between engine calls (the caller's callbacks) never come here: the cache is kept.
+   */
+  private async guarded<T>(work: () => Promise<T>, fed?: number): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      if (!(isSamplingError(e) && this.consistentAfterSampling(fed))) await this.resetAfterFailure();
+      throw e;
     }
   }
 
@@ -364,9 +300,9 @@ export class Generator implements TokenGenerator {
   }
 
   /**
-   * After decodeToken failed in sampling, the engine holds the cache with or without the token it was
-   * feeding (engines count it before or after the pick): adopt whichever its length says. False when the
-   * length fits neither (then the caller resets).
+   * After a step failed in sampling, the engine holds the cache with or without the token it was feeding
+   * (engines count it before or after the pick): adopt whichever its length says. False when the length
+   * fits neither (then the caller resets).
    */
   private consistentAfterSampling(feeding: number | undefined): boolean {
     const kv = this.engine.kvLength();

@@ -17,7 +17,7 @@
 // sequence with step 0x9e3779b9 through murmur3's 32-bit finalizer). nextFloat = (next() >>> 8) / 2^24,
 // a multiple of 2^-24, exactly representable in f32 (a WGSL port gives the same value).
 
-import type { SamplingOptions, TokenConstraint } from './engine-types.ts';
+import type { RowCandidates, SamplingOptions, TokenConstraint } from './engine-types.ts';
 import { SamplingError } from './engine-errors.ts';
 
 /** murmur3's 32-bit finalizer: a bijective mix of a u32. */
@@ -200,9 +200,17 @@ export function isGreedy(opts: SamplingOptions, constraint?: TokenConstraint | n
   return Boolean(constraint?.greedy) || !(opts.temperature > 0);
 }
 
-/** Sample one token id from logits [V]. Greedy when temperature <= 0 or the constraint says so. */
-export function sampleLogits(logits: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): number {
-  const c = sortedCandidates(logits, opts, constraint);
+/**
+ * The token plain decoding picks from a row's candidates (an engine's decode, or sortedCandidates),
+ * seeded by opts.seed: the same token sampleLogits gives on the row's logits.
+ */
+export function pickRow(c: RowCandidates, opts: SamplingOptions, constraint?: TokenConstraint | null): number {
+  if (c.ids.length === 0) throw new SamplingError('no candidate tokens to sample from');
   if (isGreedy(opts, constraint)) return c.ids[0]!;
   return pickFromSorted(c.ids, c.logits, opts, new Prng(opts.seed ?? 0).nextFloat());
+}
+
+/** Sample one token id from logits [V]. Greedy when temperature <= 0 or the constraint says so. */
+export function sampleLogits(logits: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): number {
+  return pickRow(sortedCandidates(logits, opts, constraint), opts, constraint);
 }

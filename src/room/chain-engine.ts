@@ -14,7 +14,7 @@
 // The guests are not trusted: answers come only from whom they are expected from (a result from the
 // last guest, an ack from each guest once), every request has a deadline, and activations must be
 // finite numbers; a failure names the device (or, for a chain that stalls, the chain).
-import type { LayerEngine, LayerRange, SamplingOptions } from '../model/engine-types.ts';
+import type { LayerEngine, LayerRange, RowCandidates } from '../model/engine-types.ts';
 import { EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { ProtocolError, RemoteDeviceError } from './errors.ts';
 import type { CheckpointOp, Frame, FrameOf } from './protocol.ts';
@@ -255,9 +255,7 @@ export class ChainEngine implements LayerEngine {
   }
 
   embed(): Promise<Float32Array> { return Promise.reject(new EngineUsageError(`${this.who} holds no embedding`)); }
-  logits(): Promise<Float32Array> { return Promise.reject(new EngineUsageError(`${this.who} holds no head`)); }
-  sample(_h: Float32Array, _o: SamplingOptions): Promise<number> { return this.logits() as unknown as Promise<number>; }
-  decodeToken(): Promise<number> { return this.embed() as unknown as Promise<number>; }
+  decode(): Promise<RowCandidates[]> { return Promise.reject(new EngineUsageError(`${this.who} holds no head`)); }
   async dispose(): Promise<void> { this.fail(new EngineUsageError(`${this.who}: engine of epoch ${this.epoch} was disposed`)); }
 }
 

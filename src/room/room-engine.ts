@@ -6,13 +6,12 @@
 // chunk size is chosen from the stages' measured times (chunk-choice.ts) unless fixed.
 //
 // Decode in a split room reads back one thing per token on the host: the host engine picks the token and
-// runs its own layers on it in the same submit (sampleAndRun), so the next decodeToken starts at the
+// runs its own layers on it in the same submit (sampleAndRun), so the next decode call starts at the
 // guests. That prepared work is dropped (its cache entry cut) when anything else comes first.
 // Truncation is ordered, not awaited: remote devices run their frames in order, so the next request sees
 // the cut cache; the acknowledgements are collected with the next request's answers.
 import {
-  decodeInSteps, runTokens as runTokensOf, scoreRows as scoreRowsOf,
-  type LayerEngine, type LayerRange, type RowCandidates, type RowSampling, type SamplingOptions, type TokenConstraint,
+  checkDecode, runTokens as runTokensOf, type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling,
 } from '../model/engine-types.ts';
 import { EngineUsageError, PipelineError } from '../model/engine-errors.ts';
 import { chooseChunk, StageTimes } from './chunk-choice.ts';
@@ -165,8 +164,6 @@ export class RoomEngine implements LayerEngine {
   }
 
   embed(ids: number[]): Promise<Float32Array> { return this.host.embed(ids); }
-  logits(hidden: Float32Array): Promise<Float32Array> { return this.host.logits(hidden); }
-  scoreRows(hidden: Float32Array, rows: readonly RowSampling[]): Promise<RowCandidates[]> { return scoreRowsOf(this.host, hidden, rows); }
 
   /** The host's own first stage (it holds layer 0 in a room), or null when the host holds no layers. */
   private hostStage(): LayerRange | null {
@@ -174,7 +171,7 @@ export class RoomEngine implements LayerEngine {
     return first === this.host && first.range[1] > first.range[0] ? first.range : null;
   }
 
-  /** The host's sample() runs its layers on the pick (see sample below): a pass coming next drops that work. */
+  /** A plain decode step's pick makes the host run its own layers on it (see pick below): a split room whose host holds layers. */
   get samplesAhead(): boolean {
     return !this.alone && this.hostStage() !== null && this.host.sampleAndRun !== undefined && !this.recurrent;
   }
@@ -184,33 +181,43 @@ export class RoomEngine implements LayerEngine {
     return this.stages.length === 1 && only === this.host && only.range[0] === 0 && only.range[1] === this.range[1];
   }
 
-  /** Sample the next token; in a split room the host also runs its layers on it in the same call. */
-  async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    const own = this.hostStage();
-    // A recurrent host cannot be cut back a token (no snapshot there): it does not run ahead.
-    if (!this.samplesAhead || !own) return this.host.sample(hidden, opts, constraint);
-    await this.dropPrepared();
-    const position = this.host.kvLength();
-    const r = await this.timed(this.host, 1, () => this.host.sampleAndRun!(hidden, opts, constraint, own));
-    this.prepared = { token: r.token, position, hidden: r.hidden };
-    return r.token;
+  /**
+   * The decode call. A room of one hands it to its engine whole: the WebGPU engine feeds a token and
+   * picks in one submit and one read-back (instead of three, each a submit that waits for its work, and
+   * a worker message). A split room runs the fed tokens through its stages (starting from the host's
+   * prepared share when the token is the one it picked ahead), then the host's head picks.
+   */
+  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
+    const checked = checkDecode(request, this.hiddenSize, { range: this.range, hasEmbedding: true, hasHead: true, numLayers: this.range[1] });
+    const { n } = checked, { tokens } = request;
+    if (this.alone) return tokens ? this.timed(this.host, n, () => this.host.decode(request)) : this.host.decode(request);
+    if (!tokens) return this.pick(checked.hidden!, request.rows, request.ahead === true);
+    const position = this.kvLength();
+    const p = this.prepared;
+    let hidden: Float32Array;
+    if (n === 1 && p && p.token === tokens[0] && p.position === position) {
+      this.prepared = null;
+      hidden = await this.pipeline([this.hostStage()![1], this.range[1]], position, 1, async () => p.hidden);
+    } else {
+      hidden = await this.runTokens([...tokens], this.range, position);
+    }
+    return this.pick(hidden, request.rows, request.ahead === true);
   }
 
   /**
-   * One decode token: feed `id` at kvLength() and sample the next, as embed + runLayers + sample would.
-   * A room of one whose engine can fuse (WebGPU) does it in that engine's single call: one GPU submit and
-   * one read-back instead of three (each a submit that waits for its work, and a worker message). A
-   * split room starts from the host's prepared share when it has one.
+   * The host's head on rows that went through every layer. Asked to go ahead (a plain step: the next
+   * request feeds this pick), a split room's host also runs its own layers on the pick in the same call
+   * (sampleAndRun) and keeps that share for the next decode. A recurrent host cannot be cut back a token
+   * (no snapshot there): it does not run ahead.
    */
-  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    if (this.alone) return this.timed(this.host, 1, () => this.host.decodeToken(id, opts, constraint));
-    const position = this.kvLength();
-    const p = this.prepared;
-    if (!p || p.token !== id || p.position !== position) return decodeInSteps(this, id, opts, constraint);
-    this.prepared = null;
-    const own = this.hostStage()!;
-    const hidden = await this.pipeline([own[1], this.range[1]], position, 1, async () => p.hidden);
-    return this.sample(hidden, opts, constraint);
+  private async pick(hidden: Float32Array, rows: readonly RowSampling[], ahead: boolean): Promise<RowCandidates[]> {
+    const own = this.hostStage();
+    if (!ahead || rows.length !== 1 || !this.samplesAhead || !own) return this.host.decode({ hidden, rows });
+    await this.dropPrepared();
+    const position = this.host.kvLength();
+    const r = await this.timed(this.host, 1, () => this.host.sampleAndRun!(hidden, rows[0]!, own));
+    this.prepared = { token: r.token, position, hidden: r.hidden };
+    return [r.candidates];
   }
 
   async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {

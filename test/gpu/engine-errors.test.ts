@@ -8,6 +8,7 @@ import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import { allowOnly } from '../../src/model/sampler.ts';
 import { syntheticWeights, weightsSubset } from '../unit/model/reference/synthetic-model.ts';
 import { relErr, testDevice } from './helpers.ts';
+import { sampleNext } from '../../src/model/engine-types.ts';
 
 let device: GPUDevice;
 beforeAll(async () => { device = await testDevice(false); });
@@ -40,7 +41,7 @@ it('bad input gets a named error and leaves the cache as it was', async () => {
   await expect(e.runLayers([0, 3], 2, x.subarray(0, 2 * H))).rejects.toBeInstanceOf(PositionError);
   await expect(e.runLayers([0, 3], 3, new Float32Array(6 * H))).rejects.toMatchObject({ name: 'ContextFullError', code: 'context-full' });
   expect(e.kvLength()).toBe(3);
-  await expect(e.sample(x, { temperature: 0 }, allowOnly([], V))).rejects.toBeInstanceOf(SamplingError);
+  await expect(sampleNext(e, x, { temperature: 0 }, allowOnly([], V))).rejects.toBeInstanceOf(SamplingError);
   await expect(e.runLayers([0, 3], 3, x.subarray(0, 2))).rejects.toBeInstanceOf(EngineUsageError);
   expect(e.kvLength()).toBe(3);
   await e.dispose();
@@ -73,15 +74,15 @@ it('a constraint that asks is told when the mask overrules the model: greedy and
   const V = weights.config.vocabSize;
   const x = await gpu.embed([1, 2, 3]);
   const hidden = (await gpu.runLayers([0, 3], 0, x)).subarray(2 * weights.config.hiddenSize);
-  const top = await gpu.sample(hidden, { temperature: 0 });
+  const top = await sampleNext(gpu, hidden, { temperature: 0 });
   const others = Array.from({ length: V }, (_, id) => id).filter((id) => id !== top && id % 3 === 0);
   for (const sampling of [{ temperature: 0 }, { temperature: 0.8, topK: 5, seed: 7 }]) {
     for (const [ids, expectReport] of [[others, true], [[top, ...others], false]] as const) {
       let gpuReports = 0;
       let refReports = 0;
-      const plain = await gpu.sample(hidden, sampling, allowOnly(ids, V));
-      const told = await gpu.sample(hidden, sampling, { ...allowOnly(ids, V), overruled: () => gpuReports++ });
-      const byRef = await ref.sample(hidden, sampling, { ...allowOnly(ids, V), overruled: () => refReports++ });
+      const plain = await sampleNext(gpu, hidden, sampling, allowOnly(ids, V));
+      const told = await sampleNext(gpu, hidden, sampling, { ...allowOnly(ids, V), overruled: () => gpuReports++ });
+      const byRef = await sampleNext(ref, hidden, sampling, { ...allowOnly(ids, V), overruled: () => refReports++ });
       expect(told).toBe(plain);
       expect(byRef).toBe(plain);
       expect([gpuReports, refReports]).toEqual(expectReport ? [1, 1] : [0, 0]);

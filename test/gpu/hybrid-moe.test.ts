@@ -13,6 +13,7 @@ import { isHybridLayer, type ModelWeights, type WeightRequest } from '../../src/
 import { RoomEngine } from '../../src/room/room-engine.ts';
 import { HYBRID_GOLDEN_FILE, hybridGoldenSource, type HybridGoldenFile, type HybridGoldenName } from '../goldens/hybrid-golden-setup.ts';
 import { testDevice } from './helpers.ts';
+import { decodeNext } from '../../src/model/engine-types.ts';
 
 const golden = JSON.parse(readFileSync(HYBRID_GOLDEN_FILE, 'utf8')) as HybridGoldenFile;
 const PROMPT = golden.promptIds;
@@ -68,7 +69,7 @@ describe('tiny hybrid MoE (Q4_K_M) on WebGPU: split and bytes read', () => {
       expect(r.ids).toEqual(golden.models['moe-Q4_K_M'].ids);
       // each decode token read exactly k experts' bytes in each of the engine's MoE layers
       await engines[1]!.expertBytesRead({ reset: true });
-      await room.decodeToken(r.ids.at(-1)!, { temperature: 0 });
+      await decodeNext(room, r.ids.at(-1)!, { temperature: 0 });
       const read = await engines[1]!.expertBytesRead();
       expect([...read.keys()]).toEqual([1, 2]);
       for (const perExpert of read.values()) expect(perExpert.filter((b) => b > 0)).toHaveLength(parts[0]!.config.moe!.numExpertsPerTok);

@@ -15,6 +15,7 @@ import type { Linear, MoeLayerWeights } from '../../src/model/types.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../goldens/gguf-golden-setup.ts';
 import { tinyGgufModel, tinyModelDir, type TinyModelDirOptions } from '../helpers/tiny-model.ts';
 import { testDevice } from './helpers.ts';
+import { decodeNext, sampleNext } from '../../src/model/engine-types.ts';
 
 const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
 const CTX = 64;
@@ -62,7 +63,7 @@ describe('decode reads only the selected experts (tiny Q4_K_M MoE GGUF)', () => 
       // prefill on both engines (the grouped matmuls; not counted), then one token at a time; the
       // reference runs the layers on the same tokens (its routing), the tokens themselves are the goldens'
       await ref.runLayers([0, spec.layers], 0, await ref.embed(golden.promptIds));
-      let next = await engine.sample(await engine.runLayers([0, spec.layers], 0, await engine.embed(golden.promptIds)), GREEDY);
+      let next = await sampleNext(engine, await engine.runLayers([0, spec.layers], 0, await engine.embed(golden.promptIds)), GREEDY);
       const want = golden.models['moe-Q4_K_M'].ids;
       expect(next).toBe(want[0]);
       await engine.expertBytesRead({ reset: true });
@@ -70,7 +71,7 @@ describe('decode reads only the selected experts (tiny Q4_K_M MoE GGUF)', () => 
       let bytes = 0;
       for (let step = 0; step < 8; step++) {
         await ref.runLayers([0, spec.layers], ref.kvLength(), await ref.embed([next]));
-        next = await engine.decodeToken(next, GREEDY);
+        next = await decodeNext(engine, next, GREEDY);
         expect(next, `decode step ${step}`).toBe(want[step + 1]);
         const runs = ref.expertRuns.splice(0);
         const read = await engine.expertBytesRead({ reset: true });

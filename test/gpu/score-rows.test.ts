@@ -1,4 +1,4 @@
-// WebGPUEngine.scoreRows (a speculative pass's candidates for every row in one submit and one read-back)
+// WebGPUEngine.decode on several rows (a speculative pass's candidates for every row in one submit and one read-back)
 // against the CPU's choice on the engine's own logits (sortedCandidates): greedy rows, top-k rows,
 // masked rows with an overrule reported, mixed in one call; rows needing every logit fall back.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { allowOnly, sortedCandidates } from '../../src/model/sampler.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { loadTiny, testDevice, tinyModelFolder } from './helpers.ts';
 
-describe('WebGPUEngine.scoreRows', () => {
+describe('WebGPUEngine.decode of several rows (scoreRows)', () => {
   let weights: ModelWeights;
   beforeAll(async () => {
     weights = await loadTiny(path.join(await tinyModelFolder({ layers: 4, seed: 7 }), 'safetensors'));
@@ -36,7 +36,7 @@ describe('WebGPUEngine.scoreRows', () => {
         { opts: { temperature: 0 }, constraint: { ...notTop, greedy: true } },
       ];
       const before = engine.stats().readbacks;
-      const got = await engine.scoreRows(hidden, rows);
+      const got = await engine.decode({ hidden, rows });
       expect(engine.stats().readbacks - before).toBe(1);
       let cpuOverruled = 0;
       rows.forEach((r, i) => {
@@ -48,7 +48,7 @@ describe('WebGPUEngine.scoreRows', () => {
       expect(overruled).toBe(2);                    // rows 2 and 4: the model's top choice is masked
       expect(overruled).toBe(cpuOverruled);
       // A row sampling every logit (no top-k) takes the full read-back path, with the same answer.
-      const full = await engine.scoreRows(hidden.subarray(0, 2 * H), [{ opts: { temperature: 0 } }, { opts: { temperature: 1, seed: 4 } }]);
+      const full = await engine.decode({ hidden: hidden.subarray(0, 2 * H), rows: [{ opts: { temperature: 0 } }, { opts: { temperature: 1, seed: 4 } }] });
       expect(full[1]!.ids).toEqual(sortedCandidates(logits[1]!, { temperature: 1 }).ids);
     } finally {
       await engine.dispose();

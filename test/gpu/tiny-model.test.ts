@@ -11,6 +11,7 @@ import { Tokenizer } from '../../src/model/tokenizer.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { defaultTuning } from '../../src/gpu/tuning.ts';
 import { loadTiny, testDevice, tinyModelFolder } from './helpers.ts';
+import { decodeNext, sampleNext } from '../../src/model/engine-types.ts';
 
 const CTX = 128;
 const PROMPT = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n';
@@ -52,9 +53,9 @@ describe.each([
       await engine.truncate(0);
       const L = weights.config.numLayers;
       const h = await engine.runLayers([0, L], 0, await engine.embed(prompt));
-      const ids = [await engine.sample(h, { temperature: 0 })];
+      const ids = [await sampleNext(engine, h, { temperature: 0 })];
       while (ids.length < 32) {
-        ids.push(await engine.decodeToken(ids[ids.length - 1]!, { temperature: 0 }));
+        ids.push(await decodeNext(engine, ids[ids.length - 1]!, { temperature: 0 }));
         expect(engine.stats().last).toMatchObject({ op: 'decodeToken', submits: 1 });
       }
       expect(ids).toEqual(expected);

@@ -1,11 +1,11 @@
 // The replay model: a scripted LayerEngine under the real Generator and EngineBackend, for tests, the
 // headless CLI and `?agent=replay`. It holds no weights: its hidden state is one number per token and its
 // "sampling" is the script (script.ts), so prefix reuse, checkpoints, streaming, the grammar, stop tokens
-// and every finish reason are the real ones. sample() begins the next scripted reply (the Generator calls
-// it once per answer, for the first token); decodeToken() feeds a token and continues the reply.
+// and every finish reason are the real ones. decode() on the prompt's row begins the next scripted reply
+// (the Generator asks once per answer, for the first token); decode() of a fed token continues the reply.
 import type { ChatTemplate } from '../../model/chat-template.ts';
 import { ContextFullError, EngineUsageError, PositionError, SamplingError } from '../../model/engine-errors.ts';
-import type { LayerEngine, LayerRange, SamplingOptions, TokenConstraint } from '../../model/engine-types.ts';
+import { checkDecode, type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type TokenConstraint } from '../../model/engine-types.ts';
 import { Generator } from '../../model/generator.ts';
 import type { Tokenizer } from '../../model/tokenizer.ts';
 import { EngineBackend } from '../engine-backend.ts';
@@ -56,12 +56,21 @@ export class ReplayEngine implements LayerEngine {
     return hidden.slice();
   }
 
-  async logits(): Promise<Float32Array> {
-    throw new EngineUsageError('a replay model has no logits: its tokens come from the script');
+  /**
+   * The prompt's row (`hidden`) begins the next scripted reply (the Generator asks once per answer, for
+   * the first token); a fed token continues it. The one candidate is the script's token.
+   */
+  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
+    if (checkDecode(request, 1, { range: this.range, hasEmbedding: true, hasHead: true, numLayers: 1 }).n !== 1) throw new EngineUsageError('replay: one row at a time (a script cannot be checked in passes)');
+    const constraint = request.rows[0]!.constraint;
+    if (request.hidden) return [this.candidate(this.begin(constraint))];
+    await this.runLayers(this.range, this.kv, new Float32Array(1));
+    if (this.tokenDelayMs > 0) await sleep(this.tokenDelayMs);
+    else if (++this.fed % 32 === 0) await sleep(0);  // let timers (Stop buttons, aborts) run
+    return [this.candidate(this.pick(constraint))];
   }
 
-  /** The first token of an answer: begins the next scripted reply. */
-  async sample(_hidden: Float32Array, _opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
+  private begin(constraint: TokenConstraint | undefined): number {
     if (this.nextReply >= this.replies.length) {
       throw new ReplayScriptError(`replay script exhausted: all ${this.replies.length} replies were used`);
     }
@@ -70,17 +79,14 @@ export class ReplayEngine implements LayerEngine {
     return this.pick(constraint);
   }
 
-  async decodeToken(_id: number, _opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    await this.runLayers(this.range, this.kv, new Float32Array(1));
-    if (this.tokenDelayMs > 0) await sleep(this.tokenDelayMs);
-    else if (++this.fed % 32 === 0) await sleep(0);  // let timers (Stop buttons, aborts) run
-    return this.pick(constraint);
+  private candidate(id: number): RowCandidates {
+    return { ids: [id], logits: [0] };
   }
 
   async dispose(): Promise<void> { this.kv = 0; }
 
   private pick(constraint: TokenConstraint | undefined): number {
-    if (!this.reply) throw new EngineUsageError('replay: decodeToken before sample began a reply');
+    if (!this.reply) throw new EngineUsageError('replay: a token fed before the prompt\'s row began a reply');
     const id = this.reply.pick(constraint);
     if (id === null) throw new SamplingError('the grammar allows no token at this point');
     return id;

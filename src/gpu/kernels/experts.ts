@@ -5,10 +5,8 @@
 // workgroup the tokens grouped to its expert. The variant is the same kernel with that library and
 // three more bindings; made once per kernel.
 import jobExperts from '../../../shaders/lib/job_experts.wgsl?raw';
-import jobPlainSource from '../../../shaders/lib/job_plain.wgsl?raw';
 import { defineKernel, read, rw, uniformStruct, type Bindings, type Kernel } from '../kernel.ts';
-
-export const jobPlain = jobPlainSource;
+import { jobPlain } from './linear-contract.ts';
 
 /**
  * A chunk of stacked experts: it holds experts [e0, e1) of num_experts, rows_per_expert weight rows

@@ -1,6 +1,11 @@
-// What every linear kernel (one per weight format) shares: the epilogue codes, the per-chunk uniform and
-// what a caller asks of a linear (where x comes from, where y goes, how it is combined).
+// What every linear kernel (one per weight format) shares: the epilogue codes, the per-chunk uniform,
+// what a caller asks of a linear (where x comes from, where y goes, how it is combined) and the plain job
+// library its skeleton takes its rows, x and y from (experts.ts swaps it for the routed one).
+import jobPlainSource from '../../../shaders/lib/job_plain.wgsl?raw';
 import { read, rw, STEP, uniformStruct } from '../kernel.ts';
+
+/** shaders/lib/job_plain.wgsl: a plain matrix's rows, x and y, the job library of every linear kernel. */
+export const jobPlain = jobPlainSource;
 
 /** How a linear's result is written: the codes are shared with the WGSL as constants of these names. */
 export const Epilogue = {

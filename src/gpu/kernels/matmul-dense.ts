@@ -1,14 +1,13 @@
 // matmul_dense (shaders/matmul_dense.wgsl on shaders/lib/matmul_tiles.wgsl): the prefill matmul for a
 // dense F32 / F16 / BF16 weight, one op per row chunk, in the device's tuned tile.
 import tiles from '../../../shaders/lib/matmul_tiles.wgsl?raw';
-import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matmul_dense.wgsl?raw';
 import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 import type { MatmulTilesLayout } from '../tuning.ts';
-import { Epilogue, MATMUL_BINDINGS, type LinearTarget } from './linear-contract.ts';
+import { Epilogue, MATMUL_BINDINGS, jobPlain, type LinearTarget } from './linear-contract.ts';
 import { matmulTilesOp } from './matmul-tiles.ts';
 
 export const MATMUL_DENSE = defineKernel({

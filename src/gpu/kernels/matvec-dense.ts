@@ -1,13 +1,12 @@
 // matvec_dense (shaders/matvec_dense.wgsl on shaders/lib/matvec_rows.wgsl): the decode matvec for a
 // dense F32 / F16 / BF16 weight, one op per row chunk, in the device's tuned layout.
 import rows from '../../../shaders/lib/matvec_rows.wgsl?raw';
-import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matvec_dense.wgsl?raw';
 import { wdtypeOf, type GpuLinear, type GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
-import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { CHUNK, Epilogue, jobPlain, type LinearTarget } from './linear-contract.ts';
 import { matvecRowsOp } from './matvec-rows.ts';
 
 export const MATVEC_DENSE = defineKernel({

@@ -1,13 +1,12 @@
 // matvec_q4 (shaders/matvec_q4.wgsl on shaders/lib/matvec_rows.wgsl): the decode matvec for an MLC
 // q4f16_1 weight, one op per row chunk, in the device's tuned layout.
 import rows from '../../../shaders/lib/matvec_rows.wgsl?raw';
-import { jobPlain } from './experts.ts';
 import source from '../../../shaders/matvec_q4.wgsl?raw';
 import type { GpuLinear, GpuLinearChunk } from '../gpu-weights.ts';
 import { defineKernel, read, rw, STEP } from '../kernel.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
-import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { CHUNK, Epilogue, jobPlain, type LinearTarget } from './linear-contract.ts';
 import { matvecRowsOp } from './matvec-rows.ts';
 
 export const MATVEC_Q4 = defineKernel({

@@ -13,10 +13,10 @@
 //   x  += (silu(gate) · up)(rms(x) · post_attention_layernorm) · W_downᵀ   (dense MLP), or
 //   x  += moe(rms(x) · post_attention_layernorm)                           (Qwen3 MoE layer, ./moe.ts)
 
-import { decodeInSteps, type LayerEngine, type LayerRange, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
+import { checkDecode, type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../engine-types.ts';
 import { isHybridLayer, isLinearLayer, type HybridLayerWeights, type LayerWeights, type Linear, type ModelConfig, type ModelWeights, type MoeLayerWeights } from '../types.ts';
 import { moeForward } from './moe.ts';
-import { sampleLogits } from '../sampler.ts';
+import { pickRow, sortedCandidates } from '../sampler.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../engine-errors.ts';
 import { hybridLayerForward, hybridVectors, type HybridVectors } from './hybrid-layer.ts';
 import { KvCache } from './kv-cache.ts';
@@ -277,7 +277,7 @@ export class ReferenceEngine implements LayerEngine {
     }, positions, x);
   }
 
-  /** Final norm + head on the last row of hidden ([H] or [n, H]) -> logits [V]. */
+  /** Final norm + head on the last row of hidden ([H] or [n, H]) -> logits [V] (decode's rows; goldens compare them). */
   async logits(hidden: Float32Array): Promise<Float32Array> {
     if (!this.head || !this.finalNorm) {
       throw new EngineUsageError(`this engine (layers [${this.range}]) holds no head (final norm + lm_head${this.config.tieWordEmbeddings ? ' / tied embedding' : ''})`);
@@ -288,25 +288,27 @@ export class ReferenceEngine implements LayerEngine {
     return matmul(this.weight(this.head), rmsNorm(last, this.finalNorm, this.config.rmsNormEps), 1); // [V]
   }
 
-  async sample(hidden: Float32Array, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    return sampleLogits(await this.logits(hidden), opts, constraint);
-  }
-
-  /** embed + runLayers + sample: the CPU has no dispatch overhead to save by fusing them. */
-  async decodeToken(id: number, opts: SamplingOptions, constraint?: TokenConstraint): Promise<number> {
-    if (!this.hasEmbedding || !this.hasHead || this.range[0] !== 0 || this.range[1] !== this.config.numLayers) {
-      throw new EngineUsageError(`decodeToken needs the embedding, every layer and the head; this engine holds layers [${this.range}]${this.hasEmbedding ? '' : ', no embedding'}${this.hasHead ? '' : ', no head'}`);
-    }
-    return decodeInSteps(this, id, opts, constraint);
+  /**
+   * Feed the request's tokens (embed + every layer) or take its hidden rows, then each row's candidates
+   * from its logits (sortedCandidates). The CPU has no dispatch overhead to save by fusing anything.
+   */
+  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
+    const H = this.config.hiddenSize;
+    const checked = checkDecode(request, H, { range: this.range, hasEmbedding: this.hasEmbedding, hasHead: this.hasHead, numLayers: this.config.numLayers });
+    const hidden = request.tokens ? await this.runLayers(this.range, this.kvLength(), await this.embed([...request.tokens])) : checked.hidden!;
+    const out: RowCandidates[] = [];
+    for (const [i, r] of request.rows.entries()) out.push(sortedCandidates(await this.logits(hidden.subarray(i * H, (i + 1) * H)), r.opts, r.constraint));
+    return out;
   }
 
   /**
-   * sample, then embed the token and run `range` on it. The CPU has nothing to fuse; a split room's host
+   * Pick, then embed the token and run `range` on it. The CPU has nothing to fuse; a split room's host
    * takes the same decode path on this engine as on the WebGPU one.
    */
-  async sampleAndRun(hidden: Float32Array, opts: SamplingOptions, constraint: TokenConstraint | undefined, range: LayerRange): Promise<{ token: number; hidden: Float32Array }> {
-    const token = await this.sample(hidden, opts, constraint);
-    return { token, hidden: await this.runLayers(range, this.kvLength(), await this.embed([token])) };
+  async sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
+    const [candidates] = await this.decode({ hidden, rows: [row] });
+    const token = pickRow(candidates!, row.opts, row.constraint);
+    return { token, candidates: candidates!, hidden: await this.runLayers(range, this.kvLength(), await this.embed([token])) };
   }
 
   async dispose(): Promise<void> {

@@ -10,16 +10,9 @@
 //   (Leviathan et al. 2023, Chen et al. 2023): keep x with probability min(1, p(x) / q(x)); on a
 //   rejection draw from max(0, p − q), renormalised.
 import type { RowCandidates, SamplingOptions, TokenConstraint } from '../engine-types.ts';
-import { SamplingError } from '../engine-errors.ts';
-import { isGreedy, keptWeights, pickFromSorted, Prng } from '../sampler.ts';
+import { isGreedy, keptWeights, Prng } from '../sampler.ts';
 import type { DraftDistribution } from './types.ts';
 
-/** The token plain decoding picks from these candidates (seeded by opts.seed, as the engines do). */
-export function pickRow(c: RowCandidates, opts: SamplingOptions, constraint?: TokenConstraint): number {
-  if (c.ids.length === 0) throw new SamplingError('no candidate tokens to sample from');
-  if (isGreedy(opts, constraint)) return c.ids[0]!;
-  return pickFromSorted(c.ids, c.logits, opts, new Prng(opts.seed ?? 0).nextFloat());
-}
 
 /** The target's distribution p over a row's kept candidates (one-hot for a greedy row). */
 export function rowDistribution(c: RowCandidates, opts: SamplingOptions, constraint?: TokenConstraint): DraftDistribution {

@@ -20,9 +20,9 @@
 // how many tokens are proposed, never which tokens the answer has (greedy), nor its distribution (sampled).
 // A seed pins a sampled answer only for a fixed length: which positions are checked rows and which a
 // pass's own pick moves with k, and auto's k follows measured time.
-import { runTokens, scoreRows, type LayerEngine, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
+import { rowOf, runTokens, type LayerEngine, type RowCandidates, type RowSampling, type SamplingOptions } from '../engine-types.ts';
 import { EngineUsageError, SamplingError } from '../engine-errors.ts';
-import { isGreedy, pickFromSorted, Prng, tokenSeed } from '../sampler.ts';
+import { isGreedy, pickFromSorted, pickRow, Prng, tokenSeed } from '../sampler.ts';
 import { rowDistribution } from './accept.ts';
 import { DraftLengthChooser, type DraftEstimate } from './draft-length.ts';
 import type { Draft, DraftDistribution, Drafter, DraftRequest } from './types.ts';
@@ -131,14 +131,13 @@ export class DraftModelDrafter implements Drafter {
         const mask = r.constraint?.(tokens) ?? undefined;
         let token: number;
         if (isGreedy(r.sampling, mask)) {
-          token = hidden ? await this.engine.sample(hidden, GREEDY, mask) : await this.decode(tokens[tokens.length - 1]!, mask);
+          token = pickRow(await this.decode(hidden, tokens, rowOf(GREEDY, mask), true), GREEDY, mask);
           if (sampled) q.push({ ids: [token], probs: [1] });   // a greedy row of a sampled answer (the pass ignores its q)
         } else {
-          hidden ??= await this.feed([tokens[tokens.length - 1]!]);
           const opts = { ...r.sampling, seed: tokenSeed(r.seed, position) };
-          const [row] = await scoreRows(this.engine, hidden, [mask ? { opts, constraint: mask } : { opts }]);
-          token = pickFromSorted(row!.ids, row!.logits, opts, draftUniform(r.seed, position));
-          q.push(rowDistribution(row!, opts, mask));
+          const row = await this.decode(hidden, tokens, rowOf(opts, mask), false);
+          token = pickFromSorted(row.ids, row.logits, opts, draftUniform(r.seed, position));
+          q.push(rowDistribution(row, opts, mask));
         }
         hidden = undefined;
         tokens.push(token);
@@ -189,12 +188,19 @@ export class DraftModelDrafter implements Drafter {
     return hidden.subarray(hidden.length - hidden.length / ids.length);
   }
 
-  /** Feed one token and pick the next greedily under the mask (one call: the WebGPU engine fuses it). */
-  private async decode(id: number, mask: TokenConstraint | undefined): Promise<number> {
-    const token = await this.engine.decodeToken(id, GREEDY, mask);
-    this.held.push(id);
-    this.fed++;
-    return token;
+  /**
+   * The candidates of the next draft token: after the context's last row (`hidden`, the first token of a
+   * draft) or after feeding the last drafted token (one decode call: the WebGPU engine fuses it). Ahead
+   * for greedy picks: the next call feeds the pick (a split draft room starts on it).
+   */
+  private async decode(hidden: Float32Array | undefined, drafted: readonly number[], row: RowSampling, ahead: boolean): Promise<RowCandidates> {
+    const last = drafted[drafted.length - 1]!;
+    const [candidates] = await this.engine.decode({ ...(hidden ? { hidden } : { tokens: [last] }), rows: [row], ...(ahead ? { ahead } : {}) });
+    if (!hidden) {
+      this.held.push(last);
+      this.fed++;
+    }
+    return candidates!;
   }
 }
 

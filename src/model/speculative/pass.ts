@@ -1,10 +1,10 @@
 // One speculative decode pass for the Generator: ask the drafter, cut the draft where it cannot be kept,
-// feed [last token, ...draft] through every layer in one call, pick each row and keep the longest prefix
-// the model agrees with. The cache is cut back past what was kept (the caller may cut more).
-import { runTokens, scoreRows, type LayerEngine, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
+// feed [last token, ...draft] through every layer in one decode call, pick each row and keep the longest
+// prefix the model agrees with. The cache is cut back past what was kept (the caller may cut more).
+import { rowOf, type LayerEngine, type SamplingOptions, type TokenConstraint } from '../engine-types.ts';
 import type { Constraint } from '../generate-types.ts';
-import { isAllowed, isGreedy, tokenSeed } from '../sampler.ts';
-import { pickRow, rowDistribution, ruleUniforms, speculativeSample } from './accept.ts';
+import { isAllowed, isGreedy, pickRow, tokenSeed } from '../sampler.ts';
+import { rowDistribution, ruleUniforms, speculativeSample } from './accept.ts';
 import type { Draft, Drafter } from './types.ts';
 
 export interface PassRequest {
@@ -23,16 +23,14 @@ export interface PassRequest {
   /** The real constraint of the next token (row 0), already asked for. */
   first: TokenConstraint | null | undefined;
   signal?: AbortSignal | undefined;
-  /** With nothing worth drafting, still run the pass on the fed token alone (one row) instead of returning null. */
-  whenEmpty?: boolean | undefined;
 }
 
+/** The tokens a step chose, in order: picks[0] follows the fed token, picks[j] the j-th kept drafted one. */
 export interface PassResult {
-  /** Tokens the pass chose, in order: the kept drafted ones, then the model's own next token. */
   picks: number[];
   /** The constraint each pick was chosen under (picks ≥ 1: from lookahead; the caller checks them against the real ones). */
   constraints: (TokenConstraint | null | undefined)[];
-  /** picks[i]'s row saw its top choice overruled by the grammar (rows ≥ 1; row 0 reported directly). */
+  /** picks[j]'s row saw its top choice overruled by the grammar (j ≥ 1; row 0 reported directly). */
   overruled: boolean[];
   drafted: number;
   kept: number;
@@ -65,10 +63,10 @@ function maskAfter(r: PassRequest): (drafted: readonly number[]) => TokenConstra
 }
 
 /**
- * null when nothing was drafted that could be kept (unless whenEmpty): the caller then takes a plain
- * decode step. With whenEmpty an empty draft is a pass of one row: the fed token, and the model's pick.
+ * The tokens the pass chose: the kept drafted ones, then the model's own next token. Nothing drafted
+ * that could be kept is a pass of one row: the fed token, and the model's pick (plain decoding's step).
  */
-export async function speculativePass(r: PassRequest): Promise<PassResult | null> {
+export async function speculativePass(r: PassRequest): Promise<PassResult> {
   const { engine, context } = r;
   const start = engine.kvLength();             // = context.length − 1
   const fed = context[context.length - 1]!;
@@ -77,23 +75,17 @@ export async function speculativePass(r: PassRequest): Promise<PassResult | null
     ...(r.signal ? { signal: r.signal } : {}), ...(r.constraint ? { constraint: maskAfter(r) } : {}),
   });
   // Row i picks the token after draft[0..i): row 0 under the real constraint, the rest under lookahead.
-  const ahead = r.constraint ? r.constraint.lookahead!(r.answer, draft.tokens.slice(0, r.maxDraft)) : [];
+  const ahead = r.constraint && draft.tokens.length > 0 ? r.constraint.lookahead!(r.answer, draft.tokens.slice(0, r.maxDraft)) : [];
   const overruled: boolean[] = [];
   // Rows ≥ 1 hear of an overruled top choice through a flag: the real constraint is told only for picks used.
   const rowConstraints: (TokenConstraint | null | undefined)[] = [r.first, ...ahead.map((c, i) => c && (c.bits
     ? { ...c, overruled: () => { overruled[i + 1] = true; } }
     : c))];
   const k = cutDraft(draft, r.maxDraft, rowConstraints, r.stopTokens);
-  if (k === 0 && !r.whenEmpty) return null;
   const tokens = draft.tokens.slice(0, k);
   const position0 = context.length;            // where row 0's pick sits
-  const rows = Array.from({ length: k + 1 }, (_, i) => {
-    const opts = { ...r.sampling, seed: tokenSeed(r.seed, position0 + i) };
-    const constraint = rowConstraints[i] ?? undefined;
-    return constraint ? { opts, constraint } : { opts };
-  });
-  const hidden = await runTokens(engine, [fed, ...tokens], engine.range, start);
-  const candidates = await scoreRows(engine, hidden, rows);
+  const rows = Array.from({ length: k + 1 }, (_, i) => rowOf({ ...r.sampling, seed: tokenSeed(r.seed, position0 + i) }, rowConstraints[i]));
+  const candidates = await engine.decode({ tokens: [fed, ...tokens], rows });
   const picks: number[] = [];
   for (let i = 0; i <= k; i++) {
     const { opts, constraint } = rows[i]!;

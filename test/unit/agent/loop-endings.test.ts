@@ -181,7 +181,7 @@ test('error: a model the call format keeps overruling is producing garbage; the 
   expect(out.note).toMatch(/^the model failed: too many tokens were forced by the call format \(the call format overruled the model's own choice .*\): the room's engine is producing garbage\. Try again, or reload the model$/);
   expect(out.summary).toMatch(/ · error$/);
   expect(out.stats.generated).toBeLessThan(80);                   // stopped at the threshold, not at the answer cap
-  expect(h.backend.results[0]!.finish).toBe('stop');              // the grammar ended the answer itself
+  expect(h.backend.results[0]!.finish).toBe('stop-token');              // the grammar ended the answer itself
   expect(await h.files.allFiles()).toEqual([]);
   expect(h.agent.timeline.items.find((i) => i.kind === 'call')).toMatchObject({ state: 'not-run', result: 'not run: the model failed' });
   // A model that writes its call well is never overruled: the same request with a right call runs.

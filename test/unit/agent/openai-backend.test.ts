@@ -58,7 +58,7 @@ describe('one answer', () => {
     const { backend, tokenizer } = await backendOn([{ text: 'Hello there, this streams in pieces.' }]);
     const seen: string[] = [];
     const r = await backend.generate(request(backend, 'Say hello', { onText: (t) => seen.push(t) }));
-    expect(r.finish).toBe('stop');
+    expect(r.finish).toBe('stop-token');
     expect(r.text).toBe('Hello there, this streams in pieces.');
     expect(seen.length).toBe(9);
     expect(seen.every((t, i) => i === 0 || t.startsWith(seen[i - 1]!))).toBe(true);
@@ -182,7 +182,7 @@ describe('token counts: ours against the server\'s (26.6)', () => {
     }
     // A server that turns a prompt of ids down is asked again with text, and text it stays.
     const { backend } = await backendOn([{ text: 'one' }, { text: 'two', refuseIds: true }, { text: 'three' }]);
-    for (const q of ['first', 'second', 'third']) expect((await backend.generate(request(backend, q))).finish).toBe('stop');
+    for (const q of ['first', 'second', 'third']) expect((await backend.generate(request(backend, q))).finish).toBe('stop-token');
     expect(server!.requests.map((r) => (Array.isArray(r.prompt) ? 'ids' : typeof r.prompt))).toEqual(['string', 'ids', 'string', 'string']);
     expect(backend.idsRefused).toBe("400 Bad Request: 'prompt' must be a string");
   });

@@ -92,7 +92,7 @@ describe('a server without /v1/completions', () => {
     for (const completions of ['405', 'chat-model'] as const) {
       const { backend } = await setup([{ text: 'hello' }], { completions }, 'generic');
       const r = await backend.generate(request(backend, [{ role: 'user', content: 'hi' }]));
-      expect(r).toMatchObject({ finish: 'stop', text: 'hello' });
+      expect(r).toMatchObject({ finish: 'stop-token', text: 'hello' });
       expect(server!.paths).toEqual(['/v1/completions', '/v1/chat/completions']);
       expect(server!.requests[0]).not.toHaveProperty('top_k');  // a generic server gets only the standard fields
       await server!.close();
@@ -165,7 +165,7 @@ describe('a server without /v1/completions', () => {
       { toolCalls: [{ name: 'list_dir', arguments: '{"path": ""}' }, { name: 'read_file', arguments: '{"path": "b' }] },
     ], CHAT_ONLY, 'vllm', coder);
     const whole = await backend.generate(request(backend, [{ role: 'user', content: 'read it' }]));
-    expect(whole).toMatchObject({ finish: 'stop', text: 'On it.\n<tool_call>\n<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>' });
+    expect(whole).toMatchObject({ finish: 'stop-token', text: 'On it.\n<tool_call>\n<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>' });
     const seen: string[] = [];
     const two = await backend.generate(request(backend, [{ role: 'user', content: 'look' }], { onText: (t) => seen.push(t) }));
     // A call still streaming shows its function line; arguments that never became JSON stay for the repairs.

@@ -176,7 +176,7 @@ test('text after a stop string is never read: "ok<|im_end|>" then a call answers
   const { backend, tokenizer, files, tools } = await backendAt(srv.url);
   const seen: string[] = [];
   const r = await backend.generate(request(backend, { onText: (t) => seen.push(t) }));
-  expect(r).toMatchObject({ finish: 'stop', text: 'ok' });
+  expect(r).toMatchObject({ finish: 'stop-token', text: 'ok' });
   expect(seen.every((t) => !t.includes('<|'))).toBe(true);   // the held-back "<|im" never showed
   const agent = new Agent({ backend, tools, files, format: 'json', codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
   const out = await agent.run('Say ok');

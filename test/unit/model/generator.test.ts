@@ -186,7 +186,7 @@ describe('Generator: finish reasons', () => {
     const stop = ref[3]!;
     const cut = ref.indexOf(stop);
     const r = await fresh().generate(prompt, greedy(8, { stopTokens: [stop] }));
-    expect(r).toMatchObject({ finish: 'stop', stopToken: stop, ids: ref.slice(0, cut) });
+    expect(r).toMatchObject({ finish: 'stop-token', stopToken: stop, ids: ref.slice(0, cut) });
   });
 
   it('context full: stops when prompt + answer reach ctx; a prompt of ctx tokens computes nothing', async () => {

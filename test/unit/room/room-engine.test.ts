@@ -2,7 +2,7 @@
 // of one engine holding everything, prefill micro-chunks do not change them, and stages that do not cover
 // the layers in order are refused.
 import { describe, expect, it } from 'vitest';
-import { runTokens, type LayerEngine, type LayerRange, type TokenConstraint } from '../../../src/model/engine-types.ts';
+import { runTokens, type DecodeRequest, type LayerEngine, type LayerRange, type TokenConstraint } from '../../../src/model/engine-types.ts';
 import type { Constraint } from '../../../src/model/generate-types.ts';
 import { allowOnly } from '../../../src/model/sampler.ts';
 import type { Drafter } from '../../../src/model/speculative/types.ts';
@@ -52,11 +52,12 @@ describe('RoomEngine: the room as one engine', () => {
     expect(r.ids).toEqual(await single([...p1, ...a1.ids, ...user2], 3));
   });
 
-  it('decodeToken goes through the stages of a split room and to the host engine in a room of one', async () => {
+  it('a fed token goes through the stages of a split room, and to the host engine\'s decode whole in a room of one', async () => {
     const calls: string[] = [];
     const spy = (name: string, e: ReferenceEngine): LayerEngine => Object.assign(Object.create(e) as LayerEngine, {
       runLayers: (r: LayerRange, start: number, h: Float32Array) => { calls.push(`${name}.runLayers`); return e.runLayers(r, start, h); },
-      decodeToken: (...args: Parameters<LayerEngine['decodeToken']>) => { calls.push(`${name}.decodeToken`); return e.decodeToken(...args); },
+      // the decode calls that feed a token (the one-call decode step); the first token's pick feeds none
+      decode: (req: DecodeRequest) => { if (req.tokens) calls.push(`${name}.decodeToken`); return e.decode(req); },
     });
     const prompt = [...sys, ...user1];
     const host = spy('host', part(0, 2, true));

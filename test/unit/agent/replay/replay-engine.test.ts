@@ -36,7 +36,7 @@ describe('the replay model', () => {
     const prompt = tok.encode(b.render([{ role: 'user', content: 'hi' }], [READ_FILE]));
     const seen: number[] = [];
     const r = await b.generate(request(prompt, { onToken: (id) => seen.push(id) }));
-    expect(r.finish).toBe('stop');
+    expect(r.finish).toBe('stop-token');
     expect(r.ids).toEqual(tok.encode('Hello world! <tool_call>\n{"name": "x"}\n</tool_call>'));
     expect(r.ids).toContain(151657);
     expect(r.text).toBe('Hello world! <tool_call>\n{"name": "x"}\n</tool_call>');
@@ -107,7 +107,7 @@ describe('the replay model', () => {
     expect(none.finish).toBe('error');
     expect(none.error).toBeInstanceOf(ReplayScriptError);
     expect(none.error?.message).toMatch(/replay script exhausted: all 3 replies were used/);
-    expect(b.results.map((r) => r.finish)).toEqual(['cap', 'stopped', 'stop', 'error']);
+    expect(b.results.map((r) => r.finish)).toEqual(['cap', 'stopped', 'stop-token', 'error']);
   });
 
   it('takes the best allowed token when the constraint forbids the wanted one, and re-aligns', async () => {

@@ -27,17 +27,17 @@ const READ_INDEX_JSON = '<tool_call>\n{"name": "read_file", "arguments": {"path"
 describe('replay + grammar: invalid scripted calls are corrected', () => {
   it('a valid call passes untouched, text before it is free', async () => {
     const r = await sample('xml', `Let me <b>look</b>.\n${READ_INDEX_XML}`);
-    expect(r).toMatchObject({ finish: 'stop', text: `Let me <b>look</b>.\n${READ_INDEX_XML}` });
+    expect(r).toMatchObject({ finish: 'stop-token', text: `Let me <b>look</b>.\n${READ_INDEX_XML}` });
   });
 
   it('XML: a misspelt tool name and parameter name become the declared ones', async () => {
     const r = await sample('xml', 'Reading.\n<tool_call>\n<function=readfile>\n<parameter=file_path>\nindex.html\n</parameter>\n</function>\n</tool_call>');
-    expect(r).toMatchObject({ finish: 'stop', text: `Reading.\n${READ_INDEX_XML}` });
+    expect(r).toMatchObject({ finish: 'stop-token', text: `Reading.\n${READ_INDEX_XML}` });
   });
 
   it('XML: a missing </function> is inserted before </tool_call>', async () => {
     const r = await sample('xml', '<tool_call>\n<function=read_file>\n<parameter=path>\nindex.html\n</parameter>\n</tool_call>');
-    expect(r).toMatchObject({ finish: 'stop', text: READ_INDEX_XML });
+    expect(r).toMatchObject({ finish: 'stop-token', text: READ_INDEX_XML });
   });
 
   it('XML: a call missing a required parameter cannot be closed', async () => {
@@ -49,13 +49,13 @@ describe('replay + grammar: invalid scripted calls are corrected', () => {
 
   it('JSON: the tool name is held to the declared tools, and a missing closing brace is added', async () => {
     expect(await sample('json', '<tool_call>\n{"name": "read-file", "arguments": {"path": "index.html"}}\n</tool_call>'))
-      .toMatchObject({ finish: 'stop', text: READ_INDEX_JSON });
+      .toMatchObject({ finish: 'stop-token', text: READ_INDEX_JSON });
     expect(await sample('json', '<tool_call>\n{"name": "read_file", "arguments": {"path": "index.html"}\n</tool_call>'))
-      .toMatchObject({ finish: 'stop', text: READ_INDEX_JSON });
+      .toMatchObject({ finish: 'stop-token', text: READ_INDEX_JSON });
   });
 
   it('JSON: arguments are not held to the schema (only the name is)', async () => {
     const text = '<tool_call>\n{"name": "read_file", "arguments": {"file": "a", "extra": [1, {"b": true}]}}\n</tool_call>';
-    expect(await sample('json', text)).toMatchObject({ finish: 'stop', text });
+    expect(await sample('json', text)).toMatchObject({ finish: 'stop-token', text });
   });
 });

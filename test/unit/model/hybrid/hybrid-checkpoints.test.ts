@@ -3,7 +3,7 @@
 // continue from it exactly as from scratch, only the suffix is computed, and a point with no snapshot is
 // reached by recomputing from the last one. Snapshot memory is reported.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { LayerEngine, LayerRange } from '../../../../src/model/engine-types.ts';
+import type { DecodeRequest, LayerEngine, LayerRange } from '../../../../src/model/engine-types.ts';
 import { Generator } from '../../../../src/model/generator.ts';
 import { loadWeights } from '../../../../src/model/load-weights.ts';
 import { ReferenceEngine } from '../../../../src/model/reference/reference-engine.ts';
@@ -91,9 +91,7 @@ class Counting implements LayerEngine {
   releaseSnapshot(p: number) { return this.e.releaseSnapshot(p); }
   embed(ids: number[]) { return this.e.embed(ids); }
   runLayers(r: LayerRange, s: number, h: Float32Array) { this.layerTokens += h.length / this.e.config.hiddenSize; return this.e.runLayers(r, s, h); }
-  logits(h: Float32Array) { return this.e.logits(h); }
-  sample(h: Float32Array, o: Parameters<LayerEngine['sample']>[1], c?: Parameters<LayerEngine['sample']>[2]) { return this.e.sample(h, o, c); }
-  decodeToken(id: number, o: Parameters<LayerEngine['decodeToken']>[1], c?: Parameters<LayerEngine['decodeToken']>[2]) { this.layerTokens++; return this.e.decodeToken(id, o, c); }
+  decode(r: DecodeRequest) { this.layerTokens += r.tokens?.length ?? 0; return this.e.decode(r); }
   dispose() { return this.e.dispose(); }
 }
 

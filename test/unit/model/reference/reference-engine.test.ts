@@ -4,6 +4,7 @@ import { ReferenceEngine } from '../../../../src/model/reference/reference-engin
 import { argmax } from '../../../../src/model/sampler.ts';
 import { naiveLastLogits } from './naive-forward.ts';
 import { syntheticWeights, weightsSubset } from './synthetic-model.ts';
+import { sampleNext } from '../../../../src/model/engine-types.ts';
 
 const ids = [5, 17, 3, 88, 42, 42, 7];
 
@@ -103,7 +104,7 @@ describe('ReferenceEngine caching and splitting', () => {
     const out: number[] = [];
     for (let i = 0; i < 12; i++) {
       const id = argmax(await e.logits(hidden));
-      expect(await e.sample(hidden, { temperature: 0 })).toBe(id);
+      expect(await sampleNext(e, hidden, { temperature: 0 })).toBe(id);
       out.push(id);
       hidden = await e.runLayers([0, 4], e.kvLength(), await e.embed([id]));
     }

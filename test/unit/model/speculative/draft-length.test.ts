@@ -4,7 +4,7 @@
 // agrees falls to 1 and rises again when it agrees, expensive drafted tokens draft fewer, a fixed length
 // is obeyed, rewritten conversations neither throw nor draft past the max; tokens stay plain decoding's.
 import { describe, expect, it } from 'vitest';
-import type { LayerEngine } from '../../../../src/model/engine-types.ts';
+import type { DecodeRequest, LayerEngine, RowCandidates } from '../../../../src/model/engine-types.ts';
 import { EngineUsageError } from '../../../../src/model/engine-errors.ts';
 import { Generator } from '../../../../src/model/generator.ts';
 import { ReferenceEngine } from '../../../../src/model/reference/reference-engine.ts';
@@ -107,8 +107,8 @@ const PASS_MS = 50;
 const vocabulary = { target: vocabularyOf(target.config), draft: vocabularyOf(target.config) };
 
 /**
- * `engine` whose forward calls advance the clock by `ms` (others are free); `pick` may replace the
- * token its sample and decodeToken return.
+ * `engine` whose forward calls (runLayers, a decode that feeds tokens) advance the clock by `ms` (others
+ * are free); `pick` may replace the candidates its decode returns (so the greedy pick of each row).
  */
 function onClock<E extends LayerEngine>(engine: E, clock: { t: number }, ms: () => number, pick: (id: number) => number = (id) => id): E {
   return new Proxy(engine, {
@@ -116,9 +116,9 @@ function onClock<E extends LayerEngine>(engine: E, clock: { t: number }, ms: () 
       const v = Reflect.get(e, prop, e) as unknown;
       if (typeof v !== 'function') return v;
       return (...args: unknown[]) => {
-        if (prop === 'runLayers' || prop === 'decodeToken') clock.t += ms();
+        if (prop === 'runLayers' || (prop === 'decode' && (args[0] as DecodeRequest).tokens)) clock.t += ms();
         const out = (v as (...a: unknown[]) => unknown).apply(e, args);
-        return prop === 'sample' || prop === 'decodeToken' ? (out as Promise<number>).then(pick) : out;
+        return prop === 'decode' ? (out as Promise<RowCandidates[]>).then((rows) => rows.map((c) => ({ ...c, ids: c.ids.map(pick) }))) : out;
       };
     },
   });

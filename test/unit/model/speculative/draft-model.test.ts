@@ -3,7 +3,7 @@
 // drafted token, the draft's cache after rewinds is a fresh drafter's, a sampled draft's q is the draft
 // model's distribution (exactly, and in what it samples), and a draft of another vocabulary is refused.
 import { describe, expect, it } from 'vitest';
-import type { LayerEngine, SamplingOptions, TokenConstraint } from '../../../../src/model/engine-types.ts';
+import type { DecodeRequest, LayerEngine, SamplingOptions, TokenConstraint } from '../../../../src/model/engine-types.ts';
 import { DraftVocabularyError, EngineUsageError } from '../../../../src/model/engine-errors.ts';
 import type { Constraint } from '../../../../src/model/generate-types.ts';
 import { Generator } from '../../../../src/model/generator.ts';
@@ -150,7 +150,7 @@ describe('DraftModelDrafter: its own cache', () => {
     const engine = drafts['the target itself']!();
     let calls = 0;
     const failing = Object.assign(Object.create(engine) as ReferenceEngine, {
-      decodeToken: async (...a: Parameters<ReferenceEngine['decodeToken']>) => { if (++calls === 3) throw new Error('lost the draft device'); return engine.decodeToken(...a); },
+      decode: async (r: DecodeRequest) => { if (r.tokens && ++calls === 3) throw new Error('lost the draft device'); return engine.decode(r); },   // its third fed token
     });
     const drafter = drafterOf(failing);
     const plain = await new Generator(new ReferenceEngine(target, { ctx }), { ctx }).generate(prompt, { maxNewTokens: 20 });
