@@ -20,10 +20,12 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const source = await resolveModelSource(modelUrlFor(params.model ?? TINY_MODEL_ID, origin));
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
-  const { backend } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, tokenDelayMs: params.delay });
+  const { backend, engine } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, tokenDelayMs: params.delay });
   const { runJs } = await loadDeployment();
   return Workspace.open({
     backend, tokenizer, format: template.format, projectId: 'replay', runJs,
+    // "Whatever you ask, it replays the same script": each request from the script's first reply.
+    beforeRequest: () => engine.restart(),
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),
     ...(params.grammar === false ? { constrained: false } : {}),
   });

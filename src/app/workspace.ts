@@ -52,6 +52,8 @@ export interface WorkspaceOptions {
   /** Answer cap (default ANSWER_CAP) and, when set, the note that ends a request reaching it (AgentOptions). */
   answerCap?: number;
   answerCapNote?: string;
+  /** Called as each request begins, before the agent runs (the scripted demo starts its script again). */
+  beforeRequest?: () => void;
 }
 
 export class Workspace {
@@ -148,6 +150,7 @@ export class Workspace {
     this.controller = controller;
     this.store.set({ running: true, error: undefined, restored: false });
     try {
+      this.opts.beforeRequest?.();
       const outcome = await this.agent.run(request, { signal: controller.signal });
       return outcome.reason;
     } catch (e) {

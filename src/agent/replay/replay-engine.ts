@@ -40,6 +40,16 @@ export class ReplayEngine implements LayerEngine {
     private readonly tokenDelayMs = 0,
   ) {}
 
+  /**
+   * From the script's first reply again (the app's demo calls this at each request, so every request
+   * replays the whole script, also after a Stop cut one short). The cache is untouched: it is the
+   * conversation's, not the script's.
+   */
+  restart(): void {
+    this.nextReply = 0;
+    this.reply = null;
+  }
+
   /** Scripted replies not yet begun. */
   get repliesLeft(): number { return this.replies.length - this.nextReply; }
 
