@@ -20,6 +20,7 @@ import type { TokenRoute } from '../room/host-chains.ts';
 import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
 import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
+import { factorText, standByNote } from './stand-by.ts';
 import { Store } from './store.ts';
 import { Workspace } from './workspace.ts';
 
@@ -227,6 +228,18 @@ export class HostSession {
     this.store.set({ manualDeal: entries, error: undefined });
     this.log(entries ? 'Manual deal applied' : 'Back to the automatic deal');
     void done.catch((e: Error) => this.store.set({ error: `${e.name}: ${e.message}` }));
+  }
+
+  /**
+   * "Split anyway": deal by memory alone, so guests the automatic deal left standing by (a split would
+   * be slower) get layers. It is a manual deal: "Back to automatic" undoes it.
+   */
+  splitAnyway(): void {
+    const { config, dealCost, devices, deal } = this.state;
+    const note = standByNote(config, dealCost, devices, deal);
+    if (!note?.split) return;
+    this.setManualDeal(note.split);
+    this.log(`Split anyway: layers dealt by memory alone (${note.names.join(', ')} now ${note.names.length === 1 ? 'holds' : 'hold'} layers; expected ${factorText(note.factor)} the speed)`);
   }
 
   /** Whether the manual deal is in effect: the room keeps it only while every device it names is present. */
