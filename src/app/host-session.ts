@@ -102,6 +102,7 @@ export class HostSession {
 
   async start(): Promise<void> {
     const { choice } = this.opts;
+    const startedAt = performance.now();
     try {
       this.store.set({ step: 'finding the model…' });
       const url = choice.kind === 'url' ? await hostModelUrl(choice.url) : undefined;
@@ -151,6 +152,8 @@ export class HostSession {
         ...(tiny ? { answerCap: TINY_ANSWER_CAP, answerCapNote: TINY_CAP_NOTE } : {}),
       });
       if (this.opts.draft) void this.loadDraft(this.opts.draft);
+      // How long loading took here, measured: it depends on the GPU (seconds on a real one, longer on a software adapter).
+      this.log(`Opened in ${((performance.now() - startedAt) / 1000).toFixed(1)} s on this device (model read and its layers loaded)`);
       this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, route: room.host.route, dealCost: room.host.dealCost });
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });

@@ -29,6 +29,8 @@ export class AgentWorkspace extends LitElement {
   @property() heading = 'Agent';
   @property({ attribute: false }) notice?: WorkspaceNotice;
   @state() private draft = '';
+  /** On a narrow screen one part shows at a time: the chat, the files, or the preview. */
+  @state() private tab: 'chat' | 'files' | 'preview' = 'chat';
   @query('textarea') private input?: HTMLTextAreaElement;
   private watch?: StoreController<WorkspaceState>;
 
@@ -50,9 +52,18 @@ export class AgentWorkspace extends LitElement {
     .notice a { color: var(--accent); white-space: nowrap; }
     pooled-agent-timeline { min-height: 0; }
     pooled-preview-pane { min-height: 0; height: 100%; }
+    .tabs { display: none; gap: .25rem; padding: .3rem .5rem 0; border-bottom: 1px solid var(--line); background: var(--panel); }
+    .tabs button { border-radius: 7px 7px 0 0; border-bottom: 0; padding: .3rem .9rem; }
+    .tabs button[aria-selected='true'] { background: var(--bg); border-color: var(--accent); color: #fff; font-weight: 600; }
+    /* Phones (below ~820 px): tabs, one part at a time filling the height, so nothing overlaps. */
     @media (max-width: 820px) {
-      .main { grid-template-columns: 1fr; grid-auto-rows: minmax(20rem, auto); }
-      .left { border-right: 0; min-height: 28rem; }
+      :host { grid-template-rows: auto auto 1fr; }
+      .tabs { display: flex; }
+      .main { grid-template-columns: 1fr; grid-template-rows: minmax(0, 1fr); }
+      .left { border-right: 0; }
+      .main[data-tab='chat'] .right, .main:not([data-tab='chat']) .left { display: none; }
+      .main:not([data-tab='chat']) .right { grid-template-rows: minmax(0, 1fr); }
+      .main[data-tab='files'] pooled-preview-pane, .main[data-tab='preview'] .right > section { display: none; }
     }
   `];
 
@@ -91,7 +102,11 @@ export class AgentWorkspace extends LitElement {
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
         <button class="danger" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc)">Stop</button>
       </header>
-      <div class="main">
+      <div class="tabs" role="tablist" aria-label="Workspace parts">
+        ${(['chat', 'files', 'preview'] as const).map((t) => html`<button role="tab" id=${`tab-${t}`} aria-selected=${this.tab === t ? 'true' : 'false'}
+            aria-controls="workspace-main" data-testid=${`tab-${t}`} @click=${() => (this.tab = t)}>${t === 'chat' ? 'Chat' : t === 'files' ? `Files${s.files.length ? ` (${s.files.length})` : ''}` : 'Preview'}</button>`)}
+      </div>
+      <div class="main" id="workspace-main" data-tab=${this.tab}>
         <div class="left">
           <pooled-agent-timeline .items=${s.items} .approvals=${s.approvals} .running=${s.running} .emptyText=${this.notice?.empty}
             @decide=${(e: CustomEvent<{ call: number; approved: boolean }>) => ws.decide(e.detail.call, e.detail.approved)}></pooled-agent-timeline>

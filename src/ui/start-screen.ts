@@ -48,6 +48,9 @@ export class StartScreen extends LitElement {
     .ctx input { width: 7rem; }
     .ok { color: var(--accent-2); } .bad { color: var(--bad); }
     label.field { display: grid; gap: .25rem; font-size: 13px; color: var(--muted); }
+    /* The main action stays in view while the model list scrolls past (21 rows on a phone). */
+    .submit { position: sticky; bottom: 0; z-index: 1; margin: 0 -1rem -.9rem; padding: .6rem 1rem; background: var(--panel);
+      border-top: 1px solid var(--line); border-radius: 0 0 10px 10px; display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; }
     @media (max-width: 760px) { .cols { grid-template-columns: 1fr; } }
   `];
 
@@ -90,7 +93,7 @@ export class StartScreen extends LitElement {
               @change=${(e: Event) => (this.hostMem = (e.target as HTMLInputElement).value)}></pooled-memory-field>
             ${warning ? html`<div class="warning" role="note">${warning}</div>` : nothing}
             ${this.problem ? html`<div class="error" role="alert">${this.problem}</div>` : nothing}
-            <div><button class="primary" type="submit" data-testid="host-room">Host a room</button></div>
+            <div class="submit"><button class="primary" type="submit" data-testid="host-room">Host a room</button></div>
           </form>
         </section>
         <div class="stack">
