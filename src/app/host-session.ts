@@ -103,6 +103,7 @@ export class HostSession {
   async start(): Promise<void> {
     const { choice } = this.opts;
     const startedAt = performance.now();
+    let loadedOnce = false;
     try {
       this.store.set({ step: 'finding the model…' });
       const url = choice.kind === 'url' ? await hostModelUrl(choice.url) : undefined;
@@ -135,7 +136,12 @@ export class HostSession {
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
         if (e.type === 'left') this.log(`${e.device.name} left: ${e.why}`);
         if (e.type === 'deal-error') this.store.set({ error: `${e.error.name}: ${e.error.message}` });
-        if (e.type === 'ready') this.store.set({ deal: e.deal, route: room.host.route, error: undefined });
+        if (e.type === 'ready') {
+          // How long the first load took, measured: it depends on the GPU (seconds on a real one, longer on a software adapter).
+          if (!loadedOnce) this.log(`Model ready ${((performance.now() - startedAt) / 1000).toFixed(1)} s after Host a room`);
+          loadedOnce = true;
+          this.store.set({ deal: e.deal, route: room.host.route, error: undefined });
+        }
         this.store.set({ devices: room.host.deviceList() });
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
@@ -152,8 +158,6 @@ export class HostSession {
         ...(tiny ? { answerCap: TINY_ANSWER_CAP, answerCapNote: TINY_CAP_NOTE } : {}),
       });
       if (this.opts.draft) void this.loadDraft(this.opts.draft);
-      // How long loading took here, measured: it depends on the GPU (seconds on a real one, longer on a software adapter).
-      this.log(`Opened in ${((performance.now() - startedAt) / 1000).toFixed(1)} s on this device (model read and its layers loaded)`);
       this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, route: room.host.route, dealCost: room.host.dealCost });
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
