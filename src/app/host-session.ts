@@ -21,6 +21,7 @@ import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
 import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
 import { factorText, standByNote } from './stand-by.ts';
+import { cachedModelSource } from './model-cache.ts';
 import { Store } from './store.ts';
 import { Workspace } from './workspace.ts';
 
@@ -107,7 +108,9 @@ export class HostSession {
     try {
       this.store.set({ step: 'finding the model…' });
       const url = choice.kind === 'url' ? await hostModelUrl(choice.url) : undefined;
-      const source: ModelSource = await resolveModelSource(url ?? (choice as { folder: FileSystemDirectoryHandle | FileList | File[] }).folder);
+      const resolved: ModelSource = await resolveModelSource(url ?? (choice as { folder: FileSystemDirectoryHandle | FileList | File[] }).folder);
+      // From a URL, the tokenizer and config come through this browser's model cache (a reload reads them locally).
+      const source: ModelSource = url ? cachedModelSource(resolved, url) : resolved;
       this.store.set({ step: "reading the model's tokenizer and chat template…" });
       const tokenizer = await Tokenizer.fromSource(source);
       const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>,
@@ -118,7 +121,7 @@ export class HostSession {
       const { signaling, runJs } = await loadDeployment();
       const room = await createHostRoom({
         signaling,
-        model: url ?? source, ctx, host: { ckpt: this.opts.ckpt },
+        model: url ?? resolved, ctx, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
       });
