@@ -73,6 +73,8 @@ export interface HostState {
   draft: DraftChoiceState;
   /** Why the last draft model did not load ("DraftVocabularyError: …"); prompt lookup stays in effect. */
   draftError?: string;
+  /** Prompt reading while a request's prefill runs: tokens read (reused ones counted) of the prompt's; absent otherwise. */
+  prefill?: { done: number; total: number };
   warnings: string[];
   events: string[];            // recent room events ("Phone joined", "Phone left: tab closed")
   error?: string;
@@ -176,13 +178,17 @@ export class HostSession {
       const drafter = this.state.speculation ? this.drafts?.begin() : undefined;
       if (drafter) drafting = true;
       const speculate = drafter ? { speculate: { drafter } } : {};
-      const result = await room.host.generate(prompt, { ...o, ...speculate, onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); } });
+      const result = await room.host.generate(prompt, {
+        ...o, ...speculate,
+        onPrefill: (done, total) => { this.store.set({ prefill: done < total ? { done, total } : undefined }); o.onPrefill?.(done, total); },
+        onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); },
+      });
       if (result.stats.decodeTokensPerSecond > 0) this.store.set({ tokensPerSecond: result.stats.decodeTokensPerSecond });
       if (result.note) this.log(result.note);
       return result;
     } finally {
       if (drafting) this.drafts!.end();
-      this.store.set({ generating: false, devices: room.host.deviceList() });
+      this.store.set({ generating: false, prefill: undefined, devices: room.host.deviceList() });
     }
   }
 

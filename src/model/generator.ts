@@ -201,6 +201,7 @@ export class Generator implements TokenGenerator {
       if (pinAt !== undefined && this.ckpt > 0 && pinAt <= reuse && this.restorable(pinAt)) this.pinned = pinAt;
       let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
       for (let at = reuse; at < prompt.length;) {
+        opts.onPrefill?.(at, prompt.length);
         if (opts.signal?.aborted) return finish('stopped');
         const end = this.chunkEnd(at, prompt.length, pinAt);
         hidden = await engineCall(() => this.forward(prompt.slice(at, end), at));
@@ -212,6 +213,7 @@ export class Generator implements TokenGenerator {
         at = end;
         await letThePageRun();
       }
+      opts.onPrefill?.(prompt.length, prompt.length);
       if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');
       await engineCall(async () => {
         await this.addAnswerCheckpoint(prompt.length, hidden!);

@@ -28,6 +28,8 @@ export class AgentWorkspace extends LitElement {
   @property({ attribute: false }) workspace?: Workspace;
   @property() heading = 'Agent';
   @property({ attribute: false }) notice?: WorkspaceNotice;
+  /** Prompt reading progress while the model reads the request (tokens read of the prompt's), from the room. */
+  @property({ attribute: false }) prefill?: { done: number; total: number };
   @state() private draft = '';
   /** On a narrow screen one part shows at a time: the chat, the files, or the preview. */
   @state() private tab: 'chat' | 'files' | 'preview' = 'chat';
@@ -47,6 +49,7 @@ export class AgentWorkspace extends LitElement {
     form { display: flex; gap: .5rem; padding: .6rem; border-top: 1px solid var(--line); background: var(--panel); align-items: flex-end; }
     textarea { flex: 1; resize: vertical; min-height: 2.6rem; max-height: 12rem; }
     .status { font-size: 12px; color: var(--muted); padding: 0 .75rem .35rem; }
+    .status.prefill { display: grid; gap: .2rem; padding-top: .35rem; }
     .notice { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem .6rem; margin: 0; padding: .45rem .75rem;
       border-top: 1px solid var(--line); border-left: 3px solid var(--warn); background: #2a2516; color: #ffe9b8; font-size: 13px; }
     .notice a { color: var(--accent); white-space: nowrap; }
@@ -112,6 +115,9 @@ export class AgentWorkspace extends LitElement {
             @decide=${(e: CustomEvent<{ call: number; approved: boolean }>) => ws.decide(e.detail.call, e.detail.approved)}></pooled-agent-timeline>
           <div>
             ${s.restored ? html`<div class="status" data-testid="restored">Session restored from this browser.</div>` : nothing}
+            ${s.running && this.prefill ? html`<div class="status prefill" data-testid="prefill" aria-live="polite">
+                <span>Reading the prompt: ${this.prefill.done.toLocaleString('en-US')} of ${this.prefill.total.toLocaleString('en-US')} tokens (Esc stops it)</span>
+                <progress max=${this.prefill.total} .value=${this.prefill.done} aria-label="Prompt read"></progress></div>` : nothing}
             ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
             ${this.notice ? html`<p class="notice" role="note" data-testid="workspace-notice">
                 <span><b>${this.notice.title}:</b> ${this.notice.text}</span>

@@ -49,7 +49,7 @@ export class HostScreen extends LitElement {
     return html`
       <aside aria-label="Room"><pooled-room-panel .session=${this.session}></pooled-room-panel></aside>
       <pooled-agent-workspace .workspace=${this.session!.workspace} heading=${`Agent · ${s.modelName}`}
-        .notice=${this.session!.tinyModel ? tinyNotice() : undefined}></pooled-agent-workspace>`;
+        .notice=${this.session!.tinyModel ? tinyNotice() : undefined} .prefill=${s.prefill}></pooled-agent-workspace>`;
   }
 }
 
