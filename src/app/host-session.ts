@@ -139,7 +139,7 @@ export class HostSession {
       });
       room.host.on((e) => {
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
-        if (e.type === 'left') this.log(`${e.device.name} left: ${e.why}`);
+        if (e.type === 'left') this.log(e.why === 'removed by the host' ? `${e.device.name} removed from the room` : `${e.device.name} left: ${e.why}`);
         if (e.type === 'deal-error') this.store.set({ error: `${e.error.name}: ${e.error.message}` });
         if (e.type === 'ready') {
           // How long the first load took, measured: it depends on the GPU (seconds on a real one, longer on a software adapter).

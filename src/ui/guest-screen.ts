@@ -7,6 +7,7 @@ import type { GuestSession, GuestState } from '../app/guest-session.ts';
 import { StoreController } from '../app/store.ts';
 import { describeRange, formatBytes, theme } from './theme.ts';
 import './layer-bar.ts';
+import './error-box.ts';
 
 const STATUS_TEXT: Record<GuestState['status'], string> = {
   connecting: 'Connecting to the host…',
@@ -46,6 +47,7 @@ export class GuestScreen extends LitElement {
     form.mem { display: grid; gap: .5rem; margin-top: .6rem; }
     .actions { display: flex; gap: .4rem; }
     button.danger { width: 100%; justify-content: center; padding: .6rem; }
+    .gone-actions { display: flex; gap: .5rem; flex-wrap: wrap; }
   `];
 
   override willUpdate(changed: Map<string, unknown>): void {
@@ -72,7 +74,8 @@ export class GuestScreen extends LitElement {
         <p class="big" data-testid="guest-status-text">${standing
           ? 'Standing by: the host needs your memory only for bigger models. The model fits on the host, where it runs faster than split with this device; stay to be dealt layers when the room needs them.'
           : STATUS_TEXT[s.status]}</p>
-        ${s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
+        ${s.why && s.joinFailed ? html`<pooled-error-box data-testid="guest-why" .error=${s.why} @retry=${() => location.reload()}></pooled-error-box>`
+          : s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
         ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
         ${s.caps?.engine === 'reference' ? html`<div class="warning" role="note">${s.caps.adapter === 'no WebGPU'
           ? 'This browser has no WebGPU, so this device runs its layers on the CPU: slowly. A recent Chrome, Edge or Safari 26+ is much faster.'
@@ -106,7 +109,8 @@ export class GuestScreen extends LitElement {
           : html`<p><button data-testid="guest-memory-change" @click=${() => { this.changingMemory = true; this.memText = s.caps ? gibText(s.caps.memoryBudgetBytes) : ''; }}>Offer a different amount of memory…</button></p>`}
       </section>
       ${s.status === 'gone'
-        ? html`<a class="button" href=${location.pathname}>Back to start</a>`
+        ? html`<div class="gone-actions">${s.joinFailed ? nothing : html`<button class="primary" data-testid="rejoin" @click=${() => location.reload()}
+              title="Join the same room again as this device">Rejoin</button>`}<a class="button" href=${location.pathname}>Back to start</a></div>`
         : html`<button class="danger" data-testid="leave" @click=${() => void this.session?.leave()}>Leave the room</button>`}
     </main>`;
   }

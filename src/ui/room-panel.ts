@@ -8,6 +8,7 @@ import { computesTokens } from './device-card.ts';
 import './qr-code.ts';
 import './deal-editor.ts';
 import './draft-choice.ts';
+import './error-box.ts';
 import type { DealEntry } from '../room/deal.ts';
 import { factorText, standByNote } from '../app/stand-by.ts';
 import { theme } from './theme.ts';
@@ -62,7 +63,7 @@ export class RoomPanel extends LitElement {
         ${s.link ? html`<pooled-qr-code .text=${s.link}></pooled-qr-code>` : nothing}
       </section>
       ${s.warnings.map((w) => html`<div class="warning" role="note">${w}</div>`)}
-      ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
+      ${s.error ? html`<pooled-error-box .error=${s.error} .back=${false} @retry=${() => this.session?.redeal()}></pooled-error-box>` : nothing}
       <section aria-labelledby="devices-title">
         <div class="head">
           <h2 id="devices-title">Devices <span class="muted">(${s.devices.length})</span></h2>

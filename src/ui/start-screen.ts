@@ -8,6 +8,7 @@ import type { ModelChoice } from '../app/host-session.ts';
 import { savedServerChoice, type ServerChoice } from '../app/server-session.ts';
 import type { ModelPicker } from './model-picker.ts';
 import { gibText, memoryBudgetFromGiB } from '../app/memory-budget.ts';
+import { defaultDeviceName, saveDeviceName } from '../app/device-name.ts';
 import { theme } from './theme.ts';
 import './model-picker.ts';
 import './memory-field.ts';
@@ -32,6 +33,7 @@ export class StartScreen extends LitElement {
   @state() private problem?: string;
   @state() private joinProblem?: string;
   @state() private link = '';
+  @state() private deviceName = defaultDeviceName();
   @state() private server: ServerChoice = savedServerChoice();
   @state() private serverProblem?: string;
   @query('pooled-model-picker') private picker?: ModelPicker;
@@ -111,6 +113,8 @@ export class StartScreen extends LitElement {
           </section>
           <section class="card" aria-labelledby="device-title" aria-live="polite">
             <h2 id="device-title">This device</h2>
+            <label class="field">Its name in a room <input type="text" maxlength="64" .value=${this.deviceName} data-testid="device-name"
+              @change=${(e: Event) => { saveDeviceName((e.target as HTMLInputElement).value); this.deviceName = defaultDeviceName(); }} /></label>
             ${this.adapter
               ? html`<p class="ok" data-testid="adapter">WebGPU adapter: ${adapterLabel(this.adapter)}</p>`
               : this.adapterError
