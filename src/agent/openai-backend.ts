@@ -47,6 +47,7 @@ export class OpenAIBackend implements Backend {
   readonly name: string;
   readonly contextSize: number;
   readonly devices = 1;
+  readonly runsOn = 'server' as const;
   /** Set once the server refused the grammar: later requests go without it. */
   grammarRefused: string | null = null;
   /** Set once the server turned down /v1/completions (its words): later requests go to chat completions. */

@@ -22,7 +22,7 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const source = cachedModelSource(await resolveModelSource(modelUrl), modelUrl);
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
-  const { backend, engine } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, tokenDelayMs: params.delay });
+  const { backend, engine } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, scripted: true, tokenDelayMs: params.delay });
   const { runJs } = await loadDeployment();
   return Workspace.open({
     backend, tokenizer, format: template.format, projectId: 'replay', runJs,

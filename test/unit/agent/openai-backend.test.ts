@@ -142,7 +142,7 @@ test('a whole agent request on the server: writes the file, answers, ends done; 
   expect(out.reason).toBe('done');
   expect(out.answer).toBe('The page says Hi.');
   expect(await files.readText('index.html')).toBe('<!doctype html>\n<h1>Hi</h1>\n');
-  expect(out.summary).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · [\d.]+ tok\/s · 1 device · [\d.]+ s$/);
+  expect(out.summary).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · [\d.]+ tok\/s · on the server · [\d.]+ s$/);
   // The second prompt is the first plus the answer and the result, rendered by us: the server sees our turns.
   const [p1, p2] = server!.requests.map((r) => String(r.prompt));
   expect(p2!.startsWith(p1!)).toBe(true);
