@@ -37,9 +37,12 @@ export class AgentWorkspace extends LitElement {
   private watch?: StoreController<WorkspaceState>;
 
   static override styles = [theme, css`
-    :host { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
-    header { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
-    header h2 { flex: 1 1 auto; }
+    :host { display: block; min-height: 0; height: 100%; }
+    main.ws { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
+    .bar { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
+    .bar h2 { flex: 1 1 auto; }
+    /* Stop keeps the partial answer: a plain action, not a red one. */
+    button.stop:not(:disabled) { border-color: var(--warn); color: var(--warn); }
     label.toggle { display: inline-flex; gap: .35rem; align-items: center; font-size: 13px; color: var(--muted); cursor: pointer; }
     .main { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); min-height: 0; }
     .left { display: grid; grid-template-rows: 1fr auto; min-height: 0; border-right: 1px solid var(--line); }
@@ -60,7 +63,7 @@ export class AgentWorkspace extends LitElement {
     .tabs button[aria-selected='true'] { background: var(--bg); border-color: var(--accent); color: #fff; font-weight: 600; }
     /* Phones (below ~820 px): tabs, one part at a time filling the height, so nothing overlaps. */
     @media (max-width: 820px) {
-      :host { grid-template-rows: auto auto 1fr; }
+      main.ws { grid-template-rows: auto auto 1fr; }
       .tabs { display: flex; }
       .main { grid-template-columns: 1fr; grid-template-rows: minmax(0, 1fr); }
       .left { border-right: 0; }
@@ -96,15 +99,16 @@ export class AgentWorkspace extends LitElement {
     const s = ws?.state;
     if (!ws || !s) return html`<p class="muted">Opening the workspace…</p>`;
     return html`
-      <header>
+      <main class="ws" aria-label="Agent workspace">
+      <div class="bar">
         <h2>${this.heading}</h2>
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
         <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
-        <button class="danger" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc)">Stop</button>
-      </header>
+        <button class="stop" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc): the partial answer is kept, none of its calls run">Stop</button>
+      </div>
       <div class="tabs" role="tablist" aria-label="Workspace parts">
         ${(['chat', 'files', 'preview'] as const).map((t) => html`<button role="tab" id=${`tab-${t}`} aria-selected=${this.tab === t ? 'true' : 'false'}
             aria-controls="workspace-main" data-testid=${`tab-${t}`} @click=${() => (this.tab = t)}>${t === 'chat' ? 'Chat' : t === 'files' ? `Files${s.files.length ? ` (${s.files.length})` : ''}` : 'Preview'}</button>`)}
@@ -140,7 +144,8 @@ export class AgentWorkspace extends LitElement {
           </section>
           <pooled-preview-pane .preview=${ws.preview}></pooled-preview-pane>
         </div>
-      </div>`;
+      </div>
+      </main>`;
   }
 
   private downloadTranscript(): void {
