@@ -6,6 +6,7 @@
 // load (bytes counted) and the built assets are compressed and immutable. Every page: no console error and
 // no axe violation of moderate impact or worse. Screenshots: test-results/first-*.png.
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -154,12 +155,30 @@ test('the demo: a second and third request complete, also after Stop; on a phone
   await expect.poll(() => page.getByTestId('tl-text').count(), { timeout: 30_000 }).toBeGreaterThan(2);
   await page.getByTestId('stop').click();
   await expect.poll(() => summaries.count(), { timeout: 30_000 }).toBe(3);
-  await send('Try again');
+  // Regenerate sends the stopped request again: the whole script, done.
+  await page.getByTestId('regenerate').click();
   await expect.poll(() => summaries.count(), { timeout: 60_000 }).toBe(4);
+  expect(await page.getByTestId('tl-request').last().textContent()).toBe('And a reset button');
   const reasons = await summaries.evaluateAll((els) => els.map((e) => e.getAttribute('data-reason')));
   expect(reasons).toEqual(['done', 'done', 'stopped', 'done']);
   expect(await summaries.nth(1).textContent()).toMatch(/^\d+ steps · \d+ tool calls · \d+ tok · scripted model · [\d.]+ s$/);
   expect(await axeViolations(page)).toEqual([]);
+
+  // Take the result away: the project as a zip that unzip tests clean, holding the app's files.
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 30_000 }), page.getByTestId('download-zip').click()]);
+  const zipPath = path.join(artifactDir(), 'first-project.zip');
+  await download.saveAs(zipPath);
+  expect(execFileSync('unzip', ['-t', zipPath], { encoding: 'utf8' })).toMatch(/No errors detected/);
+  expect(execFileSync('unzip', ['-Z1', zipPath], { encoding: 'utf8' }).trim().split('\n').sort()).toEqual(['app.js', 'index.html', 'style.css']);
+  // A hand edit in the viewer: saved to the project, and the next request tells the agent.
+  await page.locator('pooled-file-browser button.file[data-path="style.css"]').click();
+  await page.getByTestId('file-edit').click();
+  await page.getByTestId('file-editor').fill('body { background: navy; }\n');
+  await page.getByTestId('file-save').click();
+  await expect.poll(() => page.getByTestId('file-viewer').textContent()).toContain('background: navy');
+  await send('Keep my colour');
+  await expect.poll(() => summaries.count(), { timeout: 60_000 }).toBe(5);
+  expect(await page.getByTestId('tl-request').last().textContent()).toBe('Keep my colour\n\n(I edited style.css by hand since your last answer.)');
 
   // Phone: tabs; the chat shows the request box and notice, the files tab hides them (nothing overlaps).
   await page.setViewportSize(PHONE);

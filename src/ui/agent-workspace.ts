@@ -40,7 +40,7 @@ export class AgentWorkspace extends LitElement {
     :host { display: block; min-height: 0; height: 100%; }
     main.ws { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
     .bar { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
-    .bar h2 { flex: 1 1 auto; }
+    .bar h1 { flex: 1 1 auto; font-size: 1.05rem; }
     /* Stop keeps the partial answer: a plain action, not a red one. */
     button.stop:not(:disabled) { border-color: var(--warn); color: var(--warn); }
     label.toggle { display: inline-flex; gap: .35rem; align-items: center; font-size: 13px; color: var(--muted); cursor: pointer; }
@@ -101,10 +101,11 @@ export class AgentWorkspace extends LitElement {
     return html`
       <main class="ws" aria-label="Agent workspace">
       <div class="bar">
-        <h2>${this.heading}</h2>
+        <h1>${this.heading}</h1>
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
+        <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} title="The project's files as a zip">Download zip</button>
         <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
         <button class="stop" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc): the partial answer is kept, none of its calls run">Stop</button>
@@ -132,6 +133,8 @@ export class AgentWorkspace extends LitElement {
               <textarea id="request" rows="2" placeholder=${s.running ? 'The agent is working… (Esc stops it)' : this.notice?.placeholder ?? 'Ask for an app, or a change to this one'}
                 .value=${this.draft} @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}
                 @keydown=${this.onEnter} data-testid="request-input"></textarea>
+              ${ws.canRegenerate ? html`<button type="button" data-testid="regenerate" @click=${() => void ws.regenerate()}
+                  title="Send the last request again">Regenerate</button>` : nothing}
               <button class="primary" type="submit" ?disabled=${s.running || this.draft.trim() === ''} data-testid="send">Send</button>
             </form>
           </div>
@@ -140,12 +143,24 @@ export class AgentWorkspace extends LitElement {
           <section aria-labelledby="files-title">
             <h3 id="files-title">Files</h3>
             <pooled-file-browser .files=${s.files} .selected=${s.selectedFile} .text=${s.selectedText}
-              @select=${(e: CustomEvent<string>) => void ws.selectFile(e.detail)}></pooled-file-browser>
+              @select=${(e: CustomEvent<string>) => void ws.selectFile(e.detail)}
+              @save-file=${(e: CustomEvent<{ path: string; text: string }>) => void ws.editFile(e.detail.path, e.detail.text)}></pooled-file-browser>
           </section>
           <pooled-preview-pane .preview=${ws.preview}></pooled-preview-pane>
         </div>
       </div>
       </main>`;
+  }
+
+  private async downloadZip(): Promise<void> {
+    if (!this.workspace) return;
+    const bytes = await this.workspace.projectZip();
+    const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/zip' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = 'project.zip';
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
   private downloadTranscript(): void {
