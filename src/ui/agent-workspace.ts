@@ -48,7 +48,7 @@ export class AgentWorkspace extends LitElement {
     .left { display: grid; grid-template-rows: 1fr auto; min-height: 0; border-right: 1px solid var(--line); }
     .right { display: grid; grid-template-rows: minmax(9rem, .8fr) minmax(14rem, 1.2fr); min-height: 0; }
     .right > section { min-height: 0; display: grid; grid-template-rows: auto 1fr; border-bottom: 1px solid var(--line); }
-    .right h3 { padding: .3rem .6rem; font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; background: var(--panel); }
+    .right h2 { padding: .3rem .6rem; font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; background: var(--panel); }
     form { display: flex; gap: .5rem; padding: .6rem; border-top: 1px solid var(--line); background: var(--panel); align-items: flex-end; }
     textarea { flex: 1; resize: vertical; min-height: 2.6rem; max-height: 12rem; }
     .status { font-size: 12px; color: var(--muted); padding: 0 .75rem .35rem; }
@@ -141,7 +141,7 @@ export class AgentWorkspace extends LitElement {
         </div>
         <div class="right">
           <section aria-labelledby="files-title">
-            <h3 id="files-title">Files</h3>
+            <h2 id="files-title">Files</h2>
             <pooled-file-browser .files=${s.files} .selected=${s.selectedFile} .text=${s.selectedText}
               @select=${(e: CustomEvent<string>) => void ws.selectFile(e.detail)}
               @save-file=${(e: CustomEvent<{ path: string; text: string }>) => void ws.editFile(e.detail.path, e.detail.text)}></pooled-file-browser>
