@@ -40,7 +40,8 @@ export class AgentWorkspace extends LitElement {
     :host { display: block; min-height: 0; height: 100%; }
     main.ws { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
     .bar { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
-    .bar h1 { flex: 1 1 auto; font-size: 1.05rem; }
+    /* The heading gives way (ellipsis, full text in its title) before the actions wrap to a second row. */
+    .bar h1 { flex: 1 1 6rem; min-width: 0; font-size: 1.05rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     /* Stop keeps the partial answer: a plain action, not a red one. */
     button.stop:not(:disabled) { border-color: var(--warn); color: var(--warn); }
     label.toggle { display: inline-flex; gap: .35rem; align-items: center; font-size: 13px; color: var(--muted); cursor: pointer; }
@@ -101,7 +102,7 @@ export class AgentWorkspace extends LitElement {
     return html`
       <main class="ws" aria-label="Agent workspace">
       <div class="bar">
-        <h1>${this.heading}</h1>
+        <h1 title=${this.heading}>${this.heading}</h1>
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
