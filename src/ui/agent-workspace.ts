@@ -66,6 +66,10 @@ export class AgentWorkspace extends LitElement {
     @media (max-width: 820px) {
       main.ws { grid-template-rows: auto auto 1fr; }
       .tabs { display: flex; }
+      /* One row of actions on a phone: shorter labels and padding. */
+      .bar { gap: .4rem; padding: .4rem .6rem; }
+      .bar button { padding: .3rem .55rem; }
+      .wide { display: none; }
       .main { grid-template-columns: 1fr; grid-template-rows: minmax(0, 1fr); }
       .left { border-right: 0; }
       .main[data-tab='chat'] .right, .main:not([data-tab='chat']) .left { display: none; }
@@ -106,7 +110,7 @@ export class AgentWorkspace extends LitElement {
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
-        <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} title="The project's files as a zip">Download zip</button>
+        <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} title="Download the project's files as a zip" aria-label="Download the project as a zip"><span class="wide">Download&nbsp;</span>zip</button>
         <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
         <button class="stop" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc): the partial answer is kept, none of its calls run">Stop</button>

@@ -27,10 +27,10 @@ export class FileBrowser extends LitElement {
     td { vertical-align: top; padding: 0 .5rem; white-space: pre-wrap; word-break: break-word; }
     td.n { color: #7f93a6; text-align: right; user-select: none; width: 1%; white-space: nowrap; }
     .empty { color: var(--muted); padding: .6rem; font-size: 13px; }
-    .viewer { display: grid; grid-template-rows: auto 1fr; }
+    .viewer { display: grid; align-content: start; }
     .tools { display: flex; gap: .4rem; align-items: center; padding: .25rem .4rem; font-size: 12px; }
     .tools .name { flex: 1; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-    textarea.edit { width: 100%; min-height: 12rem; height: 100%; resize: vertical; }
+    textarea.edit { width: 100%; min-height: 12rem; height: 50vh; resize: vertical; }
   `];
 
   override render() {
