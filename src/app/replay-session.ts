@@ -26,8 +26,9 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const { runJs } = await loadDeployment();
   return Workspace.open({
     backend, tokenizer, format: template.format, projectId: 'replay', runJs,
-    // "Whatever you ask, it replays the same script": each request from the script's first reply.
-    beforeRequest: () => engine.restart(),
+    // The demo says "whatever you ask, it replays the same script": each request from its first reply. A
+    // script of one's own (?script=, tests) runs on across requests, one reply after the other.
+    ...(script === DEMO_SCRIPT ? { beforeRequest: () => engine.restart() } : {}),
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),
     ...(params.grammar === false ? { constrained: false } : {}),
   });
