@@ -41,6 +41,7 @@ export class AgentWorkspace extends LitElement {
     main.ws { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
     .bar { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
     /* The heading gives way (ellipsis, full text in its title) before the actions wrap to a second row. */
+    button.zip { gap: 0; }   /* its words are spaced by the text itself: the accessible name reads "Download zip" */
     .bar h1 { flex: 1 1 6rem; min-width: 0; font-size: 1.05rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     /* Stop keeps the partial answer: a plain action, not a red one. */
     button.stop:not(:disabled) { border-color: var(--warn); color: var(--warn); }
@@ -110,7 +111,7 @@ export class AgentWorkspace extends LitElement {
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
-        <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} title="Download the project's files as a zip" aria-label="Download the project as a zip"><span class="wide">Download</span>zip</button>
+        <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} class="zip" title="Download the project's files as a zip"><span class="wide">Download&nbsp;</span>zip</button>
         <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
         <button class="stop" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc): the partial answer is kept, none of its calls run">Stop</button>
