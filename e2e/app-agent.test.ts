@@ -89,7 +89,7 @@ test('a request writes files (one edit approved, one rejected), serves them and 
 
   await summaries(page).first().waitFor({ timeout: 60_000 });
   const line = (await summaries(page).first().textContent())!.trim();
-  expect(line).toMatch(/^\d+ steps · 4 tool calls · \d+ tok · \d+\.\d tok\/s · 1 device · \d+\.\d s$/);
+  expect(line).toMatch(/^\d+ steps · 4 tool calls · \d+ tok · scripted model · \d+\.\d s$/);
   expect(await summaries(page).first().getAttribute('data-reason')).toBe('done');
 
   const states = await page.getByTestId('call-card').evaluateAll((cards) => cards.map((c) => `${c.getAttribute('data-name')}:${c.getAttribute('data-state')}`));

@@ -52,7 +52,7 @@ test('a server chosen on the start screen runs the agent: streamed answer, tool 
   await page.screenshot({ path: path.join(artifactDir(), 'app-server-workspace.png') });
   expect(await page.getByTestId('tl-note').allTextContents()).toEqual([]);
   expect(await summary.first().getAttribute('data-reason')).toBe('done');
-  expect(await summary.first().textContent()).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · .* · 1 device · /);
+  expect(await summary.first().textContent()).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · .* · on the server · /);
   const files = await page.getByTestId('file-tree').locator('button[data-path]').evaluateAll((b) => b.map((x) => x.getAttribute('data-path')));
   expect(files).toEqual(['hello.txt']);
   expect(String(model.requests[0]!.prompt)).toMatch(/^<\|im_start\|>system\nYou are a coding agent/);

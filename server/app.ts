@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import express from 'express';
 import { ExpressPeerServer } from 'peer';
 import { WebSocketServer, type ServerOptions } from 'ws';
+import { compressedStatic } from './compressed-static.ts';
 import { guardSignalUpgrade, PEER_ID, PerAddress, refuseUpgrade, remoteAddress, SIGNAL_LIMITS } from './signal-guard.ts';
 
 export interface ServerOptionsIn {
@@ -57,7 +58,8 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
 
   for (const [prefix, dir] of Object.entries(opts.extraStatic ?? {})) {
     // dotfiles 'ignore': a .env or .git beside the model files is a 404, never served.
-    app.use(prefix, express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'ignore' }));
+    // Text files (tokenizer.json, configs) compressed; weights by Range as they are.
+    app.use(prefix, compressedStatic(dir, { immutable: false }), express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'ignore' }));
   }
 
   let closeVite: (() => Promise<void>) | undefined;
@@ -71,7 +73,7 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
     if (!existsSync(path.join(dist, 'index.html'))) {
       throw new Error(`No built app in ${dist}: run \`npm run build\` first (npm start does it for you).`);
     }
-    app.use(express.static(dist, { index: 'index.html' }));
+    app.use(compressedStatic(dist, { immutable: true }), express.static(dist, { index: 'index.html' }));
     app.get(/.*/, (_req, res) => res.sendFile(path.join(dist, 'index.html')));
   }
   app.use(quietErrors);

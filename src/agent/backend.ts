@@ -37,6 +37,8 @@ export interface Backend {
   readonly name: string;
   readonly contextSize: number;
   readonly devices: number;
+  /** Where the answers come from when not from our engine: a script, or a model server (the summary says so instead of devices). */
+  readonly runsOn?: 'scripted' | 'server';
   encode(text: string): number[];
   decode(ids: number[]): string;
   /** Chat template with tools, thinking off, generation prompt added. */

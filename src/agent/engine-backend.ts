@@ -20,6 +20,8 @@ export interface EngineBackendOptions {
   /** Devices the model is spread over (a number, or asked each time: a room changes). Default 1. */
   devices?: number | (() => number);
   name?: string;
+  /** The replay model: answers from a script (the summary says "scripted model", no speed or devices). */
+  runsOn?: 'scripted';
   /** When a request gives none. Default: Qwen3's non-thinking settings (temperature 0.7, top-p 0.8, top-k 20). Calls are greedy via the grammar. */
   sampling?: SamplingOptions;
 }
@@ -39,6 +41,8 @@ export class EngineBackend implements Backend {
     this.name = opts.name ?? 'engine';
     this.contextSize = opts.contextSize;
   }
+
+  get runsOn(): 'scripted' | undefined { return this.opts.runsOn; }
 
   get devices(): number {
     const d = this.opts.devices ?? 1;

@@ -157,7 +157,7 @@ export class Agent {
     const cap = this.opts.answerCap ?? ANSWER_CAP;
     const budget = conversationBudget(backend.contextSize, cap);
     const target = compactionTarget(backend.contextSize, cap);
-    const stats: RequestStats = { steps: 0, toolCalls: 0, generated: 0, generateSeconds: 0, devices: backend.devices, seconds: 0 };
+    const stats: RequestStats = { steps: 0, toolCalls: 0, generated: 0, generateSeconds: 0, devices: backend.devices, seconds: 0, ...(backend.runsOn ? { runsOn: backend.runsOn } : {}) };
     const hints = new HintBudget(this.opts.format);
     const streaks = new CallStreaks();
     const pageErrors = new PageErrorStreak();

@@ -64,6 +64,7 @@ export interface OpenAIBackendOptions {
 export class OpenAIBackend implements Backend {
   readonly name: string;
   readonly devices = 1;
+  readonly runsOn = 'server' as const;
   /** The context as the server counts it. */
   readonly serverContext: number;
   /** Our count against the server's (the budget follows the server's once they disagree). */

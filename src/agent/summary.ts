@@ -11,6 +11,8 @@ export interface RequestStats {
   generated: number;           // tokens the model sampled in this request
   generateSeconds: number;     // time spent generating them (for tok/s)
   devices: number;
+  /** A scripted model (no speed, no devices to speak of) or a model server (its devices are not ours). */
+  runsOn?: 'scripted' | 'server';
   seconds: number;             // wall time of the request
   /** An HTTP server's own count of the tokens it generated (shown beside ours), when it gives one. */
   serverTokens?: number;
@@ -30,8 +32,8 @@ export function summaryLine(stats: RequestStats, reason: EndReason): string {
     count(stats.steps, 'step'),
     count(stats.toolCalls, 'tool call'),
     stats.serverTokens === undefined ? `${stats.generated} tok` : `${stats.generated} tok (server: ${stats.serverTokens})`,
-    `${rate.toFixed(1)} tok/s`,
-    count(stats.devices, 'device'),
+    ...(stats.runsOn === 'scripted' ? ['scripted model'] : [`${rate.toFixed(1)} tok/s`]),
+    ...(stats.runsOn === 'server' ? ['on the server'] : stats.runsOn === 'scripted' ? [] : [count(stats.devices, 'device')]),
     `${stats.seconds.toFixed(1)} s`,
   ];
   if (reason !== 'done') parts.push(reason);

@@ -22,6 +22,7 @@ export interface GuestState {
   tokensPerSecond: number;     // forward passes per second while computing (one per decoded token)
   wakeLock: 'off' | 'held' | 'refused' | 'unsupported';
   why?: string;                // why the device is gone
+  joinFailed?: boolean;        // it never joined: `why` is the error ("JoinError: …")
   error?: string;
 }
 
@@ -72,7 +73,7 @@ export class GuestSession {
           case 'assigned': this.store.set({ status: 'loading', range: e.range, bytesDone: 0, bytesTotal: 0 }); break;
           case 'progress': this.store.set({ bytesDone: e.bytesDone, bytesTotal: e.bytesTotal }); break;
           case 'ready': this.store.set({ status: 'ready', range: e.range, bytesDone: Math.max(this.state.bytesTotal, this.state.bytesDone) }); break;
-          case 'removed': this.gone(`the host removed this device (${e.reason})`); break;
+          case 'removed': this.gone(removedWhy(e.reason)); break;
           case 'host-lost': this.gone(`the host went away (${e.why})`); break;
           case 'error': this.store.set({ error: e.error.message }); break;
           default: break;
@@ -81,7 +82,7 @@ export class GuestSession {
       this.timer = setInterval(() => this.watchCompute(), 500);
       document.addEventListener('visibilitychange', this.onVisible);
     } catch (e) {
-      this.gone(`${(e as Error).name}: ${(e as Error).message}`);
+      this.gone(`${(e as Error).name}: ${(e as Error).message}`, true);
     }
   }
 
@@ -126,10 +127,11 @@ export class GuestSession {
     if (this.state.wakeLock === 'held') this.store.set({ wakeLock: 'off' });
   }
 
-  private gone(why: string): void {
+  /** `failed`: joining itself failed (the screen explains the error and offers Retry). */
+  private gone(why: string, failed = false): void {
     clearInterval(this.timer);
     void this.releaseWakeLock();
-    this.store.set({ status: 'gone', why });
+    this.store.set({ status: 'gone', why, joinFailed: failed });
   }
 
   async leave(): Promise<void> {
@@ -137,4 +139,12 @@ export class GuestSession {
     await this.room?.leave();
     this.gone('you left the room');
   }
+}
+
+/** A goodbye's reason in the guest's words: the host closed the room, or removed this device (and why). */
+export function removedWhy(reason: string): string {
+  if (/closed the room/.test(reason)) return 'The host closed the room.';
+  const m = /^removed by the host(?::\s*(.*))?$/s.exec(reason.trim());
+  if (m) return m[1] ? `The host removed this device: ${m[1]}.` : 'The host removed this device from the room.';
+  return `The host let this device go: ${reason}.`;
 }

@@ -20,6 +20,8 @@ import type { TokenRoute } from '../room/host-chains.ts';
 import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
 import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
+import { factorText, standByNote } from './stand-by.ts';
+import { cachedModelSource } from './model-cache.ts';
 import { Store } from './store.ts';
 import { Workspace } from './workspace.ts';
 
@@ -71,6 +73,8 @@ export interface HostState {
   draft: DraftChoiceState;
   /** Why the last draft model did not load ("DraftVocabularyError: …"); prompt lookup stays in effect. */
   draftError?: string;
+  /** Prompt reading while a request's prefill runs: tokens read (reused ones counted) of the prompt's; absent otherwise. */
+  prefill?: { done: number; total: number };
   warnings: string[];
   events: string[];            // recent room events ("Phone joined", "Phone left: tab closed")
   error?: string;
@@ -101,10 +105,14 @@ export class HostSession {
 
   async start(): Promise<void> {
     const { choice } = this.opts;
+    const startedAt = performance.now();
+    let loadedOnce = false;
     try {
       this.store.set({ step: 'finding the model…' });
       const url = choice.kind === 'url' ? await hostModelUrl(choice.url) : undefined;
-      const source: ModelSource = await resolveModelSource(url ?? (choice as { folder: FileSystemDirectoryHandle | FileList | File[] }).folder);
+      const resolved: ModelSource = await resolveModelSource(url ?? (choice as { folder: FileSystemDirectoryHandle | FileList | File[] }).folder);
+      // From a URL, the tokenizer and config come through this browser's model cache (a reload reads them locally).
+      const source: ModelSource = url ? cachedModelSource(resolved, url) : resolved;
       this.store.set({ step: "reading the model's tokenizer and chat template…" });
       const tokenizer = await Tokenizer.fromSource(source);
       const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>,
@@ -115,7 +123,7 @@ export class HostSession {
       const { signaling, runJs } = await loadDeployment();
       const room = await createHostRoom({
         signaling,
-        model: url ?? source, ctx, host: { ckpt: this.opts.ckpt },
+        model: url ?? resolved, ctx, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
       });
@@ -131,9 +139,14 @@ export class HostSession {
       });
       room.host.on((e) => {
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
-        if (e.type === 'left') this.log(`${e.device.name} left: ${e.why}`);
+        if (e.type === 'left') this.log(e.why === 'removed by the host' ? `${e.device.name} removed from the room` : `${e.device.name} left: ${e.why}`);
         if (e.type === 'deal-error') this.store.set({ error: `${e.error.name}: ${e.error.message}` });
-        if (e.type === 'ready') this.store.set({ deal: e.deal, route: room.host.route, error: undefined });
+        if (e.type === 'ready') {
+          // How long the first load took, measured: it depends on the GPU (seconds on a real one, longer on a software adapter).
+          if (!loadedOnce) this.log(`Model ready ${((performance.now() - startedAt) / 1000).toFixed(1)} s after Host a room`);
+          loadedOnce = true;
+          this.store.set({ deal: e.deal, route: room.host.route, error: undefined });
+        }
         this.store.set({ devices: room.host.deviceList() });
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
@@ -165,13 +178,17 @@ export class HostSession {
       const drafter = this.state.speculation ? this.drafts?.begin() : undefined;
       if (drafter) drafting = true;
       const speculate = drafter ? { speculate: { drafter } } : {};
-      const result = await room.host.generate(prompt, { ...o, ...speculate, onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); } });
+      const result = await room.host.generate(prompt, {
+        ...o, ...speculate,
+        onPrefill: (done, total) => { this.store.set({ prefill: done < total ? { done, total } : undefined }); o.onPrefill?.(done, total); },
+        onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); },
+      });
       if (result.stats.decodeTokensPerSecond > 0) this.store.set({ tokensPerSecond: result.stats.decodeTokensPerSecond });
       if (result.note) this.log(result.note);
       return result;
     } finally {
       if (drafting) this.drafts!.end();
-      this.store.set({ generating: false, devices: room.host.deviceList() });
+      this.store.set({ generating: false, prefill: undefined, devices: room.host.deviceList() });
     }
   }
 
@@ -227,6 +244,18 @@ export class HostSession {
     this.store.set({ manualDeal: entries, error: undefined });
     this.log(entries ? 'Manual deal applied' : 'Back to the automatic deal');
     void done.catch((e: Error) => this.store.set({ error: `${e.name}: ${e.message}` }));
+  }
+
+  /**
+   * "Split anyway": deal by memory alone, so guests the automatic deal left standing by (a split would
+   * be slower) get layers. It is a manual deal: "Back to automatic" undoes it.
+   */
+  splitAnyway(): void {
+    const { config, dealCost, devices, deal } = this.state;
+    const note = standByNote(config, dealCost, devices, deal);
+    if (!note?.split) return;
+    this.setManualDeal(note.split);
+    this.log(`Split anyway: layers dealt by memory alone (${note.names.join(', ')} now ${note.names.length === 1 ? 'holds' : 'hold'} layers; expected ${factorText(note.factor)} the speed)`);
   }
 
   /** Whether the manual deal is in effect: the room keeps it only while every device it names is present. */

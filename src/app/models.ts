@@ -3,6 +3,7 @@
 // 35B-A3B for a room, 2B–9B for one device), and the built-in tiny model that `npm start` serves under
 // /models/tiny (random weights).
 
+import { DEFAULT_CONTEXT, SMALL_MODEL_PARAMETERS } from '../agent/limits.ts';
 import { parseHfGgufSpec } from '../model/sources/gguf-files.ts';
 
 export interface ModelPreset {
@@ -15,6 +16,20 @@ export interface ModelPreset {
   kvBytesPerToken?: number;
   /** Hybrids (Qwen3.5): one copy of every Gated DeltaNet layer's recurrent state; kept live and per checkpoint. */
   stateBytes?: number;
+  /** Parameters (all experts counted) and whether it is an MoE: the context a room opens with (defaultContextFor's rule). */
+  parameters?: number;
+  moe?: boolean;
+}
+
+/**
+ * The context a room opens with for this preset when none is given: the rule of src/agent/budget.ts
+ * defaultContextFor (8,192 up to 4B parameters, 16,384 for bigger dense models, 32,768 for MoE), from
+ * the preset's parameter count (the config is not read before the room opens). 0 without a count.
+ */
+export function presetContext(p: ModelPreset): number {
+  if (p.moe) return DEFAULT_CONTEXT.moe;
+  if (!p.parameters) return 0;
+  return p.parameters <= SMALL_MODEL_PARAMETERS ? DEFAULT_CONTEXT.small : DEFAULT_CONTEXT.dense;
 }
 
 const GB = 1e9;
@@ -23,16 +38,14 @@ const kv = (layers: number, kvHeads: number, headDim = 128) => layers * 2 * kvHe
 
 /** Presets big enough to need a room: Q4_K_M GGUFs from Hugging Face (repo:QUANT picks the file). */
 export const GGUF_PRESETS: readonly ModelPreset[] = [
-  { id: 'Qwen/Qwen3-8B-GGUF:Q4_K_M', label: 'Qwen3 8B · Q4_K_M (GGUF)', size: '5.0 GB', bytes: 5.03 * GB, kvBytesPerToken: kv(36, 8) },
-  { id: 'Qwen/Qwen3-14B-GGUF:Q4_K_M', label: 'Qwen3 14B · Q4_K_M (GGUF)', size: '9.0 GB', bytes: 9.0 * GB, kvBytesPerToken: kv(40, 8) },
+  { id: 'Qwen/Qwen3-8B-GGUF:Q4_K_M', label: 'Qwen3 8B · Q4_K_M (GGUF)', size: '5.0 GB', bytes: 5.03 * GB, kvBytesPerToken: kv(36, 8), parameters: 8.2e9 },
+  { id: 'Qwen/Qwen3-14B-GGUF:Q4_K_M', label: 'Qwen3 14B · Q4_K_M (GGUF)', size: '9.0 GB', bytes: 9.0 * GB, kvBytesPerToken: kv(40, 8), parameters: 14.8e9 },
   {
     id: 'Qwen/Qwen3-30B-A3B-GGUF:Q4_K_M', label: 'Qwen3 30B-A3B · Q4_K_M (GGUF, MoE)', size: '18.6 GB', bytes: 18.6 * GB,
-    kvBytesPerToken: kv(48, 4), note: '128 experts, 8 active: only ≈3B parameters work per token.',
-  },
+    kvBytesPerToken: kv(48, 4), note: '128 experts, 8 active: only ≈3B parameters work per token.', parameters: 30.5e9, moe: true },
   {
     id: 'unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF:Q4_K_M', label: 'Qwen3 Coder 30B-A3B · Q4_K_M (GGUF, MoE)', size: '18.6 GB',
-    bytes: 18.6 * GB, kvBytesPerToken: kv(48, 4), note: 'Trained for coding agents; calls tools in the XML format.',
-  },
+    bytes: 18.6 * GB, kvBytesPerToken: kv(48, 4), note: 'Trained for coding agents; calls tools in the XML format.', parameters: 30.5e9, moe: true },
 ];
 
 /**
@@ -44,15 +57,13 @@ const state = (linearLayers: number, keyHeads: number, valueHeads: number) => li
 export const HYBRID_PRESETS: readonly ModelPreset[] = [
   {
     id: 'unsloth/Qwen3.5-27B-GGUF:Q4_K_M', label: 'Qwen3.5 27B · Q4_K_M (GGUF, hybrid)', size: '≈16.7 GB', bytes: 16.7 * GB,
-    kvBytesPerToken: kv(16, 4, 256), stateBytes: state(48, 16, 48), note: 'Gated DeltaNet + attention; calls tools in the XML format.',
-  },
+    kvBytesPerToken: kv(16, 4, 256), stateBytes: state(48, 16, 48), note: 'Gated DeltaNet + attention; calls tools in the XML format.', parameters: 27e9 },
   {
     id: 'ggml-org/Qwen3.6-35B-A3B-GGUF:Q4_K_M', label: 'Qwen3.6 35B-A3B · Q4_K_M (GGUF, hybrid MoE)', size: '≈21.2 GB', bytes: 21.2 * GB,
-    kvBytesPerToken: kv(10, 2, 256), stateBytes: state(30, 16, 32), note: '256 experts, 8 and a shared one active: ≈3B parameters work per token.',
-  },
-  { id: 'unsloth/Qwen3.5-9B-GGUF:Q4_K_M', label: 'Qwen3.5 9B · Q4_K_M (GGUF, hybrid)', size: '≈5.7 GB', bytes: 5.7 * GB, kvBytesPerToken: kv(8, 4, 256), stateBytes: state(24, 16, 32) },
-  { id: 'unsloth/Qwen3.5-4B-GGUF:Q4_K_M', label: 'Qwen3.5 4B · Q4_K_M (GGUF, hybrid)', size: '≈2.7 GB', bytes: 2.7 * GB, kvBytesPerToken: kv(8, 4, 256), stateBytes: state(24, 16, 32) },
-  { id: 'unsloth/Qwen3.5-2B-GGUF:Q4_K_M', label: 'Qwen3.5 2B · Q4_K_M (GGUF, hybrid)', size: '≈1.3 GB', bytes: 1.3 * GB, kvBytesPerToken: kv(6, 2, 256), stateBytes: state(18, 16, 16) },
+    kvBytesPerToken: kv(10, 2, 256), stateBytes: state(30, 16, 32), note: '256 experts, 8 and a shared one active: ≈3B parameters work per token.', parameters: 35e9, moe: true },
+  { id: 'unsloth/Qwen3.5-9B-GGUF:Q4_K_M', label: 'Qwen3.5 9B · Q4_K_M (GGUF, hybrid)', size: '≈5.7 GB', bytes: 5.7 * GB, kvBytesPerToken: kv(8, 4, 256), stateBytes: state(24, 16, 32), parameters: 9e9 },
+  { id: 'unsloth/Qwen3.5-4B-GGUF:Q4_K_M', label: 'Qwen3.5 4B · Q4_K_M (GGUF, hybrid)', size: '≈2.7 GB', bytes: 2.7 * GB, kvBytesPerToken: kv(8, 4, 256), stateBytes: state(24, 16, 32), parameters: 4e9 },
+  { id: 'unsloth/Qwen3.5-2B-GGUF:Q4_K_M', label: 'Qwen3.5 2B · Q4_K_M (GGUF, hybrid)', size: '≈1.3 GB', bytes: 1.3 * GB, kvBytesPerToken: kv(6, 2, 256), stateBytes: state(18, 16, 16), parameters: 2e9 },
 ];
 
 /** Recurrent-state copies a hybrid keeps at the room's default 4 answer checkpoints: live, pinned, 4 answers. */
@@ -81,17 +92,17 @@ export const TINY_CAP_NOTE = `the built-in tiny test model has random weights, s
   `${TINY_ANSWER_CAP} tokens (other models get 8,192). Host the room with a Qwen3 model to build apps.`;
 
 export const MODEL_PRESETS: readonly ModelPreset[] = [
-  { id: TINY_MODEL_ID, label: 'Built-in tiny test model', size: '≈20 MB', note: 'Random weights, for trying the room: it loads in seconds and answers gibberish.' },
+  { id: TINY_MODEL_ID, label: 'Built-in tiny test model', size: '≈20 MB', note: 'Random weights, for trying the room: a small download that answers gibberish (loading takes seconds on a GPU, longer on a software adapter; the room says how long it took).' },
   ...GGUF_PRESETS,
   ...HYBRID_PRESETS,
-  { id: 'mlc-ai/Qwen3-0.6B-q4f16_1-MLC', label: 'Qwen3 0.6B · q4f16_1 (MLC)', size: '≈0.35 GB' },
-  { id: 'mlc-ai/Qwen3-1.7B-q4f16_1-MLC', label: 'Qwen3 1.7B · q4f16_1 (MLC)', size: '≈0.97 GB', note: 'The smallest model that runs the agent well.' },
-  { id: 'mlc-ai/Qwen3-4B-q4f16_1-MLC', label: 'Qwen3 4B · q4f16_1 (MLC)', size: '≈2.3 GB' },
-  { id: 'mlc-ai/Qwen3-8B-q4f16_1-MLC', label: 'Qwen3 8B · q4f16_1 (MLC)', size: '≈4.6 GB' },
-  { id: 'Qwen/Qwen3-0.6B', label: 'Qwen3 0.6B · BF16', size: '≈1.2 GB' },
-  { id: 'Qwen/Qwen3-1.7B', label: 'Qwen3 1.7B · BF16', size: '≈3.4 GB' },
-  { id: 'Qwen/Qwen3-4B', label: 'Qwen3 4B · BF16', size: '≈8 GB' },
-  { id: 'Qwen/Qwen3-8B', label: 'Qwen3 8B · BF16', size: '≈16 GB' },
+  { id: 'mlc-ai/Qwen3-0.6B-q4f16_1-MLC', label: 'Qwen3 0.6B · q4f16_1 (MLC)', size: '≈0.35 GB', bytes: 0.35 * GB, kvBytesPerToken: kv(28, 8), parameters: 0.6e9 },
+  { id: 'mlc-ai/Qwen3-1.7B-q4f16_1-MLC', label: 'Qwen3 1.7B · q4f16_1 (MLC)', size: '≈0.97 GB', note: 'The smallest model that runs the agent well.', bytes: 0.97 * GB, kvBytesPerToken: kv(28, 8), parameters: 1.7e9 },
+  { id: 'mlc-ai/Qwen3-4B-q4f16_1-MLC', label: 'Qwen3 4B · q4f16_1 (MLC)', size: '≈2.3 GB', bytes: 2.3 * GB, kvBytesPerToken: kv(36, 8), parameters: 4.0e9 },
+  { id: 'mlc-ai/Qwen3-8B-q4f16_1-MLC', label: 'Qwen3 8B · q4f16_1 (MLC)', size: '≈4.6 GB', bytes: 4.6 * GB, kvBytesPerToken: kv(36, 8), parameters: 8.2e9 },
+  { id: 'Qwen/Qwen3-0.6B', label: 'Qwen3 0.6B · BF16', size: '≈1.2 GB', bytes: 1.2 * GB, kvBytesPerToken: kv(28, 8), parameters: 0.6e9 },
+  { id: 'Qwen/Qwen3-1.7B', label: 'Qwen3 1.7B · BF16', size: '≈3.4 GB', bytes: 3.4 * GB, kvBytesPerToken: kv(28, 8), parameters: 1.7e9 },
+  { id: 'Qwen/Qwen3-4B', label: 'Qwen3 4B · BF16', size: '≈8 GB', bytes: 8.0 * GB, kvBytesPerToken: kv(36, 8), parameters: 4.0e9 },
+  { id: 'Qwen/Qwen3-8B', label: 'Qwen3 8B · BF16', size: '≈16 GB', bytes: 16 * GB, kvBytesPerToken: kv(36, 8), parameters: 8.2e9 },
 ];
 
 export class ModelChoiceError extends Error {

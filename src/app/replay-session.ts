@@ -8,6 +8,7 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import { modelUrlFor, TINY_MODEL_ID } from './models.ts';
 import { DEFAULT_CTX, DEMO_SCRIPT, type AppParams } from './url-params.ts';
+import { cachedModelSource } from './model-cache.ts';
 import { Workspace } from './workspace.ts';
 import { loadDeployment } from './deploy-config.ts';
 
@@ -17,13 +18,17 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const response = await fetch(scriptUrl);
   if (!response.ok) throw new ReplayScriptError(`${script}: the replay script could not be fetched (HTTP ${response.status})`);
   const replies = parseReplayJsonl(await response.text(), script);
-  const source = await resolveModelSource(modelUrlFor(params.model ?? TINY_MODEL_ID, origin));
+  const modelUrl = modelUrlFor(params.model ?? TINY_MODEL_ID, origin);
+  const source = cachedModelSource(await resolveModelSource(modelUrl), modelUrl);
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
-  const { backend } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, tokenDelayMs: params.delay });
+  const { backend, engine } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, scripted: true, tokenDelayMs: params.delay });
   const { runJs } = await loadDeployment();
   return Workspace.open({
     backend, tokenizer, format: template.format, projectId: 'replay', runJs,
+    // The demo says "whatever you ask, it replays the same script": each request from its first reply. A
+    // script of one's own (?script=, tests) runs on across requests, one reply after the other.
+    ...(script === DEMO_SCRIPT ? { beforeRequest: () => engine.restart() } : {}),
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),
     ...(params.grammar === false ? { constrained: false } : {}),
   });

@@ -12,6 +12,7 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import { loadDeployment } from './deploy-config.ts';
 import { modelUrlFor } from './models.ts';
+import { cachedModelSource } from './model-cache.ts';
 import { Workspace } from './workspace.ts';
 
 export interface ServerChoice {
@@ -40,7 +41,8 @@ export function saveServerChoice(choice: ServerChoice, storage: Pick<Storage, 's
 
 export async function openServerWorkspace(choice: ServerChoice, opts: { ctx?: number; askFirst?: boolean; origin?: string } = {}): Promise<Workspace> {
   const server = await probeServer(choice.url, choice.model);
-  const source = await resolveModelSource(modelUrlFor(choice.tokenizer, opts.origin ?? location.origin));
+  const tokenizerUrl = modelUrlFor(choice.tokenizer, opts.origin ?? location.origin);
+  const source = cachedModelSource(await resolveModelSource(tokenizerUrl), tokenizerUrl);
   const tokenizer = await Tokenizer.fromSource(source);
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
   const { runJs } = await loadDeployment();

@@ -20,6 +20,7 @@ import { agentTools } from './agent-tools.ts';
 import { editFromChange, proposedEdit, type ProposedEdit } from './diff.ts';
 import { IdbSessionStore, openSession, setAsideBecause, snapshotSession, type SessionStore } from '../agent/session-store.ts';
 import { Store } from './store.ts';
+import { zipFiles } from './zip.ts';
 
 export interface PendingApproval { call: number; name: string; edit: ProposedEdit }
 
@@ -52,6 +53,8 @@ export interface WorkspaceOptions {
   /** Answer cap (default ANSWER_CAP) and, when set, the note that ends a request reaching it (AgentOptions). */
   answerCap?: number;
   answerCapNote?: string;
+  /** Called as each request begins, before the agent runs (the scripted demo starts its script again). */
+  beforeRequest?: () => void;
 }
 
 export class Workspace {
@@ -62,6 +65,10 @@ export class Workspace {
   private controller: AbortController | null = null;
   private readonly decisions = new Map<number, (approved: boolean) => void>();
   private saving: Promise<void> = Promise.resolve();
+  /** Files edited by hand in the viewer since the last request: the next request tells the agent. */
+  private readonly handEdited = new Set<string>();
+  /** The last request's text, for Regenerate. */
+  private lastRequest: string | undefined;
 
   private constructor(private readonly opts: WorkspaceOptions, readonly files: ProjectFiles, private readonly sessions: SessionStore | null,
     restored: RestoredState | undefined, askFirst: boolean) {
@@ -142,12 +149,18 @@ export class Workspace {
 
   /** Runs one request to its end (done, stopped, limit, stuck, context, error). */
   async send(text: string): Promise<EndReason | undefined> {
-    const request = text.trim();
-    if (request === '' || this.state.running) return undefined;
+    const typed = text.trim();
+    if (typed === '' || this.state.running) return undefined;
+    this.lastRequest = typed;
+    // The model reads files only through its tools: say which ones changed by hand, so it reads them again.
+    const edited = [...this.handEdited];
+    this.handEdited.clear();
+    const request = edited.length ? `${typed}\n\n(I edited ${edited.join(', ')} by hand since your last answer.)` : typed;
     const controller = new AbortController();
     this.controller = controller;
     this.store.set({ running: true, error: undefined, restored: false });
     try {
+      this.opts.beforeRequest?.();
       const outcome = await this.agent.run(request, { signal: controller.signal });
       return outcome.reason;
     } catch (e) {
@@ -159,6 +172,33 @@ export class Workspace {
       this.store.set({ running: false, items: this.snapshot(), contextUsed: this.agent.conversation.promptLength() });
       await this.save();
     }
+  }
+
+  /** Send the last request again (an answer that failed, stopped or ran out). */
+  regenerate(): Promise<EndReason | undefined> {
+    return this.lastRequest ? this.send(this.lastRequest) : Promise.resolve(undefined);
+  }
+
+  get canRegenerate(): boolean {
+    return !this.state.running && this.lastRequest !== undefined && this.state.lastReason !== undefined && this.state.lastReason !== 'done';
+  }
+
+  /** A hand edit in the viewer: written to the project (the preview follows); the next request names the file. */
+  async editFile(path: string, text: string): Promise<void> {
+    await this.files.write(path, text);
+    this.handEdited.add(path);
+    if (this.state.selectedFile === path) this.store.set({ selectedText: text });
+  }
+
+  /** Every project file in a store-only zip (src/app/zip.ts), paths as the project has them. */
+  async projectZip(): Promise<Uint8Array> {
+    const paths = await this.files.allFiles();
+    const entries = [];
+    for (const path of paths) {
+      const data = await this.files.readBytes(path);
+      if (data) entries.push({ path, data });
+    }
+    return zipFiles(entries);
   }
 
   /** Stop (the button, Esc): the model's partial answer is kept and none of its calls run. */

@@ -29,7 +29,10 @@ export interface GenerateOptions {
   sampling?: SamplingOptions;  // default greedy
   pinAt?: number;              // position of the pinned checkpoint (end of system prompt + tools)
   constraint?: Constraint;
+  /** Checked before each prefill chunk and each decode step: Stop waits at most one chunk's time. */
   signal?: AbortSignal;
+  /** Prompt reading: called once the reusable prefix is known and after each prefill chunk (`done` counts reused tokens). */
+  onPrefill?: (done: number, total: number) => void;
   onToken?: (id: number, generatedSoFar: readonly number[]) => void;
   /** Speculative decoding: drafts checked by the model, the output unchanged (docs/room-speed.md). */
   speculate?: SpeculationOptions;

@@ -179,6 +179,7 @@ export class Generator implements TokenGenerator {
     if (pinAt !== undefined && this.ckpt > 0 && pinAt <= reuse && this.restorable(pinAt)) this.pinned = pinAt;
     let hidden = reuse === prompt.length ? this.answerHidden.get(reuse) : undefined;
     for (let at = reuse; at < prompt.length;) {
+      opts.onPrefill?.(at, prompt.length);
       if (opts.signal?.aborted) return null;
       const end = this.chunkEnd(at, prompt.length, pinAt);
       hidden = await this.forward(prompt.slice(at, end), at);
@@ -190,6 +191,7 @@ export class Generator implements TokenGenerator {
       at = end;
       await run.letThePageRun();
     }
+    opts.onPrefill?.(prompt.length, prompt.length);
     if (!hidden) throw new EngineUsageError('internal: the prompt produced no hidden state');
     await this.addAnswerCheckpoint(prompt.length, hidden);
     await this.releaseUnused();

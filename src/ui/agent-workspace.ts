@@ -28,31 +28,54 @@ export class AgentWorkspace extends LitElement {
   @property({ attribute: false }) workspace?: Workspace;
   @property() heading = 'Agent';
   @property({ attribute: false }) notice?: WorkspaceNotice;
+  /** Prompt reading progress while the model reads the request (tokens read of the prompt's), from the room. */
+  @property({ attribute: false }) prefill?: { done: number; total: number };
   @state() private draft = '';
+  /** On a narrow screen one part shows at a time: the chat, the files, or the preview. */
+  @state() private tab: 'chat' | 'files' | 'preview' = 'chat';
   @query('textarea') private input?: HTMLTextAreaElement;
   private watch?: StoreController<WorkspaceState>;
 
   static override styles = [theme, css`
-    :host { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
-    header { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
-    header h2 { flex: 1 1 auto; }
+    :host { display: block; min-height: 0; height: 100%; }
+    main.ws { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
+    .bar { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
+    /* The heading gives way (ellipsis, full text in its title) before the actions wrap to a second row. */
+    button.zip { gap: 0; }   /* its words are spaced by the text itself: the accessible name reads "Download zip" */
+    .bar h1 { flex: 1 1 6rem; min-width: 0; font-size: 1.05rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    /* Stop keeps the partial answer: a plain action, not a red one. */
+    button.stop:not(:disabled) { border-color: var(--warn); color: var(--warn); }
     label.toggle { display: inline-flex; gap: .35rem; align-items: center; font-size: 13px; color: var(--muted); cursor: pointer; }
     .main { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); min-height: 0; }
     .left { display: grid; grid-template-rows: 1fr auto; min-height: 0; border-right: 1px solid var(--line); }
     .right { display: grid; grid-template-rows: minmax(9rem, .8fr) minmax(14rem, 1.2fr); min-height: 0; }
     .right > section { min-height: 0; display: grid; grid-template-rows: auto 1fr; border-bottom: 1px solid var(--line); }
-    .right h3 { padding: .3rem .6rem; font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; background: var(--panel); }
+    .right h2 { padding: .3rem .6rem; font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; background: var(--panel); }
     form { display: flex; gap: .5rem; padding: .6rem; border-top: 1px solid var(--line); background: var(--panel); align-items: flex-end; }
     textarea { flex: 1; resize: vertical; min-height: 2.6rem; max-height: 12rem; }
     .status { font-size: 12px; color: var(--muted); padding: 0 .75rem .35rem; }
+    .status.prefill { display: grid; gap: .2rem; padding-top: .35rem; }
     .notice { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem .6rem; margin: 0; padding: .45rem .75rem;
       border-top: 1px solid var(--line); border-left: 3px solid var(--warn); background: #2a2516; color: #ffe9b8; font-size: 13px; }
     .notice a { color: var(--accent); white-space: nowrap; }
     pooled-agent-timeline { min-height: 0; }
     pooled-preview-pane { min-height: 0; height: 100%; }
+    .tabs { display: none; gap: .25rem; padding: .3rem .5rem 0; border-bottom: 1px solid var(--line); background: var(--panel); }
+    .tabs button { border-radius: 7px 7px 0 0; border-bottom: 0; padding: .3rem .9rem; }
+    .tabs button[aria-selected='true'] { background: var(--bg); border-color: var(--accent); color: #fff; font-weight: 600; }
+    /* Phones (below ~820 px): tabs, one part at a time filling the height, so nothing overlaps. */
     @media (max-width: 820px) {
-      .main { grid-template-columns: 1fr; grid-auto-rows: minmax(20rem, auto); }
-      .left { border-right: 0; min-height: 28rem; }
+      main.ws { grid-template-rows: auto auto 1fr; }
+      .tabs { display: flex; }
+      /* One row of actions on a phone: shorter labels and padding. */
+      .bar { gap: .4rem; padding: .4rem .6rem; }
+      .bar button { padding: .3rem .55rem; }
+      .wide { display: none; }
+      .main { grid-template-columns: 1fr; grid-template-rows: minmax(0, 1fr); }
+      .left { border-right: 0; }
+      .main[data-tab='chat'] .right, .main:not([data-tab='chat']) .left { display: none; }
+      .main:not([data-tab='chat']) .right { grid-template-rows: minmax(0, 1fr); }
+      .main[data-tab='files'] pooled-preview-pane, .main[data-tab='preview'] .right > section { display: none; }
     }
   `];
 
@@ -82,21 +105,30 @@ export class AgentWorkspace extends LitElement {
     const s = ws?.state;
     if (!ws || !s) return html`<p class="muted">Opening the workspace…</p>`;
     return html`
-      <header>
-        <h2>${this.heading}</h2>
+      <main class="ws" aria-label="Agent workspace">
+      <div class="bar">
+        <h1 title=${this.heading}>${this.heading}</h1>
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
+        <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} class="zip" title="Download the project's files as a zip"><span class="wide">Download&nbsp;</span>zip</button>
         <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
-        <button class="danger" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc)">Stop</button>
-      </header>
-      <div class="main">
+        <button class="stop" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc): the partial answer is kept, none of its calls run">Stop</button>
+      </div>
+      <div class="tabs" role="tablist" aria-label="Workspace parts">
+        ${(['chat', 'files', 'preview'] as const).map((t) => html`<button role="tab" id=${`tab-${t}`} aria-selected=${this.tab === t ? 'true' : 'false'}
+            aria-controls="workspace-main" data-testid=${`tab-${t}`} @click=${() => (this.tab = t)}>${t === 'chat' ? 'Chat' : t === 'files' ? `Files${s.files.length ? ` (${s.files.length})` : ''}` : 'Preview'}</button>`)}
+      </div>
+      <div class="main" id="workspace-main" data-tab=${this.tab}>
         <div class="left">
           <pooled-agent-timeline .items=${s.items} .approvals=${s.approvals} .running=${s.running} .emptyText=${this.notice?.empty}
             @decide=${(e: CustomEvent<{ call: number; approved: boolean }>) => ws.decide(e.detail.call, e.detail.approved)}></pooled-agent-timeline>
           <div>
             ${s.restored ? html`<div class="status" data-testid="restored">Session restored from this browser.</div>` : nothing}
+            ${s.running && this.prefill ? html`<div class="status prefill" data-testid="prefill" aria-live="polite">
+                <span>Reading the prompt: ${this.prefill.done.toLocaleString('en-US')} of ${this.prefill.total.toLocaleString('en-US')} tokens (Esc stops it)</span>
+                <progress max=${this.prefill.total} .value=${this.prefill.done} aria-label="Prompt read"></progress></div>` : nothing}
             ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
             ${this.notice ? html`<p class="notice" role="note" data-testid="workspace-notice">
                 <span><b>${this.notice.title}:</b> ${this.notice.text}</span>
@@ -107,19 +139,34 @@ export class AgentWorkspace extends LitElement {
               <textarea id="request" rows="2" placeholder=${s.running ? 'The agent is working… (Esc stops it)' : this.notice?.placeholder ?? 'Ask for an app, or a change to this one'}
                 .value=${this.draft} @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}
                 @keydown=${this.onEnter} data-testid="request-input"></textarea>
+              ${ws.canRegenerate ? html`<button type="button" data-testid="regenerate" @click=${() => void ws.regenerate()}
+                  title="Send the last request again">Regenerate</button>` : nothing}
               <button class="primary" type="submit" ?disabled=${s.running || this.draft.trim() === ''} data-testid="send">Send</button>
             </form>
           </div>
         </div>
         <div class="right">
           <section aria-labelledby="files-title">
-            <h3 id="files-title">Files</h3>
+            <h2 id="files-title">Files</h2>
             <pooled-file-browser .files=${s.files} .selected=${s.selectedFile} .text=${s.selectedText}
-              @select=${(e: CustomEvent<string>) => void ws.selectFile(e.detail)}></pooled-file-browser>
+              @select=${(e: CustomEvent<string>) => void ws.selectFile(e.detail)}
+              @save-file=${(e: CustomEvent<{ path: string; text: string }>) => void ws.editFile(e.detail.path, e.detail.text)}></pooled-file-browser>
           </section>
           <pooled-preview-pane .preview=${ws.preview}></pooled-preview-pane>
         </div>
-      </div>`;
+      </div>
+      </main>`;
+  }
+
+  private async downloadZip(): Promise<void> {
+    if (!this.workspace) return;
+    const bytes = await this.workspace.projectZip();
+    const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/zip' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = 'project.zip';
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
   private downloadTranscript(): void {

@@ -1,6 +1,6 @@
 // <pooled-file-browser>, in the workspace: the project's file tree and the selected file.
 import { LitElement, css, html } from 'lit';
-import { customElement, property } from 'lit/decorators.js';
+import { customElement, property, state } from 'lit/decorators.js';
 import { buildTree, sortedChildren as sorted, type TreeNode } from '../app/file-tree.ts';
 import { theme } from './theme.ts';
 
@@ -10,6 +10,9 @@ export class FileBrowser extends LitElement {
   @property({ attribute: false }) files: string[] = [];
   @property() selected?: string;
   @property() text?: string;
+  /** Hand-editing the selected file (Save fires `save-file` with { path, text }). */
+  @state() private editing = false;
+  @state() private draft = '';
 
   static override styles = [theme, css`
     :host { display: grid; grid-template-rows: auto 1fr; min-height: 0; }
@@ -24,6 +27,10 @@ export class FileBrowser extends LitElement {
     td { vertical-align: top; padding: 0 .5rem; white-space: pre-wrap; word-break: break-word; }
     td.n { color: #7f93a6; text-align: right; user-select: none; width: 1%; white-space: nowrap; }
     .empty { color: var(--muted); padding: .6rem; font-size: 13px; }
+    .viewer { display: grid; align-content: start; }
+    .tools { display: flex; gap: .4rem; align-items: center; padding: .25rem .4rem; font-size: 12px; }
+    .tools .name { flex: 1; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    textarea.edit { width: 100%; min-height: 12rem; height: 50vh; resize: vertical; }
   `];
 
   override render() {
@@ -35,7 +42,13 @@ export class FileBrowser extends LitElement {
       <div class="viewer" role="region" aria-label=${this.selected ? `Contents of ${this.selected}` : 'File viewer'} tabindex="0" data-testid="file-viewer">
         ${this.selected === undefined ? html`<div class="empty">Select a file to read it.</div>`
           : this.text === undefined ? html`<div class="empty">${this.selected} is gone.</div>`
-          : html`<table class="mono">${this.text.replace(/\n$/, '').split('\n').map((line, i) => html`<tr><td class="n">${i + 1}</td><td>${line}</td></tr>`)}</table>`}
+          : html`<div class="tools"><span class="name mono">${this.selected}</span>${this.editing
+              ? html`<button class="primary" data-testid="file-save" @click=${this.save}>Save</button><button @click=${() => (this.editing = false)}>Cancel</button>`
+              : html`<button data-testid="file-edit" title="Change this file by hand: the agent is told at the next request" @click=${() => { this.editing = true; this.draft = this.text ?? ''; }}>Edit</button>`}</div>
+            ${this.editing
+              ? html`<label class="sr-only" for="edit">Contents of ${this.selected}</label><textarea id="edit" class="edit mono" data-testid="file-editor" .value=${this.draft}
+                  @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}></textarea>`
+              : html`<table class="mono">${this.text.replace(/\n$/, '').split('\n').map((line, i) => html`<tr><td class="n">${i + 1}</td><td>${line}</td></tr>`)}</table>`}`}
       </div>`;
   }
 
@@ -46,7 +59,14 @@ export class FileBrowser extends LitElement {
       : html`<li><div class="folder mono">${child.name}/</div>${this.renderChildren(child)}</li>`)}</ul>`;
   }
 
+  private save(): void {
+    if (this.selected === undefined) return;
+    this.dispatchEvent(new CustomEvent('save-file', { detail: { path: this.selected, text: this.draft }, bubbles: true, composed: true }));
+    this.editing = false;
+  }
+
   private select(path: string): void {
+    this.editing = false;
     this.dispatchEvent(new CustomEvent('select', { detail: path, bubbles: true, composed: true }));
   }
 }

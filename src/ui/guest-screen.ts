@@ -7,6 +7,7 @@ import type { GuestSession, GuestState } from '../app/guest-session.ts';
 import { StoreController } from '../app/store.ts';
 import { describeRange, formatBytes, theme } from './theme.ts';
 import './layer-bar.ts';
+import './error-box.ts';
 
 const STATUS_TEXT: Record<GuestState['status'], string> = {
   connecting: 'Connecting to the host…',
@@ -46,6 +47,7 @@ export class GuestScreen extends LitElement {
     form.mem { display: grid; gap: .5rem; margin-top: .6rem; }
     .actions { display: flex; gap: .4rem; }
     button.danger { width: 100%; justify-content: center; padding: .6rem; }
+    .gone-actions { display: flex; gap: .5rem; flex-wrap: wrap; }
   `];
 
   override willUpdate(changed: Map<string, unknown>): void {
@@ -57,6 +59,8 @@ export class GuestScreen extends LitElement {
     if (!s) return nothing;
     const pct = s.bytesTotal > 0 ? Math.round((s.bytesDone / s.bytesTotal) * 100) : s.status === 'ready' || s.status === 'computing' ? 100 : 0;
     const holds = s.range[1] > s.range[0];
+    // Loaded, dealt nothing: the deal kept the model on the host because a split would be slower.
+    const standing = (s.status === 'ready' || s.status === 'computing') && !holds;
     return html`<main>
       <header>
         <h1>pooled <span class="muted">· guest</span></h1>
@@ -67,8 +71,11 @@ export class GuestScreen extends LitElement {
           <h2 id="what-title" style="flex:1">${s.name || 'This device'}</h2>
           <span class="badge ${s.status}" data-testid="guest-status">${s.status}</span>
         </div>
-        <p class="big">${STATUS_TEXT[s.status]}</p>
-        ${s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
+        <p class="big" data-testid="guest-status-text">${standing
+          ? 'Standing by: the host needs your memory only for bigger models. The model fits on the host, where it runs faster than split with this device; stay to be dealt layers when the room needs them.'
+          : STATUS_TEXT[s.status]}</p>
+        ${s.why && s.joinFailed ? html`<pooled-error-box data-testid="guest-why" .error=${s.why} @retry=${() => location.reload()}></pooled-error-box>`
+          : s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
         ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
         ${s.caps?.engine === 'reference' ? html`<div class="warning" role="note">${s.caps.adapter === 'no WebGPU'
           ? 'This browser has no WebGPU, so this device runs its layers on the CPU: slowly. A recent Chrome, Edge or Safari 26+ is much faster.'
@@ -76,7 +83,7 @@ export class GuestScreen extends LitElement {
       </section>
       <section class="card" aria-labelledby="share-title">
         <h2 id="share-title">Its share of the model</h2>
-        <p data-testid="guest-layers">${holds ? describeRange(s.range, s.numLayers) : s.status === 'waiting' || s.status === 'connecting' ? 'Not dealt yet.' : 'No layers for this device in this deal.'}</p>
+        <p data-testid="guest-layers">${holds ? describeRange(s.range, s.numLayers) : s.status === 'waiting' || s.status === 'connecting' ? 'Not dealt yet.' : standing ? 'No layers in this deal: standing by.' : 'No layers for this device in this deal.'}</p>
         <pooled-layer-bar bare .range=${s.range} .total=${s.numLayers ?? 0}></pooled-layer-bar>
         <div class="row">
           <progress max="100" .value=${pct} aria-label="Load progress" data-testid="guest-progress" data-pct=${pct}></progress>
@@ -102,7 +109,8 @@ export class GuestScreen extends LitElement {
           : html`<p><button data-testid="guest-memory-change" @click=${() => { this.changingMemory = true; this.memText = s.caps ? gibText(s.caps.memoryBudgetBytes) : ''; }}>Offer a different amount of memory…</button></p>`}
       </section>
       ${s.status === 'gone'
-        ? html`<a class="button" href=${location.pathname}>Back to start</a>`
+        ? html`<div class="gone-actions">${s.joinFailed ? nothing : html`<button class="primary" data-testid="rejoin" @click=${() => location.reload()}
+              title="Join the same room again as this device">Rejoin</button>`}<a class="button" href=${location.pathname}>Back to start</a></div>`
         : html`<button class="danger" data-testid="leave" @click=${() => void this.session?.leave()}>Leave the room</button>`}
     </main>`;
   }

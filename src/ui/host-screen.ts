@@ -8,6 +8,7 @@ import type { WorkspaceNotice } from './agent-workspace.ts';
 import { theme } from './theme.ts';
 import './room-panel.ts';
 import './agent-workspace.ts';
+import './error-box.ts';
 
 /** Said where the request is typed when the room runs the built-in random-weights model. */
 function tinyNotice(): WorkspaceNotice {
@@ -28,7 +29,9 @@ export class HostScreen extends LitElement {
   static override styles = [theme, css`
     :host { display: grid; grid-template-columns: minmax(18rem, 24rem) 1fr; height: 100vh; min-height: 0; }
     aside { overflow: auto; padding: .75rem; border-right: 1px solid var(--line); background: #121a21; }
-    .starting { padding: 2rem; display: grid; gap: .75rem; max-width: 40rem; }
+    /* Not yet open: one centred column across the whole screen (not the room panel's 24 rem track). */
+    .starting { grid-column: 1 / -1; justify-self: center; align-self: start; width: min(40rem, 100%); padding: 2rem 1rem; display: grid; gap: .75rem; }
+    .starting h1 { font-size: 1.3rem; }
     @media (max-width: 900px) { :host { grid-template-columns: 1fr; height: auto; } aside { border-right: 0; } pooled-agent-workspace { height: 90vh; } }
   `];
 
@@ -40,16 +43,16 @@ export class HostScreen extends LitElement {
     const s = this.session?.state;
     if (!s) return nothing;
     if (s.phase !== 'open') {
-      return html`<div class="starting" aria-live="polite">
-        <h2>Opening a room with ${s.modelName}</h2>
-        ${s.phase === 'starting' ? html`<p class="muted" data-testid="host-step">${s.step}</p><progress aria-label="Opening the room"></progress>` : nothing}
-        ${s.error ? html`<div class="error" role="alert" data-testid="host-error">${s.error}</div><a class="button" href=${location.pathname}>Back</a>` : nothing}
-      </div>`;
+      return html`<main class="starting" aria-live="polite">
+        <h1>${s.phase === 'failed' ? 'The room did not open' : 'Opening a room'} <span class="muted">with ${s.modelName}</span></h1>
+        ${s.phase === 'starting' ? html`<div class="card"><p data-testid="host-step">${s.step}</p><progress aria-label="Opening the room"></progress></div>` : nothing}
+        ${s.error ? html`<pooled-error-box data-testid="host-error" .error=${s.error}></pooled-error-box>` : nothing}
+      </main>`;
     }
     return html`
       <aside aria-label="Room"><pooled-room-panel .session=${this.session}></pooled-room-panel></aside>
       <pooled-agent-workspace .workspace=${this.session!.workspace} heading=${`Agent · ${s.modelName}`}
-        .notice=${this.session!.tinyModel ? tinyNotice() : undefined}></pooled-agent-workspace>`;
+        .notice=${this.session!.tinyModel ? tinyNotice() : undefined} .prefill=${s.prefill}></pooled-agent-workspace>`;
   }
 }
 

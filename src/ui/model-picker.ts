@@ -3,7 +3,7 @@ import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { ModelChoice } from '../app/host-session.ts';
 import { defaultMemoryBudget } from '../app/memory-budget.ts';
-import { devicesNeeded, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor, type ModelPreset } from '../app/models.ts';
+import { devicesNeeded, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor, presetContext, type ModelPreset } from '../app/models.ts';
 import { formatBytes, theme } from './theme.ts';
 
 type Kind = 'preset' | 'custom' | 'folder';
@@ -16,9 +16,9 @@ type Kind = 'preset' | 'custom' | 'folder';
 export class ModelPicker extends LitElement {
   /** Initial selection (?model=): a preset id, any HF id or a URL. */
   @property() initial = 'tiny';
-  /** The host's memory budget (0 = this device's default) and context: how many such devices a preset needs. */
+  /** The host's memory budget (0 = this device's default) and context (0 = each model's default): how many such devices a preset needs. */
   @property({ type: Number }) budgetBytes = 0;
-  @property({ type: Number }) ctx = 2048;
+  @property({ type: Number }) ctx = 0;
   @state() private defaultBudget = 0;
   @state() private kind: Kind = 'preset';
   @state() private preset = 'tiny';
@@ -50,9 +50,11 @@ export class ModelPicker extends LitElement {
   /** "needs 3 devices of 8 GiB" for a preset with a size. */
   private need(p: ModelPreset) {
     const budget = this.budgetBytes > 0 ? this.budgetBytes : this.defaultBudget;
-    const n = devicesNeeded(p, budget, this.ctx);
+    // The count at the context the room would open with: the one typed, else the model's default.
+    const ctx = this.ctx > 0 ? this.ctx : presetContext(p);
+    const n = ctx > 0 ? devicesNeeded(p, budget, ctx) : 0;
     if (n === 0) return nothing;
-    return html`<span class="need" data-testid=${`need-${p.id}`}>${n === 1 ? 'fits one device' : `needs ${n} devices`} of ${formatBytes(budget)}, with ${this.ctx} tokens of context</span>`;
+    return html`<span class="need" data-testid=${`need-${p.id}`} data-ctx=${ctx}>${n === 1 ? 'fits one device' : `needs ${n} devices`} of ${formatBytes(budget)}, with ${ctx.toLocaleString('en-US')} tokens of context${this.ctx > 0 ? '' : ' (its default)'}</span>`;
   }
 
   override willUpdate(changed: Map<string, unknown>): void {

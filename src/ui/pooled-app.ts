@@ -10,7 +10,9 @@ import type { Workspace } from '../app/workspace.ts';
 import { inviteLink } from '../room/signaling.ts';
 import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts';
 import { gibText } from '../app/memory-budget.ts';
+import { defaultDeviceName } from '../app/device-name.ts';
 import { theme } from './theme.ts';
+import './error-box.ts';
 import './start-screen.ts';
 import './host-screen.ts';
 import './guest-screen.ts';
@@ -50,10 +52,14 @@ export class PooledApp extends LitElement {
     else if (this.params.server) this.openServer(this.params.server);
   }
 
+  /** The last host request, for Retry. */
+  private lastHost?: HostRequest;
+
   private hostRoom(req: HostRequest): void {
+    this.lastHost = req;
     const session = new HostSession({
       choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }),
-      ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.name ? { name: this.params.name } : {}),
+      ...(this.params.engine ? { engine: this.params.engine } : {}), name: this.params.name ?? defaultDeviceName(),
       ...(this.params.speed ? { speed: this.params.speed } : {}), ...(this.params.draft ? { draft: this.params.draft } : {}),
       ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
@@ -73,7 +79,7 @@ export class PooledApp extends LitElement {
 
   private joinRoom({ roomId, memoryBudgetBytes }: JoinRequest): void {
     const session = new GuestSession(roomId, {
-      ...(this.params.name ? { name: this.params.name } : {}), ...(this.params.engine ? { engine: this.params.engine } : {}),
+      name: this.params.name ?? defaultDeviceName(), ...(this.params.engine ? { engine: this.params.engine } : {}),
       ...(this.params.speed ? { speed: this.params.speed } : {}), ...(memoryBudgetBytes ? { memoryBudgetBytes } : {}),
     });
     if (!this.params.room) {
@@ -116,26 +122,29 @@ export class PooledApp extends LitElement {
           @join=${(e: CustomEvent<JoinRequest>) => this.joinRoom(e.detail)}
           @server=${(e: CustomEvent<ServerRequest>) => this.openServer(e.detail)}></pooled-start-screen>`;
       case 'host':
-        return html`<pooled-host-screen .session=${s.session}></pooled-host-screen>`;
+        return html`<pooled-host-screen .session=${s.session} @retry=${() => { if (this.lastHost) this.hostRoom(this.lastHost); }}></pooled-host-screen>`;
       case 'guest':
         return html`<pooled-guest-screen .session=${s.session}></pooled-guest-screen>`;
       case 'replay':
-        if (s.error) return html`<div class="center"><h1>Replay workspace</h1><div class="error" role="alert" data-testid="replay-error">${s.error}</div></div>`;
+        if (s.error) {
+          return html`<main class="center"><h1>Replay workspace</h1>
+            <pooled-error-box data-testid="replay-error" .error=${s.error} @retry=${() => this.openReplay()}></pooled-error-box></main>`;
+        }
         return s.workspace
           ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading="Agent · scripted replay model"
               .notice=${replayNotice(this.params.script ?? DEMO_SCRIPT)}></pooled-agent-workspace>`
-          : html`<div class="center"><p class="muted">Opening the replay workspace…</p></div>`;
+          : html`<main class="center"><p class="muted">Opening the replay workspace…</p></main>`;
       case 'server':
         if (s.error) {
-          return html`<div class="center"><h1>Server</h1><div class="error" role="alert" data-testid="server-error">${s.error}</div>
-            <a class="button" href=${location.pathname}>Start over</a></div>`;
+          return html`<main class="center"><h1>Server</h1>
+            <pooled-error-box data-testid="server-error" .error=${s.error} @retry=${() => this.openServer(s.choice)}></pooled-error-box></main>`;
         }
         return s.workspace
           ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading=${`Agent · ${s.choice.model} on ${s.choice.url}`}></pooled-agent-workspace>`
-          : html`<div class="center"><p class="muted">Connecting to ${s.choice.url}…</p></div>`;
+          : html`<main class="center"><p class="muted">Connecting to ${s.choice.url}…</p></main>`;
       case 'bad-url':
-        return html`<div class="center"><h1>pooled</h1><div class="error" role="alert" data-testid="url-error">${s.error}</div>
-          <a class="button" href=${location.pathname}>Start over</a></div>`;
+        return html`<main class="center"><h1>pooled</h1>
+          <pooled-error-box data-testid="url-error" .error=${s.error} .retry=${false}></pooled-error-box></main>`;
       default:
         return nothing;
     }

@@ -30,7 +30,9 @@ export class PreviewPane extends LitElement {
     .empty { position: absolute; inset: 0; display: grid; place-items: center; color: #555; }
     section { flex: 0 0 auto; height: 30%; min-height: 5rem; display: flex; flex-direction: column; border-top: 1px solid #2a3947; }
     section h2 { font-size: 12px; margin: 0; padding: .3rem .6rem; display: flex; justify-content: space-between; align-items: center; }
-    ol { list-style: none; margin: 0; padding: 0 .6rem .4rem; overflow: auto; font-family: ui-monospace, monospace; font-size: 12px; }
+    /* role=log on a wrapper: on the list itself it would hide the items' list semantics. */
+    .log { flex: 1 1 auto; min-height: 0; overflow: auto; }
+    ol { list-style: none; margin: 0; padding: 0 .6rem .4rem; font-family: ui-monospace, monospace; font-size: 12px; }
     li { white-space: pre-wrap; word-break: break-word; border-bottom: 1px solid #1d2833; padding: 1px 0; }
     .error { color: #ff8a80; } .warn { color: #ffd180; } .info, .debug { color: #9fb3c8; }
   `;
@@ -88,9 +90,9 @@ export class PreviewPane extends LitElement {
         <h2 id="console-title">Console
           <button @click=${() => this.clear()} aria-label="Clear the console">Clear</button>
         </h2>
-        <ol role="log" aria-live="polite" data-testid="preview-console" tabindex="0">
+        <div class="log" role="log" aria-live="polite" aria-label="Console output" data-testid="preview-console" tabindex="0"><ol>
           ${this.lines.map((l) => html`<li class=${l.level}>${this.ports.length > 1 ? `:${l.port} ` : ''}${l.text}</li>`)}
-        </ol>
+        </ol></div>
       </section>
     </div>`;
   }

@@ -8,7 +8,9 @@ import { computesTokens } from './device-card.ts';
 import './qr-code.ts';
 import './deal-editor.ts';
 import './draft-choice.ts';
+import './error-box.ts';
 import type { DealEntry } from '../room/deal.ts';
+import { factorText, standByNote } from '../app/stand-by.ts';
 import { theme } from './theme.ts';
 
 /** The host's room: invite link (copy + QR), warnings, every device with its share, re-deal. */
@@ -33,6 +35,9 @@ export class RoomPanel extends LitElement {
     .speculation > span:not(.muted) { white-space: nowrap; } .speculation .muted { min-width: 0; }
     .route { margin: 0; font-size: 12.5px; display: flex; gap: .4rem; flex-wrap: wrap; }
     pooled-deal-editor { margin: .5rem 0; }
+    .standby { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; border-left: 3px solid var(--accent); background: var(--panel-2);
+      padding: .5rem .7rem; border-radius: 6px; margin: .5rem 0; }
+    .standby p { margin: 0; flex: 1 1 16rem; }
     ol.events { margin: 0; padding-left: 1.1rem; font-size: 12px; color: var(--muted); max-height: 7rem; overflow: auto; }
   `];
 
@@ -58,7 +63,7 @@ export class RoomPanel extends LitElement {
         ${s.link ? html`<pooled-qr-code .text=${s.link}></pooled-qr-code>` : nothing}
       </section>
       ${s.warnings.map((w) => html`<div class="warning" role="note">${w}</div>`)}
-      ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
+      ${s.error ? html`<pooled-error-box .error=${s.error} .back=${false} @retry=${() => this.session?.redeal()}></pooled-error-box>` : nothing}
       <section aria-labelledby="devices-title">
         <div class="head">
           <h2 id="devices-title">Devices <span class="muted">(${s.devices.length})</span></h2>
@@ -74,6 +79,7 @@ export class RoomPanel extends LitElement {
                 <button data-testid="deal-auto" @click=${this.auto}>Back to automatic</button>`
             : html`<span class="badge auto">automatic deal</span><span class="muted">in proportion to memory and speed</span>`}
         </div>
+        ${this.standBy(s, manual)}
         ${this.editing && total > 0 ? html`<pooled-deal-editor id="deal-editor" .devices=${present} .deal=${s.deal} .totalLayers=${total} .cost=${s.dealCost}
             ?manual=${manual} @apply-deal=${this.apply} @auto-deal=${this.auto} @close=${() => (this.editing = false)}></pooled-deal-editor>` : nothing}
         <label class="mode speculation" title="Guess the next tokens (from the conversation, or with a small draft model) and check them all in one pass through the room: the same tokens, fewer round trips when the guesses are right">
@@ -95,6 +101,25 @@ export class RoomPanel extends LitElement {
       </section>
       ${s.events.length ? html`<section aria-labelledby="events-title"><h3 id="events-title">Room events</h3>
         <ol class="events" aria-live="polite">${s.events.map((e) => html`<li>${e}</li>`)}</ol></section>` : nothing}`;
+  }
+
+  /**
+   * Guests the automatic deal gave no layers (the model fits on this device and a split would be
+   * slower): said, with the factor from the measured speeds and link, and one click that splits anyway.
+   */
+  private standBy(s: HostState, manual: boolean) {
+    const note = manual ? null : standByNote(s.config, s.dealCost, s.devices, s.deal);
+    if (!note) return nothing;
+    const who = note.names.join(', ');
+    return html`<div class="standby" data-testid="standby" role="note">
+      <p>${note.split
+        ? html`<strong>${who}</strong>: standing by — the model fits here and a split would run at
+            <span data-testid="standby-factor">${factorText(note.factor)}</span>
+            <span class="muted" title="Estimated from each device's measured speed and the link's measured round trip">(measured)</span>`
+        : html`<strong>${who}</strong>: standing by — the model fits here, and ${note.names.length === 1 ? 'its' : 'their'} memory would not hold a layer of it`}</p>
+      ${note.split ? html`<button data-testid="split-anyway" @click=${() => this.session?.splitAnyway()}
+          title="Deal the layers by memory alone, so every device holds some (Back to automatic undoes it)">Split anyway</button>` : nothing}
+    </div>`;
   }
 
   private apply(e: CustomEvent<DealEntry[]>): void {

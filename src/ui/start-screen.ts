@@ -8,6 +8,7 @@ import type { ModelChoice } from '../app/host-session.ts';
 import { savedServerChoice, type ServerChoice } from '../app/server-session.ts';
 import type { ModelPicker } from './model-picker.ts';
 import { gibText, memoryBudgetFromGiB } from '../app/memory-budget.ts';
+import { defaultDeviceName, saveDeviceName } from '../app/device-name.ts';
 import { theme } from './theme.ts';
 import './model-picker.ts';
 import './memory-field.ts';
@@ -32,6 +33,7 @@ export class StartScreen extends LitElement {
   @state() private problem?: string;
   @state() private joinProblem?: string;
   @state() private link = '';
+  @state() private deviceName = defaultDeviceName();
   @state() private server: ServerChoice = savedServerChoice();
   @state() private serverProblem?: string;
   @query('pooled-model-picker') private picker?: ModelPicker;
@@ -48,6 +50,9 @@ export class StartScreen extends LitElement {
     .ctx input { width: 7rem; }
     .ok { color: var(--accent-2); } .bad { color: var(--bad); }
     label.field { display: grid; gap: .25rem; font-size: 13px; color: var(--muted); }
+    /* The main action stays in view while the model list scrolls past (21 rows on a phone). */
+    .submit { position: sticky; bottom: 0; z-index: 1; margin: 0 -1rem -.9rem; padding: .6rem 1rem; background: var(--panel);
+      border-top: 1px solid var(--line); border-radius: 0 0 10px 10px; display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; }
     @media (max-width: 760px) { .cols { grid-template-columns: 1fr; } }
   `];
 
@@ -90,7 +95,7 @@ export class StartScreen extends LitElement {
               @change=${(e: Event) => (this.hostMem = (e.target as HTMLInputElement).value)}></pooled-memory-field>
             ${warning ? html`<div class="warning" role="note">${warning}</div>` : nothing}
             ${this.problem ? html`<div class="error" role="alert">${this.problem}</div>` : nothing}
-            <div><button class="primary" type="submit" data-testid="host-room">Host a room</button></div>
+            <div class="submit"><button class="primary" type="submit" data-testid="host-room">Host a room</button></div>
           </form>
         </section>
         <div class="stack">
@@ -108,6 +113,8 @@ export class StartScreen extends LitElement {
           </section>
           <section class="card" aria-labelledby="device-title" aria-live="polite">
             <h2 id="device-title">This device</h2>
+            <label class="field">Its name in a room <input type="text" maxlength="64" .value=${this.deviceName} data-testid="device-name"
+              @change=${(e: Event) => { saveDeviceName((e.target as HTMLInputElement).value); this.deviceName = defaultDeviceName(); }} /></label>
             ${this.adapter
               ? html`<p class="ok" data-testid="adapter">WebGPU adapter: ${adapterLabel(this.adapter)}</p>`
               : this.adapterError

@@ -19,6 +19,8 @@ export interface ReplayOptions {
   name?: string;                 // default "replay"
   devices?: number;              // default 1
   ckpt?: number;                 // answer checkpoints the Generator keeps (its default when absent)
+  /** Say "scripted model" in the request summary instead of a speed and devices (the app's demo). */
+  scripted?: boolean;
   /** Wait this long per token (lets UI tests watch a reply stream in). Default 0. */
   tokenDelayMs?: number;
 }
@@ -39,6 +41,16 @@ export class ReplayEngine implements LayerEngine {
     readonly ctx: number,
     private readonly tokenDelayMs = 0,
   ) {}
+
+  /**
+   * From the script's first reply again (the app's demo calls this at each request, so every request
+   * replays the whole script, also after a Stop cut one short). The cache is untouched: it is the
+   * conversation's, not the script's.
+   */
+  restart(): void {
+    this.nextReply = 0;
+    this.reply = null;
+  }
 
   /** Scripted replies not yet begun. */
   get repliesLeft(): number { return this.replies.length - this.nextReply; }
@@ -99,7 +111,7 @@ export function replayBackend(opts: ReplayOptions): { backend: EngineBackend; en
   const engine = new ReplayEngine(opts.tokenizer, opts.replies, contextSize, opts.tokenDelayMs ?? 0);
   const backend = new EngineBackend({
     generator: new Generator(engine, { ctx: contextSize, ...(opts.ckpt === undefined ? {} : { ckpt: opts.ckpt }) }), tokenizer: opts.tokenizer, template: opts.template,
-    contextSize, name: opts.name ?? 'replay', devices: opts.devices ?? 1,
+    contextSize, name: opts.name ?? 'replay', devices: opts.devices ?? 1, ...(opts.scripted ? { runsOn: 'scripted' as const } : {}),
   });
   return { backend, engine };
 }

@@ -143,7 +143,7 @@ test('a whole agent request on the server: writes the file, answers, ends done; 
   expect(out.reason).toBe('done');
   expect(out.answer).toBe('The page says Hi.');
   expect(await files.readText('index.html')).toBe('<!doctype html>\n<h1>Hi</h1>\n');
-  expect(out.summary).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · [\d.]+ tok\/s · 1 device · [\d.]+ s$/);
+  expect(out.summary).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · [\d.]+ tok\/s · on the server · [\d.]+ s$/);
   // The first prompt goes as text; the server counted it as we do, so the second goes as our token ids
   // (llama.cpp takes them): the first plus the answer and the result, rendered by us.
   const [p1, ids2] = server!.requests.map((r) => r.prompt);

@@ -12,6 +12,9 @@ test('the summary line is exactly the seed\'s, with the reason appended when not
   expect(summaryLine(stats, 'stuck')).toBe('6 steps · 11 tool calls · 2143 tok · 41.2 tok/s · 2 devices · 58.3 s · stuck');
   expect(summaryLine({ steps: 1, toolCalls: 1, generated: 5, generateSeconds: 0.5, devices: 1, seconds: 1 }, 'limit'))
     .toBe('1 step · 1 tool call · 5 tok · 10.0 tok/s · 1 device · 1.0 s · limit');
+  // A scripted demo has no speed or devices worth a number; a server's devices are not ours.
+  expect(summaryLine({ ...stats, runsOn: 'scripted' }, 'done')).toBe('6 steps · 11 tool calls · 2143 tok · scripted model · 58.3 s');
+  expect(summaryLine({ ...stats, runsOn: 'server' }, 'stopped')).toBe('6 steps · 11 tool calls · 2143 tok · 41.2 tok/s · on the server · 58.3 s · stopped');
 });
 
 test('the answer stream shows text as deltas, holds back a half-written <tool_call>, and fills calls in live', () => {

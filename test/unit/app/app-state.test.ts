@@ -1,7 +1,7 @@
 // The app's plain-TS state modules: URL parameters, the model catalogue, edit diffs, the file tree, Store.
 import { describe, expect, test } from 'vitest';
 import { contextWarning, parseAppParams, UrlParamError } from '../../../src/app/url-params.ts';
-import { devicesNeeded, GGUF_PRESETS, HYBRID_PRESETS, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor } from '../../../src/app/models.ts';
+import { devicesNeeded, GGUF_PRESETS, HYBRID_PRESETS, MODEL_PRESETS, ModelChoiceError, modelName, modelUrlFor, presetContext } from '../../../src/app/models.ts';
 import { diffLines, proposedEdit } from '../../../src/app/diff.ts';
 import { buildTree, sortedChildren } from '../../../src/app/file-tree.ts';
 import { Store } from '../../../src/app/store.ts';
@@ -141,4 +141,31 @@ test('Store batches changes into one notification per microtask', async () => {
   expect(seen).toEqual([]);
   await Promise.resolve();
   expect(seen).toEqual([{ a: 2, b: 'y' }]);
+});
+
+describe('the start screen\'s fit lines', () => {
+  const GiB = 2 ** 30;
+  test('each preset\'s default context follows defaultContextFor\'s rule: 8,192 up to 4B, 16,384 bigger dense, 32,768 MoE', () => {
+    const ctx = (id: string) => presetContext(MODEL_PRESETS.find((p) => p.id === id)!);
+    expect(ctx('mlc-ai/Qwen3-0.6B-q4f16_1-MLC')).toBe(8192);
+    expect(ctx('Qwen/Qwen3-4B')).toBe(8192);
+    expect(ctx('Qwen/Qwen3-8B')).toBe(16384);
+    expect(ctx('Qwen/Qwen3-14B-GGUF:Q4_K_M')).toBe(16384);
+    expect(ctx('Qwen/Qwen3-30B-A3B-GGUF:Q4_K_M')).toBe(32768);
+    expect(ctx('ggml-org/Qwen3.6-35B-A3B-GGUF:Q4_K_M')).toBe(32768);
+    expect(ctx('tiny')).toBe(0);
+    // Every preset but the tiny model prints a real context and a device count.
+    for (const p of MODEL_PRESETS.filter((m) => m.id !== 'tiny')) {
+      expect(presetContext(p), p.id).toBeGreaterThan(0);
+      expect(devicesNeeded(p, 4 * GiB, presetContext(p)), p.id).toBeGreaterThan(0);
+    }
+  });
+
+  test('MLC and BF16 presets count devices too, KV at the default context included', () => {
+    const bf16 = MODEL_PRESETS.find((p) => p.id === 'Qwen/Qwen3-8B')!;
+    // 16 GB + 36 layers × 2 × 8 × 128 × 2 B × 16,384 tokens (2.4 GB), +10%: 20.2 GB over 8 GiB devices → 3.
+    expect(bf16.kvBytesPerToken).toBe(36 * 2 * 8 * 128 * 2);
+    expect(devicesNeeded(bf16, 8 * GiB, presetContext(bf16))).toBe(3);
+    expect(devicesNeeded(MODEL_PRESETS.find((p) => p.id === 'mlc-ai/Qwen3-1.7B-q4f16_1-MLC')!, 4 * GiB, 8192)).toBe(1);
+  });
 });

@@ -110,6 +110,22 @@ describe('the replay model', () => {
     expect(b.results.map((r) => r.finish)).toEqual(['cap', 'stopped', 'stop-token', 'error']);
   });
 
+  it('restart() begins the script again from its first reply, also after a reply was cut short', async () => {
+    const { backend: raw, engine } = replayBackend({ tokenizer: tok, template, replies: ['one two three', 'four'], contextSize: 8192 });
+    const b = new RecordingBackend(raw);
+    const ac = new AbortController();
+    const cut = await b.generate(request([1], { signal: ac.signal, onText: (soFar) => { if (soFar.includes('two')) ac.abort(); } }));
+    expect(cut.finish).toBe('stopped');
+    expect(engine.repliesLeft).toBe(1);
+    engine.restart();
+    expect(engine.repliesLeft).toBe(2);
+    expect((await b.generate(request([1]))).text).toBe('one two three');
+    expect((await b.generate(request([1]))).text).toBe('four');
+    expect((await b.generate(request([1]))).finish).toBe('error');   // without a restart the script runs out
+    engine.restart();
+    expect((await b.generate(request([1]))).text).toBe('one two three');
+  });
+
   it('takes the best allowed token when the constraint forbids the wanted one, and re-aligns', async () => {
     const want = tok.encode('Hello world');
     const b = backend(['Hello world']);
