@@ -89,7 +89,7 @@ export interface FfnPart {
   ops: Op[];
 }
 
-export interface MixerRow<M> {
+export interface GpuMixerRow<M> {
   /** The matrices the engine uploads (their bytes for progress, their formats for tuning). */
   linears(m: M): Linear[];
   /** Refuse by name what the kernels cannot run, before any device is asked for. */
@@ -97,7 +97,7 @@ export interface MixerRow<M> {
   upload(u: LayerUpload, m: M): MixerPart;
 }
 
-export interface FfnRow<F> {
+export interface GpuFfnRow<F> {
   linears(f: F): Linear[];
   check?(cfg: ModelConfig, f: F, index: number): void;
   upload(u: LayerUpload, f: F): FfnPart;

@@ -13,25 +13,25 @@ import { destroyLinear, uploadNorm } from './gpu-weights.ts';
 import { denseFfn } from './ffns/dense.ts';
 import { moeFfn } from './ffns/moe.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
-import type { FfnRow, GpuLayer, LayerUpload, MixerRow } from './layer-contract.ts';
+import type { GpuFfnRow, GpuLayer, LayerUpload, GpuMixerRow } from './layer-contract.ts';
 import { attentionMixer } from './mixers/attention.ts';
 import { gatedAttentionMixer } from './mixers/gated-attention.ts';
 import { gatedDeltaNetMixer } from './mixers/gated-delta-net.ts';
 import { destroyOps } from './op.ts';
 
-const MIXERS: { [K in MixerKind]: MixerRow<Extract<MixerWeights, { kind: K }>> } = {
+const MIXERS: { [K in MixerKind]: GpuMixerRow<Extract<MixerWeights, { kind: K }>> } = {
   attention: attentionMixer,
   gated_attention: gatedAttentionMixer,
   gated_delta_net: gatedDeltaNetMixer,
 };
 
-const FFNS: { [K in FfnKind]: FfnRow<Extract<FfnWeights, { kind: K }>> } = {
+const FFNS: { [K in FfnKind]: GpuFfnRow<Extract<FfnWeights, { kind: K }>> } = {
   dense: denseFfn,
   moe: moeFfn,
 };
 
-const mixerRow = (m: MixerWeights): MixerRow<MixerWeights> => MIXERS[m.kind] as MixerRow<MixerWeights>;
-const ffnRow = (f: FfnWeights): FfnRow<FfnWeights> => FFNS[f.kind] as FfnRow<FfnWeights>;
+const mixerRow = (m: MixerWeights): GpuMixerRow<MixerWeights> => MIXERS[m.kind] as GpuMixerRow<MixerWeights>;
+const ffnRow = (f: FfnWeights): GpuFfnRow<FfnWeights> => FFNS[f.kind] as GpuFfnRow<FfnWeights>;
 
 /** The linears of a layer the engine uploads (mixer's, then ffn's). */
 export function layerLinears(w: DecoderLayerWeights): Linear[] {

@@ -1,31 +1,12 @@
 // The unit the room distributes, implemented by the CPU reference (src/model/reference), the WebGPU
 // engine (src/gpu) and, across the network, by remote devices (src/room).
 import { sortedCandidates } from './sampler.ts';
+import type { SamplingOptions, TokenConstraint } from './sampling-types.ts';
+
+export type { SamplingOptions, TokenConstraint } from './sampling-types.ts';
 
 /** Half-open layer range [start, end). */
 export type LayerRange = [number, number];
-
-export interface SamplingOptions {
-  temperature: number;         // 0 = greedy
-  topK?: number;               // 0/undefined = off
-  topP?: number;               // 1/undefined = off
-  seed?: number;
-}
-
-/**
- * A caller's per-token constraint (the agent's grammar). `bits` is a bitset over the vocabulary
- * (bit id%32 of word id/32 set = allowed); `greedy` forces argmax for this token.
- */
-export interface TokenConstraint {
-  bits?: Uint32Array;
-  greedy?: boolean;
-  /**
-   * Called by the engine that picks this token when the model's own top choice (the unconstrained
-   * argmax) is not allowed by `bits`, before the allowed pick is returned. The pick is the same either
-   * way; the caller learns its grammar overruled the model (the agent counts that to spot garbage).
-   */
-  overruled?: () => void;
-}
 
 /** How one row of a verification pass is picked: the options and constraint of the token at that position. */
 export interface RowSampling {

@@ -5,11 +5,11 @@ import type { DenseFfnWeights } from '../../model/types.ts';
 import { uploadLinear, type GpuLinear } from '../gpu-weights.ts';
 import { Epilogue, linearOps } from '../kernels/linear.ts';
 import { siluMulOp } from '../kernels/silu-mul.ts';
-import type { Activations, FfnRow } from '../layer-contract.ts';
+import type { Activations, GpuFfnRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 
-export const denseFfn: FfnRow<DenseFfnWeights> = {
+export const denseFfn: GpuFfnRow<DenseFfnWeights> = {
   linears: (f) => [f.gateUp, f.down],
   upload({ device, cache, cfg, act, maxBindingBytes, name }, f) {
     const gateUp = uploadLinear(device, f.gateUp, maxBindingBytes);

@@ -18,17 +18,16 @@ import { Epilogue, linearOps } from '../kernels/linear.ts';
 import { MOE_MAX_EXPERTS, MOE_MAX_TOP_K, moeCombineOp, moeCombineSharedOp, moeGroupOp, moeParams, moeRouteOp, routeWords, type MoeShape } from '../kernels/moe.ts';
 import { GpuResourceError, UnsupportedWeightError } from '../errors.ts';
 import { siluMulOp } from '../kernels/silu-mul.ts';
-import type { FfnRow, MoeActivations } from '../layer-contract.ts';
+import type { GpuFfnRow, MoeActivations } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';
 import type { Readbacks } from '../readback.ts';
 
-export type { MoeActivations, SharedExpertActivations } from '../layer-contract.ts';
 
 /** A layer's sparse MLP as the MoE buffers and checks see it. */
 export interface MoeLayer { index: number; moe: MoeMlpWeights }
 
-export const moeFfn: FfnRow<MoeFfnWeights> = {
+export const moeFfn: GpuFfnRow<MoeFfnWeights> = {
   linears: (f) => {
     const { moe: m, shared: s } = f;
     return [m.router, m.gate, m.up, m.down, ...(s ? [s.gateUp, s.down, s.gate] : [])];

@@ -9,11 +9,11 @@ import { uploadLinear, uploadNorm } from '../gpu-weights.ts';
 import { attentionOp } from '../kernels/attention.ts';
 import { Epilogue, linearOps } from '../kernels/linear.ts';
 import { qkNormRopeOp } from '../kernels/qk-norm-rope.ts';
-import type { MixerRow } from '../layer-contract.ts';
+import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 import { createKvCache } from './kv-cache.ts';
 
-export const attentionMixer: MixerRow<AttentionWeights> = {
+export const attentionMixer: GpuMixerRow<AttentionWeights> = {
   linears: (m) => [m.qkv, m.o],
   upload({ device, cache, cfg, act, ctx, maxBindingBytes, index, name }, m) {
     const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, rmsNormEps: eps } = cfg;

@@ -11,11 +11,11 @@ import { attentionOp } from '../kernels/attention.ts';
 import { gatedQkNormRopeOp } from '../kernels/gated-qk-norm-rope.ts';
 import { Epilogue, linearOps } from '../kernels/linear.ts';
 import { GateMode, sigmoidGateOp } from '../kernels/sigmoid-gate.ts';
-import type { MixerRow } from '../layer-contract.ts';
+import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 import { createKvCache } from './kv-cache.ts';
 
-export const gatedAttentionMixer: MixerRow<GatedAttentionWeights> = {
+export const gatedAttentionMixer: GpuMixerRow<GatedAttentionWeights> = {
   linears: (m) => [m.qkv, m.o],
   upload({ device, cache, cfg, act, ctx, maxBindingBytes, index, name }, m) {
     const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, rmsNormEps: eps } = cfg;

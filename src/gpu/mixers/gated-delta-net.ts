@@ -14,10 +14,10 @@ import { MAX_CONV_KERNEL, causalConv1dOp } from '../kernels/causal-conv1d.ts';
 import { MAX_DELTA_KEY_DIM, gatedDeltaOp } from '../kernels/gated-delta.ts';
 import { gatedRmsnormOp } from '../kernels/gated-rmsnorm.ts';
 import { Epilogue, linearOps } from '../kernels/linear.ts';
-import type { MixerRow } from '../layer-contract.ts';
+import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 
-export const gatedDeltaNetMixer: MixerRow<GatedDeltaNetWeights> = {
+export const gatedDeltaNetMixer: GpuMixerRow<GatedDeltaNetWeights> = {
   linears: (m) => [m.qkvz, m.ba, m.out],
   check(cfg, _m, i) {
     const h = cfg.hybrid;

@@ -25,10 +25,10 @@ export type MixerStep = (ctx: LayerContext, positions: number[], xn: Float32Arra
 /** hn [n, H] (normalised) -> the ffn's output [n, H]. */
 export type FfnStep = (ctx: LayerContext, hn: Float32Array, n: number) => Float32Array;
 
-export interface MixerRow<M> {
+export interface ReferenceMixerRow<M> {
   bind(m: M, index: number): MixerStep;
 }
 
-export interface FfnRow<F> {
+export interface ReferenceFfnRow<F> {
   bind(f: F, index: number): FfnStep;
 }

@@ -5,19 +5,19 @@
 import type { DecoderLayerWeights, FfnKind, FfnWeights, MixerKind, MixerWeights } from '../types.ts';
 import { denseFfn } from './ffns/dense.ts';
 import { moeFfn } from './ffns/moe.ts';
-import type { FfnRow, FfnStep, LayerContext, MixerRow, MixerStep } from './layer-contract.ts';
+import type { ReferenceFfnRow, FfnStep, LayerContext, ReferenceMixerRow, MixerStep } from './layer-contract.ts';
 import { attentionMixer } from './mixers/attention.ts';
 import { gatedAttentionMixer } from './mixers/gated-attention.ts';
 import { gatedDeltaNetMixer } from './mixers/gated-delta-net.ts';
 import { addInPlace, rmsNorm, tensorToF32 } from './ops.ts';
 
-const MIXERS: { [K in MixerKind]: MixerRow<Extract<MixerWeights, { kind: K }>> } = {
+const MIXERS: { [K in MixerKind]: ReferenceMixerRow<Extract<MixerWeights, { kind: K }>> } = {
   attention: attentionMixer,
   gated_attention: gatedAttentionMixer,
   gated_delta_net: gatedDeltaNetMixer,
 };
 
-const FFNS: { [K in FfnKind]: FfnRow<Extract<FfnWeights, { kind: K }>> } = {
+const FFNS: { [K in FfnKind]: ReferenceFfnRow<Extract<FfnWeights, { kind: K }>> } = {
   dense: denseFfn,
   moe: moeFfn,
 };
@@ -32,8 +32,8 @@ export interface BoundLayer {
 }
 
 export function bindLayer(w: DecoderLayerWeights): BoundLayer {
-  const mixer = MIXERS[w.mixer.kind] as MixerRow<MixerWeights>;
-  const ffn = FFNS[w.ffn.kind] as FfnRow<FfnWeights>;
+  const mixer = MIXERS[w.mixer.kind] as ReferenceMixerRow<MixerWeights>;
+  const ffn = FFNS[w.ffn.kind] as ReferenceFfnRow<FfnWeights>;
   return {
     index: w.index, input: tensorToF32(w.inputNorm), post: tensorToF32(w.postNorm),
     mixer: mixer.bind(w.mixer, w.index), ffn: ffn.bind(w.ffn, w.index),

@@ -1,9 +1,9 @@
 // The SwiGLU MLP on the CPU: hn [n, H] -> down(silu(gate · hn) · (up · hn)) [n, H], gate|up one matmul.
 import type { DenseFfnWeights } from '../../types.ts';
-import type { FfnRow } from '../layer-contract.ts';
+import type { ReferenceFfnRow } from '../layer-contract.ts';
 import { matmul, siluMul } from '../ops.ts';
 
-export const denseFfn: FfnRow<DenseFfnWeights> = {
+export const denseFfn: ReferenceFfnRow<DenseFfnWeights> = {
   bind(f) {
     const I = f.gateUp.rows / 2;
     return (ctx, hn, n) => {

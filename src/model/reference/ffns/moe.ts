@@ -2,11 +2,11 @@
 // and in Qwen3.5 MoE the shared expert: y = moe(hn) + f32(σ(shared_gate · hn) · shared(hn)).
 import type { MoeFfnWeights } from '../../types.ts';
 import { sigmoid } from '../gated-delta.ts';
-import type { FfnRow } from '../layer-contract.ts';
+import type { ReferenceFfnRow } from '../layer-contract.ts';
 import { moeForward } from '../moe.ts';
 import { matmul, siluMul } from '../ops.ts';
 
-export const moeFfn: FfnRow<MoeFfnWeights> = {
+export const moeFfn: ReferenceFfnRow<MoeFfnWeights> = {
   bind(f) {
     return (ctx, hn, n) => {
       const w = ctx.weight, m = f.moe;

@@ -4,10 +4,10 @@
 //   K/V cache ← k, v (rounded to f16 by default, like the GPU)
 //   out = attention(q, K, V) · W_oᵀ                         [n, H]
 import type { AttentionWeights } from '../../types.ts';
-import type { MixerRow } from '../layer-contract.ts';
+import type { ReferenceMixerRow } from '../layer-contract.ts';
 import { attention, headRmsNorm, matmul, ropeNeox, sliceColumns, tensorToF32 } from '../ops.ts';
 
-export const attentionMixer: MixerRow<AttentionWeights> = {
+export const attentionMixer: ReferenceMixerRow<AttentionWeights> = {
   bind(m, index) {
     const qNorm = tensorToF32(m.qNorm);                                      // [D]
     const kNorm = tensorToF32(m.kNorm);                                      // [D]

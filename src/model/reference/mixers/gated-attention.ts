@@ -3,10 +3,10 @@
 // sigmoid(gate); o_proj. xn [n, H] -> [n, H].
 import type { GatedAttentionWeights } from '../../types.ts';
 import { sigmoid } from '../gated-delta.ts';
-import type { MixerRow } from '../layer-contract.ts';
+import type { ReferenceMixerRow } from '../layer-contract.ts';
 import { attention, matmul, rmsNorm, ropeNeox, sliceColumns, tensorToF32 } from '../ops.ts';
 
-export const gatedAttentionMixer: MixerRow<GatedAttentionWeights> = {
+export const gatedAttentionMixer: ReferenceMixerRow<GatedAttentionWeights> = {
   bind(m, index) {
     const qNorm = tensorToF32(m.qNorm);                                                  // [D]
     const kNorm = tensorToF32(m.kNorm);                                                  // [D]

@@ -6,7 +6,7 @@ import type { GatedDeltaNetWeights, ModelConfig } from '../../types.ts';
 import {
   causalConv1dSilu, convChannels, deltaInputs, gatedDeltaChunked, gatedDeltaRecurrent, gatedRmsNorm, type DeltaDims,
 } from '../gated-delta.ts';
-import type { MixerRow } from '../layer-contract.ts';
+import type { ReferenceMixerRow } from '../layer-contract.ts';
 import { matmul, sliceColumns, tensorToF32 } from '../ops.ts';
 
 export function deltaDims(c: ModelConfig, m: GatedDeltaNetWeights): DeltaDims {
@@ -17,7 +17,7 @@ export function deltaDims(c: ModelConfig, m: GatedDeltaNetWeights): DeltaDims {
   };
 }
 
-export const gatedDeltaNetMixer: MixerRow<GatedDeltaNetWeights> = {
+export const gatedDeltaNetMixer: ReferenceMixerRow<GatedDeltaNetWeights> = {
   bind(m) {
     const convTaps = tensorToF32(m.conv);                                                 // [C, K]
     const a = tensorToF32(m.a);                                                           // [n_v] A = −exp(A_log)
