@@ -179,7 +179,7 @@ export type Linear = DenseLinear | Q4Linear | GgmlLinear;
  * One decoder layer in canonical form, the same for every family and file format:
  *   x += mixer(rms(x) · inputNorm);  x += ffn(rms(x) · postNorm)
  * The mixer (token mixing) and the ffn (per-token MLP) are discriminated unions on `kind`; each engine
- * keeps one table from kind to the ops that run it (src/gpu/layer-table.ts, src/model/reference/layer-table.ts),
+ * keeps one table from kind to the ops that run it (src/gpu/layers.ts, src/model/reference/layer-table.ts),
  * so a new kind is a weights shape here, a row in each table and the files the rows name.
  *   Qwen3 dense:   attention + dense        Qwen3 MoE: attention + moe (dense in HF's mlp_only layers)
  *   Qwen3.5/3.6:   gated_attention | gated_delta_net, + dense or moe with a shared expert
