@@ -33,9 +33,11 @@ export function crashed(r: FuzzReport, n: number, e: unknown): void {
 export async function bounded<T>(p: Promise<T>, ms: number): Promise<T | 'hang'> {
   p.catch(() => undefined); // a late failure, after the bound, is part of the hang already reported
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const out = await Promise.race([p, new Promise<'hang'>((resolve) => { timer = setTimeout(() => resolve('hang'), ms); })]);
-  clearTimeout(timer);
-  return out;
+  try {
+    return await Promise.race([p, new Promise<'hang'>((resolve) => { timer = setTimeout(() => resolve('hang'), ms); })]);
+  } finally {
+    clearTimeout(timer);   // also when p rejects: a live timer would hold the case (and all it read) for `ms`
+  }
 }
 
 export function summary(r: FuzzReport): string {

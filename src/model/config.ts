@@ -24,6 +24,54 @@ export function parseJsonFile(text: string, file: string): Json {
   return value as Json;
 }
 
+/**
+ * The largest shape pooled reads, field by field: far past any real Qwen model (the figures in the
+ * comments), and small enough that a loop or an allocation sized by one of them ends. A config (or GGUF
+ * metadata) with a number past its bound is a ConfigError naming the key and the bound, before anything
+ * is sized by it (a qwen3moe header with block_count 2^52 once looped while its memory grew).
+ */
+export const CONFIG_LIMITS = {
+  layers: 1024,                  // Qwen3-235B-A22B: 94
+  hiddenSize: 65_536,            // Qwen3-32B: 5120
+  heads: 1024,                   // Qwen3-235B-A22B: 64 query heads
+  headDim: 1024,                 // Qwen3: 128, Qwen3.5: 256
+  intermediateSize: 2 ** 20,     // Qwen3-32B: 25,600
+  vocabSize: 2 ** 20,            // Qwen3: 151,936, Qwen3.5: 248,320
+  experts: 1024,                 // Qwen3 MoE: 128, Qwen3.5-397B: 512
+  contextLength: 2 ** 24,        // 40,960 to 262,144 (1,010,000 for the 1M-context releases)
+  convKernel: 64,                // Qwen3.5: 4
+  ropeTheta: 1e12,               // 1e6; Qwen3.5: 1e7
+  other: 2 ** 24,                // any other count
+} as const;
+
+/** config.json / mlc-chat-config.json keys and their bounds (anything sized by them is sized after the check). */
+const HF_LIMITS: Record<string, number> = {
+  num_hidden_layers: CONFIG_LIMITS.layers, decoder_sparse_step: CONFIG_LIMITS.layers, full_attention_interval: CONFIG_LIMITS.layers,
+  mtp_num_hidden_layers: CONFIG_LIMITS.layers,
+  hidden_size: CONFIG_LIMITS.hiddenSize,
+  num_attention_heads: CONFIG_LIMITS.heads, num_key_value_heads: CONFIG_LIMITS.heads,
+  linear_num_key_heads: CONFIG_LIMITS.heads, linear_num_value_heads: CONFIG_LIMITS.heads,
+  head_dim: CONFIG_LIMITS.headDim, linear_key_head_dim: CONFIG_LIMITS.headDim, linear_value_head_dim: CONFIG_LIMITS.headDim,
+  intermediate_size: CONFIG_LIMITS.intermediateSize, moe_intermediate_size: CONFIG_LIMITS.intermediateSize,
+  shared_expert_intermediate_size: CONFIG_LIMITS.intermediateSize,
+  vocab_size: CONFIG_LIMITS.vocabSize,
+  num_experts: CONFIG_LIMITS.experts, num_experts_per_tok: CONFIG_LIMITS.experts,
+  max_position_embeddings: CONFIG_LIMITS.contextLength, context_window_size: CONFIG_LIMITS.contextLength,
+  linear_conv_kernel_dim: CONFIG_LIMITS.convKernel,
+  rope_theta: CONFIG_LIMITS.ropeTheta,
+};
+
+/** Every bounded key of a config object (and of its text_config / model_config), checked before parsing. */
+function checkLimits(json: Json, file: string): void {
+  for (const o of [json, json.text_config, json.model_config, json.rope_parameters, (json.text_config as Json | undefined)?.rope_parameters]) {
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) continue;
+    for (const [key, max] of Object.entries(HF_LIMITS)) {
+      const v = (o as Json)[key];
+      if (typeof v === 'number' && v > max) throw new ConfigError(`"${key}" is ${v}, more than the ${max} pooled reads`, { file });
+    }
+  }
+}
+
 function int(obj: Json, key: string, file: string, fallback?: number): number {
   const v = obj[key];
   if (v === undefined || v === null) {
@@ -108,6 +156,7 @@ function parseMoe(json: Json, file: string, numLayers: number): MoeConfig {
 
 /** Hugging Face config.json of a Qwen3 dense or Qwen3 MoE model. */
 export function parseHfConfig(json: Json, file = 'config.json'): ModelConfig {
+  checkLimits(json, file);
   if (isHybridModelType(json.model_type)) return parseQwen35Config(json, file);
   requireQwen3(json.model_type, json.architectures, file);
   refuseUnsupportedOptions(json, file);
@@ -140,6 +189,7 @@ export function parseHfConfig(json: Json, file = 'config.json'): ModelConfig {
  * "model_config" (same key names as config.json, plus context_window_size; head_dim 0 means H / heads).
  */
 export function parseMlcChatConfig(json: Json, file = 'mlc-chat-config.json'): ModelConfig {
+  checkLimits(json, file);
   const mc = json.model_config;
   if (mc === null || typeof mc !== 'object' || Array.isArray(mc)) {
     throw new ConfigError('missing "model_config" object', { file });

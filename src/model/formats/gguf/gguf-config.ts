@@ -13,6 +13,7 @@
 //   - decoder_sparse_step / mlp_only_layers: llama.cpp assumes every layer is MoE. We read a layer as
 //     dense when its tensors are the dense ffn_{gate,up,down} (no ffn_gate_inp), as HF would build it.
 
+import { CONFIG_LIMITS as C } from '../../config.ts';
 import { ConfigError, UnsupportedArchitectureError } from '../../errors.ts';
 import type { ModelConfig } from '../../types.ts';
 import { ggufHybridConfig } from './gguf-hybrid.ts';
@@ -30,6 +31,23 @@ function shortestF32(x: number): number {
   return x;
 }
 
+/**
+ * The bound of each architecture number, by the key after "{arch}." (CONFIG_LIMITS says why each is what
+ * it is). Built on first use: config.ts imports this module, so its CONFIG_LIMITS is not there yet when
+ * this module is evaluated.
+ */
+let limits: Record<string, number> | undefined;
+const limitsByKey = (): Record<string, number> => limits ??= {
+  block_count: C.layers, embedding_length: C.hiddenSize,
+  'attention.head_count': C.heads, 'attention.head_count_kv': C.heads,
+  'attention.key_length': C.headDim, 'attention.value_length': C.headDim, 'rope.dimension_count': C.headDim,
+  feed_forward_length: C.intermediateSize, expert_feed_forward_length: C.intermediateSize,
+  expert_shared_feed_forward_length: C.intermediateSize, 'ssm.inner_size': C.intermediateSize,
+  vocab_size: C.vocabSize, expert_count: C.experts, expert_used_count: C.experts, context_length: C.contextLength,
+  'ssm.conv_kernel': C.convKernel, 'ssm.state_size': C.headDim, 'ssm.group_count': C.heads, 'ssm.time_step_rank': C.heads,
+  'rope.freq_base': C.ropeTheta, 'attention.layer_norm_rms_epsilon': 1,
+};
+
 function num(m: Meta, key: string, file: string, fallback?: number, integer = true): number {
   const v = m[key];
   if (v === undefined) {
@@ -39,6 +57,8 @@ function num(m: Meta, key: string, file: string, fallback?: number, integer = tr
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (integer && !Number.isInteger(v))) {
     throw new ConfigError(`GGUF metadata "${key}" must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(v)}`, { file });
   }
+  const max = limitsByKey()[key.slice(key.indexOf('.') + 1)] ?? C.other;
+  if (v > max) throw new ConfigError(`GGUF metadata "${key}" is ${v}, more than the ${max} pooled reads`, { file });
   return integer ? v : shortestF32(v);
 }
 
@@ -87,6 +107,7 @@ export function parseGgufConfig(model: GgufModel): ModelConfig {
   const embedding = model.tensors.get(GGUF_NAMES.embedding);
   const tokens = m['tokenizer.ggml.tokens'];
   const vocabSize = embedding?.ne[1] ?? (Array.isArray(tokens) ? tokens.length : num(m, k('vocab_size'), file));
+  if (vocabSize > C.vocabSize) throw new ConfigError(`the vocabulary has ${vocabSize} tokens, more than the ${C.vocabSize} pooled reads`, { file });
   const bos = m['tokenizer.ggml.bos_token_id'];
   const cfg: ModelConfig = {
     modelType: hybrid ? (moeArch ? 'qwen3_5_moe' : 'qwen3_5') : moeArch ? 'qwen3_moe' : 'qwen3',

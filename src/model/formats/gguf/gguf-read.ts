@@ -1,17 +1,18 @@
-// GGUF headers through a ModelSource. Metadata and tensor infos are parsed by @huggingface/gguf (made
-// for remote headers: it reads 2 MB ranges until the header is complete, 4 reads for a Qwen3 file
-// with its 151,936-token vocabulary); its fetch is pointed at our source, so headers are read by Range
-// from a URL, a local file or a picked folder alike, and cached like any other range. We then check
-// what the library does not: types, sizes and offsets against the file's real length.
+// GGUF headers through a ModelSource: parsed by our bounded parser (./gguf-parse.ts), which reads the
+// header from the front in 2 MiB ranges (4 reads for a Qwen3 file with its 151,936-token vocabulary),
+// so headers are read by Range from a URL, a local file or a picked folder alike, and cached like any
+// other range; every count and length is bounded before it is used (./gguf-limits.ts). We then check
+// what a header cannot say by itself: types, sizes and offsets against the file's real length.
 
-import { gguf, type GGUFTensorInfo } from '@huggingface/gguf';
 import {
-  HeaderError, ModelFileError, ModelSourceError, SplitPartMissingError, TensorOffsetError, TruncatedFileError,
+  HeaderError, ModelSourceError, SplitPartMissingError, TensorOffsetError, TruncatedFileError,
 } from '../../errors.ts';
 import type { GgmlType, ModelSource } from '../../types.ts';
 import { GGML_TYPES, ggmlTypeById, ggmlTypeNameById } from './ggml-types.ts';
+import { GGUF_LIMITS } from './gguf-limits.ts';
+import { parseGgufHeader, type GgufMetadataValue, type RawTensorInfo } from './gguf-parse.ts';
 
-export type GgufMetadataValue = string | number | boolean | GgufMetadataValue[];
+export type { GgufMetadataValue } from './gguf-parse.ts';
 
 export interface GgufTensorInfo {
   name: string;
@@ -56,67 +57,27 @@ async function fileSize(source: ModelSource, file: string): Promise<number> {
   throw new HeaderError('cannot tell the file\'s length from this source', { file });
 }
 
-function normalise(v: unknown): GgufMetadataValue {
-  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : Number(v);
-  if (Array.isArray(v)) return v.map(normalise);
-  return v as GgufMetadataValue;
-}
-
 /** Parse one GGUF file's header (metadata + tensor infos) and check every tensor's byte range. */
 export async function readGgufHeader(source: ModelSource, file: string): Promise<GgufHeader> {
   const size = await fileSize(source, file);
-  let headerBytes = 0;
-  let reachedEnd = false;
-  const rangeFetch = (async (_url: string, init?: RequestInit) => {
-    const range = String((init?.headers as Record<string, string> | undefined)?.Range ?? '');
-    const m = /bytes=(\d+)-(\d+)/.exec(range);
-    if (!m) throw new HeaderError(`unexpected read ${range}`, { file });
-    const start = Math.min(Number(m[1]), size);
-    const end = Math.min(size, Number(m[2]) + 1);
-    if (end >= size) reachedEnd = true;
-    const bytes = end > start ? await source.readRange(file, start, end) : new Uint8Array(0);
-    headerBytes += bytes.byteLength;
-    return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 206, headers: { 'content-range': `bytes ${start}-${Math.max(start, end - 1)}/${size}` } });
-  }) as typeof fetch;
-  if (size < 8) throw new TruncatedFileError(`is ${size} bytes: too short for a GGUF header`, { file, fileSize: size });
-  let parsed: Awaited<ReturnType<typeof gguf>>;
-  try {
-    parsed = await gguf(`https://gguf.invalid/${encodeURIComponent(file)}`, { fetch: rangeFetch });
-  } catch (e) {
-    if (e instanceof ModelFileError) throw e;
-    const msg = (e as Error).message;
-    if (/magic number/.test(msg)) throw new HeaderError('not a GGUF file (no "GGUF" magic at byte 0)', { file, cause: e });
-    if (reachedEnd) {
-      throw new TruncatedFileError(`the GGUF header runs past the end of the file (${size} bytes): the file is truncated`, { file, fileSize: size, cause: e });
-    }
-    throw new HeaderError(`malformed GGUF header (${msg})`, { file, cause: e });
-  }
-  // The library reads past the end as zeros (its buffer grows in 2 MB steps): a header that ends
-  // beyond the file is a truncated file, whatever it parsed to.
-  if (parsed.tensorInfoByteRange[1] > size) {
-    throw new TruncatedFileError(`the GGUF header runs past the end of the file (${size} bytes): the file is truncated`, { file, fileSize: size });
-  }
-  const version = Number(parsed.metadata.version);
-  if (version !== 2 && version !== 3) throw new HeaderError(`GGUF version ${version} is not supported (2 or 3)`, { file });
-  const metadata: Record<string, GgufMetadataValue> = {};
-  for (const [k, v] of Object.entries(parsed.metadata)) metadata[k] = normalise(v);
-  const dataStart = Number(parsed.tensorDataOffset);
-  const alignment = typeof metadata['general.alignment'] === 'number' ? metadata['general.alignment'] : 32;
-  const tensors = parsed.tensorInfos.map((t) => tensorInfo(t, file, dataStart));
+  const raw = await parseGgufHeader((start, end) => source.readRange(file, start, end), size, file);
+  const { metadata, alignment } = raw;
+  const dataStart = raw.infosEnd + ((alignment - (raw.infosEnd % alignment)) % alignment);
+  const tensors = raw.tensors.map((t) => tensorInfo(t, file, dataStart));
   checkLayout(tensors, file, dataStart, alignment, size);
-  return { file, version, metadata, tensors, dataStart, fileSize: size, headerBytes };
+  return { file, version: raw.version, metadata, tensors, dataStart, fileSize: size, headerBytes: raw.bytesRead };
 }
 
-function tensorInfo(t: GGUFTensorInfo, file: string, dataStart: number): GgufTensorInfo {
-  const ne = t.shape.map(Number);
-  const info = ggmlTypeById(Number(t.dtype));
-  const base = { name: t.name, file, typeName: ggmlTypeNameById(Number(t.dtype)), ne };
+function tensorInfo(t: RawTensorInfo, file: string, dataStart: number): GgufTensorInfo {
+  const ne = t.ne;
+  const info = ggmlTypeById(t.typeId);
+  const base = { name: t.name, file, typeName: ggmlTypeNameById(t.typeId), ne };
   if (!info) return { ...base, start: 0, end: 0 };
   if (ne.length === 0 || ne.some((d) => !Number.isSafeInteger(d) || d <= 0)) throw new HeaderError(`bad shape ne = [${ne}]`, { file, tensor: t.name });
   if (ne[0]! % info.blockSize !== 0) {
     throw new HeaderError(`${info.name} needs ne[0] to be a multiple of ${info.blockSize}, got [${ne}]`, { file, tensor: t.name });
   }
-  const start = dataStart + Number(t.offset);
+  const start = dataStart + t.offset;
   return { ...base, type: info.name, start, end: start + (ne.reduce((a, d) => a * d, 1) / info.blockSize) * info.blockBytes };
 }
 
@@ -157,31 +118,38 @@ export interface GgufModel {
 
 /**
  * Open a GGUF model from its first file (or only file). A split model ("-00001-of-00003.gguf", or
- * split.count > 1 in the metadata) has every part read and checked: a missing part is a
- * SplitPartMissingError naming it.
+ * split.count > 1 in the metadata) has every part read and checked, in order: at most
+ * GGUF_LIMITS.splitParts parts, and the first missing part is a SplitPartMissingError naming it (the
+ * parts after it are not asked for).
  */
 export async function openGgufModel(source: ModelSource, file: string): Promise<GgufModel> {
   const first = await readGgufHeader(source, file);
   const split = parseSplitName(file.split('/').pop()!);
-  const count = Number(first.metadata['split.count'] ?? split?.count ?? 1);
+  const declared = first.metadata['split.count'];
+  const count = declared ?? split?.count ?? 1;
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) throw new HeaderError(`split.count ${JSON.stringify(count)} is not a part count`, { file });
   if (count <= 1) return { files: [file], metadata: first.metadata, tensors: new Map(first.tensors.map((t) => [t.name, t])), headers: [first] };
+  if (count > GGUF_LIMITS.splitParts) throw new HeaderError(`split.count is ${count}, more than the ${GGUF_LIMITS.splitParts} parts a model may have (limit splitParts)`, { file });
   if (!split) throw new HeaderError(`split.count is ${count} but the file name is not "<name>-00001-of-${String(count).padStart(5, '0')}.gguf"`, { file });
   if (split.no !== 1) throw new HeaderError(`this is part ${split.no} of ${split.count}: open part 1 (${splitPartName(split.prefix, 1, split.count)})`, { file });
   if (split.count !== count) throw new HeaderError(`the name says ${split.count} parts but split.count is ${count}`, { file });
   const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/') + 1) : '';
   const names = Array.from({ length: count }, (_, i) => dir + splitPartName(split.prefix.split('/').pop()!, i + 1, count));
-  const present = await Promise.all(names.map((n, i) => (i === 0 ? true : source.exists(n))));
-  const missing = names.filter((_, i) => !present[i]);
-  if (missing.length > 0) {
-    throw new SplitPartMissingError(`split GGUF of ${count} parts is missing ${missing.join(', ')}`, { file });
-  }
-  const rest = await Promise.all(names.slice(1).map((n) => readGgufHeader(source, n).catch((e: unknown) => {
-    if (e instanceof ModelSourceError && (e.status === 404 || /not found/.test(e.message))) {
-      throw new SplitPartMissingError(`split GGUF of ${count} parts: part ${n} cannot be read`, { file: n, cause: e });
+  const headers = [first];
+  let tensorCount = first.tensors.length;
+  for (let i = 1; i < count; i++) {
+    const n = names[i]!;
+    const missing = (cause?: unknown) => new SplitPartMissingError(`split GGUF of ${count} parts: part ${i + 1} (${n}) is missing`, { file: n, ...(cause ? { cause } : {}) });
+    if (!(await source.exists(n))) throw missing();
+    const h = await readGgufHeader(source, n).catch((e: unknown) => {
+      if (e instanceof ModelSourceError && (e.status === 404 || /not found/.test(e.message))) throw missing(e);
+      throw e;
+    });
+    if ((tensorCount += h.tensors.length) > GGUF_LIMITS.tensors) {
+      throw new HeaderError(`the parts up to ${n} hold ${tensorCount} tensors, more than ${GGUF_LIMITS.tensors} (limit tensors)`, { file: n });
     }
-    throw e;
-  })));
-  const headers = [first, ...rest];
+    headers.push(h);
+  }
   const tensors = new Map<string, GgufTensorInfo>();
   headers.forEach((h, i) => {
     const no = Number(h.metadata['split.no'] ?? i);
@@ -191,9 +159,9 @@ export async function openGgufModel(source: ModelSource, file: string): Promise<
       tensors.set(t.name, t);
     }
   });
-  const declared = first.metadata['split.tensors.count'];
-  if (typeof declared === 'number' && declared !== tensors.size) {
-    throw new HeaderError(`split.tensors.count is ${declared} but the ${count} parts hold ${tensors.size} tensors`, { file });
+  const declaredTensors = first.metadata['split.tensors.count'];
+  if (typeof declaredTensors === 'number' && declaredTensors !== tensors.size) {
+    throw new HeaderError(`split.tensors.count is ${declaredTensors} but the ${count} parts hold ${tensors.size} tensors`, { file });
   }
   return { files: names, metadata: first.metadata, tensors, headers };
 }
