@@ -6,7 +6,7 @@ import path from 'node:path';
 import { requestEngineDevice } from '../src/gpu/device.ts';
 import { nodeAdapter } from '../src/gpu/node-gpu.ts';
 import { f32ToF16Bits, fromFloat32 } from '../src/model/tensor-utils.ts';
-import type { DecoderLayerWeights, GgmlLinear, HybridLayerWeights, LayerWeights, ModelConfig, ModelWeights, Q4Linear, TensorData } from '../src/model/types.ts';
+import type { DecoderLayerWeights, GgmlLinear, MixerWeights, ModelConfig, ModelWeights, Q4Linear, TensorData } from '../src/model/types.ts';
 
 process.env.XDG_RUNTIME_DIR ??= mkdtempSync(path.join(tmpdir(), 'xdg-'));
 
@@ -53,20 +53,19 @@ export const QWEN3_1_7B: ModelConfig = {
 /** A random q4f16_1 model of `cfg`'s shape holding layers [0, layers) plus embedding and tied head. */
 export function randomQ4Model(cfg: ModelConfig, layers: number): ModelWeights {
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
-  const map = new Map<number, LayerWeights>();
+  const map = new Map<number, DecoderLayerWeights>();
   for (let i = 0; i < layers; i++) {
     const p = `model.layers.${i}`;
-    map.set(i, {
-      index: i,
-      inputNorm: ones(`${p}.input_layernorm.weight`, H),
-      qkv: randomQ4(`${p}.self_attn.c_attn`, (Hq + 2 * Hkv) * D, H),
-      qNorm: ones(`${p}.self_attn.q_norm.weight`, D),
-      kNorm: ones(`${p}.self_attn.k_norm.weight`, D),
-      o: randomQ4(`${p}.self_attn.o_proj`, H, Hq * D),
-      postNorm: ones(`${p}.post_attention_layernorm.weight`, H),
-      gateUp: randomQ4(`${p}.mlp.gate_up_proj`, 2 * I, H),
-      down: randomQ4(`${p}.mlp.down_proj`, H, I),
-    });
+    // made in file order (input norm, q|k|v, q/k norms, o, post norm, gate|up, down)
+    const inputNorm = ones(`${p}.input_layernorm.weight`, H);
+    const qkv = randomQ4(`${p}.self_attn.c_attn`, (Hq + 2 * Hkv) * D, H);
+    const qNorm = ones(`${p}.self_attn.q_norm.weight`, D);
+    const kNorm = ones(`${p}.self_attn.k_norm.weight`, D);
+    const o = randomQ4(`${p}.self_attn.o_proj`, H, Hq * D);
+    const postNorm = ones(`${p}.post_attention_layernorm.weight`, H);
+    const gateUp = randomQ4(`${p}.mlp.gate_up_proj`, 2 * I, H);
+    const down = randomQ4(`${p}.mlp.down_proj`, H, I);
+    map.set(i, { index: i, inputNorm, postNorm, mixer: { kind: 'attention', qkv, qNorm, kNorm, o }, ffn: { kind: 'dense', gateUp, down } });
   }
   return {
     config: { ...cfg, numLayers: layers }, format: 'mlc', layers: map,
@@ -99,10 +98,10 @@ export function randomQ4Hybrid(cfg: ModelConfig, layers: number): ModelWeights {
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
   const nk = h.linearNumKeyHeads, nv = h.linearNumValueHeads, dk = h.linearKeyHeadDim, dv = h.linearValueHeadDim, K = h.convKernel;
   const C = 2 * nk * dk + nv * dv;
-  const map = new Map<number, HybridLayerWeights>();
+  const map = new Map<number, DecoderLayerWeights>();
   for (let i = 0; i < layers; i++) {
     const p = `model.layers.${i}`;
-    const mixer: HybridLayerWeights['mixer'] = h.layerTypes[i] === 'full_attention'
+    const mixer: MixerWeights = h.layerTypes[i] === 'full_attention'
       ? {
           kind: 'gated_attention', qkv: randomQ4(`${p}.self_attn.qkv`, 2 * (Hq + Hkv) * D, H),
           qNorm: ones(`${p}.self_attn.q_norm.weight`, D), kNorm: ones(`${p}.self_attn.k_norm.weight`, D),
@@ -164,32 +163,32 @@ export function randomQ4KLayers(cfg: ModelConfig, layers: number, moe: boolean):
   const map = new Map<number, DecoderLayerWeights>();
   for (let i = 0; i < layers; i++) {
     const p = `blk.${i}`;
-    const attention = {
-      index: i,
-      inputNorm: ones(`${p}.attn_norm.weight`, H),
+    const inputNorm = ones(`${p}.attn_norm.weight`, H);
+    const mixer: MixerWeights = {
+      kind: 'attention',
       qkv: randomQ4K(`${p}.attn_qkv.weight`, (Hq + 2 * Hkv) * D, H),
       qNorm: ones(`${p}.attn_q_norm.weight`, D),
       kNorm: ones(`${p}.attn_k_norm.weight`, D),
       o: randomQ4K(`${p}.attn_output.weight`, H, Hq * D),
-      postNorm: ones(`${p}.ffn_norm.weight`, H),
     };
+    const layer = { index: i, inputNorm, mixer, postNorm: ones(`${p}.ffn_norm.weight`, H) };
     const E = m.numExperts, I = m.moeIntermediateSize;
     if (moe) {
       const router = new Float32Array(E * H);
       for (let j = 0; j < router.length; j++) router[j] = (((j * 2654435761) >>> 0) % 1000) / 1000 - 0.5;
       map.set(i, {
-        ...attention, mlp: 'moe',
-        moe: {
+        ...layer,
+        ffn: { kind: 'moe', moe: {
           numExperts: E, topK: m.numExpertsPerTok, normTopkProb: m.normTopkProb, intermediate: I,
           router: { kind: 'dense', rows: E, cols: H, weight: fromFloat32(`${p}.ffn_gate_inp.weight`, router, [E, H], 'F32') },
           gate: randomQ4K(`${p}.ffn_gate_exps.weight`, E * I, H),
           up: randomQ4K(`${p}.ffn_up_exps.weight`, E * I, H),
           down: randomQ4K(`${p}.ffn_down_exps.weight`, E * H, I),
-        },
+        } },
       });
     } else {
       const Ia = m.numExpertsPerTok * I;
-      map.set(i, { ...attention, gateUp: randomQ4K(`${p}.ffn_gate_up.weight`, 2 * Ia, H), down: randomQ4K(`${p}.ffn_down.weight`, H, Ia) });
+      map.set(i, { ...layer, ffn: { kind: 'dense', gateUp: randomQ4K(`${p}.ffn_gate_up.weight`, 2 * Ia, H), down: randomQ4K(`${p}.ffn_down.weight`, H, Ia) } });
     }
   }
   const config: ModelConfig = moe ? { ...cfg, numLayers: layers } : { ...cfg, modelType: 'qwen3', numLayers: layers, intermediateSize: m.numExpertsPerTok * m.moeIntermediateSize, moe: undefined };

@@ -2,39 +2,17 @@
 // through src/gpu/worker-engine.ts (a LayerEngine). Weights are fetched here (ranged reads of only this
 // device's tensors), so they never cross the worker boundary.
 import * as Comlink from 'comlink';
-import { requestAdapter, summarizeAdapter, type AdapterInfoSummary } from '../src/gpu/adapter.ts';
+import { requestAdapter, summarizeAdapter } from '../src/gpu/adapter.ts';
 import { createWebGPUEngine } from '../src/gpu/create-engine.ts';
 import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
-import type { TopkLayout } from '../src/gpu/tuning.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
-import type { LayerRange, RowCandidates, RowSampling, SamplingOptions, TokenConstraint } from '../src/model/engine-types.ts';
+import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from '../src/gpu/worker-wire.ts';
+import type { LayerRange, RowCandidates, RowSampling } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import type { LoadProgress } from '../src/model/types.ts';
-
-export interface WorkerLoadRequest {
-  model: string;               // URL of the model folder or an HF id
-  layers: LayerRange;
-  embedding?: boolean;
-  head?: boolean;
-  ctx?: number;
-  useF16?: boolean;
-  maxBindingBytes?: number;
-  /** The head's top-k layout instead of the adapter's (benches). */
-  topk?: TopkLayout;
-}
-
-export interface WorkerLoaded {
-  range: LayerRange;
-  hasEmbedding: boolean;
-  hasHead: boolean;
-  adapter: AdapterInfoSummary;
-  vocabSize: number;
-  hiddenSize: number;
-  recurrent: boolean;
-}
 
 let engine: WebGPUEngine | undefined;
 
@@ -43,7 +21,7 @@ function need(): WebGPUEngine {
   return engine;
 }
 
-const api = {
+const api: EngineWorkerApi = {
   async load(req: WorkerLoadRequest, onProgress?: (p: LoadProgress & { phase: 'fetch' | 'upload' }) => void): Promise<WorkerLoaded> {
     await engine?.dispose();
     engine = undefined;
@@ -101,15 +79,6 @@ const api = {
     engine = undefined;
   },
 };
-
-export type EngineWorkerApi = typeof api;
-
-/**
- * A TokenConstraint as it crosses to the worker: a function cannot be cloned, so `overruled` travels as
- * `report` and comes back with the row's candidates (same message, so the report belongs to this row).
- */
-export type WireConstraint = Omit<TokenConstraint, 'overruled'> & { report?: boolean };
-export type WireRow = { opts: SamplingOptions; constraint?: WireConstraint };
 
 /** The row as the engine takes it: a `report` turns into an overruled callback setting flags[i]. */
 function fromWire(r: WireRow, flags: boolean[], i: number): RowSampling {

@@ -3,7 +3,7 @@
 // w = (q' − 8)·d with q' = q + 1, d = scale; BF16 is the same bytes. q|k|v and gate|up are split back
 // into llama.cpp's tensors.
 import { f32ToF16Bits } from '../../src/model/tensor-utils.ts';
-import { isHybridLayer, type LayerWeights, type Linear, type ModelConfig, type ModelWeights, type TensorData } from '../../src/model/types.ts';
+import type { DecoderLayerWeights, Linear, ModelConfig, ModelWeights, TensorData } from '../../src/model/types.ts';
 import { GGML_TYPE, writeGguf, type GgufTensor } from './gguf-writer.ts';
 
 export const QWEN3_0_6B: ModelConfig = {
@@ -56,20 +56,19 @@ function ones(name: string, n: number): TensorData {
 export function randomPeerModel(cfg: ModelConfig, format: PeerFormat): ModelWeights {
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
   const lin = format === 'q4f16_1' ? randomQ4 : randomBf16;
-  const layers = new Map<number, LayerWeights>();
+  const layers = new Map<number, DecoderLayerWeights>();
   for (let i = 0; i < cfg.numLayers; i++) {
     const p = `model.layers.${i}`;
-    layers.set(i, {
-      index: i,
-      inputNorm: ones(`${p}.input_layernorm.weight`, H),
-      qkv: lin(`${p}.self_attn.c_attn`, (Hq + 2 * Hkv) * D, H),
-      qNorm: ones(`${p}.self_attn.q_norm.weight`, D),
-      kNorm: ones(`${p}.self_attn.k_norm.weight`, D),
-      o: lin(`${p}.self_attn.o_proj`, H, Hq * D),
-      postNorm: ones(`${p}.post_attention_layernorm.weight`, H),
-      gateUp: lin(`${p}.mlp.gate_up_proj`, 2 * I, H),
-      down: lin(`${p}.mlp.down_proj`, H, I),
-    });
+    // made in file order (input norm, q|k|v, q/k norms, o, post norm, gate|up, down)
+    const inputNorm = ones(`${p}.input_layernorm.weight`, H);
+    const qkv = lin(`${p}.self_attn.c_attn`, (Hq + 2 * Hkv) * D, H);
+    const qNorm = ones(`${p}.self_attn.q_norm.weight`, D);
+    const kNorm = ones(`${p}.self_attn.k_norm.weight`, D);
+    const o = lin(`${p}.self_attn.o_proj`, H, Hq * D);
+    const postNorm = ones(`${p}.post_attention_layernorm.weight`, H);
+    const gateUp = lin(`${p}.mlp.gate_up_proj`, 2 * I, H);
+    const down = lin(`${p}.mlp.down_proj`, H, I);
+    layers.set(i, { index: i, inputNorm, postNorm, mixer: { kind: 'attention', qkv, qNorm, kNorm, o }, ffn: { kind: 'dense', gateUp, down } });
   }
   return {
     config: cfg, format: format === 'q4f16_1' ? 'mlc' : 'safetensors', layers,
@@ -115,20 +114,21 @@ export function writePeerGguf(path: string, w: ModelWeights): void {
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = c;
   const tensors: GgufTensor[] = [ggufRows('token_embd.weight', w.embedding!, 0, c.vocabSize), f32Norm('output_norm.weight', w.finalNorm!)];
   for (const [i, l] of w.layers) {
-    if (l.mlp === 'moe' || isHybridLayer(l)) throw new Error(`layer ${i}: the peer bench writes dense Qwen3 layers only`);
+    const { mixer: a, ffn: f } = l;
+    if (a.kind !== 'attention' || f.kind !== 'dense') throw new Error(`layer ${i}: the peer bench writes dense Qwen3 layers only`);
     const p = `blk.${i}`;
     tensors.push(
       f32Norm(`${p}.attn_norm.weight`, l.inputNorm),
-      ggufRows(`${p}.attn_q.weight`, l.qkv, 0, Hq * D),
-      ggufRows(`${p}.attn_k.weight`, l.qkv, Hq * D, (Hq + Hkv) * D),
-      ggufRows(`${p}.attn_v.weight`, l.qkv, (Hq + Hkv) * D, (Hq + 2 * Hkv) * D),
-      f32Norm(`${p}.attn_q_norm.weight`, l.qNorm),
-      f32Norm(`${p}.attn_k_norm.weight`, l.kNorm),
-      ggufRows(`${p}.attn_output.weight`, l.o, 0, H),
+      ggufRows(`${p}.attn_q.weight`, a.qkv, 0, Hq * D),
+      ggufRows(`${p}.attn_k.weight`, a.qkv, Hq * D, (Hq + Hkv) * D),
+      ggufRows(`${p}.attn_v.weight`, a.qkv, (Hq + Hkv) * D, (Hq + 2 * Hkv) * D),
+      f32Norm(`${p}.attn_q_norm.weight`, a.qNorm),
+      f32Norm(`${p}.attn_k_norm.weight`, a.kNorm),
+      ggufRows(`${p}.attn_output.weight`, a.o, 0, H),
       f32Norm(`${p}.ffn_norm.weight`, l.postNorm),
-      ggufRows(`${p}.ffn_gate.weight`, l.gateUp, 0, I),
-      ggufRows(`${p}.ffn_up.weight`, l.gateUp, I, 2 * I),
-      ggufRows(`${p}.ffn_down.weight`, l.down, 0, H),
+      ggufRows(`${p}.ffn_gate.weight`, f.gateUp, 0, I),
+      ggufRows(`${p}.ffn_up.weight`, f.gateUp, I, 2 * I),
+      ggufRows(`${p}.ffn_down.weight`, f.down, 0, H),
     );
   }
   const q4 = w.embedding!.kind === 'q4f16_1';

@@ -2,20 +2,17 @@
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import { isHybridLayer, isLinearLayer, type DecoderLayerWeights, type Linear, type LoadProgress, type ModelWeights, type MoeMlpWeights } from '../model/types.ts';
+import { isLinearLayer, type DecoderLayerWeights, type Linear, type LoadProgress, type ModelWeights } from '../model/types.ts';
+import { createActivations } from './activations.ts';
 import { requestEngineDevice } from './device.ts';
-import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
+import { GpuResourceError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
-import { chunkCount, uploadF32, uploadLinear, type GpuLinear } from './gpu-weights.ts';
+import { uploadLinear, type GpuLinear } from './gpu-weights.ts';
 import { createHead } from './head.ts';
-import { hybridLinears, hybridWidths, uploadHybridLayer } from './hybrid-layers.ts';
-import { ropeTable, uploadLayer, type Activations, type GpuLayer } from './layers.ts';
-import { MAX_CONV_KERNEL } from './kernels/causal-conv1d.ts';
-import { MAX_DELTA_KEY_DIM } from './kernels/gated-delta.ts';
+import type { GpuLayer } from './layer-contract.ts';
+import { checkLayer, layerLinears, uploadLayer } from './layers.ts';
 import { GpuSnapshots } from './recurrent-snapshots.ts';
-import { attentionPartFloats } from './kernels/attention.ts';
 import { embedOps } from './kernels/linear.ts';
-import { checkMoeLayers, createMoeActivations, uploadMoeLayer } from './moe-layer.ts';
 import { PipelineCache } from './pipelines.ts';
 import { autotune } from './autotune.ts';
 import type { LinearFormat, TopkLayout, Tuning } from './tuning.ts';
@@ -70,43 +67,14 @@ function linearBytes(l: Linear): number {
 
 type EngineLayer = DecoderLayerWeights;
 
-/** The linears of a layer the engine uploads. */
-function layerLinears(w: EngineLayer): Linear[] {
-  if (isHybridLayer(w)) return hybridLinears(w);
-  return w.mlp === 'moe' ? [w.qkv, w.o, w.moe.router, w.moe.gate, w.moe.up, w.moe.down] : [w.qkv, w.o, w.gateUp, w.down];
-}
-
 /**
- * The layers as this engine runs them: Qwen3 dense and MoE layers and Qwen3.5 hybrid layers (dense or
- * MoE), in any weight format (ggml block types included). Shapes past the hybrid or MoE kernels' limits
- * are refused by name here, before any GPU memory is used.
+ * The layers as this engine runs them: every mixer and ffn kind of ./layers.ts's table (Qwen3 dense and
+ * MoE, Qwen3.5 hybrids dense and MoE), in any weight format (ggml block types included). Shapes past a
+ * kind's kernels are refused by name here (its row's check), before any GPU memory is used.
  */
 function engineLayers(weights: ModelWeights): Map<number, EngineLayer> {
-  const out = new Map<number, EngineLayer>();
-  const h = weights.config.hybrid;
-  for (const [i, w] of weights.layers) {
-    if (isHybridLayer(w)) {
-      if (w.mixer.kind === 'gated_delta_net' && h) {
-        if (h.linearKeyHeadDim > MAX_DELTA_KEY_DIM) throw new UnsupportedWeightError(`layer ${i}: Gated DeltaNet key heads of ${h.linearKeyHeadDim} dims; the WebGPU delta-rule kernel holds at most ${MAX_DELTA_KEY_DIM}`);
-        if (h.convKernel < 2 || h.convKernel > MAX_CONV_KERNEL) throw new UnsupportedWeightError(`layer ${i}: a causal conv of ${h.convKernel} taps; the WebGPU kernel takes 2 .. ${MAX_CONV_KERNEL}`);
-      }
-    }
-    out.set(i, w);
-  }
-  const moe = moeLayersOf(out);
-  if (moe.length > 0 && !weights.config.moe) throw new EngineUsageError('createWebGPUEngine: MoE layers in a model whose config has no moe section');
-  checkMoeLayers(weights.config, moe);
-  return out;
-}
-
-/** The sparse MLPs of the layers held (Qwen3 MoE layers and Qwen3.5 MoE hybrid layers), by layer index. */
-function moeLayersOf(layers: Map<number, EngineLayer>): { index: number; moe: MoeMlpWeights }[] {
-  const out: { index: number; moe: MoeMlpWeights }[] = [];
-  for (const w of layers.values()) {
-    if (isHybridLayer(w)) { if (w.ffn.kind === 'moe') out.push({ index: w.index, moe: w.ffn.moe }); }
-    else if (w.mlp === 'moe') out.push({ index: w.index, moe: w.moe });
-  }
-  return out.sort((a, b) => a.index - b.index);
+  for (const w of weights.layers.values()) checkLayer(weights.config, w);
+  return weights.layers;
 }
 
 function tensorBytes(layers: Map<number, EngineLayer>, weights: ModelWeights): number {
@@ -162,31 +130,9 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const tuned = await pipelineCache(device, useF16, held, weights, opts.tuning ?? 'auto');
   const cache = opts.topk ? tuned.withTuning({ ...tuned.tuning, topk: opts.topk }) : tuned;
 
-  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
   const T = maxBatch;
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-  // Activations are read in vec4s: sizes are whole 16 bytes.
-  const buf = (label: string, floats: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, Math.ceil(floats / 4) * 16), usage: storage });
-  const ffnGateUp = (w: EngineLayer): Linear | undefined => (isHybridLayer(w) ? (w.ffn.kind === 'dense' ? w.ffn.gateUp : undefined) : w.mlp === 'moe' ? undefined : w.gateUp);
-  const moeLayers = moeLayersOf(held);
-  const gateUpSplit = [...held.values()].some((w) => {
-    const gu = ffnGateUp(w);
-    return gu !== undefined && chunkCount(gu, maxBindingBytes) > 1;
-  });
-  const hybrid = cfg.hybrid && [...held.values()].some(isHybridLayer) ? hybridWidths(cfg) : undefined;
-  const act: Activations = {
-    step: device.createBuffer({ label: 'step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
-    x: buf('x', T * H), xn: buf('xn', T * H), qkv: buf('qkv', T * Math.max((Hq + 2 * Hkv) * D, hybrid?.qkv ?? 0)),
-    q: buf('q', T * Hq * D), att: buf('att', T * Math.max(Hq * D, hybrid?.att ?? 0)), act: buf('act', T * I),
-    part: buf('attention partials', attentionPartFloats({ Hq, Hkv, D }, cache.tuning.attention.splits)),
-    gu: gateUpSplit ? buf('gate|up', T * 2 * I) : undefined,
-    rope: uploadF32(device, ropeTable(ctx, cfg.hybrid?.rotaryDim ?? D, cfg.ropeTheta), 'rope cos/sin'),
-    hybrid: hybrid && {
-      gate: buf('output gate', T * Hq * D), lin: buf('q|k|v|z', T * hybrid.lin), ba: buf('b|a', T * hybrid.ba),
-      conv: buf('conv out', T * hybrid.conv), delta: buf('delta out', T * hybrid.delta),
-    },
-    moe: moeLayers.length > 0 ? createMoeActivations(device, cfg.moe!, H, T, moeLayers) : undefined,
-  };
+  const act = createActivations(device, cache, cfg, [...held.values()], { T, ctx, maxBindingBytes });
 
   const total = tensorBytes(held, weights);
   let done = 0;
@@ -198,11 +144,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
   for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
     const w = held.get(i)!;
-    const layer = isHybridLayer(w)
-      ? uploadHybridLayer(device, cache, cfg, w, act, ctx, maxBindingBytes)
-      : w.mlp === 'moe'
-        ? uploadMoeLayer(device, cache, cfg, w, act, ctx, maxBindingBytes)
-        : uploadLayer(device, cache, cfg, w, act, ctx, maxBindingBytes);
+    const layer = uploadLayer({ device, cache, cfg, act, ctx, maxBindingBytes }, w);
     layers.push(layer);
     progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
   }

@@ -6,9 +6,9 @@ import { checkDecode, type DecodeRequest, type LayerEngine, type LayerRange, typ
 import { ContextFullError, EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { pickRow, sortedCandidates } from '../model/sampler.ts';
 import { destroyParts, engineStats, type EngineCounters, type EngineParts, type EngineStats } from './engine-parts.ts';
-import type { GpuLayer } from './layers.ts';
+import type { GpuLayer } from './layer-contract.ts';
 import type { Op } from './op.ts';
-import { readExpertBytes } from './moe-layer.ts';
+import { readExpertBytes } from './ffns/moe.ts';
 import type { HeadState } from './head.ts';
 import { deviceTopK } from './candidates.ts';
 import { candidatesOnDevice, pickAndRunOnDevice, type PickTarget } from './token-pick.ts';

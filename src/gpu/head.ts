@@ -2,7 +2,7 @@
 // back blocks·k (value, id) pairs from topk_blocks instead of all V logits (k = 1 for greedy).
 import type { ModelConfig, TensorData } from '../model/types.ts';
 import { createBufferFrom, destroyLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
-import type { Activations } from './layers.ts';
+import type { Activations } from './layer-contract.ts';
 import { Epilogue, linearOps } from './kernels/linear.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
 import { pickBestOp } from './kernels/pick-best.ts';

@@ -1,126 +1,70 @@
-// One decoder layer on the device: its weights, its KV cache and its prepared decode/prefill ops.
-// The ops of a layer, in order (8 dispatches when no weight is split):
-//   1 rmsnorm      x -> xn                    (input_layernorm)
-//   2 matvec qkv   xn -> qkv                  [n, (Hq + 2·Hkv)·D]
-//   3 qk_norm_rope qkv -> q, K/V cache        (q/k RMSNorm per head, RoPE neox, f16 K/V at pos0..)
-//   4 attention    q, cache -> att            [n, Hq·D]
-//   5 matvec o     att -> x (+=)              residual fused in the epilogue
-//   6 rmsnorm      x -> xn                    (post_attention_layernorm)
-//   7 matvec gate|up + silu·mul  xn -> act    [n, I] (unfused: matvec -> gu, then silu_mul, if split)
-//   8 matvec down  act -> x (+=)              residual fused in the epilogue
-// A Qwen3 MoE layer (./moe-layer.ts) has the same 1–6 and its sparse MLP in place of 7–8.
+// One decoder layer on the device: its weights, its KV cache or recurrent state and its prepared
+// decode/prefill ops, built the same way for every family (src/model/types.ts DecoderLayerWeights):
+//   rmsnorm   x -> xn    input_layernorm
+//   mixer     xn -> x (+=)   ops[mixer.kind]: attention (Qwen3), gated_attention, gated_delta_net (Qwen3.5)
+//   rmsnorm   x -> xn    post_attention_layernorm
+//   ffn       xn -> x (+=)   ops[ffn.kind]: dense SwiGLU, or moe (with a shared expert in Qwen3.5 MoE)
+// The table below names each kind's row (./mixers/*.ts, ./ffns/*.ts), the way kernels/linear.ts's
+// FORMATS names each weight format's kernels: a new kind is its file and one row here.
+// A Qwen3 dense layer is 8 dispatches when no weight is split.
 import { ropeInvFreq } from '../model/reference/ops.ts';
-import type { LayerWeights, ModelConfig, MoeLayerWeights } from '../model/types.ts';
-import { GpuResourceError } from './errors.ts';
-import { destroyLinear, uploadLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
-import { attentionOp } from './kernels/attention.ts';
-import { Epilogue, linearOps } from './kernels/linear.ts';
-import { qkNormRopeOp } from './kernels/qk-norm-rope.ts';
+import type { DecoderLayerWeights, FfnKind, FfnWeights, Linear, MixerKind, MixerWeights, ModelConfig } from '../model/types.ts';
+import { destroyLinear, uploadNorm } from './gpu-weights.ts';
+import { denseFfn } from './ffns/dense.ts';
+import { moeFfn } from './ffns/moe.ts';
 import { rmsnormOp } from './kernels/rmsnorm.ts';
-import { siluMulOp } from './kernels/silu-mul.ts';
-import { destroyOps, type Op } from './op.ts';
-import type { MoeActivations } from './moe-layer.ts';
-import type { PipelineCache } from './pipelines.ts';
-import type { HybridActivations } from './hybrid-layers.ts';
-import type { LinearState } from './recurrent-snapshots.ts';
+import type { GpuFfnRow, GpuLayer, LayerUpload, GpuMixerRow } from './layer-contract.ts';
+import { attentionMixer } from './mixers/attention.ts';
+import { gatedAttentionMixer } from './mixers/gated-attention.ts';
+import { gatedDeltaNetMixer } from './mixers/gated-delta-net.ts';
+import { destroyOps } from './op.ts';
 
-/** Activation buffers shared by all layers of an engine, sized for `maxTokens` tokens per step. */
-export interface Activations {
-  step: GPUBuffer;             // uniform Step { n, pos0 }
-  x: GPUBuffer;                // [T, H] residual stream
-  xn: GPUBuffer;               // [T, H] normalised
-  qkv: GPUBuffer;              // [T, (Hq + 2·Hkv)·D]
-  q: GPUBuffer;                // [T, Hq·D]
-  att: GPUBuffer;              // [T, Hq·D]
-  part: GPUBuffer;             // [Hq, splits, D + 2]: decode attention's partials per key split
-  act: GPUBuffer;              // [T, I]
-  gu: GPUBuffer | undefined;   // [T, 2·I], only when a gate|up weight is split across buffers
-  rope: GPUBuffer;             // [ctx, R/2] (cos, sin) for R rotary dims (D; Qwen3.5: D · partial_rotary_factor)
-  hybrid?: HybridActivations;  // Qwen3.5 layers (src/gpu/hybrid-layers.ts)
-  moe?: MoeActivations;        // when the engine holds MoE layers (src/gpu/moe-layer.ts)
+const MIXERS: { [K in MixerKind]: GpuMixerRow<Extract<MixerWeights, { kind: K }>> } = {
+  attention: attentionMixer,
+  gated_attention: gatedAttentionMixer,
+  gated_delta_net: gatedDeltaNetMixer,
+};
+
+const FFNS: { [K in FfnKind]: GpuFfnRow<Extract<FfnWeights, { kind: K }>> } = {
+  dense: denseFfn,
+  moe: moeFfn,
+};
+
+const mixerRow = (m: MixerWeights): GpuMixerRow<MixerWeights> => MIXERS[m.kind] as GpuMixerRow<MixerWeights>;
+const ffnRow = (f: FfnWeights): GpuFfnRow<FfnWeights> => FFNS[f.kind] as GpuFfnRow<FfnWeights>;
+
+/** The linears of a layer the engine uploads (mixer's, then ffn's). */
+export function layerLinears(w: DecoderLayerWeights): Linear[] {
+  return [...mixerRow(w.mixer).linears(w.mixer), ...ffnRow(w.ffn).linears(w.ffn)];
 }
 
-export interface GpuLayer {
-  index: number;
-  linears: GpuLinear[];
-  norms: GPUBuffer[];
-  kcache?: GPUBuffer;          // [ctx, Hkv·D/2] u32 (f16 pairs); attention layers
-  vcache?: GPUBuffer;
-  state?: LinearState;         // Gated DeltaNet layers (src/gpu/hybrid-layers.ts): conv and delta state
-  ops: Op[];
-  kvLength: number;            // tokens in its KV cache, or steps its recurrent state has taken
+/** Refuses by name, before any device is asked for, a layer whose shapes the kernels cannot run. */
+export function checkLayer(cfg: ModelConfig, w: DecoderLayerWeights): void {
+  mixerRow(w.mixer).check?.(cfg, w.mixer, w.index);
+  ffnRow(w.ffn).check?.(cfg, w.ffn, w.index);
 }
 
-/** The attention half of a Qwen3 decoder layer (ops 1–6 above, the same in dense and MoE layers). */
-export interface AttentionPart {
-  linears: GpuLinear[];
-  norms: GPUBuffer[];
-  kcache: GPUBuffer;
-  vcache: GPUBuffer;
-  ops: Op[];                   // ends with post_attention_layernorm: act.xn is the MLP's input
-}
-
-export function uploadAttention(
-  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: LayerWeights | MoeLayerWeights, act: Activations,
-  ctx: number, maxBindingBytes: number,
-): AttentionPart {
-  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, rmsNormEps: eps } = cfg;
-  const qkv = uploadLinear(device, w.qkv, maxBindingBytes);
-  const o = uploadLinear(device, w.o, maxBindingBytes);
-  const [inputNorm, qNorm, kNorm, postNorm] = [w.inputNorm, w.qNorm, w.kNorm, w.postNorm].map((t) => uploadNorm(device, t)) as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer];
-  const { kcache, vcache } = createKvCache(device, w.index, ctx, Hkv * D, maxBindingBytes);
-
+/** norm → mixer → norm → ffn on the device. `u` names the layer (index, name). */
+export function uploadLayer(u: Omit<LayerUpload, 'index' | 'name'>, w: DecoderLayerWeights): GpuLayer {
+  const { device, cache, cfg, act } = u;
+  const { hiddenSize: H, rmsNormEps: eps } = cfg;
+  const at: LayerUpload = { ...u, index: w.index, name: `layer ${w.index}` };
+  const [inputNorm, postNorm] = [w.inputNorm, w.postNorm].map((t) => uploadNorm(device, t)) as [GPUBuffer, GPUBuffer];
+  const mixer = mixerRow(w.mixer).upload(at, w.mixer);
+  const ffn = ffnRow(w.ffn).upload(at, w.ffn);
   const step = act.step;
-  const heads = { Hq, Hkv, D };
-  const name = `layer ${w.index}`;
-  const ops: Op[] = [
-    rmsnormOp(cache, { step, x: act.x, weight: inputNorm, y: act.xn }, H, eps, `${name} input_layernorm`),
-    ...linearOps(cache, qkv, { step, x: act.xn, y: act.qkv, outStride: (Hq + 2 * Hkv) * D, epilogue: Epilogue.STORE }),
-    qkNormRopeOp(cache, { step, qkv: act.qkv, qnorm: qNorm, knorm: kNorm, rope: act.rope, q: act.q, kcache, vcache }, heads, eps, `${name} qk_norm_rope`),
-    attentionOp(cache, { step, q: act.q, kcache, vcache, out: act.att, part: act.part }, heads, `${name} attention`, cache.tuning.attention),
-    ...linearOps(cache, o, { step, x: act.att, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }),
-    rmsnormOp(cache, { step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${name} post_attention_layernorm`),
-  ];
-  return { linears: [qkv, o], norms: [inputNorm, qNorm, kNorm, postNorm], kcache, vcache, ops };
-}
-
-export function uploadLayer(
-  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: LayerWeights, act: Activations,
-  ctx: number, maxBindingBytes: number,
-): GpuLayer {
-  const a = uploadAttention(device, cache, cfg, w, act, ctx, maxBindingBytes);
-  const gateUp = uploadLinear(device, w.gateUp, maxBindingBytes);
-  const down = uploadLinear(device, w.down, maxBindingBytes);
-  const ops = [...a.ops, ...swigluOps(cache, gateUp, down, act, cfg.intermediateSize, `layer ${w.index}`)];
-  return { index: w.index, linears: [...a.linears, gateUp, down], norms: a.norms, kcache: a.kcache, vcache: a.vcache, ops, kvLength: 0 };
-}
-
-/** The SwiGLU MLP: gate|up with silu·mul (fused in the matvec epilogue unless the weight is split), down += x. */
-export function swigluOps(cache: PipelineCache, gateUp: GpuLinear, down: GpuLinear, act: Activations, I: number, name: string): Op[] {
-  const { step } = act;
-  const H = down.rows;
-  const ops: Op[] = [];
-  if (gateUp.chunks.length === 1) {
-    ops.push(...linearOps(cache, gateUp, { step, x: act.xn, y: act.act, outStride: I, epilogue: Epilogue.SILU_GATE_UP }));
-  } else {
-    if (!act.gu) throw new Error('engine: gate|up is split but no [T, 2I] buffer was made');
-    ops.push(...linearOps(cache, gateUp, { step, x: act.xn, y: act.gu, outStride: 2 * I, epilogue: Epilogue.STORE }));
-    ops.push(siluMulOp(cache, { step, gu: act.gu, out: act.act }, I, `${name} silu_mul`));
-  }
-  ops.push(...linearOps(cache, down, { step, x: act.act, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }));
-  return ops;
-}
-
-/** A KV cache pair for an attention layer, checked against the binding limit. */
-export function createKvCache(device: GPUDevice, index: number, ctx: number, kvWidth: number, maxBindingBytes: number): { kcache: GPUBuffer; vcache: GPUBuffer } {
-  const kvBytes = ctx * kvWidth * 2;
-  if (kvBytes > maxBindingBytes) {
-    throw new GpuResourceError(`layer ${index}: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
-  }
-  const kvUsage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   return {
-    kcache: device.createBuffer({ label: `layer ${index} K cache`, size: kvBytes, usage: kvUsage }),
-    vcache: device.createBuffer({ label: `layer ${index} V cache`, size: kvBytes, usage: kvUsage }),
+    ...mixer,
+    index: w.index,
+    linears: [...mixer.linears, ...ffn.linears],
+    norms: [inputNorm, postNorm, ...mixer.norms],
+    ops: [
+      rmsnormOp(cache, { step, x: act.x, weight: inputNorm, y: act.xn }, H, eps, `${at.name} input_layernorm`),
+      ...mixer.ops,
+      rmsnormOp(cache, { step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${at.name} post_attention_layernorm`),
+      ...ffn.ops,
+    ],
+    kvLength: 0,
   };
 }
 

@@ -1,6 +1,6 @@
 // Checkpoint snapshots of the recurrent state of the Gated DeltaNet layers an engine holds, on the
 // device that holds them (the GPU twin of src/model/reference/recurrent-state.ts). A layer's live state
-// is two buffers, conv [K−1, C] and delta [n_v, d_k, d_v] (f32, src/gpu/hybrid-layers.ts); a snapshot
+// is two buffers, conv [K−1, C] and delta [n_v, d_k, d_v] (f32, src/gpu/mixers/gated-delta-net.ts); a snapshot
 // at position p is a copy of every held layer's pair made with copyBufferToBuffer in queue order, so it
 // sees exactly the state after the tokens before p. Restoring copies it back (or clears to zeros at 0).
 // Nothing is read back to the CPU: a checkpoint costs one small submit of copies.

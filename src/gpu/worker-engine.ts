@@ -3,7 +3,7 @@
 import * as Comlink from 'comlink';
 import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates, RowSampling } from '../model/engine-types.ts';
 import type { LoadProgress } from '../model/types.ts';
-import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from '../../workers/engine.worker.ts';
+import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from './worker-wire.ts';
 import type { EngineStats } from './engine.ts';
 import { installErrorTransfer } from './worker-errors.ts';
 

@@ -15,7 +15,7 @@ import { openSafetensors, SAFETENSORS_FILE, SAFETENSORS_INDEX } from './formats/
 import { checkRequest, executeLoad, makePlan, type LoadOptions, type Located, type PreparedLoad, type WeightPlan } from './load-plan.ts';
 import { concatRows } from './tensor-utils.ts';
 import {
-  isMoeLayer, type DecoderLayerWeights, type Linear, type ModelConfig, type ModelSource, type ModelWeights, type StoredDType,
+  isMoeLayer, type AttentionWeights, type DecoderLayerWeights, type FfnWeights, type Linear, type ModelConfig, type ModelSource, type ModelWeights, type StoredDType,
   type TensorData, type WeightRequest,
 } from './types.ts';
 
@@ -196,24 +196,17 @@ function assemble(config: ModelConfig, format: 'safetensors' | 'mlc', needs: Nee
   };
   const layers = new Map<number, DecoderLayerWeights>();
   for (const l of needs.layers) {
-    const attention = {
-      index: l.index,
-      inputNorm: tensor(l.inputNorm.name), qkv: linear(l.qkv), qNorm: tensor(l.qNorm.name), kNorm: tensor(l.kNorm.name),
-      o: linear(l.o), postNorm: tensor(l.postNorm.name),
-    };
+    const mixer: AttentionWeights = { kind: 'attention', qkv: linear(l.qkv), qNorm: tensor(l.qNorm.name), kNorm: tensor(l.kNorm.name), o: linear(l.o) };
     const m = l.mlp;
-    if (m.kind === 'dense') {
-      layers.set(l.index, { ...attention, gateUp: linear(m.gateUp), down: linear(m.down) });
-    } else {
-      const moe = config.moe!;
-      layers.set(l.index, {
-        mlp: 'moe', ...attention,
-        moe: {
-          numExperts: moe.numExperts, topK: moe.numExpertsPerTok, normTopkProb: moe.normTopkProb, intermediate: moe.moeIntermediateSize,
-          router: linear(m.router), gate: linear(m.gate), up: linear(m.up), down: linear(m.down),
-        },
-      });
-    }
+    const moe = config.moe;
+    const ffn: FfnWeights = m.kind === 'dense' ? { kind: 'dense', gateUp: linear(m.gateUp), down: linear(m.down) } : {
+      kind: 'moe',
+      moe: {
+        numExperts: moe!.numExperts, topK: moe!.numExpertsPerTok, normTopkProb: moe!.normTopkProb, intermediate: moe!.moeIntermediateSize,
+        router: linear(m.router), gate: linear(m.gate), up: linear(m.up), down: linear(m.down),
+      },
+    };
+    layers.set(l.index, { index: l.index, inputNorm: tensor(l.inputNorm.name), postNorm: tensor(l.postNorm.name), mixer, ffn });
   }
   const out: ModelWeights = { config, format, layers };
   if (needs.embedding) out.embedding = linear(needs.embedding);

@@ -17,7 +17,7 @@
 // sequence with step 0x9e3779b9 through murmur3's 32-bit finalizer). nextFloat = (next() >>> 8) / 2^24,
 // a multiple of 2^-24, exactly representable in f32 (a WGSL port gives the same value).
 
-import type { RowCandidates, SamplingOptions, TokenConstraint } from './engine-types.ts';
+import type { RowCandidates, SamplingOptions, TokenConstraint } from './sampling-types.ts';
 import { SamplingError } from './engine-errors.ts';
 
 /** murmur3's 32-bit finalizer: a bijective mix of a u32. */

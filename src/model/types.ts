@@ -176,74 +176,39 @@ export interface GgmlSegment {
 export type Linear = DenseLinear | Q4Linear | GgmlLinear;
 
 /**
- * One decoder layer in canonical stacked form, the same for every file format:
- * q, k, v rows are stacked into one matrix (MLC's c_attn layout) and gate, up into another
- * (MLC's gate_up_proj layout), so an engine can do each with one matvec. A dense MLP; an MoE layer is
- * MoeLayerWeights (same attention fields, `mlp: 'moe'`).
+ * One decoder layer in canonical form, the same for every family and file format:
+ *   x += mixer(rms(x) · inputNorm);  x += ffn(rms(x) · postNorm)
+ * The mixer (token mixing) and the ffn (per-token MLP) are discriminated unions on `kind`; each engine
+ * keeps one table from kind to the ops that run it (src/gpu/layers.ts, src/model/reference/layer-table.ts),
+ * so a new kind is a weights shape here, a row in each table and the files the rows name.
+ *   Qwen3 dense:   attention + dense        Qwen3 MoE: attention + moe (dense in HF's mlp_only layers)
+ *   Qwen3.5/3.6:   gated_attention | gated_delta_net, + dense or moe with a shared expert
+ * Every norm weight is multiplicative, y = x̂ · w: HF's zero-centred Qwen3.5 norms ((1 + w)) are stored
+ * with the 1 added, as llama.cpp's converter writes them (docs/hybrid-models.md).
  */
-export interface LayerWeights {
-  mlp?: 'dense';
+export interface DecoderLayerWeights {
   index: number;
-  inputNorm: TensorData;       // [H]
+  inputNorm: TensorData;       // [H] input_layernorm
+  postNorm: TensorData;        // [H] post_attention_layernorm
+  mixer: MixerWeights;
+  ffn: FfnWeights;
+}
+
+export type MixerWeights = AttentionWeights | GatedAttentionWeights | GatedDeltaNetWeights;
+export type MixerKind = MixerWeights['kind'];
+export type FfnWeights = DenseFfnWeights | MoeFfnWeights;
+export type FfnKind = FfnWeights['kind'];
+
+/**
+ * Qwen3 attention (HF Qwen3Attention): q, k, v rows stacked into one matrix (MLC's c_attn layout) so an
+ * engine does them with one matvec; per-head RMSNorm on q and k, RoPE (NeoX halves) on all D dims.
+ */
+export interface AttentionWeights {
+  kind: 'attention';
   qkv: Linear;                 // [(numHeads + 2·numKvHeads)·D, H]: rows q (numHeads·D), k, v (numKvHeads·D each)
   qNorm: TensorData;           // [D]
   kNorm: TensorData;           // [D]
   o: Linear;                   // [H, numHeads·D]
-  postNorm: TensorData;        // [H]
-  gateUp: Linear;              // [2·I, H]: rows gate (I), then up (I)
-  down: Linear;                // [H, I]
-}
-
-/**
- * Qwen3 MoE sparse MLP (HF Qwen3MoeSparseMoeBlock), experts stacked along rows as GGUF stores them
- * (ffn_{gate,up,down}_exps): expert e of `gate` is rows [e·I_e, (e+1)·I_e), of `down` rows [e·H, (e+1)·H).
- *   logits = router · x                 [E]
- *   p = softmax(logits) (f32); top-k by p (ties: lower expert id); p /= Σ top-k when normTopkProb
- *   y = Σ over the chosen experts, in ascending expert id, of p_e · down_e(silu(gate_e x) · up_e x)
- */
-export interface MoeMlpWeights {
-  numExperts: number;          // E
-  topK: number;                // k
-  normTopkProb: boolean;
-  intermediate: number;        // I_e
-  router: Linear;              // [E, H]   (HF mlp.gate.weight, GGUF ffn_gate_inp, F32 in GGUF files)
-  gate: Linear;                // [E·I_e, H]
-  up: Linear;                  // [E·I_e, H]
-  down: Linear;                // [E·H, I_e]
-}
-
-/** A decoder layer whose MLP is the sparse MoE block; attention fields as in LayerWeights. */
-export interface MoeLayerWeights {
-  mlp: 'moe';
-  index: number;
-  inputNorm: TensorData;       // [H]
-  qkv: Linear;                 // [(numHeads + 2·numKvHeads)·D, H]
-  qNorm: TensorData;           // [D]
-  kNorm: TensorData;           // [D]
-  o: Linear;                   // [H, numHeads·D]
-  postNorm: TensorData;        // [H]
-  moe: MoeMlpWeights;
-}
-
-export type DecoderLayerWeights = LayerWeights | MoeLayerWeights | HybridLayerWeights;
-
-/**
- * A Qwen3.5 decoder layer: a token mixer (gated full attention or Gated DeltaNet) and an MLP (dense, or
- * MoE with a shared expert). Every norm weight is multiplicative, y = x̂ · w: HF's zero-centred norms
- * ((1 + w)) are stored with the 1 added, as llama.cpp's converter writes them (docs/hybrid-models.md).
- */
-export interface HybridLayerWeights {
-  mlp?: undefined;             // (the Qwen3 variants' discriminator; hybrid layers are told by `mixer`)
-  index: number;
-  inputNorm: TensorData;       // [H]
-  postNorm: TensorData;        // [H] post_attention_layernorm
-  mixer: GatedAttentionWeights | GatedDeltaNetWeights;
-  ffn: DenseFfnWeights | MoeFfnWeights;
-}
-
-/** Is this layer a Qwen3.5 hybrid layer (rather than Qwen3 dense or MoE)? */
-export function isHybridLayer(w: DecoderLayerWeights): w is HybridLayerWeights {
-  return 'mixer' in w;
 }
 
 /**
@@ -278,17 +243,39 @@ export interface GatedDeltaNetWeights {
   valueHeads: 'grouped' | 'tiled';
 }
 
+/** The SwiGLU MLP: down(silu(gate x) · up x), gate and up stacked (MLC's gate_up_proj layout). */
 export interface DenseFfnWeights {
   kind: 'dense';
   gateUp: Linear;              // [2·I, H]: rows gate (I), then up (I)
   down: Linear;                // [H, I]
 }
 
-/** Qwen3.5 MoE: routed experts (always renormalised top-k) plus a shared expert gated by sigmoid(gate · x). */
+/**
+ * The sparse MLP (HF Qwen3MoeSparseMoeBlock), and in Qwen3.5 MoE a shared expert every token also runs,
+ * gated by sigmoid(shared_expert_gate · x) and added to the routed sum.
+ */
 export interface MoeFfnWeights {
   kind: 'moe';
   moe: MoeMlpWeights;
-  shared: SharedExpertWeights;
+  shared?: SharedExpertWeights; // Qwen3.5 MoE; absent in Qwen3 MoE
+}
+
+/**
+ * The routed experts, stacked along rows as GGUF stores them (ffn_{gate,up,down}_exps): expert e of
+ * `gate` is rows [e·I_e, (e+1)·I_e), of `down` rows [e·H, (e+1)·H).
+ *   logits = router · x                 [E]
+ *   p = softmax(logits) (f32); top-k by p (ties: lower expert id); p /= Σ top-k when normTopkProb
+ *   y = Σ over the chosen experts, in ascending expert id, of p_e · down_e(silu(gate_e x) · up_e x)
+ */
+export interface MoeMlpWeights {
+  numExperts: number;          // E
+  topK: number;                // k
+  normTopkProb: boolean;
+  intermediate: number;        // I_e
+  router: Linear;              // [E, H]   (HF mlp.gate.weight, GGUF ffn_gate_inp, F32 in GGUF files)
+  gate: Linear;                // [E·I_e, H]
+  up: Linear;                  // [E·I_e, H]
+  down: Linear;                // [E·H, I_e]
 }
 
 export interface SharedExpertWeights {

@@ -83,7 +83,7 @@ describe('tiny dense hybrid on WebGPU: layouts, splits and checkpoints', () => {
   it('a BF16 GGUF as llama.cpp writes it (value heads tiled) gives the safetensors golden', async () => {
     const m = await tinyGgufModel({ ...HYBRID_GOLDEN_MODELS['dense-safetensors'].options, fileType: 'BF16' });
     const w = await loadWeights(await resolveModelSource(m.path), { layers: [0, 4], embedding: true, head: true });
-    const mixer = [...w.layers.values()].map((l) => ('mixer' in l && l.mixer.kind === 'gated_delta_net' ? l.mixer.valueHeads : undefined));
+    const mixer = [...w.layers.values()].map((l) => (l.mixer.kind === 'gated_delta_net' ? l.mixer.valueHeads : undefined));
     expect(mixer.slice(0, 3)).toEqual(['tiled', 'tiled', 'tiled']);
     const r = await new Generator(await engine(w), { ctx: CTX }).generate(PROMPT, { maxNewTokens: 32 });
     expect(r.ids).toEqual(want);

@@ -1,5 +1,5 @@
 // Issue 13 acceptance 1 and 4 at the kernel level: the Qwen3 MoE sparse MLP on the device (router
-// linear, moe_route, moe_group, the experts' matvec / matmul variants, moe_combine; src/gpu/moe-layer.ts)
+// linear, moe_route, moe_group, the experts' matvec / matmul variants, moe_combine; src/gpu/ffns/moe.ts)
 // against the reference's moeForward (src/model/reference/moe.ts) on odd shapes, for every expert format
 // (F32, F16, BF16 and ggml block types, gate and up fused or of different types), on both paths (f32:
 // no shader-f16; f16), in a subgroup + row-prefill layout and a workgroup-memory + tiled-prefill layout,
@@ -9,7 +9,7 @@
 // expert is checked against the hybrid reference's formula.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { moeParams, moeRouteOp, routeWords, type MoeShape } from '../../src/gpu/kernels/moe.ts';
-import { createMoeActivations, destroyMoeActivations, uploadMoeMlp } from '../../src/gpu/moe-layer.ts';
+import { createMoeActivations, destroyMoeActivations, uploadMoeMlp } from '../../src/gpu/ffns/moe.ts';
 import type { MatmulLayout, MatvecLayout, Tuning } from '../../src/gpu/tuning.ts';
 import { quantizeGgml } from '../../src/model/formats/gguf/ggml-quantize.ts';
 import { moeForward, routeToken } from '../../src/model/reference/moe.ts';
@@ -154,7 +154,7 @@ describe.each([false, true])('Qwen3.5 MoE: routed experts plus the gated shared 
         device.queue.writeBuffer(xnBuf, 0, xn as Float32Array<ArrayBuffer>);
         device.queue.writeBuffer(xBuf, 0, x0 as Float32Array<ArrayBuffer>);
         await h.run(mlp.ops, n);
-        // src/model/reference/hybrid-layer.ts moeFfn: routed + f32(σ(gate · hn) · shared(hn)), then x +=
+        // src/model/reference/ffns/moe.ts moeFfn: routed + f32(σ(gate · hn) · shared(hn)), then x +=
         const routed = moeForward(m, m, xn, n).out;
         const sh = matmul(shared.down, siluMul(matmul(shared.gateUp, xn, n), Is), n);
         const g = matmul(shared.gate, xn, n);

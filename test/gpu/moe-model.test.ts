@@ -11,7 +11,7 @@ import { loadWeights } from '../../src/model/load-weights.ts';
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import { NodeFolderSource } from '../../src/model/sources/node-folder.ts';
 import { resolveModelSource } from '../../src/model/sources/resolve.ts';
-import type { Linear, MoeLayerWeights } from '../../src/model/types.ts';
+import type { Linear, MoeMlpWeights } from '../../src/model/types.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../goldens/gguf-golden-setup.ts';
 import { tinyGgufModel, tinyModelDir, type TinyModelDirOptions } from '../helpers/tiny-model.ts';
 import { testDevice } from './helpers.ts';
@@ -28,7 +28,7 @@ describe.each([true, false])('a tiny qwen3_moe safetensors model (norm_topk_prob
     const opts = { ...MOE, moe: { ...MOE.moe!, normTopkProb } };
     const weights = await loadWeights(new NodeFolderSource(await tinyModelDir(opts)), { layers: [0, 3], embedding: true, head: true });
     expect(weights.config.modelType).toBe('qwen3_moe');
-    expect([...weights.layers.values()].map((l) => l.mlp ?? 'dense')).toEqual(['moe', 'dense', 'moe']);
+    expect([...weights.layers.values()].map((l) => l.ffn.kind)).toEqual(['moe', 'dense', 'moe']);
     const want = await new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX }).generate(golden.promptIds, { maxNewTokens: 32 });
     const device = await testDevice(useF16);
     const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16 });
@@ -58,7 +58,7 @@ describe('decode reads only the selected experts (tiny Q4_K_M MoE GGUF)', () => 
     const device = await testDevice(false);
     const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16: false });
     try {
-      const moeLayers = new Map([...weights.layers.values()].filter((l): l is MoeLayerWeights => l.mlp === 'moe').map((l) => [l.index, l.moe]));
+      const moeLayers = new Map([...weights.layers.values()].flatMap((l): [number, MoeMlpWeights][] => (l.ffn.kind === 'moe' ? [[l.index, l.ffn.moe]] : [])));
       expect(moeLayers.size).toBe(spec.layers);
       // prefill on both engines (the grouped matmuls; not counted), then one token at a time; the
       // reference runs the layers on the same tokens (its routing), the tokens themselves are the goldens'

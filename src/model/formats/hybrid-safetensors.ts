@@ -14,7 +14,7 @@ import { ShapeMismatchError, UnsupportedDTypeError } from '../errors.ts';
 import { checkRequest, makePlan, type LoadOptions, type Located, type PreparedLoad } from '../load-plan.ts';
 import { concatRows, dtypeSize, fromFloat32, toFloat32 } from '../tensor-utils.ts';
 import {
-  isLinearLayer, type DecoderLayerWeights, type GatedDeltaNetWeights, type HybridLayerWeights, type Linear, type ModelConfig,
+  isLinearLayer, type DecoderLayerWeights, type GatedDeltaNetWeights, type FfnWeights, type MixerWeights, type Linear, type ModelConfig,
   type ModelSource, type ModelWeights, type StoredDType, type TensorData, type WeightRequest,
 } from '../types.ts';
 import type { TensorEntry } from './catalogue.ts';
@@ -115,13 +115,13 @@ function assemble(c: ModelConfig, req: WeightRequest, { N, packedExperts }: Layo
   };
   const layers = new Map<number, DecoderLayerWeights>();
   for (let i = req.layers[0]; i < req.layers[1]; i++) {
-    const mixer: HybridLayerWeights['mixer'] = isLinearLayer(c, i) ? deltaNet(i) : {
+    const mixer: MixerWeights = isLinearLayer(c, i) ? deltaNet(i) : {
       kind: 'gated_attention',
       qkv: linear(`${N.attn(i, 'q_proj')}+k+v`, N.attn(i, 'q_proj'), N.attn(i, 'k_proj'), N.attn(i, 'v_proj')),
       qNorm: plusOne(N.attn(i, 'q_norm')), kNorm: plusOne(N.attn(i, 'k_norm')), o: linear(N.attn(i, 'o_proj'), N.attn(i, 'o_proj')),
     };
     const m = c.moe;
-    const ffn: HybridLayerWeights['ffn'] = !m
+    const ffn: FfnWeights = !m
       ? { kind: 'dense', gateUp: linear(`${N.mlp(i, 'gate')}+up`, N.mlp(i, 'gate'), N.mlp(i, 'up')), down: linear(N.mlp(i, 'down'), N.mlp(i, 'down')) }
       : {
         kind: 'moe',

@@ -1,29 +1,21 @@
 // ReferenceEngine: the Qwen3 / Qwen3.5 forward pass on the CPU, one LayerEngine over ModelWeights.
 // It reads top to bottom like llama2.c; every array's shape is in a comment. It is the oracle the WebGPU
 // engine and the room's split pipelines are checked against, and a complete (slow) engine in its own right.
-// Qwen3.5 hybrid layers (gated attention, Gated DeltaNet, MoE with a shared expert) are ./hybrid-layer.ts;
-// their recurrent state and its checkpoint snapshots live in ./recurrent-state.ts.
 //
-// Per layer (x [n, H] the residual stream at positions p):
-//   xn  = rms(x) · input_layernorm                         [n, H]
-//   qkv = xn · W_qkvᵀ                                       [n, (Hq + 2·Hkv)·D]
-//   q, k = rope(head_rms(q) · q_norm), rope(head_rms(k) · k_norm)
-//   K/V cache ← k, v (rounded to f16 by default, like the GPU)
-//   x  += attention(q, K, V) · W_oᵀ                         [n, H]
-//   x  += (silu(gate) · up)(rms(x) · post_attention_layernorm) · W_downᵀ   (dense MLP), or
-//   x  += moe(rms(x) · post_attention_layernorm)                           (Qwen3 MoE layer, ./moe.ts)
+// Per layer (x [n, H] the residual stream at positions p; ./layer-table.ts):
+//   x += mixer(rms(x) · input_layernorm)           attention (Qwen3, ./mixers/attention.ts), gated attention
+//                                                  or Gated DeltaNet (Qwen3.5, ./mixers/gated-*.ts)
+//   x += ffn(rms(x) · post_attention_layernorm)    SwiGLU (./ffns/dense.ts) or MoE (./ffns/moe.ts, ./moe.ts)
+// KV caches live in ./kv-cache.ts; Gated DeltaNet's recurrent state and its snapshots in ./recurrent-state.ts.
 
 import { checkDecode, type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../engine-types.ts';
-import { isHybridLayer, isLinearLayer, type HybridLayerWeights, type LayerWeights, type Linear, type ModelConfig, type ModelWeights, type MoeLayerWeights } from '../types.ts';
-import { moeForward } from './moe.ts';
+import { isLinearLayer, type Linear, type ModelConfig, type ModelWeights } from '../types.ts';
 import { pickRow, sortedCandidates } from '../sampler.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../engine-errors.ts';
-import { hybridLayerForward, hybridVectors, type HybridVectors } from './hybrid-layer.ts';
+import { bindLayer, layerForward, type BoundLayer } from './layer-table.ts';
 import { KvCache } from './kv-cache.ts';
 import { RecurrentState } from './recurrent-state.ts';
-import {
-  addInPlace, attention, decodeLinear, embedRows, type DecodedLinear, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul, sliceColumns, tensorToF32,
-} from './ops.ts';
+import { decodeLinear, embedRows, type DecodedLinear, matmul, rmsNorm, tensorToF32 } from './ops.ts';
 
 export interface ReferenceEngineOptions {
   /** KV capacity in tokens; default config.maxPositionEmbeddings (storage grows as used). */
@@ -54,14 +46,6 @@ export interface SnapshotStats {
 
 const DEFAULT_DECODE_BUDGET = 512 * 1024 * 1024;
 
-/** A layer's norm weights decoded to f32 once. */
-interface LayerNorms {
-  input: Float32Array;         // [H]
-  q: Float32Array;             // [D]
-  k: Float32Array;             // [D]
-  post: Float32Array;          // [H]
-}
-
 function heldRange(weights: ModelWeights): LayerRange {
   const indices = [...weights.layers.keys()].sort((a, b) => a - b);
   if (indices.length === 0) return [0, 0];
@@ -75,8 +59,7 @@ export class ReferenceEngine implements LayerEngine {
   readonly config: ModelConfig;
   private readonly weights: ModelWeights;
   readonly recurrent: boolean;
-  private readonly norms = new Map<number, LayerNorms>();
-  private readonly hybridVecs = new Map<number, HybridVectors>();
+  private readonly layers = new Map<number, BoundLayer>();
   private readonly state: RecurrentState;
   private readonly deltaRule: 'recurrent' | 'chunked';
   private readonly finalNorm?: Float32Array;   // [H]
@@ -100,11 +83,7 @@ export class ReferenceEngine implements LayerEngine {
     for (let i = start; i < end; i++) {
       const layer = weights.layers.get(i);
       if (!layer) throw new EngineUsageError(`layer ${i} is not in the loaded weights (range [${start}, ${end}))`);
-      if (isHybridLayer(layer)) { this.hybridVecs.set(i, hybridVectors(layer)); continue; }
-      this.norms.set(i, {
-        input: tensorToF32(layer.inputNorm), q: tensorToF32(layer.qNorm),
-        k: tensorToF32(layer.kNorm), post: tensorToF32(layer.postNorm),
-      });
+      this.layers.set(i, bindLayer(layer));
     }
     this.hasEmbedding = weights.embedding !== undefined;
     const head = weights.lmHead ?? (c.tieWordEmbeddings ? weights.embedding : undefined);
@@ -232,48 +211,10 @@ export class ReferenceEngine implements LayerEngine {
 
   /** One decoder layer, in place on x [n, H]. */
   private layerForward(index: number, positions: number[], x: Float32Array): void {
-    const any = this.weights.layers.get(index)!;
-    if (isHybridLayer(any)) { this.hybridForward(any, positions, x); return; }
-    const c = this.config;
-    const layer = any as LayerWeights | MoeLayerWeights;
-    const norms = this.norms.get(index) as LayerNorms;
-    const n = positions.length;
-    const D = c.headDim;
-    const qWidth = c.numHeads * D;          // Hq·D
-    const kvWidth = c.numKvHeads * D;       // Hkv·D
-    const qkvWidth = qWidth + 2 * kvWidth;
-
-    // Attention block.
-    const xn = rmsNorm(x, norms.input, c.rmsNormEps);                          // [n, H]
-    const qkv = matmul(this.weight(layer.qkv), xn, n);                                       // [n, Hq·D + 2·Hkv·D]
-    const q = headRmsNorm(sliceColumns(qkv, qkvWidth, 0, qWidth), norms.q, c.rmsNormEps);                 // [n, Hq·D]
-    const k = headRmsNorm(sliceColumns(qkv, qkvWidth, qWidth, qWidth + kvWidth), norms.k, c.rmsNormEps);  // [n, Hkv·D]
-    const v = sliceColumns(qkv, qkvWidth, qWidth + kvWidth, qkvWidth);                                     // [n, Hkv·D]
-    ropeNeox(q, positions, c.numHeads, D, c.ropeTheta);
-    ropeNeox(k, positions, c.numKvHeads, D, c.ropeTheta);
-    this.cache.append(index, positions, k, v);
-    const attn = attention(q, this.cache.view(index), positions, c.numHeads, c.numKvHeads, D);           // [n, Hq·D]
-    addInPlace(x, matmul(this.weight(layer.o), attn, n));                                                              // x = h
-
-    // MLP block.
-    const hn = rmsNorm(x, norms.post, c.rmsNormEps);                           // [n, H]
-    if (layer.mlp === 'moe') {
-      const m = layer.moe;
-      const view = { router: this.weight(m.router), gate: this.weight(m.gate), up: this.weight(m.up), down: this.weight(m.down) };
-      addInPlace(x, moeForward(m, view, hn, n, (expert, tokens) => this.expertRuns.push({ layer: index, expert, tokens })).out);
-      return;
-    }
-    const gateUp = matmul(this.weight(layer.gateUp), hn, n);                                 // [n, 2·I]
-    const act = siluMul(gateUp, c.intermediateSize);                            // [n, I]
-    addInPlace(x, matmul(this.weight(layer.down), act, n));                                  // [n, H]
-  }
-
-  private hybridForward(layer: HybridLayerWeights, positions: number[], x: Float32Array): void {
-    const i = layer.index;
-    hybridLayerForward(layer, this.hybridVecs.get(i)!, {
+    layerForward(this.layers.get(index)!, {
       config: this.config, weight: (w) => this.weight(w), kv: this.cache, deltaRule: this.deltaRule,
-      ...(this.state.has(i) ? { state: this.state.layer(i) } : {}),
-      onExpert: (expert, tokens) => this.expertRuns.push({ layer: i, expert, tokens }),
+      ...(this.state.has(index) ? { state: this.state.layer(index) } : {}),
+      onExpert: (expert, tokens) => this.expertRuns.push({ layer: index, expert, tokens }),
     }, positions, x);
   }
 

@@ -11,20 +11,9 @@
 
 import { hf35 } from '../formats/qwen35-names.ts';
 import { hashString, Sfc32 } from './prng.ts';
-import type { ResolvedTinyOptions, TinyTensor } from './tiny-model.ts';
+import type { ResolvedHybridOptions, ResolvedTinyOptions, TinyHybridOptions, TinyTensor } from './tiny-options.ts';
 
-export interface TinyHybridOptions {
-  linearKeyHeads?: number;     // n_k (default 2)
-  linearValueHeads?: number;   // n_v (default 4; must differ from n_k and be a multiple of it)
-  linearHeadDim?: number;      // d_k = d_v (default 64; llama.cpp assumes them equal)
-  convKernel?: number;         // default 4
-  fullAttentionInterval?: number; // every Nth layer is full attention (default 4, as released models)
-  partialRotaryFactor?: number;   // default 0.25
-  sharedExpertIntermediate?: number; // MoE only (default: the experts' size)
-  extras?: boolean;            // write a vision tensor and an MTP block the engine must skip (default true)
-}
-
-export type ResolvedHybridOptions = Required<TinyHybridOptions>;
+export type { ResolvedHybridOptions, TinyHybridOptions } from './tiny-options.ts';
 
 export function resolveHybridOptions(h: TinyHybridOptions, expertIntermediate: number | undefined): ResolvedHybridOptions {
   const r: ResolvedHybridOptions = {

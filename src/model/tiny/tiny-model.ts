@@ -16,34 +16,10 @@ import { encodeSafetensors } from '../formats/safetensors.ts';
 import { fromFloat32, quantizeQ4f16, Q4_GROUP_SIZE } from '../tensor-utils.ts';
 import type { TensorData } from '../types.ts';
 import { hashString, Sfc32 } from './prng.ts';
-import { resolveHybridOptions, tinyHybridHfConfig, tinyHybridWeights, type ResolvedHybridOptions, type TinyHybridOptions } from './tiny-hybrid.ts';
+import { resolveHybridOptions, tinyHybridHfConfig, tinyHybridWeights } from './tiny-hybrid.ts';
+import type { ResolvedTinyOptions, TinyModelOptions, TinyTensor } from './tiny-options.ts';
 
-export interface TinyModelOptions {
-  layers?: number;             // default 4
-  hidden?: number;             // default 64
-  heads?: number;              // default 4
-  kvHeads?: number;            // default 2
-  headDim?: number;            // default 16
-  intermediate?: number;       // default 128
-  vocab?: number;              // default 151936 (Qwen3's embedding rows, so every tokenizer id exists)
-  seed?: number;               // default 0
-  shards?: number;             // N > 1: exactly N weight files, tensors split in order by count (default 1)
-  tieWordEmbeddings?: boolean; // default true (like Qwen3-1.7B)
-  moe?: TinyMoeOptions;        // present: a Qwen3 MoE model (model_type "qwen3_moe")
-  hybrid?: TinyHybridOptions;  // present: a Qwen3.5 hybrid ("qwen3_5", or "qwen3_5_moe" with moe)
-}
-
-/** The sparse MLP of a tiny Qwen3 MoE model (HF Qwen3MoeConfig fields). */
-export interface TinyMoeOptions {
-  experts?: number;            // num_experts (default 8)
-  topK?: number;               // num_experts_per_tok (default 2)
-  intermediate?: number;       // moe_intermediate_size (default 256)
-  normTopkProb?: boolean;      // default true, as the released Qwen3 MoE models
-  decoderSparseStep?: number;  // default 1
-  mlpOnlyLayers?: number[];    // default none: every layer sparse
-}
-
-export type ResolvedTinyOptions = Required<Omit<TinyModelOptions, 'moe' | 'hybrid'>> & { moe?: Required<TinyMoeOptions>; hybrid?: ResolvedHybridOptions };
+export type { ResolvedTinyOptions, TinyModelOptions, TinyMoeOptions, TinyTensor } from './tiny-options.ts';
 
 export type TinyFormat = 'safetensors' | 'mlc';
 
@@ -168,8 +144,6 @@ function gaussian(seed: number, name: string, n: number, std: number, mean = 0):
   for (let i = 0; i < n; i++) out[i] = mean + std * rng.normal();
   return out;
 }
-
-export interface TinyTensor { name: string; shape: number[]; values: Float32Array; dtype?: 'F32' }   // stored BF16 unless F32
 
 /** All weights in HF names and shapes, as f32 (before rounding to BF16 or quantizing). */
 export function tinyWeights(o: ResolvedTinyOptions): TinyTensor[] {

@@ -2,7 +2,7 @@
 // rounded to f32 in the order the C code writes it (no FMA contraction). Reads the bytes as stored.
 // Block layouts: see GgmlLinear in ../../types.ts and GGML_TYPES in ./ggml-types.ts.
 
-import { bf16BitsToF32, f16BitsToF32 } from '../../tensor-utils.ts';
+import { bf16BitsToF32, f16BitsToF32 } from '../../float-bits.ts';
 import type { GgmlLinear, GgmlType } from '../../types.ts';
 import { GGML_TYPES, ggmlRowBytes } from './ggml-types.ts';
 

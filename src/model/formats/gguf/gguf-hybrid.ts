@@ -9,7 +9,7 @@
 import { ConfigError } from '../../errors.ts';
 import type { LoadOptions, PreparedLoad } from '../../load-plan.ts';
 import type {
-  DecoderLayerWeights, GatedDeltaNetWeights, HybridConfig, HybridLayerWeights, LayerType, Linear, ModelConfig, TensorData, WeightRequest,
+  DecoderLayerWeights, GatedDeltaNetWeights, HybridConfig, FfnWeights, MixerWeights, LayerType, Linear, ModelConfig, TensorData, WeightRequest,
 } from '../../types.ts';
 import { isLinearLayer } from '../../types.ts';
 import { GGUF_HYBRID as X } from '../qwen35-names.ts';
@@ -87,11 +87,11 @@ export interface HybridAssembly {
 export function assembleHybridLayers(c: ModelConfig, req: WeightRequest, { tensor, linear }: HybridAssembly): Map<number, DecoderLayerWeights> {
   const layers = new Map<number, DecoderLayerWeights>();
   for (let i = req.layers[0]; i < req.layers[1]; i++) {
-    const mixer: HybridLayerWeights['mixer'] = isLinearLayer(c, i)
+    const mixer: MixerWeights = isLinearLayer(c, i)
       ? deltaNet(i)
       : { kind: 'gated_attention', qkv: linear(N.q(i), N.k(i), N.v(i)), qNorm: tensor(N.qNorm(i)), kNorm: tensor(N.kNorm(i)), o: linear(N.o(i)) };
     const m = c.moe;
-    const ffn: HybridLayerWeights['ffn'] = !m ? { kind: 'dense', gateUp: linear(N.gate(i), N.up(i)), down: linear(N.down(i)) } : {
+    const ffn: FfnWeights = !m ? { kind: 'dense', gateUp: linear(N.gate(i), N.up(i)), down: linear(N.down(i)) } : {
       kind: 'moe',
       moe: {
         numExperts: m.numExperts, topK: m.numExpertsPerTok, normTopkProb: m.normTopkProb, intermediate: m.moeIntermediateSize,

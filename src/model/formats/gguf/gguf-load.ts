@@ -9,7 +9,7 @@ import { ShapeMismatchError, TensorMissingError, UnsupportedTensorTypeError } fr
 import { checkRequest, makePlan, type LoadOptions, type Located, type PreparedLoad } from '../../load-plan.ts';
 import { toFloat32 } from '../../tensor-utils.ts';
 import {
-  isMoeLayer, type DecoderLayerWeights, type GgmlSegment, type GgmlType, type Linear, type ModelConfig, type ModelSource,
+  isMoeLayer, type AttentionWeights, type DecoderLayerWeights, type FfnWeights, type GgmlSegment, type GgmlType, type Linear, type ModelConfig, type ModelSource,
   type ModelWeights, type StoredDType, type TensorData, type WeightRequest,
 } from '../../types.ts';
 import { GGUF_NAMES as N } from './gguf-names.ts';
@@ -123,22 +123,16 @@ function assemble(c: ModelConfig, req: WeightRequest, infos: Map<string, GgufTen
   };
   const layers = c.hybrid ? assembleHybridLayers(c, req, { tensor: norm, linear }) : new Map<number, DecoderLayerWeights>();
   for (let i = req.layers[0]; i < req.layers[1] && !c.hybrid; i++) {
-    const attention = {
-      index: i, inputNorm: norm(N.attnNorm(i)), qkv: linear(N.q(i), N.k(i), N.v(i)), qNorm: norm(N.qNorm(i)), kNorm: norm(N.kNorm(i)),
-      o: linear(N.o(i)), postNorm: norm(N.ffnNorm(i)),
+    const mixer: AttentionWeights = { kind: 'attention', qkv: linear(N.q(i), N.k(i), N.v(i)), qNorm: norm(N.qNorm(i)), kNorm: norm(N.kNorm(i)), o: linear(N.o(i)) };
+    const m = c.moe;
+    const ffn: FfnWeights = !isMoeLayer(c, i) ? { kind: 'dense', gateUp: linear(N.gate(i), N.up(i)), down: linear(N.down(i)) } : {
+      kind: 'moe',
+      moe: {
+        numExperts: m!.numExperts, topK: m!.numExpertsPerTok, normTopkProb: m!.normTopkProb, intermediate: m!.moeIntermediateSize,
+        router: linear(N.router(i)), gate: linear(N.gateExps(i)), up: linear(N.upExps(i)), down: linear(N.downExps(i)),
+      },
     };
-    if (isMoeLayer(c, i)) {
-      const m = c.moe!;
-      layers.set(i, {
-        mlp: 'moe', ...attention,
-        moe: {
-          numExperts: m.numExperts, topK: m.numExpertsPerTok, normTopkProb: m.normTopkProb, intermediate: m.moeIntermediateSize,
-          router: linear(N.router(i)), gate: linear(N.gateExps(i)), up: linear(N.upExps(i)), down: linear(N.downExps(i)),
-        },
-      });
-    } else {
-      layers.set(i, { ...attention, gateUp: linear(N.gate(i), N.up(i)), down: linear(N.down(i)) });
-    }
+    layers.set(i, { index: i, inputNorm: norm(N.attnNorm(i)), postNorm: norm(N.ffnNorm(i)), mixer, ffn });
   }
   const out: ModelWeights = { config: c, format: 'gguf', layers };
   if (infos.has(N.embedding)) out.embedding = linear(N.embedding);

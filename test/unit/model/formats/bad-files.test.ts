@@ -12,7 +12,8 @@ import {
 import { loadWeights } from '../../../../src/model/load-weights.ts';
 import { NodeFolderSource } from '../../../../src/model/sources/node-folder.ts';
 import { writeTinyModelInto } from '../../../../src/model/tiny/write-node.ts';
-import type { LayerWeights, WeightRequest } from '../../../../src/model/types.ts';
+import type { WeightRequest } from '../../../../src/model/types.ts';
+import { mixerOf } from '../../../helpers/layer-parts.ts';
 
 const OPTS = { layers: 2, vocab: 256, seed: 3 };
 const ALL: WeightRequest = { layers: [0, 2], embedding: true, head: true };
@@ -262,7 +263,7 @@ describe('MLC bad files', () => {
     await writeFile(join(dir, 'ndarray-cache.json'), await readFile(join(dir, 'tensor-cache.json')));
     await rm(join(dir, 'tensor-cache.json'));
     const w = await loadWeights(new NodeFolderSource(dir), { layers: [0, 1] });
-    expect((w.layers.get(0) as LayerWeights).qkv.kind).toBe('q4f16_1');
+    expect(mixerOf(w.layers.get(0), 'attention').qkv.kind).toBe('q4f16_1');
     await rm(join(dir, 'ndarray-cache.json'));
     const err = await loadError(dir);
     expect(err.name).toBe('UnknownFormatError');

@@ -13,7 +13,8 @@ import {
 } from '../../../../src/model/tensor-utils.ts';
 import { resolveTinyOptions, tinyWeights, type TinyModelOptions } from '../../../../src/model/tiny/tiny-model.ts';
 import { writeTinyModelInto } from '../../../../src/model/tiny/write-node.ts';
-import type { LayerWeights, LoadProgress } from '../../../../src/model/types.ts';
+import type { LoadProgress } from '../../../../src/model/types.ts';
+import { ffnOf, mixerOf } from '../../../helpers/layer-parts.ts';
 
 const OPTS: TinyModelOptions = { layers: 3, vocab: 320, seed: 7 };
 let root: string;
@@ -43,15 +44,16 @@ describe('loadWeights: safetensors', () => {
     expect(w.format).toBe('safetensors');
     expect(w.config).toMatchObject({ numLayers: 3, hiddenSize: 64, numHeads: 4, numKvHeads: 2, headDim: 16, vocabSize: 320 });
     expect(w.config.eosTokenIds).toEqual([151645, 151643]);   // config.json + generation_config.json
-    const l = w.layers.get(2) as LayerWeights;
+    const layer = w.layers.get(2)!;
+    const l = mixerOf(layer, 'attention'), f = ffnOf(layer, 'dense');
     expect(l.qkv).toMatchObject({ kind: 'dense', rows: 128, cols: 64 });
     expect(Array.from(linearRowsToFloat32(l.qkv, 0, 128))).toEqual(bf16(cat(
       'model.layers.2.self_attn.q_proj.weight', 'model.layers.2.self_attn.k_proj.weight', 'model.layers.2.self_attn.v_proj.weight')));
-    expect(Array.from(linearRowsToFloat32(l.gateUp, 0, 256))).toEqual(bf16(cat('model.layers.2.mlp.gate_proj.weight', 'model.layers.2.mlp.up_proj.weight')));
+    expect(Array.from(linearRowsToFloat32(f.gateUp, 0, 256))).toEqual(bf16(cat('model.layers.2.mlp.gate_proj.weight', 'model.layers.2.mlp.up_proj.weight')));
     expect(Array.from(linearRowsToFloat32(l.o, 0, 64))).toEqual(bf16(weights.get('model.layers.2.self_attn.o_proj.weight')!));
-    expect(Array.from(linearRowsToFloat32(l.down, 0, 64))).toEqual(bf16(weights.get('model.layers.2.mlp.down_proj.weight')!));
+    expect(Array.from(linearRowsToFloat32(f.down, 0, 64))).toEqual(bf16(weights.get('model.layers.2.mlp.down_proj.weight')!));
     expect(Array.from(toFloat32(l.qNorm))).toEqual(bf16(weights.get('model.layers.2.self_attn.q_norm.weight')!));
-    expect(Array.from(toFloat32(l.postNorm))).toEqual(bf16(weights.get('model.layers.2.post_attention_layernorm.weight')!));
+    expect(Array.from(toFloat32(layer.postNorm))).toEqual(bf16(weights.get('model.layers.2.post_attention_layernorm.weight')!));
     expect(Array.from(linearRowsToFloat32(w.embedding!, 0, 320))).toEqual(bf16(weights.get('model.embed_tokens.weight')!));
     expect(Array.from(toFloat32(w.finalNorm!))).toEqual(bf16(weights.get('model.norm.weight')!));
     expect(w.lmHead).toBeUndefined();                       // tied
@@ -61,8 +63,8 @@ describe('loadWeights: safetensors', () => {
     const one = await loadWeights(new NodeFolderSource(join(root, 'st')), { layers: [1, 3], head: true });
     const three = await loadWeights(new NodeFolderSource(join(root, 'st3')), { layers: [1, 3], head: true });
     for (const i of [1, 2]) {
-      expect((three.layers.get(i) as LayerWeights).qkv).toEqual((one.layers.get(i) as LayerWeights).qkv);
-      expect((three.layers.get(i) as LayerWeights).down).toEqual((one.layers.get(i) as LayerWeights).down);
+      expect(mixerOf(three.layers.get(i), 'attention').qkv).toEqual(mixerOf(one.layers.get(i), 'attention').qkv);
+      expect(ffnOf(three.layers.get(i), 'dense').down).toEqual(ffnOf(one.layers.get(i), 'dense').down);
     }
     expect(three.embedding).toEqual(one.embedding);
   });
@@ -115,7 +117,8 @@ describe('loadWeights: MLC q4f16_1', () => {
   it('returns c_attn and gate_up_proj as stored, and they dequantize to the quantized f32 weights', async () => {
     const w = await loadWeights(new NodeFolderSource(join(root, 'mlc')), { layers: [0, 3], embedding: true, head: true });
     expect(w.format).toBe('mlc');
-    const l = w.layers.get(1) as LayerWeights;
+    const layer = w.layers.get(1)!;
+    const l = mixerOf(layer, 'attention'), f = ffnOf(layer, 'dense');
     expect(l.qkv).toMatchObject({ kind: 'q4f16_1', rows: 128, cols: 64 });
     if (l.qkv.kind !== 'q4f16_1') throw new Error('expected q4');
     expect(l.qkv.qweight.name).toBe('model.layers.1.self_attn.c_attn.q_weight');
@@ -132,7 +135,7 @@ describe('loadWeights: MLC q4f16_1', () => {
       expect(Math.abs(deq[i]! - f32[i]!)).toBeLessThanOrEqual(scale / 2 + 1e-7);
     }
     const gateUp = cat('model.layers.1.mlp.gate_proj.weight', 'model.layers.1.mlp.up_proj.weight');
-    expect(Array.from(linearRowsToFloat32(l.gateUp, 0, 256))).toEqual(Array.from(dequantizeRows(quantizeQ4f16('g', gateUp, 256, 64), 0, 256)));
+    expect(Array.from(linearRowsToFloat32(f.gateUp, 0, 256))).toEqual(Array.from(dequantizeRows(quantizeQ4f16('g', gateUp, 256, 64), 0, 256)));
     expect(Array.from(toFloat32(l.kNorm))).toEqual(f16(weights.get('model.layers.1.self_attn.k_norm.weight')!));
     expect(w.embedding?.kind).toBe('q4f16_1');
     expect(Array.from(toFloat32(w.finalNorm!))).toEqual(f16(weights.get('model.norm.weight')!));

@@ -13,10 +13,11 @@ import { loadWeights, planWeights } from '../../../../src/model/load-weights.ts'
 import { NodeFolderSource } from '../../../../src/model/sources/node-folder.ts';
 import { resolveModelSource } from '../../../../src/model/sources/resolve.ts';
 import { linearRowsToFloat32 } from '../../../../src/model/tensor-utils.ts';
-import type { LayerWeights, ModelSource } from '../../../../src/model/types.ts';
+import type { ModelSource } from '../../../../src/model/types.ts';
 import { CachingSource, MemoryByteStore } from '../../../../src/room/weight-cache.ts';
 import { startRangeServer, type RangeServer } from '../../../helpers/range-server.ts';
 import { tinyGgufModel, tinyModelDir } from '../../../helpers/tiny-model.ts';
+import { ffnOf, mixerOf } from '../../../helpers/layer-parts.ts';
 
 let q4: Awaited<ReturnType<typeof tinyGgufModel>>;
 let split: Awaited<ReturnType<typeof tinyGgufModel>>;
@@ -130,9 +131,9 @@ describe('split GGUF', () => {
       loadWeights(await resolveModelSource(q4.path), { layers: [0, 4], embedding: true, head: true }),
     ]);
     for (let i = 0; i < 4; i++) {
-      const [x, y] = [a.layers.get(i) as LayerWeights, b.layers.get(i) as LayerWeights];
+      const [x, y] = [mixerOf(a.layers.get(i), 'attention'), mixerOf(b.layers.get(i), 'attention')];
       expect(Array.from(linearRowsToFloat32(x.qkv, 0, x.qkv.rows))).toEqual(Array.from(linearRowsToFloat32(y.qkv, 0, y.qkv.rows)));
-      expect(fingerprint(x.down)).toEqual(fingerprint(y.down));
+      expect(fingerprint(ffnOf(a.layers.get(i), 'dense').down)).toEqual(fingerprint(ffnOf(b.layers.get(i), 'dense').down));
     }
     expect(fingerprint(a.embedding)).toEqual(fingerprint(b.embedding));
   });

@@ -16,7 +16,7 @@ import { tinyBpeVocab } from '../../../../src/model/tiny/gguf-vocab.ts';
 import { reorderValueHeads } from '../../../../src/model/tiny/tiny-hybrid-gguf.ts';
 import { tinyGgufFiles, type TinyGgufOptions } from '../../../../src/model/tiny/tiny-gguf.ts';
 import { resolveTinyOptions, tinyWeights } from '../../../../src/model/tiny/tiny-model.ts';
-import { isHybridLayer, type GatedDeltaNetWeights, type ModelSource, type StoredDType } from '../../../../src/model/types.ts';
+import type { GatedDeltaNetWeights, ModelSource, StoredDType } from '../../../../src/model/types.ts';
 
 const vocab = tinyBpeVocab('{{ messages }}', 40);
 const OPTS: TinyGgufOptions = {
@@ -112,7 +112,7 @@ describe('reading a hybrid GGUF', () => {
     const moe: TinyGgufOptions = { ...OPTS, moe: { experts: 4, topK: 2, intermediate: 32 }, hybrid: { ...OPTS.hybrid, sharedExpertIntermediate: 48 } };
     const w = await loadWeights(memorySource(tinyGgufFiles(moe, vocab)), { layers: [0, 4] });
     const l0 = w.layers.get(0)!;
-    if (!isHybridLayer(l0) || l0.mixer.kind !== 'gated_delta_net' || l0.ffn.kind !== 'moe') throw new Error('layer 0 is not a Gated DeltaNet MoE layer');
+    if (l0.mixer.kind !== 'gated_delta_net' || l0.ffn.kind !== 'moe' || !l0.ffn.shared) throw new Error('layer 0 is not a Gated DeltaNet MoE layer');
     expect((l0.mixer as GatedDeltaNetWeights).valueHeads).toBe('tiled');
     expect([l0.ffn.moe.gate.rows, l0.ffn.shared.gateUp.rows, l0.ffn.shared.gate.rows, l0.ffn.shared.gate.cols]).toEqual([4 * 32, 2 * 48, 1, 64]);
     expect(w.config.moe).toMatchObject({ numExperts: 4, sharedExpertIntermediateSize: 48, normTopkProb: true });

@@ -8,9 +8,10 @@ import { ReferenceEngine } from '../../../../src/model/reference/reference-engin
 import { NodeFolderSource } from '../../../../src/model/sources/node-folder.ts';
 import { resolveModelSource } from '../../../../src/model/sources/resolve.ts';
 import { tinyBpeVocab } from '../../../../src/model/tiny/gguf-vocab.ts';
-import type { ModelWeights, MoeLayerWeights } from '../../../../src/model/types.ts';
+import type { ModelWeights } from '../../../../src/model/types.ts';
 import { tinyGgufModel, tinyModelDir, type TinyModelDirOptions } from '../../../helpers/tiny-model.ts';
 import { naiveLastLogits } from './naive-forward.ts';
+import { ffnOf } from '../../../helpers/layer-parts.ts';
 
 const VOCAB = tinyBpeVocab(tinyBpeTemplate()).tokens.length;
 function tinyBpeTemplate(): string { return '{{ messages }}'; }
@@ -52,8 +53,8 @@ describe('Qwen3 MoE reference forward', () => {
 
   it('loads per-expert safetensors as stacked experts, and mlp_only_layers as dense', () => {
     expect(w.config.modelType).toBe('qwen3_moe');
-    expect(w.layers.get(1)!.mlp).toBeUndefined();
-    const m = (w.layers.get(0) as MoeLayerWeights).moe;
+    expect(w.layers.get(1)!.ffn.kind).toBe('dense');
+    const m = ffnOf(w.layers.get(0), 'moe').moe;
     expect(m).toMatchObject({ numExperts: 8, topK: 2, normTopkProb: true, intermediate: 32 });
     expect([m.router.rows, m.gate.rows, m.up.rows, m.down.rows]).toEqual([8, 8 * 32, 8 * 32, 8 * 64]);
   });
@@ -88,7 +89,7 @@ describe('Qwen3 MoE reference forward', () => {
     const decode = engine.expertRuns.splice(0);
     expect(decode.map((r) => [r.layer, r.tokens])).toEqual([[0, 1], [0, 1], [2, 1], [2, 1]]);
     // The expert bytes one decode token reads: 2 of 8 experts in each of the 2 MoE layers.
-    const m = (w.layers.get(0) as MoeLayerWeights).moe;
+    const m = ffnOf(w.layers.get(0), 'moe').moe;
     const expertBytes = (m.gate.kind === 'dense' ? m.gate.weight.bytes.byteLength : 0) / 8 * 3;
     expect(decode.length * expertBytes).toBe(2 * 2 * expertBytes);
     expect(decode.length * expertBytes).toBeLessThanOrEqual(0.25 * 2 * 8 * expertBytes);
@@ -104,7 +105,7 @@ describe('Qwen3 MoE reference forward', () => {
     const g = await tinyGgufModel({ ...MOE, fileType: 'BF16', tokenizer: 'tiny-bpe', chatTemplate: tinyBpeTemplate() });
     const gw = await loadWeights(await resolveModelSource(g.path), { layers: [0, 3], embedding: true, head: true });
     expect(gw.config.moe).toEqual(w.config.moe);
-    expect(gw.layers.get(1)!.mlp).toBeUndefined();
+    expect(gw.layers.get(1)!.ffn.kind).toBe('dense');
     expect(await logitsOf(new ReferenceEngine(gw), ids)).toEqual(await logitsOf(new ReferenceEngine(w), ids));
   });
 });

@@ -5,7 +5,7 @@
 // two share only the weight decoding.
 
 import { dequantizeLinear, tensorToF32 } from '../../../../src/model/reference/ops.ts';
-import type { LayerWeights, Linear, ModelWeights, MoeLayerWeights, MoeMlpWeights, TensorData } from '../../../../src/model/types.ts';
+import type { Linear, ModelWeights, MoeMlpWeights, TensorData } from '../../../../src/model/types.ts';
 
 type Matrix = number[][];
 
@@ -65,10 +65,12 @@ export function naiveLastLogits(w: ModelWeights, ids: number[]): number[] {
   const embed = matrix(w.embedding!);
   let xs = ids.map((id) => [...embed[id]!]);
   for (let l = 0; l < c.numLayers; l++) {
-    const L = w.layers.get(l) as LayerWeights | MoeLayerWeights;
-    const [qkvW, oW] = [matrix(L.qkv), matrix(L.o)];
-    const [guW, downW] = L.mlp === 'moe' ? [[], []] : [matrix(L.gateUp), matrix(L.down)];
-    const [inN, qN, kN, postN] = [vector(L.inputNorm), vector(L.qNorm), vector(L.kNorm), vector(L.postNorm)];
+    const L = w.layers.get(l)!;
+    const A = L.mixer, F = L.ffn;
+    if (A.kind !== 'attention') throw new Error(`layer ${l}: the naive forward is Qwen3's (attention), not ${A.kind}`);
+    const [qkvW, oW] = [matrix(A.qkv), matrix(A.o)];
+    const [guW, downW] = F.kind === 'moe' ? [[], []] : [matrix(F.gateUp), matrix(F.down)];
+    const [inN, qN, kN, postN] = [vector(L.inputNorm), vector(A.qNorm), vector(A.kNorm), vector(L.postNorm)];
     const qs: number[][][] = [];
     const ks: number[][][] = [];
     const vs: number[][][] = [];
@@ -93,8 +95,8 @@ export function naiveLastLogits(w: ModelWeights, ids: number[]): number[] {
       }
       const h1 = x.map((v, i) => v + linear(attnOut, oW)[i]!);
       const hn = rms(h1, postN, c.rmsNormEps);
-      if (L.mlp === 'moe') {
-        const y = moeBlock(hn, L.moe);
+      if (F.kind === 'moe') {
+        const y = moeBlock(hn, F.moe);
         return h1.map((v, i) => v + y[i]!);
       }
       const gu = linear(hn, guW);

@@ -3,7 +3,7 @@
 // (small embedding, larger o/down) so greedy tokens vary instead of repeating the last input.
 
 import { fromFloat32, quantizeQ4f16 } from '../../../../src/model/tensor-utils.ts';
-import type { LayerWeights, Linear, ModelConfig, ModelWeights, TensorData } from '../../../../src/model/types.ts';
+import type { DecoderLayerWeights, Linear, ModelConfig, ModelWeights, TensorData } from '../../../../src/model/types.ts';
 
 export interface SyntheticOptions {
   layers?: number;
@@ -55,20 +55,19 @@ export function syntheticWeights(o: SyntheticOptions = {}): ModelWeights {
   const H = c.hiddenSize;
   const D = c.headDim;
   const I = c.intermediateSize;
-  const layers = new Map<number, LayerWeights>();
+  const layers = new Map<number, DecoderLayerWeights>();
   for (let i = 0; i < c.numLayers; i++) {
     const p = `model.layers.${i}`;
-    layers.set(i, {
-      index: i,
-      inputNorm: norm(`${p}.input_layernorm`, H),
-      qkv: linear(`${p}.self_attn.qkv_proj`, (c.numHeads + 2 * c.numKvHeads) * D, H, 1 / Math.sqrt(H)),
-      qNorm: norm(`${p}.self_attn.q_norm`, D),
-      kNorm: norm(`${p}.self_attn.k_norm`, D),
-      o: linear(`${p}.self_attn.o_proj`, H, c.numHeads * D, 4 / Math.sqrt(c.numHeads * D)),
-      postNorm: norm(`${p}.post_attention_layernorm`, H),
-      gateUp: linear(`${p}.mlp.gate_up_proj`, 2 * I, H, 1 / Math.sqrt(H)),
-      down: linear(`${p}.mlp.down_proj`, H, I, 4 / Math.sqrt(I)),
-    });
+    // drawn from the one PRNG in this order (input norm, q|k|v, q/k norms, o, post norm, gate|up, down)
+    const inputNorm = norm(`${p}.input_layernorm`, H);
+    const qkv = linear(`${p}.self_attn.qkv_proj`, (c.numHeads + 2 * c.numKvHeads) * D, H, 1 / Math.sqrt(H));
+    const qNorm = norm(`${p}.self_attn.q_norm`, D);
+    const kNorm = norm(`${p}.self_attn.k_norm`, D);
+    const o = linear(`${p}.self_attn.o_proj`, H, c.numHeads * D, 4 / Math.sqrt(c.numHeads * D));
+    const postNorm = norm(`${p}.post_attention_layernorm`, H);
+    const gateUp = linear(`${p}.mlp.gate_up_proj`, 2 * I, H, 1 / Math.sqrt(H));
+    const down = linear(`${p}.mlp.down_proj`, H, I, 4 / Math.sqrt(I));
+    layers.set(i, { index: i, inputNorm, postNorm, mixer: { kind: 'attention', qkv, qNorm, kNorm, o }, ffn: { kind: 'dense', gateUp, down } });
   }
   const weights: ModelWeights = {
     config: c, format: dtype === 'q4f16_1' ? 'mlc' : 'safetensors', layers,

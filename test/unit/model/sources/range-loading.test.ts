@@ -12,7 +12,7 @@ import { NodeFolderSource } from '../../../../src/model/sources/node-folder.ts';
 import { resolveModelSource } from '../../../../src/model/sources/resolve.ts';
 import { startRangeServer, type RangeServer } from '../../../helpers/range-server.ts';
 import { tinyModelDir } from '../../../helpers/tiny-model.ts';
-import type { LayerWeights } from '../../../../src/model/types.ts';
+import { mixerOf } from '../../../helpers/layer-parts.ts';
 
 let stDir: string;
 let mlcDir: string;
@@ -92,7 +92,7 @@ describe('ranged loading over HTTP', () => {
       const src = await resolveModelSource('Qwen/Tiny@v1.0', { hfEndpoint: server.url });
       expect(src.label).toBe('Qwen/Tiny@v1.0');
       const w = await loadWeights(src, { layers: [0, 1] });
-      expect((w.layers.get(0) as LayerWeights).qkv.rows).toBe(128);
+      expect(mixerOf(w.layers.get(0), 'attention').qkv.rows).toBe(128);
       expect(server.requests.some((r) => r.path === 'Qwen/Tiny/resolve/v1.0/config.json')).toBe(true);
     } finally {
       await rm(hfRoot, { recursive: true, force: true });

@@ -1,31 +1,54 @@
-// A Qwen3 MoE decoder layer on the device: the attention half of ./layers.ts, then the sparse MLP with
-// routing on the device and no read-back (HF Qwen3MoeSparseMoeBlock; the reference: src/model/reference/moe.ts):
-//   7  router linear   xn -> logits [n, E]
-//   8  moe_route       logits -> routing buffer: each token's k experts (ascending id) and weights
-//   9  moe_group       (prefill only) the pairs grouped by expert
-//   10 experts gate|up xn -> act [n·k, I_e]   silu(gate)·up, each pair on its expert's rows only
-//   11 experts down    act -> ye [n·k, H]
-//   12 moe_combine     x[t] += Σ_j w_j · ye[t·k + j]
-// (gate and up of different formats: 10 is two expert linears into gu [n·k, 2·I_e] and silu_mul.)
-import type { ModelConfig, MoeConfig, MoeLayerWeights, MoeMlpWeights, SharedExpertWeights } from '../model/types.ts';
-import { uploadExperts, sameExpertFormat, type GpuExperts } from './gpu-experts.ts';
-import { uploadLinear, type GpuLinear } from './gpu-weights.ts';
-import { expertOps } from './kernels/expert-linear.ts';
-import { Epilogue, linearOps } from './kernels/linear.ts';
-import { MOE_MAX_EXPERTS, MOE_MAX_TOP_K, moeCombineOp, moeCombineSharedOp, moeGroupOp, moeParams, moeRouteOp, routeWords, type MoeShape } from './kernels/moe.ts';
-import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
-import { siluMulOp } from './kernels/silu-mul.ts';
-import { uploadAttention, type Activations, type GpuLayer } from './layers.ts';
-import type { Op } from './op.ts';
-import type { PipelineCache } from './pipelines.ts';
-import type { Readbacks } from './readback.ts';
+// The sparse MLP on the device, routing on the device and no read-back (HF Qwen3MoeSparseMoeBlock; the
+// reference: src/model/reference/ffns/moe.ts, ../../model/reference/moe.ts), reading act.xn:
+//   router linear   xn -> logits [n, E]
+//   moe_route       logits -> routing buffer: each token's k experts (ascending id) and weights
+//   moe_group       (prefill only) the pairs grouped by expert
+//   experts gate|up xn -> act [n·k, I_e]   silu(gate)·up, each pair on its expert's rows only
+//   experts down    act -> ye [n·k, H]
+//   moe_combine     x[t] += Σ_j w_j · ye[t·k + j]
+// (gate and up of different formats: gate|up is two expert linears into gu [n·k, 2·I_e] and silu_mul.)
+// Qwen3.5 MoE adds the shared expert (gate|up, down, its gate logit) before a combine that adds
+// σ(gate) · shared to the routed sum.
+import { EngineUsageError } from '../../model/engine-errors.ts';
+import type { ModelConfig, MoeConfig, MoeFfnWeights, MoeMlpWeights, SharedExpertWeights } from '../../model/types.ts';
+import { uploadExperts, sameExpertFormat, type GpuExperts } from '../gpu-experts.ts';
+import { uploadLinear, type GpuLinear } from '../gpu-weights.ts';
+import { expertOps } from '../kernels/expert-linear.ts';
+import { Epilogue, linearOps } from '../kernels/linear.ts';
+import { MOE_MAX_EXPERTS, MOE_MAX_TOP_K, moeCombineOp, moeCombineSharedOp, moeGroupOp, moeParams, moeRouteOp, routeWords, type MoeShape } from '../kernels/moe.ts';
+import { GpuResourceError, UnsupportedWeightError } from '../errors.ts';
+import { siluMulOp } from '../kernels/silu-mul.ts';
+import type { GpuFfnRow, MoeActivations } from '../layer-contract.ts';
+import type { Op } from '../op.ts';
+import type { PipelineCache } from '../pipelines.ts';
+import type { Readbacks } from '../readback.ts';
+
+
+/** A layer's sparse MLP as the MoE buffers and checks see it. */
+export interface MoeLayer { index: number; moe: MoeMlpWeights }
+
+export const moeFfn: GpuFfnRow<MoeFfnWeights> = {
+  linears: (f) => {
+    const { moe: m, shared: s } = f;
+    return [m.router, m.gate, m.up, m.down, ...(s ? [s.gateUp, s.down, s.gate] : [])];
+  },
+  check(cfg, f, index) {
+    if (!cfg.moe) throw new EngineUsageError('createWebGPUEngine: MoE layers in a model whose config has no moe section');
+    checkMoeLayers(cfg, [{ index, moe: f.moe }]);
+  },
+  upload({ device, cache, cfg, act, maxBindingBytes, index }, f) {
+    if (!act.moe) throw new Error('engine: an MoE layer but no MoE activations were made');
+    const target: MoeMlpTarget = { step: act.step, xn: act.xn, x: act.x, moe: act.moe, layer: index, ...(f.shared ? { shared: f.shared } : {}) };
+    return uploadMoeMlp(device, cache, cfg.hiddenSize, f.moe, target, maxBindingBytes);
+  },
+};
 
 /**
  * What the MoE kernels cannot run, refused by name before the engine asks for a device: more experts or
  * a larger top-k than the routing kernels hold, sizes the vec4 loads cannot take, expert weights in a
  * format with no expert kernels (q4f16_1: MLC has no Qwen3 MoE build) or mixed within one part.
  */
-export function checkMoeLayers(cfg: ModelConfig, layers: readonly Pick<MoeLayerWeights, 'index' | 'moe'>[]): void {
+export function checkMoeLayers(cfg: ModelConfig, layers: readonly MoeLayer[]): void {
   const m = cfg.moe;
   if (!m || layers.length === 0) return;
   const E = m.numExperts, k = m.numExpertsPerTok;
@@ -40,35 +63,12 @@ export function checkMoeLayers(cfg: ModelConfig, layers: readonly Pick<MoeLayerW
   }
 }
 
-/** Buffers shared by an engine's MoE layers (all have the config's E, k and I_e). */
-export interface MoeActivations {
-  shape: MoeShape;
-  intermediate: number;        // I_e
-  logits: GPUBuffer;           // [T, E] router logits
-  route: GPUBuffer;            // the routing buffer (shaders/lib/job_experts.wgsl)
-  act: GPUBuffer;              // [T·k, I_e] silu(gate)·up per pair
-  gu: GPUBuffer | undefined;   // [T·k, 2·I_e] when some layer's gate and up differ in format
-  ye: GPUBuffer;               // [T·k, H] each pair's expert output
-  bytesRead: GPUBuffer;        // [MoE layers held, E] u32: weight bytes the decode matvecs read per expert
-  params: GPUBuffer;           // uniform MoeRoute
-  layerSlots: Map<number, number>;  // layer index -> its row of `bytesRead`
-  shared?: SharedExpertActivations; // Qwen3.5 MoE's shared expert
-}
-
-/** Qwen3.5 MoE: the shared expert every token also runs, gated by σ(shared_expert_gate · hn). */
-export interface SharedExpertActivations {
-  intermediate: number;        // I_s
-  act: GPUBuffer;              // [T, I_s] silu(gate)·up
-  out: GPUBuffer;              // [T, H] its output
-  gate: GPUBuffer;             // [T] its gate logit
-}
-
 /**
  * The shared MoE buffers for `maxBatch` tokens a step, for these MoE layers (the engine's config gives E,
  * k, I_e and norm_topk_prob; every layer must agree, checked at upload).
  */
 export function createMoeActivations(
-  device: GPUDevice, m: MoeConfig, hidden: number, maxBatch: number, layers: readonly Pick<MoeLayerWeights, 'index' | 'moe'>[],
+  device: GPUDevice, m: MoeConfig, hidden: number, maxBatch: number, layers: readonly MoeLayer[],
 ): MoeActivations {
   const k = m.numExpertsPerTok;
   const shape: MoeShape = { experts: m.numExperts, topK: k, normTopkProb: m.normTopkProb, maxPairs: maxBatch * k, hidden };
@@ -194,15 +194,4 @@ function shared(device: GPUDevice, cache: PipelineCache, t: MoeMlpTarget, H: num
       ...linearOps(cache, gate, { step, x: xn, y: a.gate, outStride: 1, epilogue: Epilogue.STORE }),
     ],
   };
-}
-
-export function uploadMoeLayer(
-  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, w: MoeLayerWeights, act: Activations,
-  ctx: number, maxBindingBytes: number,
-): GpuLayer {
-  const moe = act.moe;
-  if (!moe) throw new Error('engine: an MoE layer but no MoE activations were made');
-  const a = uploadAttention(device, cache, cfg, w, act, ctx, maxBindingBytes);
-  const mlp = uploadMoeMlp(device, cache, cfg.hiddenSize, w.moe, { step: act.step, xn: act.xn, x: act.x, moe, layer: w.index }, maxBindingBytes);
-  return { index: w.index, linears: [...a.linears, ...mlp.linears], norms: a.norms, kcache: a.kcache, vcache: a.vcache, ops: [...a.ops, ...mlp.ops], kvLength: 0 };
 }
