@@ -13,7 +13,7 @@
 //   - decoder_sparse_step / mlp_only_layers: llama.cpp assumes every layer is MoE. We read a layer as
 //     dense when its tensors are the dense ffn_{gate,up,down} (no ffn_gate_inp), as HF would build it.
 
-import { CONFIG_LIMITS as C } from '../../config.ts';
+import { CONFIG_LIMITS as C } from '../../config-limits.ts';
 import { ConfigError, UnsupportedArchitectureError } from '../../errors.ts';
 import type { ModelConfig } from '../../types.ts';
 import { ggufHybridConfig } from './gguf-hybrid.ts';
@@ -31,13 +31,8 @@ function shortestF32(x: number): number {
   return x;
 }
 
-/**
- * The bound of each architecture number, by the key after "{arch}." (CONFIG_LIMITS says why each is what
- * it is). Built on first use: config.ts imports this module, so its CONFIG_LIMITS is not there yet when
- * this module is evaluated.
- */
-let limits: Record<string, number> | undefined;
-const limitsByKey = (): Record<string, number> => limits ??= {
+/** The bound of each architecture number, by the key after "{arch}." (CONFIG_LIMITS says why each is what it is). */
+const LIMITS_BY_KEY: Record<string, number> = {
   block_count: C.layers, embedding_length: C.hiddenSize,
   'attention.head_count': C.heads, 'attention.head_count_kv': C.heads,
   'attention.key_length': C.headDim, 'attention.value_length': C.headDim, 'rope.dimension_count': C.headDim,
@@ -57,7 +52,7 @@ function num(m: Meta, key: string, file: string, fallback?: number, integer = tr
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (integer && !Number.isInteger(v))) {
     throw new ConfigError(`GGUF metadata "${key}" must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(v)}`, { file });
   }
-  const max = limitsByKey()[key.slice(key.indexOf('.') + 1)] ?? C.other;
+  const max = LIMITS_BY_KEY[key.slice(key.indexOf('.') + 1)] ?? C.other;
   if (v > max) throw new ConfigError(`GGUF metadata "${key}" is ${v}, more than the ${max} pooled reads`, { file });
   return integer ? v : shortestF32(v);
 }
