@@ -23,6 +23,7 @@ import { contextNote } from '../room/context-choice.ts';
 import type { RoomContext } from '../room/host-types.ts';
 import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
 import { Store } from './store.ts';
+import { offerOf } from './memory-budget.ts';
 import { Workspace } from './workspace.ts';
 
 export type ModelChoice =
@@ -121,7 +122,7 @@ export class HostSession {
         signaling,
         model: url ?? source, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
-        ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
+        ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });
       this.room = room;
       const target: DraftTarget = {
