@@ -207,9 +207,11 @@ export class Agent {
         stopTokens: this.stopTokens(),
         pinAt: this.conversation.pinAt,
         constraint,
+        ...(closing ? { noCalls: true } : {}),
         signal,
         onText: (textSoFar) => stream.update(textSoFar),
       });
+      if (result.notice) this.note(step, 'server', result.notice);
       stats.generated += result.stats.generated;
       stats.generateSeconds += result.stats.seconds;
       if (result.serverUsage) stats.serverTokens = (stats.serverTokens ?? 0) + result.serverUsage.completionTokens;
