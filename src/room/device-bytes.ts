@@ -21,8 +21,8 @@ export const Q8_0_BLOCK = { values: 32, bytes: 34 } as const;
 
 /** The WebGPU engine's tokens per step (createWebGPUEngine's maxBatch default): activations are sized for it. */
 export const ENGINE_MAX_BATCH = 64;
-/** The most rows one forward reads back: a Generator prefill chunk (the room's default, 512). */
-export const MAX_READ_ROWS = 512;
+/** The most rows one read-back holds: the engine runs and reads a forward maxBatch rows at a time. */
+export const MAX_READ_ROWS = ENGINE_MAX_BATCH;
 /** Rows of the room's prefill micro-chunks (HostOptions.microChunk's default): reads of this many rows and fewer (drafts, decode) are staged apart. */
 export const MICRO_ROWS = 16;
 /** The most decode-attention key splits any adapter class uses (src/gpu/tuning.ts: discrete GPUs, 32). */
@@ -92,7 +92,7 @@ export function engineScratchBytes(config: ModelConfig, opts: ScratchOptions): n
     + (opts.gateUpSplit ? act(T * 2 * I) : 0)
     + Math.max(4, opts.ctx * rotary * 4)                     // RoPE (cos, sin) [ctx, R/2] f32 pairs
     + Math.max(16, T * 4)                                    // token ids
-    + pow2(MAX_READ_ROWS * H * 4) + 2 * pow2(MICRO_ROWS * H * 4);   // read-back staging (one per power of two): a prefill chunk's rows, micro-chunks and the smaller reads below them
+    + pow2(MAX_READ_ROWS * H * 4) + 2 * pow2(MICRO_ROWS * H * 4);   // read-back staging (one per power of two): a step's rows, micro-chunks and the smaller reads below them
   if (h) bytes += act(T * Hq * D) + act(T * (C + Vd)) + act(T * 2 * h.linearNumValueHeads) + act(T * C) + act(T * Vd);
   const m = config.moe;
   if (m && anyMoe) {
