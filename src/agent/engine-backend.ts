@@ -15,8 +15,8 @@ export interface EngineBackendOptions {
   generator: TokenGenerator;
   tokenizer: Tokenizer;
   template: ChatTemplate;
-  /** Context the generator was built for (prompt + answer), e.g. 8192. */
-  contextSize: number;
+  /** Context the generator was built for (prompt + answer), e.g. 8192; a function when it changes (a room's deal picks it). */
+  contextSize: number | (() => number);
   /** Devices the model is spread over (a number, or asked each time: a room changes). Default 1. */
   devices?: number | (() => number);
   name?: string;
@@ -30,16 +30,19 @@ export const QWEN3_NON_THINKING: SamplingOptions = { temperature: 0.7, topP: 0.8
 
 export class EngineBackend implements Backend {
   readonly name: string;
-  readonly contextSize: number;
   private readonly opts: EngineBackendOptions;
 
   constructor(opts: EngineBackendOptions) {
-    if (!(Number.isInteger(opts.contextSize) && opts.contextSize > 0)) {
-      throw new RangeError(`EngineBackend: contextSize ${opts.contextSize} must be a positive integer`);
-    }
     this.opts = opts;
     this.name = opts.name ?? 'engine';
-    this.contextSize = opts.contextSize;
+    void this.contextSize;     // a bad size is refused now, not at the first request
+  }
+
+  /** The context in effect now (each request reads it: a room that re-deals changes it). */
+  get contextSize(): number {
+    const c = typeof this.opts.contextSize === 'function' ? this.opts.contextSize() : this.opts.contextSize;
+    if (!(Number.isInteger(c) && c > 0)) throw new RangeError(`EngineBackend: contextSize ${c} must be a positive integer`);
+    return c;
   }
 
   get runsOn(): 'scripted' | undefined { return this.opts.runsOn; }

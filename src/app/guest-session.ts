@@ -7,6 +7,7 @@ import { joinRoom, type GuestRoom } from '../room/api.ts';
 import { loadSignalingConfig } from './deploy-config.ts';
 import type { DeviceCaps } from '../room/protocol.ts';
 import { Store } from './store.ts';
+import { offerOf } from './memory-budget.ts';
 
 export type GuestStatus = 'connecting' | 'waiting' | 'loading' | 'ready' | 'computing' | 'gone';
 
@@ -56,7 +57,7 @@ export class GuestSession {
         signaling,
         ...(this.opts.name ? { name: this.opts.name } : {}), ...(this.opts.engine ? { engine: this.opts.engine } : {}),
         ...(this.opts.speed ? { speed: this.opts.speed } : {}),
-        ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}),
+        ...offerOf(this.opts.memoryBudgetBytes),
         // Learn the model's layer count from the same (cached) source, for the layer bar.
         loadWeights: async (source, request) => {
           if (this.state.numLayers === undefined) {

@@ -19,10 +19,13 @@ import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import type { TokenRoute } from '../room/host-chains.ts';
 import { hostModelUrl } from './models.ts';
 import { contextWarning } from './url-params.ts';
+import { contextNote } from '../room/context-choice.ts';
+import type { RoomContext } from '../room/host-types.ts';
 import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
 import { factorText, standByNote } from './stand-by.ts';
 import { cachedModelSource } from './model-cache.ts';
 import { Store } from './store.ts';
+import { offerOf } from './memory-budget.ts';
 import { Workspace } from './workspace.ts';
 
 export type ModelChoice =
@@ -117,15 +120,17 @@ export class HostSession {
       const tokenizer = await Tokenizer.fromSource(source);
       const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>,
         source.modelFile ? `${source.label} (GGUF metadata)` : `${source.label}/tokenizer_config.json`);
+      // The context wanted: ?ctx= (dealt exactly, or refused naming what the room holds), else the model's
+      // default, of which the room deals as much as its memory holds.
       const ctx = this.opts.ctx ?? defaultContextFor(await loadModelConfig(source));
       const small = contextWarning(ctx);
       this.store.set({ step: 'opening the room…', ctx, warnings: small ? [small, ...this.state.warnings] : this.state.warnings });
       const { signaling, runJs } = await loadDeployment();
       const room = await createHostRoom({
         signaling,
-        model: url ?? resolved, ctx, host: { ckpt: this.opts.ckpt },
+        model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt },
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
-        ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}), name: this.opts.name ?? 'Host',
+        ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });
       this.room = room;
       const target: DraftTarget = {
@@ -145,13 +150,14 @@ export class HostSession {
           // How long the first load took, measured: it depends on the GPU (seconds on a real one, longer on a software adapter).
           if (!loadedOnce) this.log(`Model ready ${((performance.now() - startedAt) / 1000).toFixed(1)} s after Host a room`);
           loadedOnce = true;
-          this.store.set({ deal: e.deal, route: room.host.route, error: undefined });
+          this.store.set({ deal: e.deal, route: room.host.route, error: undefined, ctx: e.context.ctx, dealCost: room.host.dealCost });
+          this.workspace?.contextChanged(contextNoteFor(e.context));
         }
         this.store.set({ devices: room.host.deviceList() });
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
       const backend = new EngineBackend({
-        generator, tokenizer, template, contextSize: ctx, name: choice.name,
+        generator, tokenizer, template, contextSize: () => room.host.currentContext.ctx, name: choice.name,
         // Every device that works on each token: those holding layers, and the host (embedding, head, sampling).
         devices: () => room.host.currentDeal.filter((d) => d.deviceId === HOST_ID || d.range[1] > d.range[0]).length || 1,
       });
@@ -162,8 +168,9 @@ export class HostSession {
         ...(this.opts.askFirst === undefined ? {} : { askFirst: this.opts.askFirst }),
         ...(tiny ? { answerCap: TINY_ANSWER_CAP, answerCapNote: TINY_CAP_NOTE } : {}),
       });
+      this.workspace.contextChanged(contextNoteFor(room.host.currentContext));
       if (this.opts.draft) void this.loadDraft(this.opts.draft);
-      this.store.set({ phase: 'open', step: '', roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, route: room.host.route, dealCost: room.host.dealCost });
+      this.store.set({ phase: 'open', step: '', ctx: room.host.currentContext.ctx, roomId: room.roomId, link: room.link, config: room.config, devices: room.host.deviceList(), deal: room.host.currentDeal, route: room.host.route, dealCost: room.host.dealCost });
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
     }
@@ -303,4 +310,9 @@ export class LiveSpeed {
     this.shownAt = t;
     this.show((this.tokens - 1) / ((t - this.first) / 1000));
   }
+}
+
+/** The meter's note for a room's context: only when it holds less than the context wanted (else the meter's count says enough). */
+export function contextNoteFor(c: RoomContext): string | undefined {
+  return c.ctx < c.want ? contextNote(c) : undefined;
 }

@@ -1,23 +1,18 @@
 // The expert's manual deal: a count of layers per device, in pipeline order (host first, then guests in
 // join order), turned into contiguous ranges and checked by the room's own validateDeal. Errors name
 // devices by their names, not their ids.
-import { layerCosts, validateDeal, type DealCost, type DealEntry } from '../room/deal.ts';
+import { shareTotal, validateDeal, type DealCost, type DealEntry } from '../room/deal.ts';
 import { DealError } from '../room/errors.ts';
 
 export interface DealDeviceRef { id: string; name: string; memoryBudgetBytes?: number }
 
 /**
  * What each entry's range costs the device that holds it: the sum of its layers' weight + KV bytes
- * (an MoE or hybrid layer costs what it costs, not an average), plus the embedding and head on the host
- * (entries[0]). Layers past the model count nothing.
+ * (an MoE or hybrid layer costs what it costs, not an average), the engine's scratch on a device holding
+ * layers, plus the embedding and head on the host (entries[0]). Layers past the model count nothing.
  */
 export function shareBytes(entries: readonly DealEntry[], cost: DealCost): number[] {
-  const per = layerCosts(cost);
-  return entries.map((e, i) => {
-    let sum = i === 0 ? cost.hostFixedBytes : 0;
-    for (let l = Math.max(0, e.range[0]); l < Math.min(e.range[1], per.length); l++) sum += per[l]!;
-    return sum;
-  });
+  return entries.map((e, i) => shareTotal(cost, e.range, i));
 }
 
 /** Layer counts (one per device, same order) → contiguous ranges from layer 0 on. Not yet validated. */

@@ -1,7 +1,8 @@
 // How much memory this device offers the room: the user's choice in GiB (start screen, join form, guest
-// screen, ?mem=), or the default the room derives (src/room/capabilities.ts: half of
-// navigator.deviceMemory, else 2 GiB). The dealer gives a device no more layers than its budget holds.
-import { measureCapabilities } from '../room/capabilities.ts';
+// screen, ?mem=), kept in this browser (localStorage) so the device offers it again, or the suggestion the
+// room derives from what the browser reveals (src/room/capabilities.ts suggestedOffer: deviceMemory and
+// phone / tablet / desktop). The dealer gives a device no more layers than its budget holds.
+import { platformOf, suggestedOffer } from '../room/capabilities.ts';
 
 const GiB = 2 ** 30;
 export const MIN_MEMORY_GIB = 0.125;
@@ -31,16 +32,36 @@ export function gibText(bytes: number): string {
 export interface DefaultMemory {
   bytes: number;
   deviceMemoryGiB: number;     // what navigator.deviceMemory reports (0 = not reported)
-  why: string;                 // "half of the 8 GB this browser reports"
+  why: string;                 // "half of the 8 GB this browser reports", "your own figure, kept in this browser"
+  /** The figure is the user's own (kept in this browser), not the suggestion. */
+  own?: boolean;
 }
 
-/** The budget this device offers when the user sets none, derived exactly as the room derives it. */
+const OFFER_KEY = 'pooled.memory-offer';
+
+/** The user's own figure for this device (bytes), kept in this browser; undefined when none (or unreadable). */
+export function savedMemoryOffer(storage: Pick<Storage, 'getItem'> | undefined = globalThis.localStorage): number | undefined {
+  try { return memoryBudgetFromGiB(storage?.getItem(OFFER_KEY) ?? ''); } catch { return undefined; }
+}
+
+/** Keep (or, with undefined, forget) the user's own figure for this device. */
+export function saveMemoryOffer(bytes: number | undefined, storage: Pick<Storage, 'setItem' | 'removeItem'> | undefined = globalThis.localStorage): void {
+  if (!storage) return;
+  if (bytes === undefined) storage.removeItem(OFFER_KEY); else storage.setItem(OFFER_KEY, gibText(bytes));
+}
+
+/** What this device offers when the user types nothing now: their own figure from before, else the suggestion. */
 export async function defaultMemoryBudget(): Promise<DefaultMemory> {
-  const caps = await measureCapabilities({ engine: 'reference', speed: 1 });
-  return {
-    bytes: caps.memoryBudgetBytes, deviceMemoryGiB: caps.deviceMemoryGiB,
-    why: caps.deviceMemoryGiB > 0
-      ? `half of the ${caps.deviceMemoryGiB} GB this browser reports`
-      : 'this browser does not report its memory',
-  };
+  const deviceMemoryGiB = (globalThis.navigator as { deviceMemory?: number } | undefined)?.deviceMemory ?? 0;
+  const own = savedMemoryOffer();
+  if (own !== undefined) return { bytes: own, deviceMemoryGiB, why: 'your own figure, kept in this browser', own: true };
+  const s = suggestedOffer({ deviceMemoryGiB, platform: platformOf(globalThis.navigator) });
+  return { bytes: s.bytes, deviceMemoryGiB, why: s.why };
+}
+
+/** The budget a session offers: a figure given now is kept for next time; none given: the one kept, else the room's suggestion. */
+export function offerOf(given: number | undefined): { memoryBudgetBytes?: number } {
+  if (given) { saveMemoryOffer(given); return { memoryBudgetBytes: given }; }
+  const own = savedMemoryOffer();
+  return own !== undefined ? { memoryBudgetBytes: own } : {};
 }

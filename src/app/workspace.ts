@@ -30,6 +30,8 @@ export interface WorkspaceState {
   contextUsed: number;         // tokens of the conversation's prompt now
   contextBudget: number;       // what the conversation may use (context less the answer's room)
   contextSize: number;
+  /** What the context meter says of the context (a room: "context 24,576 — what this room holds; add a device for 32,768"). */
+  contextNote?: string;
   files: string[];
   selectedFile?: string;
   selectedText?: string;
@@ -138,6 +140,15 @@ export class Workspace {
 
   get state(): WorkspaceState {
     return this.store.state;
+  }
+
+  /**
+   * The backend's context changed (a room re-dealt at another context): the budget the meter shows
+   * follows it, as the agent's does (it reads the backend's context at each request).
+   */
+  contextChanged(note?: string): void {
+    const contextSize = this.opts.backend.contextSize;
+    this.store.set({ contextSize, contextBudget: conversationBudget(contextSize, this.opts.answerCap ?? ANSWER_CAP), contextNote: note });
   }
 
   private onEvent(e: AgentEvent): void {

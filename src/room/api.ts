@@ -9,6 +9,7 @@ import { ReferenceEngine } from '../model/reference/reference-engine.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { measureCapabilities } from './capabilities.ts';
+import type { KvType } from './device-bytes.ts';
 import { RoomGuest, type EngineFactory, type LoadWeightsFn } from './guest.ts';
 import { RoomHost, type HostOptions } from './host.ts';
 import { peerjsLink } from './peerjs-link.ts';
@@ -47,7 +48,10 @@ interface DeviceOptions {
 export interface HostRoomOptions extends DeviceOptions {
   /** A model URL (guests read it by Range too) or a ModelSource such as a local folder (guests read via the host). */
   model: string | ModelSource;
-  ctx?: number;                // default 2048
+  ctx?: number;                // the context wanted (default 2048): the room deals the largest it holds, up to this
+  /** The context was asked for (?ctx=): deal exactly it, or refuse naming the context the room holds. */
+  ctxExact?: boolean;
+  kv?: KvType;                 // how the KV cache is stored (default f16)
   roomId?: string;
   host?: Partial<Pick<HostOptions, 'heartbeatMs' | 'lossTimeoutMs' | 'microChunk' | 'prefillChunk' | 'autoRedeal' | 'ckpt' | 'directHops'>>;
 }
@@ -80,7 +84,7 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
     roomId, name: opts.name ?? 'Host', caps, config,
     format: source.modelFile ? 'gguf' : file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
     weightBytes: { layerBytes: plan.layerBytes, fixedBytes: plan.fixedBytes },
-    source, modelUrl, modelKey, ctx: opts.ctx ?? 2048,
+    source, modelUrl, modelKey, ctx: opts.ctx ?? 2048, ...(opts.ctxExact ? { ctxExact: true } : {}), ...(opts.kv ? { kv: opts.kv } : {}),
     loadWeights: opts.loadWeights ?? ((s, r) => loadModelWeights(s, r)), createEngine: engineFactory(engine),
     store, ...opts.host,
   });

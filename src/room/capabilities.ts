@@ -1,6 +1,6 @@
 // What a device tells the host about itself: WebGPU adapter and limits, shader-f16, a memory budget
-// (from navigator.deviceMemory, adjustable by the user) and a quick measured speed (a ~30 ms f32 matvec
-// in JS: relative only, used to deal layers in proportion).
+// (suggested from what the browser reveals, adjustable by the user: suggestedOffer) and a quick measured
+// speed (a ~30 ms f32 matvec in JS: relative only, used to deal layers in proportion).
 import { adapterLabel, requestAdapter, summarizeAdapter } from '../gpu/adapter.ts';
 import type { DeviceCaps } from './protocol.ts';
 
@@ -8,7 +8,7 @@ const GiB = 2 ** 30;
 
 export interface CapabilityOptions {
   engine: 'webgpu' | 'reference';
-  /** Override the memory budget (bytes). Default: half of navigator.deviceMemory, else 2 GiB. */
+  /** Override the memory budget (bytes). Default: suggestedOffer from what the browser reveals. */
   memoryBudgetBytes?: number;
   /** Override the measured speed (tests that want a fixed deal). */
   speed?: number;
@@ -49,7 +49,50 @@ export async function measureCapabilities(opts: CapabilityOptions): Promise<Devi
   } catch { /* no WebGPU: the device can still run the reference engine */ }
   return {
     ...caps, engine: opts.engine, deviceMemoryGiB,
-    memoryBudgetBytes: opts.memoryBudgetBytes ?? (deviceMemoryGiB > 0 ? (deviceMemoryGiB * GiB) / 2 : 2 * GiB),
+    memoryBudgetBytes: opts.memoryBudgetBytes ?? suggestedOffer({ deviceMemoryGiB, platform: platformOf(globalThis.navigator) }).bytes,
     speed: opts.speed ?? measureSpeed(),
   };
+}
+
+export type DevicePlatform = 'phone' | 'tablet' | 'desktop';
+
+interface NavigatorLike {
+  userAgent?: string;
+  maxTouchPoints?: number;
+  userAgentData?: { mobile?: boolean };
+}
+
+/** Phone, tablet or desktop, from the user agent (Client Hints' mobile flag where there is one; iPadOS says "Macintosh" with touch). */
+export function platformOf(nav: NavigatorLike | undefined): DevicePlatform {
+  const ua = nav?.userAgent ?? '';
+  if (/iPad|Tablet/i.test(ua) || (/Macintosh/.test(ua) && (nav?.maxTouchPoints ?? 0) > 1) || (/Android/.test(ua) && !/Mobile/.test(ua))) return 'tablet';
+  if (nav?.userAgentData?.mobile || /iPhone|iPod|Android.*Mobile|Mobile/.test(ua)) return 'phone';
+  return 'desktop';
+}
+
+export interface OfferSuggestion { bytes: number; why: string }
+
+/**
+ * The memory to suggest a device offers, from what the browser reveals. navigator.deviceMemory is rounded
+ * down to a power of two and capped at 8 (Safari gives none); a tab must leave the system and the
+ * browser their share, more so on a phone, where the GPU shares the same memory:
+ *   phone: half of what it reports, at most 4 GiB; 2 GiB when it says nothing (Safari on an iPhone);
+ *   tablet: half; 3 GiB when it says nothing;
+ *   desktop: 6 GiB when it reports the cap of 8 (it has at least that), else half; 4 GiB when it says nothing.
+ * Whole quarter GiB. The user's own figure replaces it (and is kept per device: src/app/memory-budget.ts).
+ */
+export function suggestedOffer(o: { deviceMemoryGiB: number; platform: DevicePlatform }): OfferSuggestion {
+  const r = o.deviceMemoryGiB > 0 ? o.deviceMemoryGiB : 0;
+  const quarter = (g: number) => Math.max(0.25, Math.floor(g * 4) / 4) * GiB;
+  if (o.platform === 'phone') {
+    return r > 0 ? { bytes: quarter(Math.min(4, r / 2)), why: `half of the ${r} GB this phone's browser reports, at most 4 GiB` }
+      : { bytes: 2 * GiB, why: 'this phone\'s browser does not report its memory, so 2 GiB' };
+  }
+  if (o.platform === 'tablet') {
+    return r > 0 ? { bytes: quarter(r / 2), why: `half of the ${r} GB this tablet's browser reports` }
+      : { bytes: 3 * GiB, why: 'this tablet\'s browser does not report its memory, so 3 GiB' };
+  }
+  if (r >= 8) return { bytes: 6 * GiB, why: 'this browser reports 8 GB (its most: the computer has at least that), so 6 GiB' };
+  return r > 0 ? { bytes: quarter(r / 2), why: `half of the ${r} GB this browser reports` }
+    : { bytes: 4 * GiB, why: 'this browser does not report its memory, so 4 GiB' };
 }

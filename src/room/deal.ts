@@ -3,7 +3,9 @@
 // weighs its own tensors (from the weight plan when there is one: a Q4_K_M file's Q6_K layers and an MoE
 // layer's experts weigh what they weigh) plus its cache: the KV at ctx for an attention layer, the
 // recurrent state kept live and once per checkpoint snapshot for a Gated DeltaNet layer (Qwen3.5, which
-// has no KV); the host also holds the embedding and head. Shares are in proportion to capacity × speed, capped at capacity.
+// has no KV); every device holding layers also holds the engine's scratch (RoPE table at ctx,
+// activations, MoE buffers, read-backs) and the load's peak; the host also holds the embedding and head
+// (device-bytes.ts says what each is). Shares are in proportion to capacity × speed, capped at capacity.
 //   - all layers the same size: capacity in layers, largest-remainder rounding (exact even splits);
 //   - layers of different sizes: cuts nearest each device's cumulative byte share, within what every
 //     device's budget allows and what the devices after it can still hold.
@@ -16,8 +18,13 @@
 //  * claims are clamped to sane maxima (budget ≤ 1 TiB, speed ≤ 16× the host's own measured speed);
 //  * one guest's share is at most 3/4 of the model, unless the other devices cannot hold the rest.
 import type { LayerRange } from '../model/engine-types.ts';
-import { isLinearLayer, isMoeLayer, linearStateBytes, type ModelConfig, type WeightFormat } from '../model/types.ts';
+import type { ModelConfig } from '../model/types.ts';
+import { SPLIT_BINDING_BYTES } from './config-cost.ts';
+import { engineScratchBytes, headScratchBytes, layerCacheBytes, LOAD_PEAK_BYTES, type KvType } from './device-bytes.ts';
 import { DealError } from './errors.ts';
+
+export { dealCost } from './config-cost.ts';
+export { kvBytesPerLayer, layerCacheBytes, type KvType } from './device-bytes.ts';
 
 export interface DealDevice {
   id: string;
@@ -30,7 +37,11 @@ export interface DealCost {
   numLayers: number;           // L
   bytesPerLayer: number;       // weights + KV cache at ctx of the largest layer (all of them when uniform)
   layerBytes?: number[];       // [L] weights + KV cache at ctx of each layer, when layers differ
-  hostFixedBytes: number;      // embedding, final norm, head (held by the host, devices[0])
+  hostFixedBytes: number;      // embedding, final norm, head and the head's buffers (held by the host, devices[0])
+  /** What every device holding layers allocates besides them: RoPE at ctx, activations, MoE buffers, read-backs, the load's peak (device-bytes.ts). */
+  deviceFixedBytes?: number;
+  ctx?: number;                // the context the cache bytes are for
+  kv?: KvType;
 }
 
 /** Bytes of each layer. */
@@ -38,28 +49,39 @@ export function layerCosts(cost: DealCost): number[] {
   return cost.layerBytes ?? new Array<number>(cost.numLayers).fill(cost.bytesPerLayer);
 }
 
-/** KV cache bytes of one attention layer at ctx tokens (K and V, f16). */
-export function kvBytesPerLayer(config: ModelConfig, ctx: number): number {
-  return ctx * 2 * config.numKvHeads * config.headDim * 2;
-}
-
-/**
- * What layer i holds besides its weights: its KV at ctx, or (Gated DeltaNet) its recurrent state, live
- * and in each of `snapshots` checkpoint snapshots (the Generator keeps the pinned one and ckpt answers).
- */
-export function layerCacheBytes(config: ModelConfig, i: number, ctx: number, snapshots: number): number {
-  return isLinearLayer(config, i) ? (1 + snapshots) * linearStateBytes(config) : kvBytesPerLayer(config, ctx);
-}
-
 /** Snapshots a room keeps for `ckpt` answer checkpoints: those and the pinned one (none at ckpt 0). */
 export function snapshotsForCkpt(ckpt: number): number {
   return ckpt > 0 ? ckpt + 1 : 0;
 }
 
-/** A DealCost from the weight plan's exact tensor bytes (WeightPlan.layerBytes / fixedBytes). */
-export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: ReadonlyMap<number, number>, fixedBytes: number, ctx: number, snapshots = 0): DealCost {
-  const layerBytes = Array.from({ length: config.numLayers }, (_, i) => (layerWeightBytes.get(i) ?? 0) + layerCacheBytes(config, i, ctx, snapshots));
-  return { numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), layerBytes, hostFixedBytes: fixedBytes };
+/**
+ * A DealCost from the weight plan's exact tensor bytes (WeightPlan.layerBytes / fixedBytes), the cache at
+ * ctx in `kv`, and what each device and the host allocate besides (device-bytes.ts).
+ */
+export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: ReadonlyMap<number, number>, fixedBytes: number, ctx: number, snapshots = 0, kv: KvType = 'f16'): DealCost {
+  const weights = Array.from({ length: config.numLayers }, (_, i) => layerWeightBytes.get(i) ?? 0);
+  const layerBytes = weights.map((w, i) => w + layerCacheBytes(config, i, ctx, snapshots, kv));
+  // A dense layer's gate|up is about 2·I·H of its weights' share: past the binding limit it is split (and needs [T, 2I]).
+  const { hiddenSize: H, intermediateSize: I, numHeads, numKvHeads, headDim: D } = config;
+  const params = H * (numHeads + numKvHeads) * D * 2 + 3 * H * I;
+  const gateUpSplit = !config.moe && weights.some((w) => (w * 2 * I * H) / params > SPLIT_BINDING_BYTES);
+  return {
+    numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), layerBytes,
+    hostFixedBytes: fixedBytes + headScratchBytes(config),
+    deviceFixedBytes: engineScratchBytes(config, { ctx, gateUpSplit }) + LOAD_PEAK_BYTES,
+    ctx, kv,
+  };
+}
+
+/**
+ * What the device at `index` (0 = the host) of a deal holds in all for `range`: its layers, the scratch
+ * every device holding layers allocates, and on the host the embedding and head.
+ */
+export function shareTotal(cost: DealCost, range: LayerRange, index: number): number {
+  const per = layerCosts(cost);
+  let sum = index === 0 ? cost.hostFixedBytes : 0;
+  for (let l = Math.max(0, range[0]); l < Math.min(range[1], per.length); l++) sum += per[l]!;
+  return sum + (range[1] > range[0] || index === 0 ? cost.deviceFixedBytes ?? 0 : 0);
 }
 
 export interface DealEntry { deviceId: string; range: LayerRange }
@@ -88,36 +110,6 @@ function believable(devices: readonly DealDevice[]): DealDevice[] {
 function capGuests(capacity: readonly number[], whole: number): number[] {
   const total = capacity.reduce((a, b) => a + b, 0);
   return capacity.map((c, i) => (i === 0 ? c : Math.min(c, Math.max(Math.floor(whole * DEAL_LIMITS.guestShare), whole - (total - c)))));
-}
-
-/**
- * Weight and KV bytes of each layer, and of embedding + head, estimated from the config (when no plan
- * is at hand): BF16 2 bytes a weight, q4f16_1 and GGUF Q4_K_M about 0.56 (4.5 bits + scales). An MoE
- * layer counts all its experts, since a device holds every expert of its layers.
- */
-export function dealCost(config: ModelConfig, format: WeightFormat, ctx: number, snapshots = 0): DealCost {
-  const { hiddenSize: H, headDim: D, numHeads, numKvHeads, intermediateSize: I, vocabSize: V } = config;
-  const gate = config.hybrid ? 2 : 1;                      // Qwen3.5's q_proj also holds the output gate
-  const attention = H * (gate * numHeads + 2 * numKvHeads) * D + numHeads * D * H;
-  const h = config.hybrid;
-  const linear = h ? (() => {
-    const Kd = h.linearNumKeyHeads * h.linearKeyHeadDim, Vd = h.linearNumValueHeads * h.linearValueHeadDim;
-    return H * (2 * Kd + 2 * Vd + 2 * h.linearNumValueHeads) + Vd * H;      // in_proj_qkv, _z, _b, _a, out_proj
-  })() : 0;
-  const bytesPerParam = format === 'safetensors' ? 2 : 0.5 + 2 / 32;
-  const layerBytes = Array.from({ length: config.numLayers }, (_, i) => {
-    const m = config.moe;
-    const shared = m?.sharedExpertIntermediateSize ? 3 * H * m.sharedExpertIntermediateSize + H : 0;
-    const mlp = m && isMoeLayer(config, i) ? m.numExperts * 3 * H * m.moeIntermediateSize + m.numExperts * H + shared : 3 * H * I;
-    return Math.ceil(((isLinearLayer(config, i) ? linear : attention) + mlp) * bytesPerParam + (2 * H + 2 * D) * 2 + layerCacheBytes(config, i, ctx, snapshots));
-  });
-  const uniform = layerBytes.every((b) => b === layerBytes[0]);
-  const embedding = V * H * bytesPerParam;
-  const head = config.tieWordEmbeddings ? 0 : V * H * bytesPerParam;
-  return {
-    numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), ...(uniform ? {} : { layerBytes }),
-    hostFixedBytes: Math.ceil(embedding + head + H * 2),
-  };
 }
 
 /** devices[0] is the host. Returns one entry per device, in order; a device may get an empty range, the host never. */
@@ -160,7 +152,7 @@ export function checkCovers(entries: readonly DealEntry[], numLayers: number): v
 function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
   const L = cost.numLayers;
   const capacity = devices.map((d, i) => {
-    const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0);
+    const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - (cost.deviceFixedBytes ?? 0);
     const fits = Math.max(0, Math.min(L, Math.floor(free / Math.max(1, cost.bytesPerLayer))));
     return i === 0 ? Math.max(Math.min(1, L), fits) : fits; // the host keeps layer 0 even on a tight budget
   });
@@ -237,7 +229,7 @@ export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers
  * cannot hold the rest.
  */
 function freeBytes(devices: DealDevice[], cost: DealCost, sizes: readonly number[]): { free: number[]; limit: number[] } {
-  const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0)));
+  const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - (cost.deviceFixedBytes ?? 0)));
   if (sizes.length > 0) free[0] = Math.max(free[0]!, sizes[0]!);
   return { free, limit: capGuests(free, sizes.reduce((a, b) => a + b, 0)) };
 }

@@ -62,6 +62,7 @@ export class RoomGuest {
   private peerSource: PeerModelSource | null = null;
   private engine: LayerEngine | null = null;
   private engineModel = '';
+  private engineCtx = 0;
   private hiddenSize = 0;                  // H of the loaded model: a forward frame carries [count, H]
   private epoch = -1;
   private range: LayerRange = [0, 0];
@@ -292,8 +293,8 @@ export class RoomGuest {
     const t0 = performance.now();
     if (this.epoch !== f.epoch) return; // superseded while queued
     this.emit({ type: 'assigned', epoch: f.epoch, range: f.range });
-    if (this.engine && this.range[0] === f.range[0] && this.range[1] === f.range[1] && this.engineModel === f.modelKey) {
-      // Same layers as before: keep the engine, start from an empty cache.
+    if (this.engine && this.range[0] === f.range[0] && this.range[1] === f.range[1] && this.engineModel === f.modelKey && this.engineCtx === f.ctx) {
+      // Same layers and context as before: keep the engine, start from an empty cache.
       await this.engine.truncate(0);
       await this.wire(ch, f, wired);
       if (this.epoch !== f.epoch) return;
@@ -332,6 +333,7 @@ export class RoomGuest {
       if (abort.signal.aborted || this.epoch !== f.epoch) return;
       this.engine = await this.opts.createEngine(weights, { ctx: f.ctx, range: f.range });
       this.engineModel = f.modelKey;
+      this.engineCtx = f.ctx;
       this.hiddenSize = weights.config.hiddenSize;
     }
     await this.wire(ch, f, wired);

@@ -1,34 +1,59 @@
 // What the host deals (host.ts): the cost model its options give, and the entries for the devices here (its
-// manual deal while every device that deal names is here, else an automatic one). Kept apart so host.ts
-// holds the steps of a deal, not its arithmetic.
-import { dealCost, dealCostFromPlan, dealLayers, snapshotsForCkpt, validateDeal, type DealCost, type DealEntry } from './deal.ts';
+// manual deal while every device that deal names is here, else an automatic one at the largest context
+// the room holds, up to the one wanted). Kept apart so host.ts holds the steps of a deal, not its arithmetic.
+import { dealLargestContext, type ContextDeal } from './context-choice.ts';
+import { dealCost, dealCostFromPlan, snapshotsForCkpt, validateDeal, type DealCost, type DealDevice, type DealEntry } from './deal.ts';
 import type { HostDevice } from './host-device.ts';
 import type { HostOptions } from './host-types.ts';
 
-/** Each layer's weight + KV (+ snapshot) bytes and the fixed bytes: from the weight plan when there is one, else the config. */
-export function hostDealCost(opts: HostOptions): DealCost {
-  const { config } = opts;
-  const snapshots = snapshotsForCkpt(opts.ckpt ?? 4);
-  return opts.weightBytes
-    ? dealCostFromPlan(config, opts.weightBytes.layerBytes, opts.weightBytes.fixedBytes, opts.ctx, snapshots)
-    : dealCost(config, opts.format, opts.ctx, snapshots);
+/** What the deal's cost depends on: the model (its exact tensor bytes when a weight plan is at hand), checkpoints, the KV type. */
+export type DealModel = Pick<HostOptions, 'config' | 'format' | 'weightBytes' | 'ckpt' | 'kv'>;
+
+/**
+ * Each layer's weight + KV (+ snapshot) bytes at `ctx` and what each device and the host hold besides: from
+ * the weight plan when there is one, else the config.
+ */
+export function roomDealCost(m: DealModel, ctx: number): DealCost {
+  const { config } = m;
+  const snapshots = snapshotsForCkpt(m.ckpt ?? 4);
+  const kv = m.kv ?? 'f16';
+  return m.weightBytes
+    ? dealCostFromPlan(config, m.weightBytes.layerBytes, m.weightBytes.fixedBytes, ctx, snapshots, kv)
+    : dealCost(config, m.format, ctx, snapshots, kv);
+}
+
+/** The host's cost at `ctx` (default: the context wanted). */
+export function hostDealCost(opts: HostOptions, ctx = opts.ctx): DealCost {
+  return roomDealCost(opts, ctx);
+}
+
+/** The devices as the deal sees them: the host's memory less `hostReserved` bytes it keeps outside the deal (a draft model). */
+export function dealDevices(devices: ReadonlyMap<string, HostDevice>, hostId: string, hostReserved = 0): DealDevice[] {
+  return [...devices.values()].map((d) => ({
+    id: d.id, name: d.name, speed: d.caps.speed,
+    memoryBudgetBytes: d.id === hostId ? Math.max(0, d.caps.memoryBudgetBytes - hostReserved) : d.caps.memoryBudgetBytes,
+  }));
 }
 
 /**
- * The deal for `devices` (join order, the host first): `manual`, validated, or one dealt by memory and speed,
- * the host's memory less `hostReserved` bytes it keeps outside the deal (a draft model).
+ * The deal for `devices` (join order, the host first): `manual`, validated, at the context wanted; or one
+ * dealt by memory and speed at the largest context the room holds (opts.ctxExact: the one wanted or a
+ * DealError naming the context it holds).
  */
-export function dealEntries(devices: ReadonlyMap<string, HostDevice>, manual: DealEntry[] | null, opts: HostOptions, hostId: string, hostReserved = 0): DealEntry[] {
+export function dealRoom(devices: ReadonlyMap<string, HostDevice>, manual: DealEntry[] | null, opts: HostOptions, hostId: string, hostReserved = 0): ContextDeal {
   const ids = [...devices.keys()];
   // A manual deal applies while every device it names is here (a reloading guest comes back to it).
   const applies = manual?.every((e) => devices.has(e.deviceId)) ? manual : null;
-  return applies
-    ? validateDeal(applies, ids, opts.config.numLayers, { firstLayerOn: hostId })
-    : dealLayers([...devices.values()].map((d) => ({
-      id: d.id, name: d.name, speed: d.caps.speed,
-      memoryBudgetBytes: d.id === hostId ? Math.max(0, d.caps.memoryBudgetBytes - hostReserved) : d.caps.memoryBudgetBytes,
-    })),
-      hostDealCost(opts));
+  if (applies) {
+    const entries = validateDeal(applies, ids, opts.config.numLayers, { firstLayerOn: hostId });
+    return { ctx: opts.ctx, want: opts.ctx, entries, cost: hostDealCost(opts), oneMoreDeviceHolds: false };
+  }
+  return dealLargestContext(dealDevices(devices, hostId, hostReserved), (ctx) => roomDealCost(opts, ctx), opts.ctx, { exact: opts.ctxExact ?? false });
+}
+
+/** The entries of dealRoom. */
+export function dealEntries(devices: ReadonlyMap<string, HostDevice>, manual: DealEntry[] | null, opts: HostOptions, hostId: string, hostReserved = 0): DealEntry[] {
+  return dealRoom(devices, manual, opts, hostId, hostReserved).entries;
 }
 
 /** The same devices with the same layer ranges, in the same order. */

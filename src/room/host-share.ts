@@ -1,5 +1,5 @@
 // The host's own share of the model (host.ts): its layers plus the embedding and head in one engine, loaded
-// for each deal (kept, its KV cut back, when its range is unchanged) and reported as the host device's load.
+// for each deal (kept, its KV cut back, when its range and context are unchanged) and reported as the host device's load.
 // Kept apart so host.ts stays about the room.
 import type { LayerEngine } from '../model/engine-types.ts';
 import type { HostDevice } from './host-device.ts';
@@ -10,6 +10,7 @@ export class HostShare {
   /** The host's engine for the latest deal it finished loading (null before the first). */
   engine: LayerEngine | null = null;
   private range: [number, number] | null = null;
+  private ctx = 0;
 
   constructor(private readonly opts: HostOptions, private readonly host: HostDevice) {}
 
@@ -17,10 +18,10 @@ export class HostShare {
    * Load `range` for deal `epoch`: the host device hears its progress and ready, or the failure; a deal
    * superseded meanwhile (`currentEpoch`) keeps the old engine. `changed` runs at the end either way.
    */
-  async load(epoch: number, range: [number, number], currentEpoch: () => number, changed: () => void): Promise<void> {
+  async load(epoch: number, range: [number, number], ctx: number, currentEpoch: () => number, changed: () => void): Promise<void> {
     const h = this.host;
     try {
-      if (this.engine && this.range && this.range[0] === range[0] && this.range[1] === range[1]) {
+      if (this.engine && this.range && this.range[0] === range[0] && this.range[1] === range[1] && this.ctx === ctx) {
         await this.engine.truncate(0);
         h.onLoadFrame({ kind: 'ready', epoch, networkBytes: 0, cacheBytes: 0, ms: 0 });
         return;
@@ -33,8 +34,9 @@ export class HostShare {
       });
       if (epoch !== currentEpoch()) return;
       await this.engine?.dispose();
-      this.engine = await this.opts.createEngine(weights, { ctx: this.opts.ctx, range });
+      this.engine = await this.opts.createEngine(weights, { ctx, range });
       this.range = range;
+      this.ctx = ctx;
       h.onLoadFrame({ kind: 'ready', epoch, ...source.counts, ms: performance.now() - t0 });
     } catch (e) {
       h.loadFailed(e as Error);

@@ -1,6 +1,6 @@
 // The host's options, events and results (host.ts), kept apart so host.ts stays about behaviour.
 import type { ModelConfig, ModelSource, WeightFormat } from '../model/types.ts';
-import type { DealEntry } from './deal.ts';
+import type { DealEntry, KvType } from './deal.ts';
 import type { EngineFactory, LoadWeightsFn } from './guest.ts';
 import type { DeviceInfo } from './host-device.ts';
 import type { DeviceCaps } from './protocol.ts';
@@ -18,7 +18,12 @@ export interface HostOptions {
   /** URL guests read from with Range requests; '' = the host has a local folder: serve it over the channel. */
   modelUrl: string;
   modelKey: string;              // cache key of this model (same bytes ⇒ same key)
+  /** The context wanted: the deal holds the largest the room's memory allows, up to this one. */
   ctx: number;
+  /** The context was asked for (?ctx=): deal it exactly or refuse, naming the one the room holds (default false). */
+  ctxExact?: boolean;
+  /** How the KV cache is stored (default f16): the deal's KV bytes follow. */
+  kv?: KvType;
   loadWeights: LoadWeightsFn;
   createEngine: EngineFactory;
   store: ByteStore;
@@ -50,6 +55,9 @@ export type HostEvent =
   | { type: 'devices'; devices: DeviceInfo[] }
   | { type: 'joined'; device: DeviceInfo }
   | { type: 'left'; device: DeviceInfo; why: string; detectedAt: number }
-  | { type: 'ready'; epoch: number; deal: DealEntry[] }
+  | { type: 'ready'; epoch: number; deal: DealEntry[]; context: RoomContext }
   | { type: 'deal-error'; error: Error }
   | { type: 'frame-error'; deviceId: string | null; error: Error };
+
+/** The context a deal holds: `ctx` of the `want`ed one, and whether one more device would hold all of it. */
+export interface RoomContext { ctx: number; want: number; oneMoreDeviceHolds: boolean }

@@ -16,7 +16,7 @@ import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
 import { snapshotBytes } from '../model/types.ts';
 import { validateDeal, type DealCost, type DealEntry } from './deal.ts';
-import { dealEntries, hostDealCost, sameDeal } from './host-deal.ts';
+import { dealRoom, hostDealCost, sameDeal } from './host-deal.ts';
 import { ChainEngine } from './chain-engine.ts';
 import { assignFrame, buildChain, routesOf, stageEngines, stagesOf, tokenRoute, type TokenRoute } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -30,8 +30,8 @@ import { HostShare } from './host-share.ts';
 
 export type { DeviceInfo } from './host-device.ts';
 
-import type { AcceptOptions, HostEvent, HostOptions } from './host-types.ts';
-export type { AcceptOptions, HostEvent, HostOptions } from './host-types.ts';
+import type { AcceptOptions, HostEvent, HostOptions, RoomContext } from './host-types.ts';
+export type { AcceptOptions, HostEvent, HostOptions, RoomContext } from './host-types.ts';
 
 export const HOST_ID = 'host';
 
@@ -43,6 +43,8 @@ export class RoomHost {
   /** Host memory kept outside the deal (a draft model's weights and cache). */
   private hostReserved = 0;
   private deal: DealEntry[] = [];
+  /** The context of the deal in effect (until the first deal: the one wanted). */
+  private context: RoomContext;
   private readonly share: HostShare;
   private roomEngine: RoomEngine | null = null;
   private generator: Generator | null = null;
@@ -62,6 +64,7 @@ export class RoomHost {
   constructor(readonly opts: HostOptions) {
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
     this.host.status = 'loading';
+    this.context = { ctx: opts.ctx, want: opts.ctx, oneMoreDeviceHolds: false };
     this.devices.set(HOST_ID, this.host);
     this.share = new HostShare(opts, this.host);
     this.liveness = new HostLiveness({
@@ -90,6 +93,8 @@ export class RoomHost {
     });
   }
   get currentDeal(): DealEntry[] { return this.deal.map((e) => ({ ...e })); }
+  /** The context the deal in effect holds (KV at this many tokens on every device), of the one wanted. */
+  get currentContext(): RoomContext { return { ...this.context }; }
   get currentEpoch(): number { return this.epoch; }
   get engine(): RoomEngine | null { return this.roomEngine; }
   get busy(): boolean { return this.running; }
@@ -256,9 +261,13 @@ export class RoomHost {
   reserveHostMemory(bytes: number): Promise<void> {
     if (!(Number.isFinite(bytes) && bytes >= 0)) throw new DealError(`cannot reserve ${bytes} bytes of the host's memory`);
     if (bytes === this.hostReserved) return Promise.resolve();
-    const next = dealEntries(this.devices, this.manual, this.opts, HOST_ID, bytes);   // throws when it no longer fits
+    const next = dealRoom(this.devices, this.manual, this.opts, HOST_ID, bytes);   // throws when the layers no longer fit
+    // Nor may it cost the room context: the agent's budget follows the context, a draft model is a nicety.
+    if (this.deal.length > 0 && next.ctx < this.context.ctx) {
+      throw new DealError(`keeping ${(bytes / 2 ** 20).toFixed(0)} MiB on the host would cut the room's context from ${this.context.ctx.toLocaleString('en-US')} to ${next.ctx.toLocaleString('en-US')} tokens`);
+    }
     this.hostReserved = bytes;
-    return sameDeal(next, this.deal) ? Promise.resolve() : this.redeal();
+    return sameDeal(next.entries, this.deal) && next.ctx === this.context.ctx ? Promise.resolve() : this.redeal();
   }
 
   /** Deal layers again (now, or when the running request ends); resolves when every device is ready. */
@@ -304,13 +313,15 @@ export class RoomHost {
    * per checkpoint snapshot) and the host's fixed bytes (embedding, head), exact from the weight plan
    * when the loader made one, else estimated from the config.
    */
-  get dealCost(): DealCost { return hostDealCost(this.opts); }
+  get dealCost(): DealCost { return hostDealCost(this.opts, this.context.ctx); }
 
   private async dealNow(epoch: number): Promise<void> {
     const { config } = this.opts;
     try {
-      const entries = dealEntries(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
+      const dealt = dealRoom(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
+      const { entries, ctx } = dealt;
       this.deal = entries;
+      this.context = { ctx, want: dealt.want, oneMoreDeviceHolds: dealt.oneMoreDeviceHolds };
       this.roomEngine = null;
       this.generator = null;
       const chains = stagesOf(entries, HOST_ID, (this.opts.directHops ?? true) ? this.cutHops : null);
@@ -324,17 +335,17 @@ export class RoomHost {
         // Only devices that hold layers are waited for: one dealt none (a newcomer, or one that never
         // answers) cannot hold the room up.
         if (e.range[1] > e.range[0] || d.id === HOST_ID) waits.push(ready);
-        if (d.id !== HOST_ID) d.channel!.trySend(assignFrame(this.opts, epoch, e.range, this.routes.get(d.id)));
+        if (d.id !== HOST_ID) d.channel!.trySend(assignFrame(this.opts, epoch, e.range, this.routes.get(d.id), ctx));
       }
       this.emitDevices();
-      void this.share.load(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range, () => this.epoch, () => this.emitDevices());
+      void this.share.load(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range, ctx, () => this.epoch, () => this.emitDevices());
       await Promise.all(waits);
       if (epoch !== this.epoch) return;
       const stages = stageEngines(chains, this.devices, HOST_ID, this.share.engine!, (members, group) => this.chainOf(members, group, epoch));
       this.roomEngine = new RoomEngine(this.share.engine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
-      this.generator = new Generator(this.roomEngine, { ctx: this.opts.ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
+      this.generator = new Generator(this.roomEngine, { ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
       this.emitDevices();
-      this.emit({ type: 'ready', epoch, deal: this.currentDeal });
+      this.emit({ type: 'ready', epoch, deal: this.currentDeal, context: this.currentContext });
     } catch (e) {
       if (epoch === this.epoch) this.emit({ type: 'deal-error', error: e as Error });
       throw e;

@@ -110,7 +110,7 @@ export class AgentWorkspace extends LitElement {
         <h1 title=${this.heading}>${this.heading}</h1>
         <label class="toggle"><input type="checkbox" .checked=${s.askFirst} data-testid="ask-first"
           @change=${(e: Event) => ws.setAskFirst((e.target as HTMLInputElement).checked)} />Ask before edits</label>
-        <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize}></pooled-context-meter>
+        <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize} .note=${s.contextNote ?? ''}></pooled-context-meter>
         <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} class="zip" title="Download the project's files as a zip"><span class="wide">Download&nbsp;</span>zip</button>
         <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
         <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>

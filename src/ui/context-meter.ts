@@ -9,6 +9,8 @@ export class ContextMeter extends LitElement {
   @property({ type: Number }) used = 0;
   @property({ type: Number }) budget = 0;
   @property({ type: Number }) contextSize = 0;
+  /** The room's words on its context ("context 24,576 — what this room holds; add a device for 32,768"), shown beside the count. */
+  @property() note = '';
 
   static override styles = [theme, css`
     :host { display: inline-flex; align-items: center; gap: .45rem; font-size: 12px; color: var(--muted); }
@@ -22,11 +24,12 @@ export class ContextMeter extends LitElement {
     const ratio = this.budget > 0 ? Math.min(1, this.used / this.budget) : 0;
     const level = ratio >= 1 ? 'full' : ratio >= 0.8 ? 'high' : '';
     const fmt = (n: number) => n.toLocaleString('en-US');
-    const title = `The conversation uses ${fmt(this.used)} of the ${fmt(this.budget)} tokens it may use (context ${fmt(this.contextSize)}, less room for the answer). Past the budget, older steps are shortened.`;
+    const title = `The conversation uses ${fmt(this.used)} of the ${fmt(this.budget)} tokens it may use (${this.note || `context ${fmt(this.contextSize)}`}, less room for the answer). Past the budget, older steps are shortened.`;
     return html`<div class="bar" role="meter" aria-label="Context used" aria-valuemin="0" aria-valuemax=${this.budget} aria-valuenow=${this.used} title=${title}>
         <div class="fill ${level}" style="width:${(ratio * 100).toFixed(1)}%"></div>
       </div>
-      <span data-testid="context-meter" title=${title}>${fmt(this.used)} / ${fmt(this.budget)} tok</span>`;
+      <span data-testid="context-meter" title=${title}>${fmt(this.used)} / ${fmt(this.budget)} tok</span>${this.note
+        ? html`<span data-testid="context-note" title=${title}>${this.note}</span>` : ''}`;
   }
 }
 

@@ -38,8 +38,8 @@ export class MemoryField extends LitElement {
           @input=${(e: Event) => { this.value = (e.target as HTMLInputElement).value; this.dispatchEvent(new Event('change', { bubbles: true, composed: true })); }} />
       </div>
       <span id="mem-hint" class="hint muted" data-testid=${`${this.testid}-default`}>${d
-        ? `Empty: the default, ${formatBytes(d.bytes)} (${d.why}${d.deviceMemoryGiB > 0 ? '' : ', so 2 GiB'}). The room deals this device no more layers than that holds.`
-        : 'Empty: this device’s default (half of the memory the browser reports).'}</span>`;
+        ? `Empty: the default, ${formatBytes(d.bytes)} (${d.why}). The room deals this device no more layers than that holds, and its layers' cache at the room's context.`
+        : 'Empty: this device’s suggested offer (from the memory the browser reports).'}</span>`;
   }
 }
 

@@ -77,7 +77,7 @@ function ggufTensors(o: ResolvedTinyOptions): { name: string; ne: number[]; base
   return out;
 }
 
-function metadata(o: ResolvedTinyOptions, fileType: GgufFileType, vocab: GgufVocab, name: string): [string, GgufValue][] {
+export function ggufMetadata(o: ResolvedTinyOptions, fileType: GgufFileType, vocab: GgufVocab, name: string): [string, GgufValue][] {
   const arch = o.hybrid ? (o.moe ? 'qwen35moe' : 'qwen35') : o.moe ? 'qwen3moe' : 'qwen3';
   const u32 = (value: number): GgufValue => ({ kind: 'u32', value });
   const f32 = (value: number): GgufValue => ({ kind: 'f32', value });
@@ -132,7 +132,7 @@ export function tinyGgufFiles(opts: TinyGgufOptions, vocab: GgufVocab): Map<stri
       const rows = t.values.length / t.ne[0]!;
       return { name: t.name, type, ne: t.ne, bytes: quantizeGguf(type, t.values, rows, t.ne[0]!) };
     });
-  const md = metadata(o, fileType, vocab, stem);
+  const md = ggufMetadata(o, fileType, vocab, stem);
   const splits = Math.max(1, Math.min(opts.splits ?? 1, tensors.length));
   if (splits === 1) return new Map([[`${stem}.gguf`, encodeGguf(md, tensors)]]);
   const files = new Map<string, Uint8Array>();

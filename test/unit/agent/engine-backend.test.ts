@@ -131,3 +131,17 @@ describe('EngineBackend', () => {
     expect(() => new EngineBackend({ generator: fresh().generator, tokenizer, template, contextSize: 0 })).toThrow(/contextSize 0/);
   });
 });
+
+describe('EngineBackend in a room that re-deals its context', () => {
+  test('the context (and so the agent\'s budget, read at each request) follows the room\'s; a bad one is refused by name', () => {
+    let ctx = 4096;
+    const generator = new Generator(new ReferenceEngine(weights, { ctx: CTX }), { ctx: CTX });
+    const backend = new EngineBackend({ generator, tokenizer, template, contextSize: () => ctx, devices: 1 });
+    expect(backend.contextSize).toBe(4096);
+    ctx = 24_576;
+    expect(backend.contextSize).toBe(24_576);
+    ctx = 0;
+    expect(() => backend.contextSize).toThrowError(/contextSize 0 must be a positive integer/);
+    expect(() => new EngineBackend({ generator, tokenizer, template, contextSize: 1.5 })).toThrowError(/contextSize 1.5/);
+  });
+});

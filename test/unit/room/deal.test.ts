@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { dealCost, dealLayers, validateDeal, type DealDevice } from '../../../src/room/deal.ts';
+import { headScratchBytes } from '../../../src/room/device-bytes.ts';
 import { DealError } from '../../../src/room/errors.ts';
 
 const GiB = 2 ** 30;
@@ -92,7 +93,11 @@ describe('dealing counts bytes', () => {
     const m = dealCost(moe, 'gguf', 0);
     const d = dealCost(dense, 'gguf', 0);
     expect(m.bytesPerLayer / d.bytesPerLayer).toBeGreaterThan(8);
-    expect((m.bytesPerLayer * 48 + m.hostFixedBytes) / 1e9).toBeCloseTo(17.3, 0);   // Qwen3-30B-A3B at ≈4.5 bits: 17–19 GB
+    // Qwen3-30B-A3B-Q4_K_M.gguf is 18.56 GB (≈8 MB of it header): the Q4_K_M mix's Q6_K layers counted, within 0.5%.
+    const weights = m.layerBytes!.reduce((a, b) => a + b, 0) + m.hostFixedBytes - headScratchBytes(moe);
+    expect(Math.abs(weights / 18.55e9 - 1)).toBeLessThan(0.005);
+    // use_more_bits layers (0: yes, 6: no) hold Q6_K ffn_down_exps: 52 MB more than a Q4_K layer's.
+    expect((m.layerBytes![0]! - m.layerBytes![6]!) / 1e6).toBeCloseTo((128 * 2048 * 768 * (210 - 144)) / 256 / 1e6 + (512 * 2048 * 66) / 256 / 1e6, 1);
     expect(dealCost(moe, 'gguf', 4096).bytesPerLayer - m.bytesPerLayer).toBe(4096 * 2 * 4 * 128 * 2);
     const mixed = dealCost({ ...(moe as object), moe: { ...(moe as { moe: object }).moe, mlpOnlyLayers: [0] } } as never, 'gguf', 0);
     expect(mixed.layerBytes![0]).toBeLessThan(mixed.layerBytes![1]!);

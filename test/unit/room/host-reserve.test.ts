@@ -18,8 +18,9 @@ async function roomWith(guestLayers: number): Promise<{ room: TestRoom; layer: n
   const cost = probe.host.dealCost;
   await probe.close();
   const layer = Math.max(...layerCosts(cost));
-  const r = await makeRoom(files, { caps: caps(cost.hostFixedBytes + 3.5 * layer) });
-  r.addGuest('ga1111', { budget: (guestLayers + 0.5) * layer });
+  const scratch = cost.deviceFixedBytes ?? 0;   // what every device holding layers allocates besides them
+  const r = await makeRoom(files, { caps: caps(cost.hostFixedBytes + scratch + 3.5 * layer) });
+  r.addGuest('ga1111', { budget: scratch + (guestLayers + 0.5) * layer });
   await until(() => r.host.deviceList().length === 2, 'hello');
   await r.host.redeal();
   return { room: r, layer };

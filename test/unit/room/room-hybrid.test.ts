@@ -4,7 +4,7 @@
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { readModelConfig } from '../../../src/model/config.ts';
 import { linearStateBytes, snapshotBytes, type ModelConfig } from '../../../src/model/types.ts';
-import { dealCost, dealCostFromPlan, dealLayers, kvBytesPerLayer, snapshotsForCkpt } from '../../../src/room/deal.ts';
+import { dealCost, dealCostFromPlan, dealLayers, kvBytesPerLayer, shareTotal, snapshotsForCkpt } from '../../../src/room/deal.ts';
 import { ProtocolError, RemoteDeviceError } from '../../../src/room/errors.ts';
 import { decodeFrame, type Frame } from '../../../src/room/protocol.ts';
 import { ChainEngine } from '../../../src/room/chain-engine.ts';
@@ -203,7 +203,7 @@ describe('dealing a hybrid by bytes', () => {
     const b = cost.layerBytes!;
     expect(b[0]).not.toBe(b[1]);
     const devices = [
-      { id: 'host', name: 'host', memoryBudgetBytes: cost.hostFixedBytes + b[0]! + b[1]!, speed: 1 },
+      { id: 'host', name: 'host', memoryBudgetBytes: shareTotal(cost, [0, 2], 0), speed: 1 },
       { id: 'a', name: 'a', memoryBudgetBytes: 1e12, speed: 1 },
     ];
     expect(dealLayers(devices, cost).map((e) => e.range)).toEqual([[0, 2], [2, 4]]);

@@ -87,10 +87,25 @@ export function ggufTensorBytes(type: GgmlType, ne: readonly number[]): number {
   return ne.slice(1).reduce((a, d) => a * d, 1) * ggmlRowBytes(type, ne[0]!);
 }
 
-/** Encode a whole GGUF file. Metadata keys are written in the order given. */
-export function encodeGguf(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorToWrite[]): Uint8Array {
+/** A tensor's place in a GGUF header: its name, type and shape (its bytes follow in the data section). */
+export type GgufTensorInfo = Omit<GgufTensorToWrite, 'bytes'>;
+
+/**
+ * Encode a GGUF header (magic, counts, metadata, tensor infos, padding to the data section) and say how
+ * many bytes the data section holds: a header-only or sparse file of a model's real size needs no weights.
+ */
+export function encodeGgufHeader(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorInfo[]): { header: Uint8Array; dataBytes: number } {
+  const w = headerWriter(metadata, tensors);
+  return { header: w.writer.done(), dataBytes: w.dataBytes };
+}
+
+function alignmentOf(metadata: ReadonlyArray<[string, GgufValue]>): number {
   const alignEntry = metadata.find(([k]) => k === 'general.alignment');
-  const alignment = alignEntry && alignEntry[1].kind !== 'array' ? Number(alignEntry[1].value) : GGUF_DEFAULT_ALIGNMENT;
+  return alignEntry && alignEntry[1].kind !== 'array' ? Number(alignEntry[1].value) : GGUF_DEFAULT_ALIGNMENT;
+}
+
+function headerWriter(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorInfo[]): { writer: Writer; dataBytes: number } {
+  const alignment = alignmentOf(metadata);
   const w = new Writer();
   w.bytes(new TextEncoder().encode('GGUF'));
   w.u32(3);
@@ -111,7 +126,6 @@ export function encodeGguf(metadata: ReadonlyArray<[string, GgufValue]>, tensors
   let offset = 0;
   for (const t of tensors) {
     const want = ggufTensorBytes(t.type, t.ne);
-    if (t.bytes.byteLength !== want) throw new RangeError(`gguf: tensor ${t.name} has ${t.bytes.byteLength} bytes, ${t.type} [${t.ne}] needs ${want}`);
     w.str(t.name);
     w.u32(t.ne.length);
     for (const d of t.ne) w.u64(d);
@@ -120,6 +134,17 @@ export function encodeGguf(metadata: ReadonlyArray<[string, GgufValue]>, tensors
     offset += want + ((alignment - (want % alignment)) % alignment);
   }
   w.pad(alignment);
+  return { writer: w, dataBytes: offset };
+}
+
+/** Encode a whole GGUF file. Metadata keys are written in the order given. */
+export function encodeGguf(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorToWrite[]): Uint8Array {
+  for (const t of tensors) {
+    const want = ggufTensorBytes(t.type, t.ne);
+    if (t.bytes.byteLength !== want) throw new RangeError(`gguf: tensor ${t.name} has ${t.bytes.byteLength} bytes, ${t.type} [${t.ne}] needs ${want}`);
+  }
+  const alignment = alignmentOf(metadata);
+  const { writer: w } = headerWriter(metadata, tensors);
   for (const t of tensors) {
     w.bytes(t.bytes);
     w.pad(alignment);
