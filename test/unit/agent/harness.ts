@@ -13,7 +13,7 @@ import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 import { SERVE } from '../../../src/agent/tools/schemas.ts';
 import { Agent, type AgentOptions } from '../../../src/agent/loop.ts';
-import { createCallCodec } from '../../../src/agent/codec.ts';
+import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import type { AgentEvent } from '../../../src/agent/events.ts';
 import type { Tool, ToolOutcome } from '../../../src/agent/tool-types.ts';
 
