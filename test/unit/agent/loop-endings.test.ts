@@ -84,8 +84,13 @@ test('limit: a call in the closing answer never runs (the grammar forbids openin
   const out = await h.agent.run('Look around');
   expect(out.reason).toBe('limit');
   expect(await h.files.allFiles()).toEqual([]);
-  expect(out.answer.startsWith('One more thing: ')).toBe(true);
-  expect(h.backend.results[1]!.text).not.toContain('<tool_call>');
+  // The replay model, its <tool_call> token banned, leaves that symbol out and goes on with its script (it
+  // used to degenerate into thousands of "!" here, which a startsWith check let pass): the call's JSON
+  // comes out as prose, which is the closing answer as written, and nothing of it runs.
+  const closing = 'One more thing: \n{"name":"write_file","arguments":{"path":"late.js","content":"x"}}\n</tool_call>';
+  expect(h.backend.results[1]!.text).toBe(closing);
+  expect(h.backend.results[1]!.finish).toBe('stop');
+  expect(out.answer).toBe(closing);
 });
 
 test('stuck: the same call failed 3 steps in a row; a note one step before names it', async () => {
