@@ -130,7 +130,7 @@ export async function runCall(call: CallToRun, step: number, id: number, env: Ca
   if (WRITE_TOOLS.has(call.name)) env.memory.rememberWrite(key, step, outcome.ok ? null : outcome.error.split('\n')[0]!);
   if (call.name === 'serve' && outcome.ok && !outcome.page) outcome = { ...outcome, page: pageFromText(outcome.text) };
   if (!outcome.ok) return finish(outcome, true, { hint: hintFor(call, outcome.error) });
-  const repeat = tool.readOnly && env.memory.sameReadResult(key, outcome.text);
+  const repeat = tool.readOnly && env.memory.sameReadResult(key, outcome.repeatText ?? outcome.text);
   const pageErrors = outcome.page?.errors.length ?? 0;
   return finish(outcome, repeat, { hint: pageErrors > 1 ? 'one-error' : null });
 }

@@ -130,6 +130,20 @@ test('stuck: the page reported the same first error 5 times after changes; note 
   expect(n.at(-1)).toMatch(/^end: stuck: the page reported the same first error 5 times after changes: Uncaught ReferenceError/);
 });
 
+test('stuck: the same broken page served again and again with nothing changed, though its load time differs each time', async () => {
+  const err = 'Uncaught TypeError: board is null (game.js:3)';
+  // The first serve is news; each later one gives the same result with nothing changed (no progress).
+  const h = await harness({ replies: [...Array(4).fill(call('serve', {})), 'unused'], serve: [[err], [err], [err], [err]] });
+  const out = await h.agent.run('Make it work');
+  const served = results(h.events);
+  expect(new Set(served.map((t) => /loaded in (\d+) ms/.exec(t)![1])).size).toBe(4); // the texts differ
+  expect(out.reason).toBe('stuck');
+  expect(out.stats.steps).toBe(4);
+  const n = notes(h.events);
+  expect(n[0]).toMatch(/^stuck-warning: Note: you repeated serve 2 steps in a row and it made no progress \(the same result again\)/);
+  expect(n[1]).toMatch(/^end: stuck: serve made no progress 3 steps in a row \(the same result again\)/);
+});
+
 test('a page error checked again without a change in between does not count', async () => {
   const err = 'TypeError: x is null';
   const replies = [call('serve', {}), call('serve', { path: '.' }), call('serve', { path: '' }), call('serve', { path: './' }), call('serve', { path: '/'.slice(1) + '.' }), 'I give up.'];
