@@ -53,7 +53,7 @@ test('an agent serving the same broken page again and again, nothing changed, en
   const out = await h.agent.run('Make the board work');
   const served = results(h.events);
   expect(served).toHaveLength(4);
-  for (const text of served) expect(text).toMatch(/^(Served|Reloaded) broken\/ on :5173\/ — loaded in \d+ ms, 1 error:\n.*board/);
+  for (const text of served) expect(text).toMatch(/^(Served|Reloaded) broken\/ on :\d+\/ — loaded in \d+ ms, 1 error:\n.*Uncaught TypeError/);
   expect(out.reason).toBe('stuck');
   expect(out.stats.steps).toBe(4);
   expect(notes(h.events).at(-1)).toMatch(/^end: stuck: serve broken made no progress 3 steps in a row \(the same result again\)/);

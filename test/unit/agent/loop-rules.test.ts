@@ -128,6 +128,18 @@ test('XML format (Qwen3-Coder template): calls are read and run the same way', a
   expect(await h.files.readText('index.html')).toBe('<!doctype html>\n<p>hi</p>');
 });
 
+test('XML: a file holding "</parameter>" and "<parameter=x>" text is written whole through the grammar and the parser', async () => {
+  // Issue 26: the grammar let the model go on past such text while the parser cut the value there, so
+  // "created doc.html (1 line)" reported a one-line file. One rule now ends a value (parse/xml-value.ts).
+  const content = '<!doctype html>\n<p>Close a value with </parameter>, never before.</p>\n<p>Open one with <parameter=x> and go on.</p>\n<parameter=path>\n<p>The end.</p>';
+  const h = await harness({ format: 'xml', replies: [xmlCall('write_file', { path: 'doc.html', content }), 'Written.'] });
+  const out = await h.agent.run('Document the call format in doc.html');
+  expect(out.reason).toBe('done');
+  expect(h.backend.results[0]!.text).toBe(xmlCall('write_file', { path: 'doc.html', content })); // the grammar let it through untouched
+  expect(await h.files.readText('doc.html')).toBe(content);
+  expect(results(h.events)).toEqual(['created doc.html (5 lines)']);
+});
+
 test('an unknown tool (from a near-miss fence) gets an error listing the tools and the call-format hint', async () => {
   const h = await harness({ replies: ['```tool\n{"name": "make_file", "arguments": {"path": "a.js"}}\n```', 'ok'] });
   await h.agent.run('Make a.js');
