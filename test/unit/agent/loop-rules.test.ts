@@ -52,16 +52,29 @@ test('a read-only call giving the same result 3 more times in a row with nothing
   expect(out.stats.steps).toBe(4);
 });
 
-test('a repeated write_file or edit_file is not run twice', async () => {
+test('a repeated write_file or edit_file is not run twice while nothing changed in between', async () => {
+  const write = call('write_file', { path: 'a.js', content: 'let a = 1;' });
+  const edit = call('edit_file', { path: 'b.js', old: 'nothere', new: '2' });
+  const h = await harness({ replies: [write, write, edit, edit, 'done'], project: { 'b.js': 'let b = 1;' } });
+  const writes: string[] = [];
+  h.files.onChange((p) => writes.push(p));
+  await h.agent.run('Write a.js');
+  expect(writes).toEqual(['a.js']);
+  expect(results(h.events)[1]).toBe('not run again: this exact write_file already ran at step 1. Serve the app to check it, fix something else, or finish.');
+  expect(results(h.events)[3]).toMatch(/^not run again: this exact edit_file already ran at step 3 and failed: old was not found/);
+  expect(h.events.filter((e) => e.type === 'result' && e.skipped === 'repeat').map((e) => e.type === 'result' && e.call)).toEqual([2, 4]);
+});
+
+test('a write repeated after the project changed runs again: write A, edit to B, write A gives A (issue 26)', async () => {
   const write = call('write_file', { path: 'a.js', content: 'let a = 1;' });
   const h = await harness({ replies: [write, call('edit_file', { path: 'a.js', old: '1', new: '2' }), write, 'done'] });
   const writes: string[] = [];
   h.files.onChange((p) => writes.push(p));
   await h.agent.run('Write a.js');
-  expect(writes).toEqual(['a.js', 'a.js']);
-  expect(await h.files.readText('a.js')).toBe('let a = 2;');
-  expect(results(h.events)[2]).toBe('not run again: this exact write_file already ran at step 1. Serve the app to check it, fix something else, or finish.');
-  expect(h.events.find((e) => e.type === 'result' && e.call === 3)).toMatchObject({ skipped: 'repeat' });
+  expect(writes).toEqual(['a.js', 'a.js', 'a.js']);
+  expect(await h.files.readText('a.js')).toBe('let a = 1;');
+  expect(results(h.events)[2]).toBe('wrote a.js (1 line)');
+  expect(h.events.some((e) => e.type === 'result' && e.skipped === 'repeat')).toBe(false);
 });
 
 test('ask first: edits wait for approval; a rejection is a tool result; approve() and decide() both work', async () => {
