@@ -108,5 +108,5 @@ describe('parse-calls CLI reads each shape', () => {
       expect(out.map((o) => ({ name: o.name, arguments: o.arguments })), c.name).toEqual(c.expected.calls);
       expect(out.map((o) => o.repairs), c.name).toEqual(c.expected.repairs);
     }
-  }, 60_000);
+  }, 120_000); // four CLI processes (npx + tsx start-up each) on a loaded 2-core CI box: 60 s was too tight
 });

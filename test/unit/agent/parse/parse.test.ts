@@ -124,7 +124,8 @@ describe('parser: near misses', () => {
 });
 
 describe('parse-calls CLI', () => {
-  it('prints the repaired calls as a JSON array', () => {
+  // Spawns the CLI (npx + tsx start-up: about a second idle, far more on a loaded 2-core CI box).
+  it('prints the repaired calls as a JSON array', { timeout: 120_000 }, () => {
     const out = execFileSync('npx', ['tsx', 'bin/parse-calls.ts', '--format', 'xml'], {
       input: '<tool_call>\n<function=write_file>\n<parameter=file_path>\n./a.txt\n</parameter>\n<parameter=contents>\nhi\n</parameter>\n<parameter=append>\nfalse\n</parameter>\n</function>\n</tool_call>',
       encoding: 'utf8',
