@@ -67,6 +67,8 @@ export interface CallRun {
   page?: PageReport;
   /** CallMemory.changes before this call ran (a page check compares it with the previous check's). */
   changesBefore: number;
+  /** The user (or Stop) rejected it at its approval: it has a result but did not run. */
+  rejected?: true;
 }
 
 const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
@@ -124,7 +126,7 @@ export async function runCall(call: CallToRun, step: number, id: number, env: Ca
         const approved = await env.approve(request);
         env.emit({ type: 'approval', step, call: id, state: approved ? 'approved' : 'rejected' });
         if (!approved) {
-          return finish({ ok: false, error: `the user rejected this ${call.name}; the file was not changed. Ask or try another way.` }, false);
+          return { ...finish({ ok: false, error: `the user rejected this ${call.name}; the file was not changed. Ask or try another way.` }, false), rejected: true };
         }
       }
     }

@@ -25,9 +25,9 @@ import type { ProjectFiles } from './files/types.ts';
 import type { ServedPort } from './tool-types.ts';
 import type { CallCodec, CallConstraint } from './call-codec.ts';
 import { garbageNote } from './grammar/forced-tokens.ts';
-import { Conversation, type CallRecord, type Segment } from './conversation.ts';
+import { Conversation, describeCall, type CallRecord, type Segment } from './conversation.ts';
 import { TurnRenderer } from './turns.ts';
-import { SYSTEM_PROMPT } from './system-prompt.ts';
+import { systemPromptFor } from './system-prompt.ts';
 import { answerCapFor, compactionTarget, conversationBudget } from './budget.ts';
 import { ANSWER_CAP, MAX_STEPS } from './limits.ts';
 import { compact, compactionNote, compactNowNote } from './compaction.ts';
@@ -103,7 +103,7 @@ export class Agent {
   private running = false;
 
   constructor(private readonly opts: AgentOptions) {
-    this.system = opts.systemPrompt ?? SYSTEM_PROMPT;
+    this.system = opts.systemPrompt ?? systemPromptFor(opts.tools.schemas().map((s) => s.name));
     const turns = new TurnRenderer(opts.backend, this.system, opts.tools.schemas());
     this.conversation = new Conversation(opts.backend, turns, opts.restore?.segments);
     this.transcript = new Transcript({ text: turns.opening, tokens: this.conversation.openingTokens.length }, this.conversation.segments);
@@ -331,7 +331,11 @@ export class Agent {
       if (done.page) this.rememberServe(done.record, done.page.path ?? '');
     }
     this.conversation.addResults(run.request, step, runs.map((r) => r.record));
-    if (run.stopped) throw new RequestEnded('stopped');
+    if (run.stopped) {
+      const ran = runs.filter((r) => !r.rejected).map((r) => r.stall.label);
+      const notRun = [...runs.filter((r) => r.rejected).map((r) => r.stall.label), ...calls.slice(runs.length).map(describeCall)];
+      throw new RequestEnded('stopped', ran.length > 0 ? { ran, notRun } : {});
+    }
     return runs;
   }
 

@@ -10,7 +10,11 @@ import { CallStreaks, PageErrorStreak } from './stuck.ts';
 import type { EndReason, RequestStats } from './summary.ts';
 
 /** What an end note may need beyond its reason (summary.ts, endNote); `note` replaces the note whole. */
-export interface EndDetail { error?: string; stuck?: string; left?: string; note?: string }
+export interface EndDetail {
+  error?: string; stuck?: string; left?: string; note?: string;
+  /** Stop between calls: the calls that ran and those that did not, in a few words each. */
+  ran?: string[]; notRun?: string[];
+}
 
 /**
  * A request ends: thrown anywhere inside a step and caught in ONE place (Agent.runRequest), which writes

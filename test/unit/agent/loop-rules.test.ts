@@ -104,6 +104,26 @@ test('Stop while an edit waits for approval ends the request as stopped', async 
   expect(await h.files.allFiles()).toEqual([]);
 });
 
+test('Stop between calls: the stop note says which calls ran and which did not', async () => {
+  const answer = call('write_file', { path: 'a.js', content: 'x' }) + '\n' + call('write_file', { path: 'b.js', content: 'y' }) + '\n' + call('serve', {});
+  const h = await harness({ replies: [answer, 'unused'], serve: [[]] });
+  const stop = new AbortController();
+  h.agent.subscribe((e) => { if (e.type === 'result' && e.name === 'write_file' && e.call === 1) stop.abort(); });
+  const out = await h.agent.run('Write both', { signal: stop.signal });
+  expect(out.reason).toBe('stopped');
+  expect(await h.files.allFiles()).toEqual(['a.js']);
+  expect(out.note).toBe('stopped: write_file a.js ran; write_file b.js, serve did not');
+});
+
+test('the system prompt names only tools the agent has: no serve without a preview', async () => {
+  const without = await harness({ replies: ['unused'] });
+  const withServe = await harness({ replies: ['unused'], serve: [] });
+  const prompt = (h: typeof without) => h.agent.transcript.lines[0]!.text;
+  expect(prompt(without)).not.toMatch(/\bserve\b/);
+  expect(prompt(without)).toContain('Change existing files with edit_file.\n');
+  expect(prompt(withServe)).toContain('Then serve the app and fix every error it reports.');
+});
+
 test('hints: added to failed results, each at most twice per request, "fix one error at a time" once', async () => {
   const edit = (n: number) => call('edit_file', { path: 'a.js', old: `missing${n}`, new: 'x' });
   const h = await harness({
