@@ -8,6 +8,9 @@
 //                               model outside the Qwen3 vocabulary)
 //   --backend room --model DIR  our own engine on a local model folder, in this process (--engine webgpu)
 //   --only a,b   only these task ids      --ctx N   context (default 8192)      --out DIR
+//   --check-seconds N   a task's check is given up after N s (default 60; a page stuck in a loop fails
+//                       its task with that reason and the run goes on). Pages run in Chromium's sandbox:
+//                       see docs/platform.md (Chromium's sandbox) for what the machine needs.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EVAL_TASKS } from '../eval/tasks/index.ts';
@@ -15,7 +18,7 @@ import { openaiModel, replayModel, roomModel, type EvalModel } from '../eval/mod
 import { formatTable, rowOk, summaryOf, writeReport } from '../eval/report.ts';
 import { runEval } from '../eval/run.ts';
 
-const USAGE = 'usage: npm run eval -- --backend replay|openai URL|room [--model NAME|DIR] [--tokenizer SRC] [--engine reference|webgpu] [--only id,id] [--ctx N] [--out DIR]';
+const USAGE = 'usage: npm run eval -- --backend replay|openai URL|room [--model NAME|DIR] [--tokenizer SRC] [--engine reference|webgpu] [--only id,id] [--ctx N] [--check-seconds N] [--out DIR]';
 
 function fail(message: string): never {
   process.stderr.write(`eval: ${message}\n${USAGE}\n`);
@@ -29,7 +32,7 @@ async function main(): Promise<number> {
       allowPositionals: true,
       options: {
         backend: { type: 'string' }, url: { type: 'string' }, model: { type: 'string' }, tokenizer: { type: 'string' }, engine: { type: 'string' },
-        only: { type: 'string' }, ctx: { type: 'string' }, out: { type: 'string' },
+        only: { type: 'string' }, ctx: { type: 'string' }, out: { type: 'string' }, 'check-seconds': { type: 'string' },
       },
     });
   } catch (e) {
@@ -39,6 +42,8 @@ async function main(): Promise<number> {
   const backend = values.backend ?? 'replay';
   const ctx = values.ctx === undefined ? 8192 : Number(values.ctx);
   if (!Number.isInteger(ctx) || ctx < 1024) fail(`--ctx must be a whole number of tokens (at least 1024), not ${JSON.stringify(values.ctx)}`);
+  const checkSeconds = values['check-seconds'] === undefined ? 60 : Number(values['check-seconds']);
+  if (!Number.isFinite(checkSeconds) || checkSeconds < 1 || checkSeconds > 3600) fail(`--check-seconds must be a number of seconds from 1 to 3600, not ${JSON.stringify(values['check-seconds'])}`);
   const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = only?.filter((id) => !EVAL_TASKS.some((t) => t.id === id)) ?? [];
   if (unknown.length) fail(`unknown task ${unknown.join(', ')}; the tasks are ${EVAL_TASKS.map((t) => t.id).join(', ')}`);
@@ -64,7 +69,7 @@ async function main(): Promise<number> {
   const folder = path.resolve(values.out ?? path.join('eval-results', stamp));
   console.log(`eval: ${tasks.length} tasks on ${model.name}${model.scripted ? ' (right and broken answers)' : ''}`);
   const rows = await runEval({
-    tasks, model, transcripts: path.join(folder, 'transcripts'),
+    tasks, model, transcripts: path.join(folder, 'transcripts'), checkSeconds,
     onRow: (r) => console.log(`  ${rowOk(r) ? 'ok  ' : 'FAIL'} ${r.task} (${r.variant}): ${r.passed ? 'check passed' : `check failed${r.detail ? `: ${r.detail}` : ''}`} · ${r.reason} · ${r.seconds.toFixed(1)} s`),
   });
   await model.close?.();

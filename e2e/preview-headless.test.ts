@@ -58,3 +58,24 @@ test('an agent serving the same broken page again and again, nothing changed, en
   expect(out.stats.steps).toBe(4);
   expect(notes(h.events).at(-1)).toMatch(/^end: stuck: serve broken made no progress 3 steps in a row \(the same result again\)/);
 }, 180_000); // four real page loads in Chromium plus the real vocabulary and call grammar (~10 s) on a busy 2-core box
+
+test('issue 27, item 11: a call past its deadline (kept in Node) fails with a named error; the preview restarts and serves again', async () => {
+  const own = mkdtempSync(path.join(tmpdir(), 'pooled-headless-'));
+  writeFileSync(path.join(own, 'index.html'), '<!doctype html><title>Plain</title><p id="p">plain</p>');
+  const quick = await HeadlessPreview.start({ files: await NodeFolderFiles.open(own) });
+  try {
+    expect((await quick.serve('')).loaded).toBe(true);
+    // The page answers after 2.5 s (within run_js's own 3 s), past a call deadline of 1 s: the deadline wins.
+    quick.callMs = 1_000;
+    const t0 = Date.now();
+    const late = await quick.runJs('await new Promise((r) => setTimeout(r, 2500)); console.log("late")').catch((e: Error) => e);
+    expect(Date.now() - t0).toBeLessThan(2_400); // the error comes at the deadline; the fresh tab opens meanwhile
+    expect(late).toMatchObject({ name: 'HeadlessPreviewError', message: expect.stringMatching(/^the preview did not answer runJs within 1 s \(a page stuck in a loop\?\); it was restarted, so nothing is served now: call serve again$/) });
+    quick.callMs = 60_000;
+    expect(await quick.served()).toEqual([]); // a fresh harness
+    expect((await quick.serve('')).loaded).toBe(true);
+    expect(await quick.runJs('console.log(document.getElementById("p").textContent)')).toMatchObject({ status: 'done', output: ['plain'] });
+  } finally {
+    await quick.close();
+  }
+}, 120_000); // two Chromium pages and a few calls: ≈10 s here, more on a busy box

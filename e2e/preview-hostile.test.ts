@@ -94,6 +94,28 @@ test('item 4: a page that calls location.reload() keeps its bridge: run_js and t
   await page.close();
 });
 
+test('issue 27: code that makes the page reload itself while it runs: run_js ends at the reload (no 3 s stop) and says so; the next run_js works', async () => {
+  const page = await openHarness();
+  await writeProject(page, {
+    'index.html': '<p id="p">reloading page</p><script src="main.js"></script>',
+    'main.js': "console.log('loaded once more');",
+  });
+  await callTool(page, 'serve');
+  // The reload comes while the code still awaits: its document goes before it can say it finished.
+  const t0 = Date.now();
+  const cut = await callTool(page, 'run_js', { code: 'console.log("before"); setTimeout(() => location.reload(), 0); await new Promise((r) => setTimeout(r, 1000)); console.log("never")' });
+  const ms = Date.now() - t0;
+  expect(cut).toEqual({ ok: true, text: 'before\n(the page reloaded itself before this code finished; run_js now runs in the reloaded page)' });
+  expect(ms).toBeLessThan(2_500); // the reload takes ≈0.3 s; the bug waited the full 3 s limit and recycled
+  expect(await callTool(page, 'run_js', { code: 'console.log("after reload", document.getElementById("p").textContent)' }))
+    .toEqual({ ok: true, text: 'after reload reloading page' });
+  const logs = textOf(await callTool(page, 'preview_logs', {}));
+  expect(logs).toMatch(/the page reloaded itself/);
+  expect(logs).not.toMatch(/run_js stopped/);
+  expect(logs.match(/\[log\] loaded once more/g)?.length).toBe(2);
+  await page.close();
+});
+
 test('item 5: a page that patches MessagePort.prototype.postMessage, grabs the port or says hello again cannot rewrite what the host hears', async () => {
   const page = await openHarness();
   await writeProject(page, {

@@ -1,11 +1,15 @@
 // Runs eval tasks: for each, a fresh project folder (holding a follow-up task's given files first), the
 // agent (real loop, tools, grammar, repairs, compaction and the headless preview for serve /
 // preview_logs / run_js) on the chosen model, then the task's check of the page in real Chromium,
-// served from the folder on 127.0.0.1. One row per run.
+// served from the folder on its own walled-in 127.0.0.1 origin (check-server.ts). One row per run.
+// The pages are a model's: Chromium runs them with its sandbox on (src/preview/chromium.ts), and every
+// step has a deadline kept here in Node, since a page stuck in a loop stalls its tab and page.evaluate
+// has no timeout: the agent's run, the check, and closing a stuck check's tab. A step past its deadline
+// fails that task with the reason, and the run goes on to the next one.
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { Agent } from '../src/agent/loop.ts';
 import { createCallCodec } from '../src/agent/call-codec.ts';
 import { NodeFolderFiles } from '../src/agent/files/node-folder.ts';
@@ -15,7 +19,7 @@ import { NodeRegexRunner } from '../src/agent/tools/regex-runner.ts';
 import { ToolRegistry } from '../src/agent/tools/registry.ts';
 import { HeadlessPreview } from '../src/preview/headless.ts';
 import { createPreviewTools } from '../src/preview/tools.ts';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/helpers/browser.ts';
+import { confineToOrigin, launchSandboxedChromium } from '../src/preview/chromium.ts';
 import { serveFolder } from './check-server.ts';
 import type { EvalModel } from './model.ts';
 import { brokenFiles, type BrokenSolution, type EvalTask } from './task.ts';
@@ -43,6 +47,8 @@ export interface EvalOptions {
   transcripts?: string;
   /** Give up on one run after this long (the request is stopped). Default 15 minutes. */
   runSeconds?: number;
+  /** Give up on a task's check after this long (its tab is closed). Default 60 s (a check takes ≲ 5 s). */
+  checkSeconds?: number;
   onRow?: (row: EvalRow) => void;
 }
 
@@ -65,8 +71,7 @@ class CurrentFiles implements ProjectFiles {
 export async function runEval(opts: EvalOptions): Promise<EvalRow[]> {
   const project = new CurrentFiles();
   const preview = await HeadlessPreview.start({ files: project });
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
+  const checks: CheckBrowser = { browser: await launchSandboxedChromium() };
   const rows: EvalRow[] = [];
   try {
     for (const task of opts.tasks) {
@@ -75,19 +80,34 @@ export async function runEval(opts: EvalOptions): Promise<EvalRow[]> {
            ...task.broken.map((b) => ({ variant: `broken: ${b.why}`, expected: 'fail' as const, files: brokenFiles(task, b), broken: b }))]
         : [{ variant: 'model', expected: 'pass' as const }];
       for (const v of variants) {
-        const row = await runOne(task, v, { ...opts, project, preview, browser });
+        const row = await runOne(task, v, { ...opts, project, preview, checks });
         rows.push(row);
         opts.onRow?.(row);
       }
     }
   } finally {
-    await browser.close();
+    await checks.browser.close();
     await preview.close();
   }
   return rows;
 }
 
-interface RunEnv extends EvalOptions { project: CurrentFiles; preview: HeadlessPreview; browser: Browser }
+/** The checks' Chromium; replaced when a stuck tab would not even close. */
+interface CheckBrowser { browser: Browser }
+
+interface RunEnv extends EvalOptions { project: CurrentFiles; preview: HeadlessPreview; checks: CheckBrowser }
+
+/** After the stop, how long the agent may take to end before the run is given up (a tool stuck past its own bound). */
+const STOP_GRACE_MS = 30_000;
+/** How long closing a stuck check's tab may take before its whole Chromium is replaced. */
+const CLOSE_MS = 10_000;
+
+/** `p`'s value, or 'late' once `ms` passed (a late `p` is let go, its rejection swallowed). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | 'late'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  p.catch(() => undefined);
+  return Promise.race([p, new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), ms)))]).finally(() => clearTimeout(timer));
+}
 
 interface Variant {
   variant: string;
@@ -116,10 +136,16 @@ async function runOne(task: EvalTask, v: Variant, env: RunEnv): Promise<EvalRow>
       codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }),
     });
     const stop = new AbortController();
-    const timer = setTimeout(() => stop.abort(), (env.runSeconds ?? 900) * 1000);
+    const runMs = (env.runSeconds ?? 900) * 1000;
+    const timer = setTimeout(() => stop.abort(), runMs);
     const started = performance.now();
     try {
-      const outcome = await agent.run(task.request, { signal: stop.signal });
+      const outcome = await within(agent.run(task.request, { signal: stop.signal }), runMs + STOP_GRACE_MS);
+      if (outcome === 'late') {
+        row.reason = 'timeout';
+        row.detail = `the agent did not end within ${runMs / 1000 + STOP_GRACE_MS / 1000} s, ${STOP_GRACE_MS / 1000} s after it was told to stop; the run was given up`;
+        return row;
+      }
       Object.assign(row, { steps: outcome.stats.steps, toolCalls: outcome.stats.toolCalls, tokens: outcome.stats.generated, reason: outcome.reason });
       if (outcome.reason === 'error' && outcome.note) row.detail = outcome.note;
     } finally {
@@ -131,7 +157,7 @@ async function runOne(task: EvalTask, v: Variant, env: RunEnv): Promise<EvalRow>
       const name = `${task.id}-${v.variant.replace(/\W+/g, '-').replace(/-+$/, '')}.jsonl`;
       await writeFile(path.join(env.transcripts, name), agent.transcript.jsonl());
     }
-    const check = await checkPage(task, dir, env.browser);
+    const check = await checkPage(task, dir, env.checks, (env.checkSeconds ?? 60) * 1000);
     row.passed = check === null;
     if (check) row.detail = row.detail ? `${row.detail}; ${check}` : check;
   } catch (e) {
@@ -143,20 +169,27 @@ async function runOne(task: EvalTask, v: Variant, env: RunEnv): Promise<EvalRow>
   return row;
 }
 
-/** null when the check passed, else what it found. */
-async function checkPage(task: EvalTask, dir: string, browser: Browser): Promise<string | null> {
+/** null when the check passed, else what it found (or that it ran past its deadline). */
+async function checkPage(task: EvalTask, dir: string, checks: CheckBrowser, deadlineMs: number): Promise<string | null> {
   const server = await serveFolder(dir);
-  const context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
+  let context: BrowserContext | undefined;
   try {
+    context = await checks.browser.newContext({ viewport: { width: 1024, height: 768 } });
+    await confineToOrigin(context, server.url); // and the CSP of check-server.ts: two walls, one in the page, one in the driver
     const page = await context.newPage();
     page.setDefaultTimeout(5_000);
-    await task.check(page, `${server.url}index.html`);
-    return null;
-  } catch (e) {
-    const err = e as Error;
-    return err.name === 'CheckFailed' ? err.message : `${err.name}: ${err.message.split('\n')[0]}`;
+    const verdict = await within(task.check(page, `${server.url}index.html`).then(() => null, (e: Error) =>
+      e.name === 'CheckFailed' ? e.message : `${e.name}: ${e.message.split('\n')[0]}`), deadlineMs);
+    if (verdict !== 'late') return verdict;
+    return `the check did not finish within ${deadlineMs / 1000} s: the page is stuck (an endless loop?), so its tab was closed`;
   } finally {
-    await context.close();
+    // A tab stuck in a loop closes from the browser's side (Chromium ends its renderer); if even that
+    // hangs, the whole check browser is replaced so the next task gets a working one.
+    if (context && (await within(context.close(), CLOSE_MS)) === 'late') {
+      const stuck = checks.browser;
+      checks.browser = await launchSandboxedChromium();
+      void within(stuck.close(), CLOSE_MS);
+    }
     await server.close();
   }
 }

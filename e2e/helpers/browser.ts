@@ -4,17 +4,18 @@
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { startServer, type RunningServer, type ServerOptionsIn } from '../../server/app.ts';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../../src/preview/chromium.ts';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export { CHROMIUM_PATH };
 
-export const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-dev-shm-usage', '--enable-unsafe-webgpu',
-  '--allow-loopback-in-peer-connection',
-];
+/**
+ * The tests' own pages (our app, its fixtures) run without Chromium's sandbox, as before; pages a model
+ * wrote run in it (launchSandboxedChromium in src/preview/chromium.ts: the headless preview, the eval).
+ */
+export const CHROMIUM_ARGS = [...CHROMIUM_FLAGS, '--no-sandbox'];
 
 /** Drops every ICE candidate not on 127.0.0.1, in both directions, so no traffic leaves loopback. */
 export const LOOPBACK_ICE_SCRIPT = `(() => {

@@ -17,6 +17,11 @@ export interface BackendRequest extends GenerateOptions {
   messages?: RequestMessage[];
   /** The answer's text so far after each token, decoded from exact token bytes (whole characters). */
   onText?: (textSoFar: string) => void;
+  /**
+   * The closing answer at the step limit: the answer must not call a tool. `constraint` is then the
+   * no-call grammar; a server that takes a grammar gets its no-call one (openai/gbnf.ts).
+   */
+  noCalls?: boolean;
 }
 
 /** The model layer's GenerationResult (ids, finish, error, note, stats) plus the answer's text. */
@@ -24,6 +29,8 @@ export interface BackendResult extends GenerationResult {
   text: string;
   /** An HTTP server's own token counts, shown beside ours (stats are counted with the model's tokenizer). */
   serverUsage?: { promptTokens: number; completionTokens: number };
+  /** Something about the backend the timeline shows (once): a server whose token count disagrees with ours. */
+  notice?: string;
 }
 
 export interface Backend {

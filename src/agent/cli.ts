@@ -3,9 +3,12 @@
 // OpenAI-compatible server (llama.cpp, vLLM, Ollama: openai-backend.ts; the prompt is rendered here with
 // the model's chat template, from --tokenizer's tokenizer_config.json or the bundled Qwen3 one),
 // prints the timeline events and the summary line; with --json the last line is
-// {"reason": ..., "steps": n, "toolCalls": n, "summary": "..."}. --transcript writes every turn as the model
-// saw it, one JSON line each (transcript.ts). Node only.
-import { readFile, writeFile } from 'node:fs/promises';
+// {"reason": ..., "steps": n, "toolCalls": n, "summary": "...", "note": "..."|null}. --transcript writes every
+// turn as the model saw it, one JSON line each (transcript.ts), as the run goes: a run cut short keeps
+// every turn so far. Stop: `signal` (bin/agent.ts aborts it on Ctrl-C) stops the request as the app's Stop
+// does — the partial answer kept, the summary printed, exit 0. Node only.
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { loadBundledQwen3Tokenizer } from '../model/bundled-tokenizer.ts';
@@ -31,7 +34,11 @@ export class AgentCliError extends Error {
   override name = 'AgentCliError';
 }
 
-export interface CliIo { out: (line: string) => void }
+export interface CliIo {
+  out: (line: string) => void;
+  /** Aborted = Stop (bin/agent.ts: the first Ctrl-C). */
+  signal?: AbortSignal;
+}
 
 export interface CliOptions {
   project: string;
@@ -157,17 +164,33 @@ async function runLoop(
   const { backend, tools, tokenizer, template, files } = parts;
   const agent = new Agent({ backend, tools, format: template.format, codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }), files });
   const printer = new EventPrinter();
-  agent.subscribe((e) => printer.push(e).forEach((line) => io.out(line)));
-  const outcome = await agent.run(opts.request);
+  const transcript = opts.transcript ? transcriptWriter(opts.transcript, agent) : null;
+  agent.subscribe((e) => {
+    printer.push(e).forEach((line) => io.out(line));
+    transcript?.();
+  });
+  const outcome = await agent.run(opts.request, io.signal ? { signal: io.signal } : {});
+  transcript?.();
   printer.flush().forEach((line) => io.out(line));
   if (backend instanceof OpenAIBackend && backend.completionsMissing) {
     const tools = backend.toolsRefused ? `the tools in the text (it refused tools: ${backend.toolsRefused})` : 'the tools as OpenAI tools';
     io.out(`· the server has no /v1/completions (${backend.completionsMissing}); the conversation went to /v1/chat/completions as messages, ${tools}`);
   }
   if (backend instanceof OpenAIBackend && backend.grammarRefused) io.out(`· the server refused the call grammar (${backend.grammarRefused}); calls were read by the parser and repairs alone`);
-  if (opts.transcript) await writeFile(opts.transcript, agent.transcript.jsonl());
   if (opts.json) {
-    io.out(JSON.stringify({ reason: outcome.reason, steps: outcome.stats.steps, toolCalls: outcome.stats.toolCalls, summary: outcome.summary }));
+    io.out(JSON.stringify({ reason: outcome.reason, steps: outcome.stats.steps, toolCalls: outcome.stats.toolCalls, summary: outcome.summary, note: outcome.note }));
   }
   return 0;
+}
+
+/** Writes the transcript's lines to `file` as they are added (the file starts empty; each call appends the new ones). */
+function transcriptWriter(file: string, agent: Agent): () => void {
+  let written = 0;
+  writeFileSync(file, '');
+  return () => {
+    const lines = agent.transcript.lines;
+    if (lines.length === written) return;
+    appendFileSync(file, lines.slice(written).map((l) => `${JSON.stringify(l)}\n`).join(''));
+    written = lines.length;
+  };
 }

@@ -18,6 +18,6 @@ export type AgentEvent =
 /** Why a call's card closed without the call running (its result says so); 'repeat' = a write not run twice. */
 export type SkipReason = 'repeat' | 'cut-off' | 'stopped' | 'unreadable' | 'model-failed' | 'limit';
 
-export type NoteKind = 'compaction' | 'cut-off' | 'nudge' | 'stuck-warning' | 'end' | 'format' | 'limit';
+export type NoteKind = 'compaction' | 'cut-off' | 'nudge' | 'stuck-warning' | 'end' | 'format' | 'limit' | 'server';
 
 export type AgentListener = (event: AgentEvent) => void;

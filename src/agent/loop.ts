@@ -231,9 +231,11 @@ export class Agent {
       stopTokens: this.stopTokens(),
       pinAt: this.conversation.pinAt,
       constraint,
+      ...(closing ? { noCalls: true } : {}),
       signal: run.signal,
       onText: (textSoFar) => stream.update(textSoFar),
     });
+    if (result.notice) this.note(step, 'server', result.notice);
     run.addAnswerStats(result);
     this.nextCallId = firstCallId + stream.startedCalls;
     return { step, result, constraint, firstCallId, streamed: stream.startedCalls };

@@ -7,12 +7,22 @@
 //     conversation as messages on /v1/chat/completions (openai/chat.ts): with the OpenAI `tools` where it
 //     takes them, else with the tools in the system turn as our template writes them; it is asked once,
 //     and remembered;
-//   - the answer streams as server-sent events; Stop aborts the HTTP request at once;
+//   - a server that takes token ids (llama.cpp and vLLM on /v1/completions; Ollama takes text only) gets
+//     the prompt as our ids once its count of a text prompt agreed with ours (openai/prompt-count.ts): then
+//     it reads exactly our tokens; every answer's usage.prompt_tokens is compared with ours, and a server
+//     that counts otherwise is named once and its count sets the budget;
+//   - the answer streams as server-sent events (openai/sse.ts); Stop aborts the HTTP request at once; an
+//     answer has a deadline and a progress rule (openai/answer-watch.ts); redirects to another origin are
+//     refused (openai/server.ts, fetchHere);
+//   - the text ends at the first stop string, as a local engine ends at the stop token: what a server
+//     sends after it is never read (openai/stop-strings.ts);
+//   - the closing answer at the step limit gets the no-call grammar (and tool_choice none on chat tools);
 //   - where the server takes a grammar (llama.cpp `grammar`, vLLM structured outputs) the call grammar
 //     goes with it (gbnf.ts); a server that refuses it is asked again without, and then the parser and
 //     repairs do the work, as for any unconstrained model;
 //   - anything the server says wrong (unreachable, 4xx/5xx, model not found, context exceeded, an error
-//     event mid-stream, silence) ends the answer `error` with a message quoting it.
+//     event mid-stream, a malformed event, the connection dropped mid-answer, silence, a stream that never
+//     ends) ends the answer `error` with a message naming it; the text so far is kept.
 import type { SamplingOptions } from '../model/engine-types.ts';
 import type { FinishReason, GenerationStats } from '../model/generate-types.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
@@ -20,11 +30,15 @@ import type { ChatTemplate } from '../model/chat-template.ts';
 import type { Backend, BackendRequest, BackendResult } from './backend.ts';
 import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 import { QWEN3_NON_THINKING } from './engine-backend.ts';
-import { callGrammar } from './openai/gbnf.ts';
-import { causeOf, describeError, readBounded, ServerError, type ServerInfo } from './openai/server.ts';
+import { callGrammar, noCallGrammar } from './openai/gbnf.ts';
+import { causeOf, describeError, fetchHere, readBounded, ServerError, type ServerInfo } from './openai/server.ts';
+import { AnswerWatch, DEFAULT_ANSWER_LIMITS, type Timers } from './openai/answer-watch.ts';
+import { cutAtStop, heldBack } from './openai/stop-strings.ts';
+import { PromptCounts } from './openai/prompt-count.ts';
+import { errorText, MalformedEvent, num, parseChunk, type ChatDelta, type CompletionChunk } from './openai/chunk.ts';
 import { CHAT_PATH, COMPLETIONS_PATH, nativeMessages, refusesTools, saysNoCompletions, StreamedToolCalls, textMessages, wireTools } from './openai/chat.ts';
 import { TurnRenderer } from './turns.ts';
-import { SseParser } from './openai/sse.ts';
+import { SseError, SseParser } from './openai/sse.ts';
 
 export interface OpenAIBackendOptions {
   server: ServerInfo;          // from probeServer()
@@ -37,16 +51,27 @@ export interface OpenAIBackendOptions {
   tools?: readonly ToolSchema[];
   /** Default: Qwen3's non-thinking settings. */
   sampling?: SamplingOptions;
-  /** Give up when the server sends nothing for this long (default 120 s: a big prompt can take a while). */
-  idleMs?: number;
+  /** The progress rule: give up when no new token came for this long (default 120 s: a big prompt can take a while). */
+  progressMs?: number;
+  /** The deadline of one whole answer (default 20 min). */
+  deadlineMs?: number;
+  /** The clocks of both (tests). */
+  timers?: Timers;
   fetch?: typeof fetch;
   name?: string;
 }
 
 export class OpenAIBackend implements Backend {
   readonly name: string;
-  readonly contextSize: number;
   readonly devices = 1;
+  /** The context as the server counts it. */
+  readonly serverContext: number;
+  /** Our count against the server's (the budget follows the server's once they disagree). */
+  readonly counts = new PromptCounts();
+  /** Whether prompts go as token ids (the server takes them and its count agreed with ours). */
+  promptIds = false;
+  /** Set once the server refused a prompt of ids: later prompts go as text. */
+  idsRefused: string | null = null;
   /** Set once the server refused the grammar: later requests go without it. */
   grammarRefused: string | null = null;
   /** Set once the server turned down /v1/completions (its words): later requests go to chat completions. */
@@ -54,15 +79,22 @@ export class OpenAIBackend implements Backend {
   /** Set once the chat server refused `tools`: later requests carry them in the text. */
   toolsRefused: string | null = null;
   private readonly grammar: string | null;
+  private readonly noCallsGrammar: string | null;
   private readonly fetchFn: typeof fetch;
   private turns: TurnRenderer | null = null;
 
   constructor(private readonly opts: OpenAIBackendOptions) {
     this.name = opts.name ?? `${opts.model} on ${opts.server.base}`;
-    this.contextSize = opts.contextSize ?? opts.server.contextSize ?? 8192;
+    this.serverContext = opts.contextSize ?? opts.server.contextSize ?? 8192;
     const takesGrammar = opts.server.kind === 'llama.cpp' || opts.server.kind === 'vllm';
     this.grammar = takesGrammar && opts.tools?.length ? callGrammar(opts.template.format, opts.tools) : null;
+    this.noCallsGrammar = this.grammar ? noCallGrammar() : null;
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init)); // unbound: a browser's fetch refuses another `this`
+  }
+
+  /** The window in our tokens: the server's context, scaled by its count once it disagrees with ours. */
+  get contextSize(): number {
+    return this.counts.window(this.serverContext);
   }
 
   /** Where answers go now, and how the tools travel there. */
@@ -84,15 +116,25 @@ export class OpenAIBackend implements Backend {
   }
 
   /** The request body for one answer on /v1/completions (exposed for tests and for a user who wants to see it). */
-  body(req: BackendRequest, withGrammar: boolean): Record<string, unknown> {
+  body(req: BackendRequest, withGrammar: boolean, asIds = false): Record<string, unknown> {
     const body: Record<string, unknown> = {
       model: this.opts.model,
-      prompt: this.opts.tokenizer.decode(req.prompt),
+      prompt: asIds ? [...req.prompt] : this.opts.tokenizer.decode(req.prompt),
       ...this.common(req),
-      stop: (req.stopTokens ?? []).map((id) => this.opts.tokenizer.decode([id])),
+      stop: this.stops(req),
     };
-    if (withGrammar) this.addGrammar(body);
+    if (withGrammar) this.addGrammar(body, req);
     return body;
+  }
+
+  /** The stop tokens as the strings a server takes (and the text is cut at). */
+  private stops(req: BackendRequest): string[] {
+    return (req.stopTokens ?? []).map((id) => this.opts.tokenizer.decode([id])).filter((s) => s !== '');
+  }
+
+  /** Whether this server reads a prompt of token ids on /v1/completions (llama.cpp, vLLM; not Ollama). */
+  get takesIds(): boolean {
+    return this.opts.server.kind === 'llama.cpp' || this.opts.server.kind === 'vllm';
   }
 
   /** The request body for one answer on /v1/chat/completions: the messages, with native tools or tools in the text. */
@@ -103,9 +145,10 @@ export class OpenAIBackend implements Backend {
     if (nativeTools) {
       body.messages = nativeMessages(messages);
       body.tools = wireTools(tools);
+      if (req.noCalls) body.tool_choice = 'none';
     } else {
       body.messages = textMessages(messages, this.turnsFor(messages[0]?.role === 'system' ? messages[0].content : ''));
-      if (withGrammar) this.addGrammar(body);
+      if (withGrammar) this.addGrammar(body, req);
     }
     // Qwen3's templates think unless told not to; the servers that render templates pass this through.
     if (this.opts.server.kind === 'llama.cpp' || this.opts.server.kind === 'vllm') body.chat_template_kwargs = { enable_thinking: false };
@@ -115,7 +158,9 @@ export class OpenAIBackend implements Backend {
   /** Sampling and streaming fields both routes share; top_k and cache_prompt only where the server is known to take them. */
   private common(req: BackendRequest): Record<string, unknown> {
     const s = req.sampling ?? this.opts.sampling ?? QWEN3_NON_THINKING;
-    const body: Record<string, unknown> = { max_tokens: req.maxNewTokens, stream: true, stream_options: { include_usage: true }, temperature: s.temperature };
+    // The server's window holds its own count of the prompt: the answer fits beside that.
+    const room = this.serverContext - this.counts.theirs(req.prompt.length);
+    const body: Record<string, unknown> = { max_tokens: Math.max(1, Math.min(req.maxNewTokens, room)), stream: true, stream_options: { include_usage: true }, temperature: s.temperature };
     if (s.topP !== undefined) body.top_p = s.topP;
     if (s.topK !== undefined && this.opts.server.kind !== 'openai') body.top_k = s.topK;
     if (s.seed !== undefined) body.seed = s.seed;
@@ -123,10 +168,12 @@ export class OpenAIBackend implements Backend {
     return body;
   }
 
-  private addGrammar(body: Record<string, unknown>): void {
-    if (!this.grammar) return;
-    if (this.opts.server.kind === 'llama.cpp') body.grammar = this.grammar;
-    else body.structured_outputs = { grammar: this.grammar };
+  /** The call grammar, or for the closing answer (noCalls) the grammar of prose alone. */
+  private addGrammar(body: Record<string, unknown>, req: BackendRequest): void {
+    const grammar = req.noCalls ? this.noCallsGrammar : this.grammar;
+    if (!grammar) return;
+    if (this.opts.server.kind === 'llama.cpp') body.grammar = grammar;
+    else body.structured_outputs = { grammar };
   }
 
   private turnsFor(system: string): TurnRenderer {
@@ -135,27 +182,42 @@ export class OpenAIBackend implements Backend {
   }
 
   async generate(req: BackendRequest): Promise<BackendResult> {
-    // Each refusal flips one setting for good (route, tools, grammar), so this asks at most four times.
+    // Each refusal flips one setting for good (route, tools, grammar, ids), so this asks at most five times.
     for (;;) {
       const chat = this.completionsMissing !== null;
       const nativeTools = chat && !this.toolsRefused && Boolean(this.opts.tools?.length);
-      const withGrammar = Boolean(this.grammar && req.constraint && !this.grammarRefused && !nativeTools);
-      const attempt = await this.once(req, chat ? CHAT_PATH : COMPLETIONS_PATH, nativeTools, withGrammar);
-      if (!attempt.refused) return attempt.result;
+      const withGrammar = Boolean(this.grammar && (req.constraint || req.noCalls) && !this.grammarRefused && !nativeTools);
+      const asIds = !chat && this.promptIds && !this.idsRefused;
+      const attempt = await this.once(req, chat ? CHAT_PATH : COMPLETIONS_PATH, nativeTools, withGrammar, asIds);
+      if (!attempt.refused) return this.counted(req, attempt.result, chat || asIds);
       const { what, why } = attempt.refused;
       if (what === 'completions') this.completionsMissing = why;
       else if (what === 'tools') this.toolsRefused = why;
+      else if (what === 'ids') this.idsRefused = why;
       else this.grammarRefused = why;
     }
   }
 
-  private async once(req: BackendRequest, path: string, nativeTools: boolean, withGrammar: boolean): Promise<Attempt> {
+  /**
+   * The server's prompt count against ours: the first disagreement is the answer's notice. A text prompt
+   * the server counted as we do means it reads our tokens: a server that takes ids gets them from now on.
+   */
+  private counted(req: BackendRequest, result: BackendResult, chatOrIds: boolean): BackendResult {
+    const theirs = result.serverUsage?.promptTokens ?? 0;
+    const notice = this.counts.compare(req.prompt.length, theirs);
+    if (notice) result.notice = notice;
+    if (!chatOrIds && this.takesIds && theirs > 0 && PromptCounts.agree(req.prompt.length, theirs)) this.promptIds = true;
+    return result;
+  }
+
+  private async once(req: BackendRequest, path: string, nativeTools: boolean, withGrammar: boolean, asIds: boolean): Promise<Attempt> {
     const t0 = performance.now();
     const chat = path === CHAT_PATH;
     let tFirst: number | undefined;
     let content = '';
     let text = '';
     const calls = new StreamedToolCalls(this.opts.template.format);
+    const stops = this.stops(req);
     let serverUsage: BackendResult['serverUsage'];
     let computed: number | undefined;
     let reused: number | undefined;
@@ -184,30 +246,36 @@ export class OpenAIBackend implements Backend {
     const { base } = this.opts.server;
     let body: Record<string, unknown>;
     try {
-      body = chat ? this.chatBody(req, nativeTools, withGrammar) : this.body(req, withGrammar);
+      body = chat ? this.chatBody(req, nativeTools, withGrammar) : this.body(req, withGrammar, asIds);
     } catch (e) {
       return { result: finish('error', e as Error) };
     }
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     req.signal?.addEventListener('abort', onAbort, { once: true });
-    let idle: ReturnType<typeof setTimeout> | undefined;
-    let silent = false;
-    const idleMs = this.opts.idleMs ?? 120_000;
-    const touch = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => { silent = true; abort.abort(); }, idleMs);
-    };
+    const watch = new AnswerWatch({
+      deadlineMs: this.opts.deadlineMs ?? DEFAULT_ANSWER_LIMITS.deadlineMs,
+      progressMs: this.opts.progressMs ?? DEFAULT_ANSWER_LIMITS.progressMs,
+    }, () => abort.abort(), this.opts.timers);
+    /** Headers came: a failure from here on is the connection dropping during the answer, not an unreachable server. */
+    let answering = false;
     const failed = (e: unknown): BackendResult => {
       if (req.signal?.aborted) return finish('stopped');
-      if (silent) return finish('error', new ServerError(`the server at ${base} sent nothing for ${idleMs / 1000} s`));
+      if (watch.tripped) return finish('error', watch.error(base));
       if (e instanceof ServerError) return finish('error', e);
-      return finish('error', new ServerError(`the server at ${base} cannot be reached: ${causeOf(e as Error)}`));
+      if (e instanceof SseError) return finish('error', new ServerError(e.message));
+      const cause = causeOf(e as Error);
+      if (answering) return finish('error', new ServerError(`the connection to the server at ${base} dropped during the answer (after ${text.length} characters): ${cause}`));
+      return finish('error', new ServerError(`the server at ${base} cannot be reached: ${cause}`));
     };
     let reason: FinishReason | null = null;
+    /** A stop string came: the answer is over, and nothing after it is read. */
+    let stopped = false;
     /** The answer's text from what came so far (calls written out); the text stays the last good one past the limit. */
     const settle = (streaming: boolean) => {
-      const next = calls.text(content, streaming);
+      // While streaming, a tail that may be the start of a stop string is not shown yet.
+      const shown = streaming && calls.count === 0 ? content.slice(0, content.length - heldBack(content, stops)) : content;
+      const next = calls.text(shown, streaming);
       if (next.length > maxChars) throw new ServerError(`the server sent over ${maxChars} characters for an answer of at most ${req.maxNewTokens} tokens`);
       text = next;
     };
@@ -216,33 +284,55 @@ export class OpenAIBackend implements Backend {
       const choice = event.choices?.[0];
       const piece = chat ? (choice?.delta ?? choice?.message) : choice;
       const before = text;
+      const grown = content.length + calls.chars;
       const said = chat ? (piece as ChatDelta | undefined)?.content : (piece as { text?: unknown } | undefined)?.text;
+      const searchFrom = content.length;
       if (typeof said === 'string') content += said;
-      const toolCalls = chat ? (piece as ChatDelta | undefined)?.tool_calls : undefined;
-      if (toolCalls !== undefined && toolCalls !== null) calls.push(toolCalls);
-      settle(true);
+      const cut = cutAtStop(content, stops, searchFrom);
+      if (cut.stopped) {
+        content = cut.text;
+        stopped = true;
+        reason = 'stop';
+      } else {
+        const toolCalls = chat ? (piece as ChatDelta | undefined)?.tool_calls : undefined;
+        if (toolCalls !== undefined && toolCalls !== null) calls.push(toolCalls);
+      }
+      if (content.length + calls.chars > grown) watch.progress();
+      settle(!stopped);
       if (text !== before) {
         tFirst ??= performance.now();
         req.onText?.(text);
       }
-      if (choice?.finish_reason) reason = choice.finish_reason === 'length' ? 'cap' : 'stop';
+      if (choice?.finish_reason && !stopped) reason = choice.finish_reason === 'length' ? 'cap' : 'stop';
       if (event.usage) serverUsage = { promptTokens: num(event.usage.prompt_tokens), completionTokens: num(event.usage.completion_tokens) };
       const cached = event.usage?.prompt_tokens_details?.cached_tokens;
       if (typeof cached === 'number') { reused = cached; computed = num(event.usage?.prompt_tokens) - cached; }
       if (event.timings) { computed = num(event.timings.prompt_n); reused = num(event.timings.cache_n); }
     };
+    /** One event: what is not a JSON object, or has fields of the wrong shape, is named as malformed. */
+    const takeData = (data: string) => {
+      const event = parseChunk(data);
+      try {
+        take(event);
+      } catch (e) {
+        if (e instanceof ServerError) throw e;
+        throw new MalformedEvent(`the server sent a malformed event (${(e as Error).message}): ${data.slice(0, 200)}`);
+      }
+    };
     try {
-      touch();
-      const res = await this.fetchFn(`${base}${path}`, {
+      const res = await fetchHere(this.fetchFn, `${base}${path}`, {
         method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
         body: JSON.stringify(body), signal: abort.signal,
       });
+      answering = true;
       if (!res.ok) {
         const why = await describeError(res);
+        if (watch.tripped) throw new Error('timed out');
         const client = res.status >= 400 && res.status < 500;
         if (!chat && req.messages && saysNoCompletions(res.status, why)) return { result: finish('error'), refused: { what: 'completions', why } };
         if (nativeTools && refusesTools(res.status, why)) return { result: finish('error'), refused: { what: 'tools', why } };
         if (withGrammar && client && /grammar|structured|guided/i.test(why)) return { result: finish('error'), refused: { what: 'grammar', why } };
+        if (asIds && client && /prompt/i.test(why) && !/context|exceed|too long/i.test(why)) return { result: finish('error'), refused: { what: 'ids', why } };
         const earlier = chat && saysNoCompletions(res.status, why) ? `POST ${COMPLETIONS_PATH} with ${this.completionsMissing} and ` : '';
         return { result: finish('error', new ServerError(`the server answered ${earlier}POST ${path} with ${why}`, res.status)) };
       }
@@ -250,10 +340,10 @@ export class OpenAIBackend implements Backend {
         // A server that does not stream answers with the whole completion as one JSON document.
         const whole = await readBounded(res, MAX_WHOLE_BODY);
         try {
-          take(JSON.parse(whole) as CompletionChunk);
+          takeData(whole);
         } catch (e) {
-          if (e instanceof ServerError) throw e;
-          throw new ServerError(`the server answered with JSON that is not a completion: ${whole.slice(0, 200)}`);
+          if (!(e instanceof MalformedEvent)) throw e;
+          throw new MalformedEvent(`the server answered with JSON that is not a completion: ${whole.slice(0, 200)}`);
         }
         settle(false);
         return { result: finish(this.endReason(reason, req, text)) };
@@ -261,22 +351,18 @@ export class OpenAIBackend implements Backend {
       const reader = res.body?.getReader();
       if (!reader) return { result: finish('error', new ServerError('the server answered with no body')) };
       const sse = new SseParser();
-      for (;;) {
+      while (!stopped) {
         const { done, value } = await reader.read();
-        touch();
+        watch.read();
         const events = done ? sse.end() : sse.push(value);
         for (const data of events) {
           if (data.trim() === '[DONE]') { reason ??= 'stop'; continue; }
-          let event: CompletionChunk;
-          try {
-            event = JSON.parse(data) as CompletionChunk;
-          } catch {
-            throw new ServerError(`the server sent an event that is not JSON: ${data.slice(0, 200)}`);
-          }
-          take(event);
+          takeData(data);
+          if (stopped) break;
         }
         if (done) break;
       }
+      if (stopped) await reader.cancel().catch(() => undefined);
       const streamed = text;
       settle(false);
       if (text !== streamed) req.onText?.(text);  // the calls as the parser will read them
@@ -284,7 +370,7 @@ export class OpenAIBackend implements Backend {
     } catch (e) {
       return { result: failed(e) };
     } finally {
-      clearTimeout(idle);
+      watch.done();
       req.signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -297,25 +383,8 @@ export class OpenAIBackend implements Backend {
 }
 
 /** One try at an answer; `refused` names what the server turned down, to ask again without it. */
-interface Attempt { result: BackendResult; refused?: { what: 'completions' | 'tools' | 'grammar'; why: string } }
+interface Attempt { result: BackendResult; refused?: { what: 'completions' | 'tools' | 'grammar' | 'ids'; why: string } }
 
 const MAX_WHOLE_BODY = 8 << 20;
 /** Real tokens average about 4 characters; 16 leaves room for the longest (runs of spaces, dashes). */
 const MAX_CHARS_PER_TOKEN = 16;
-
-interface ChatDelta { content?: unknown; tool_calls?: unknown }
-
-interface CompletionChunk {
-  choices?: { text?: unknown; delta?: ChatDelta; message?: ChatDelta; finish_reason?: string | null }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
-  timings?: { prompt_n?: number; cache_n?: number };
-  error?: unknown;
-}
-
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-
-function errorText(e: unknown): string {
-  if (typeof e === 'string') return e;
-  if (e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string') return (e as { message: string }).message;
-  return JSON.stringify(e);
-}

@@ -7,7 +7,7 @@ const SEGMENT_KINDS = new Set(['user', 'assistant', 'results', 'note', 'fold']);
 const TIMELINE_KINDS = new Set(['request', 'text', 'call', 'note', 'summary']);
 const CALL_STATES = new Set(['writing', 'waiting', 'running', 'done', 'failed', 'rejected']);
 const END_REASONS = new Set(['done', 'stopped', 'limit', 'stuck', 'context', 'error']);
-const NOTE_KINDS = new Set(['compaction', 'cut-off', 'nudge', 'stuck-warning', 'end', 'format']);
+const NOTE_KINDS = new Set(['compaction', 'cut-off', 'nudge', 'stuck-warning', 'end', 'format', 'server']);
 /** Token ids are vocabulary indices: no vocabulary has 2^31 entries. */
 const MAX_TOKEN_ID = 2 ** 31 - 1;
 

@@ -194,6 +194,8 @@
     batch = Object.create(null); batched = 0; dropped = 0;
     if (port) post(msg); else queue[queued++] = msg;
   }
+  // Lines still batched when the document goes (the page reloads itself or navigates) go out first.
+  apply(listen, window, ['pagehide', () => flushLogs()]);
   const scheduleFlush = () => {
     if (flushing) return;
     flushing = true;

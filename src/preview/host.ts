@@ -45,7 +45,8 @@ interface Page extends ServedPage {
   onLoaded: () => void;
   /** resolves when the page fired load (never, for a page stuck while loading) */
   loaded: Promise<void>;
-  runs: Map<number, (m: Extract<FrameMessage, { t: 'run-done' }>) => void>;
+  /** run_js runs sent to this page's current document, by run id: each ends with its run-done, or 'reloaded'. */
+  runs: Map<number, (m: RunEnd) => void>;
   pongs: Map<number, () => void>;
   didLoad: boolean;
   /** The page asked to be served afresh after reloading itself (reloadItself). */
@@ -53,6 +54,12 @@ interface Page extends ServedPage {
   /** The host refused storage writes from this page (said once). */
   storageRefused?: boolean;
 }
+
+/** How a run_js run ends: the frame's run-done, or its document went (the page reloaded itself meanwhile). */
+type RunEnd = Extract<FrameMessage, { t: 'run-done' }> | 'reloaded';
+
+/** How a run_js run that outlived its document is reported. */
+const RELOADED_NOTE = 'the page reloaded itself before this code finished; run_js now runs in the reloaded page';
 
 /** How long a frame may take to answer a ping before the sandbox counts as stuck. */
 const PING_MS = 500;
@@ -148,23 +155,32 @@ export class PreviewHost implements PreviewApi {
     const started = performance.now();
     const rewritten = await this.rewriteRunCode(code, page);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const done = new Promise<Extract<FrameMessage, { t: 'run-done' }> | 'timeout'>((resolve) => {
-      page.runs.set(run, resolve);
+    let settled = false;
+    let sentTo: Page | undefined;
+    const done = new Promise<RunEnd | 'timeout'>((resolve) => {
+      const end = (r: RunEnd | 'timeout') => { settled = true; resolve(r); };
       // The limit is the code's own time: it starts when the code is sent. Before that, next to a page
       // still coming back (a reload after the last timeout, on a loaded machine): wait for its frame to
-      // connect and load (a page that never loads gets 1.5 s), bounded on its own.
-      timer = setTimeout(() => resolve('timeout'), limit + PAGE_RETURN_MS);
-      void page.connected
-        .then(() => Promise.race([page.loaded, sleep(Math.min(1_500, limit / 2))]))
-        .then(() => {
-          clearTimeout(timer);
-          timer = setTimeout(() => resolve('timeout'), limit);
-          page.channel!.postMessage({ t: 'run', run, code: rewritten });
-        });
+      // connect and load (a page that never loads gets 1.5 s), bounded on its own. A page replaced
+      // meanwhile (it reloaded itself) gets the code in its new document.
+      timer = setTimeout(() => end('timeout'), limit + PAGE_RETURN_MS);
+      const sendTo = async (target: Page): Promise<void> => {
+        await target.connected;
+        await Promise.race([target.loaded, sleep(Math.min(1_500, limit / 2))]);
+        if (settled) return;
+        const now = this.pages.get(port);
+        if (now && now !== target) return sendTo(now);
+        clearTimeout(timer);
+        timer = setTimeout(() => end('timeout'), limit);
+        sentTo = target;
+        target.runs.set(run, end);
+        target.channel!.postMessage({ t: 'run', run, code: rewritten });
+      };
+      void sendTo(page);
     });
     const result = await done;
     clearTimeout(timer);
-    page.runs.delete(run);
+    sentTo?.runs.delete(run);
     this.runOutput.delete(run);
     const ms = Math.round(performance.now() - started);
     if (result === 'timeout') {
@@ -172,6 +188,7 @@ export class PreviewHost implements PreviewApi {
       await this.recycle();
       return { status: 'timeout', output, ms };
     }
+    if (result === 'reloaded') return { status: 'done', output, ms, note: RELOADED_NOTE };
     return result.ok ? { status: 'done', output, ms } : { status: 'error', output, error: result.error ?? 'failed', ms };
   }
 
@@ -240,7 +257,10 @@ export class PreviewHost implements PreviewApi {
       current?.channel && !current.reloadAsked ? this.ping(current) : null,
     ]);
     const old = this.pages.get(spec.port);
-    if (old) removeFrame(old); // drops its process, even one stuck in a loop
+    if (old) {
+      removeFrame(old); // drops its process, even one stuck in a loop
+      endRuns(old);
+    }
     if (reload) this.push(spec.port, 'info', 'system', `— reloaded :${spec.port}/ —`);
     manifest.storage = this.storage.snapshot(spec.port); // as it is now, after the files were read
     const token = crypto.randomUUID();
@@ -280,6 +300,7 @@ export class PreviewHost implements PreviewApi {
     if (page.channel) {
       if (now - page.attachedAt < REATTACH_MS) return;
       page.channel.close();
+      endRuns(page); // the document they ran in is gone
       page.didLoad = false;
       page.loaded = new Promise<void>((r) => (page.onLoaded = r));
       this.push(page.port, 'info', 'system', `— the page reloaded itself (:${page.port}/) —`);
@@ -413,6 +434,13 @@ export class PreviewHost implements PreviewApi {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Runs sent to a document that is gone (the page reloaded or was replaced) end now, with what they printed. */
+function endRuns(page: Page): void {
+  const ends = [...page.runs.values()];
+  page.runs.clear();
+  for (const end of ends) end('reloaded');
 }
 
 /** Takes a page's frame out (its process goes with it once no frame is left in it) and frees its document. */

@@ -76,7 +76,7 @@ export function formatLogs(r: LogsResult, cursor: number): string {
 export function formatRun(r: RunJsResult): string {
   const printed = r.output.length ? r.output.join('\n') : '(nothing printed)';
   switch (r.status) {
-    case 'done': return printed;
+    case 'done': return r.note ? `${printed}\n(${r.note})` : printed;
     case 'error': return `run_js failed: ${r.error}\n${printed}`;
     case 'timeout': return `run_js stopped after ${PREVIEW_LIMITS.runJsMs / 1000} s (an endless loop?); the page was reloaded.\n${printed}`;
   }

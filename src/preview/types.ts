@@ -43,7 +43,8 @@ export interface LogsResult {
 }
 
 export type RunJsResult =
-  | { status: 'done'; output: string[]; ms: number }
+  /** note: how the run ended when it is not the code's own end (the page reloaded itself meanwhile) */
+  | { status: 'done'; output: string[]; ms: number; note?: string }
   | { status: 'error'; output: string[]; error: string; ms: number }
   | { status: 'timeout'; output: string[]; ms: number };
 

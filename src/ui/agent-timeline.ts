@@ -7,7 +7,7 @@ import { theme } from './theme.ts';
 import './call-card.ts';
 
 const NOTE_LABEL: Record<string, string> = {
-  compaction: 'Context', 'cut-off': 'Cut off', nudge: 'Nudge', 'stuck-warning': 'Stuck?', end: 'Ended', format: 'Call format', limit: 'Last step',
+  compaction: 'Context', 'cut-off': 'Cut off', nudge: 'Nudge', 'stuck-warning': 'Stuck?', end: 'Ended', format: 'Call format', limit: 'Last step', server: 'Server',
 };
 
 /**

@@ -4,7 +4,12 @@
 // /v1/completions as such servers do (404, 405, or OpenAI's "This is a chat model" 404); a chat server may
 // refuse `tools` as llama.cpp without --jinja does. It records every request body and path, and whether
 // the client closed a stream before its end (Stop). 127.0.0.1 only; CORS open for browser tests.
+// usage.prompt_tokens is counted as a server with the model's own vocabulary counts: a prompt of ids is its
+// length, a text prompt is counted with the bundled Qwen3 tokenizer (a reply's `promptTokens` overrides it:
+// a server with another tokenizer); a chat request reports none (the server's own template is not ours).
+// A reply may be `raw`: the test writes the response itself (a hostile or broken server).
 import http from 'node:http';
+import { loadBundledQwen3Tokenizer } from '../../src/model/bundled-tokenizer.ts';
 
 export interface ScriptedReply {
   /** The answer's text, streamed in `chunks` (default: pieces of 4 characters, like tokens). */
@@ -20,12 +25,18 @@ export interface ScriptedReply {
   streamError?: string;
   /** 400 "failed to parse grammar" when the request carries a grammar. */
   refuseGrammar?: boolean;
+  /** 400 "prompt must be a string" when the prompt is token ids (a server that takes text only). */
+  refuseIds?: boolean;
   /** Send nothing at all after the headers (a stalled server). */
   stall?: boolean;
   /** Chat only: calls streamed as delta.tool_calls, their arguments in `pieces` parts (default 3). */
   toolCalls?: { name: string; arguments: string; pieces?: number }[];
   /** Answer with one JSON document instead of a stream (a server that ignores stream: true). */
   whole?: boolean;
+  /** usage.prompt_tokens to report instead of the count, or made from it (a server whose tokenizer differs from ours). */
+  promptTokens?: number | ((counted: number) => number);
+  /** Write the whole response yourself (after the request body was read and recorded). */
+  raw?: (res: http.ServerResponse) => void | Promise<void>;
 }
 
 export interface ServerRoutes {
@@ -107,11 +118,22 @@ export async function startOpenAIServer(opts: { replies: ScriptedReply[]; model?
       replies.unshift({ ...reply, refuseGrammar: false });
       return;
     }
+    if (reply.refuseIds && Array.isArray(body.prompt)) {
+      json(res, 400, { error: { code: 400, message: "'prompt' must be a string", type: 'invalid_request_error' } });
+      replies.unshift({ ...reply, refuseIds: false });
+      return;
+    }
     if (reply.status) { json(res, reply.status, reply.message ? { error: { code: reply.status, message: reply.message } } : {}); return; }
+    if (reply.raw) {
+      res.on('close', () => { if (!res.writableEnded) state.closedEarly++; });
+      await reply.raw(res);
+      return;
+    }
     const text = reply.text ?? '';
     const chunks = reply.chunks ?? (text.match(/[\s\S]{1,4}/g) ?? []);
-    const promptChars = chat ? JSON.stringify(body.messages).length : String(body.prompt).length;
-    const usage = { prompt_tokens: promptChars, completion_tokens: chunks.length, total_tokens: 0 };
+    const counted = chat ? undefined : Array.isArray(body.prompt) ? body.prompt.length : (await loadBundledQwen3Tokenizer()).encode(String(body.prompt)).length;
+    const promptTokens = typeof reply.promptTokens === 'function' ? reply.promptTokens(counted ?? 0) : reply.promptTokens ?? counted;
+    const usage = { prompt_tokens: promptTokens, completion_tokens: chunks.length, total_tokens: 0 };
     const finish = reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
     if (reply.whole) {
       const choice = chat

@@ -116,6 +116,11 @@ export class StreamedToolCalls {
     return this.calls.length;
   }
 
+  /** Characters of names and arguments received so far (each new piece is progress). */
+  get chars(): number {
+    return this.calls.reduce((n, c) => n + c.name.length + c.args.length, 0);
+  }
+
   /** Feeds one event's `tool_calls` (or a whole message's); refuses what is not that shape. */
   push(pieces: unknown): void {
     if (!Array.isArray(pieces)) throw new ServerError(`the server sent tool_calls that are not a list: ${JSON.stringify(pieces).slice(0, 200)}`);

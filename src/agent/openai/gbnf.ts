@@ -43,12 +43,22 @@ const JSON_RULES = [
   'ws ::= [ \\t\\n\\r]*',
 ];
 
+/** GBNF for prose alone, never starting a <tool_call> block: the closing answer at the step limit. */
+export function noCallGrammar(): string {
+  return ['root ::= prose', proseRule()].join('\n') + '\n';
+}
+
+/** Free text: "<" anywhere except as the start of "<tool_call>". */
+function proseRule(): string {
+  return `prose ::= [^<]* ( "<" ${notStarting('tool_call>', '<')} )*`;
+}
+
 /** GBNF for an answer in `format` calling only `tools`. */
 export function callGrammar(format: ToolFormat, tools: readonly ToolSchema[]): string {
   const names = tools.map((t) => lit(t.name)).join(' | ') || '""';
   const rules = [
     'root ::= prose ( call ws )*',
-    `prose ::= [^<]* ( "<" ${notStarting('tool_call>', '<')} )*`,
+    proseRule(),
   ];
   if (format === 'json') {
     rules.push(`call ::= "<tool_call>" ${lit('\n{"name": "')} tool-name ${lit('", "arguments": ')} json-object ${lit('}\n')} "</tool_call>"`);

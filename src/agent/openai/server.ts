@@ -1,6 +1,7 @@
 // Talking to an OpenAI-compatible server: its base URL, what kind it is (llama.cpp, vLLM, Ollama or
 // another), its context size when it says, whether it serves the model, and its errors in its own words.
-// Every request has a time limit; every body read is bounded.
+// Every request has a time limit; every body read is bounded. No request is followed to another origin:
+// a redirect there (a 307 would send the whole prompt along) is refused by name (fetchHere).
 
 export type ServerKind = 'llama.cpp' | 'vllm' | 'ollama' | 'openai';
 
@@ -36,10 +37,52 @@ export function serverBase(url: string): string {
   return `${u.origin}${u.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
 }
 
+/** The server redirected a request (to another origin, or in a way we do not follow); nothing was sent there. */
+export class RedirectRefused extends ServerError {
+  override name = 'RedirectRefused';
+}
+
+const MAX_SAME_ORIGIN_HOPS = 3;
+
+/**
+ * fetch that follows a redirect only within the same origin (and only one that keeps the method and
+ * body: 307/308, or any for a GET), at most 3 hops; any other redirect is a RedirectRefused naming
+ * where it pointed. A browser hides where a redirect goes (an opaque redirect): refused as well.
+ */
+export async function fetchHere(fetchFn: typeof fetch, url: string, init: RequestInit = {}): Promise<Response> {
+  const origin = new URL(url).origin;
+  const method = init.method ?? 'GET';
+  let target = url;
+  for (let hop = 0; ; hop++) {
+    const res = await fetchFn(target, { ...init, redirect: 'manual' });
+    const what = `${method} ${new URL(target).pathname}`;
+    if (res.type === 'opaqueredirect') {
+      throw new RedirectRefused(`the server at ${origin} redirected ${what} (the browser does not say where): redirects are not followed; give the server's own address`);
+    }
+    const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+    if (location === null) return res;
+    await res.body?.cancel().catch(() => undefined);
+    let next: URL;
+    try {
+      next = new URL(location, target);
+    } catch {
+      throw new RedirectRefused(`the server at ${origin} redirected ${what} to ${JSON.stringify(location.slice(0, 200))}, which is not a URL`);
+    }
+    if (next.origin !== origin) {
+      throw new RedirectRefused(`the server at ${origin} redirected ${what} to another origin (${next.origin}) with ${res.status}: refused, nothing was sent there; if that is the server, give its address`);
+    }
+    if (method !== 'GET' && res.status !== 307 && res.status !== 308) {
+      throw new RedirectRefused(`the server at ${origin} answered ${what} with ${res.status} to ${next.pathname}, which would turn it into a GET: refused`);
+    }
+    if (hop + 1 >= MAX_SAME_ORIGIN_HOPS) throw new RedirectRefused(`the server at ${origin} redirected ${what} more than ${MAX_SAME_ORIGIN_HOPS - 1} times`);
+    target = next.href;
+  }
+}
+
 /** GET a JSON document with a time limit; null when the server has no such route (or it is not JSON). */
 async function getJson(fetchFn: typeof fetch, url: string, signal?: AbortSignal): Promise<Record<string, unknown> | null> {
-  const res = await fetchFn(url, { signal: timeoutSignal(PROBE_MS, signal) }).catch((e: Error) => {
-    if (signal?.aborted) throw e;
+  const res = await fetchHere(fetchFn, url, { signal: timeoutSignal(PROBE_MS, signal) }).catch((e: Error) => {
+    if (signal?.aborted || e instanceof RedirectRefused) throw e;
     return null;
   });
   if (!res || !res.ok) return null;
@@ -54,7 +97,8 @@ async function getJson(fetchFn: typeof fetch, url: string, signal?: AbortSignal)
 /** What the server is, from the routes only its kind answers; and its models and context. */
 export async function probeServer(url: string, model: string, fetchFn: typeof fetch = fetch): Promise<ServerInfo> {
   const base = serverBase(url);
-  const list = await fetchFn(`${base}/v1/models`, { signal: timeoutSignal(PROBE_MS) }).catch((e: Error) => {
+  const list = await fetchHere(fetchFn, `${base}/v1/models`, { signal: timeoutSignal(PROBE_MS) }).catch((e: Error) => {
+    if (e instanceof RedirectRefused) throw e;
     throw new ServerError(`the server at ${base} cannot be reached: ${causeOf(e)}`);
   });
   if (!list.ok) throw new ServerError(`the server at ${base} answered GET /v1/models with ${await describeError(list)}`, list.status);

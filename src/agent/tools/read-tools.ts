@@ -1,7 +1,7 @@
 // The read-only file tools: list_dir, read_file, search (limits in limits.ts).
 import type { ProjectFiles } from '../files/types.ts';
 import type { ToolOutcome } from '../tool-types.ts';
-import { normalizeFilePath, normalizeProjectPath } from '../files/paths.ts';
+import { normalizeFilePath, normalizeProjectPath, ProjectPathError } from '../files/paths.ts';
 import { TOOL_LIMITS as LIMITS } from '../limits.ts';
 import { optionalInt, optionalString, plural, stringArg } from './args.ts';
 import type { RegexRunner } from './regex-runner.ts';
@@ -104,8 +104,18 @@ export async function search(files: ProjectFiles, runner: RegexRunner, args: Rec
   const paths = under === '' ? all : all.filter((p) => p === under || p.startsWith(under + '/'));
   if (under !== '' && paths.length === 0) return { ok: false, error: `no file or folder ${under} in the project` };
   const texts: { path: string; text: string }[] = [];
+  // A file the store refuses to read (a second hard link, a path that became a link) is left out and
+  // named in a note: one such file must not fail a whole-project search.
+  const refused: string[] = [];
   for (const path of paths) {
-    const text = await files.readText(path);
+    let text: string | null;
+    try {
+      text = await files.readText(path);
+    } catch (e) {
+      if (!(e instanceof ProjectPathError)) throw e;
+      refused.push(e.message);
+      continue;
+    }
     if (text !== null && !text.includes('\0')) texts.push({ path, text });
   }
   let literal = false;
@@ -124,8 +134,9 @@ export async function search(files: ProjectFiles, runner: RegexRunner, args: Rec
   if ('error' in reply) return { ok: false, error: `invalid pattern: ${reply.error}` };
   const scope = under === '' ? 'the project' : under;
   const note = literal ? ' (not a valid regex, so searched as plain text)' : '';
-  if (reply.total === 0) return { ok: true, text: `no matches for ${JSON.stringify(pattern)} in ${scope}${note}` };
+  const skipped = refused.length === 0 ? '' : `\n(not searched: ${refused.slice(0, 3).join('; ')}${refused.length > 3 ? `; and ${refused.length - 3} more` : ''})`;
+  if (reply.total === 0) return { ok: true, text: `no matches for ${JSON.stringify(pattern)} in ${scope}${note}${skipped}` };
   const lines = reply.hits.map((h) => `${h.path}:${h.line}: ${h.text}`);
   const more = reply.total > reply.hits.length ? `\n(${reply.total} hits in all, first ${reply.hits.length} shown: narrow the pattern or the path)` : '';
-  return { ok: true, text: `${lines.join('\n')}${more}${note ? '\n' + note.trim() : ''}` };
+  return { ok: true, text: `${lines.join('\n')}${more}${note ? '\n' + note.trim() : ''}${skipped}` };
 }

@@ -110,3 +110,13 @@ test('--openai on a chat-only server: the same request runs on /v1/chat/completi
     await server.close();
   }
 });
+
+test('the --json result line carries the end note the text line above it shows (26.8)', async () => {
+  const { dir, file } = await script([call('list_dir', {})]);   // the script runs out: the request ends with an error note
+  const lines: string[] = [];
+  await runAgentCli(['--project', dir, '--replay', file, '--json'], { out: (l) => lines.push(l) });
+  const last = JSON.parse(lines.at(-1)!) as { reason: string; note: unknown };
+  expect(last.reason).toBe('error');
+  expect(last.note).toEqual(expect.stringMatching(/^the model failed: /));
+  expect(lines).toContain(`! ${last.note as string}`);
+});

@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NodeFolderFiles } from '../../../src/agent/files/node-folder.ts';
 import { ProjectPathError } from '../../../src/agent/files/paths.ts';
+import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
+import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
+import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 
 const temps: string[] = [];
 afterEach(async () => {
@@ -106,6 +109,23 @@ describe('item 2: links never lead out of the project', () => {
     await expect(files.readText('linked.txt')).rejects.toThrow(/hard link/);
     await expect(files.write('linked.txt', 'overwritten')).rejects.toThrow(/hard link/);
     expect(await readFile(secret, 'utf8')).toBe('secret');
+  });
+
+  test('issue 27: a hard-linked file in the project: a whole-project search still answers, names the file it skipped, and never shows its text', async () => {
+    const outside = await tempDir();
+    const root = await tempDir();
+    await writeFile(path.join(outside, 'secret.txt'), 'needle in the secret');
+    await link(path.join(outside, 'secret.txt'), path.join(root, 'linked.txt'));
+    await mkdir(path.join(root, 'src'));
+    await writeFile(path.join(root, 'src', 'app.js'), 'const a = 1;\nconst needle = 2;\n');
+    const files = await NodeFolderFiles.open(root);
+    const registry = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
+    const search = (args: Record<string, unknown>) => registry.get('search')!.run(args, {});
+    const found = await search({ pattern: 'needle' });
+    expect(found).toEqual({ ok: true, text: expect.stringMatching(/^src\/app\.js:2: const needle = 2;\n\(not searched: path "linked\.txt" has 2 hard links; .*\)$/) });
+    expect(JSON.stringify(found)).not.toMatch(/secret/);
+    const none = await search({ pattern: 'absent' });
+    expect(none).toEqual({ ok: true, text: expect.stringMatching(/^no matches for "absent" in the project\n\(not searched: path "linked\.txt" has 2 hard links/) });
   });
 
   test('item 2: an ordinary write replaces the file in one step and keeps its mode', async () => {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
 import { probeServer, ServerError, serverBase } from '../../../src/agent/openai/server.ts';
+import { noCallGrammar } from '../../../src/agent/openai/gbnf.ts';
 import { Agent } from '../../../src/agent/loop.ts';
 import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
@@ -23,7 +24,7 @@ const template = new ChatTemplate(readFileSync(new URL('../../fixtures/chat-temp
 let server: ScriptedServer | undefined;
 afterEach(async () => { await server?.close(); server = undefined; });
 
-async function backendOn(replies: ScriptedReply[], kind: 'llama.cpp' | 'vllm' | 'generic' = 'llama.cpp', extra: { idleMs?: number } = {}) {
+async function backendOn(replies: ScriptedReply[], kind: 'llama.cpp' | 'vllm' | 'generic' = 'llama.cpp', extra: { progressMs?: number; deadlineMs?: number } = {}) {
   server = await startOpenAIServer({ replies, kind, nCtx: 4096 });
   const tokenizer = await loadBundledQwen3Tokenizer();
   const files = new MemoryFiles({});
@@ -86,7 +87,7 @@ describe('one answer', () => {
       { status: 500, message: 'CUDA error: out of memory' },
       { status: 400, message: 'the request exceeds the available context size (4096 tokens)' },
       { text: 'partial ', streamError: 'slot unavailable' },
-    ], 'generic', { idleMs: 300 });
+    ], 'generic', { progressMs: 300 });
     const a = await backend.generate(request(backend, 'one'));
     expect(a.finish).toBe('error');
     expect(a.error?.message).toBe('the server answered POST /v1/completions with 500 Internal Server Error: CUDA error: out of memory');
@@ -98,7 +99,7 @@ describe('one answer', () => {
   });
 
   test('a stalled server, a model the server does not have, and a server gone away are errors too', async () => {
-    const { backend, tokenizer, info } = await backendOn([{ stall: true }], 'generic', { idleMs: 300 });
+    const { backend, tokenizer, info } = await backendOn([{ stall: true }], 'generic', { progressMs: 300 });
     const stalled = await backend.generate(request(backend, 'hello'));
     expect(stalled.error?.message).toMatch(/sent nothing for 0.3 s$/);
     const wrong = new OpenAIBackend({ server: info, model: 'other-model', tokenizer, template });
@@ -143,9 +144,14 @@ test('a whole agent request on the server: writes the file, answers, ends done; 
   expect(out.answer).toBe('The page says Hi.');
   expect(await files.readText('index.html')).toBe('<!doctype html>\n<h1>Hi</h1>\n');
   expect(out.summary).toMatch(/^2 steps · 1 tool call · \d+ tok \(server: \d+\) · [\d.]+ tok\/s · 1 device · [\d.]+ s$/);
-  // The second prompt is the first plus the answer and the result, rendered by us: the server sees our turns.
-  const [p1, p2] = server!.requests.map((r) => String(r.prompt));
-  expect(p2!.startsWith(p1!)).toBe(true);
+  // The first prompt goes as text; the server counted it as we do, so the second goes as our token ids
+  // (llama.cpp takes them): the first plus the answer and the result, rendered by us.
+  const [p1, ids2] = server!.requests.map((r) => r.prompt);
+  expect(typeof p1).toBe('string');
+  expect(Array.isArray(ids2) && ids2.every((id) => Number.isInteger(id))).toBe(true);
+  expect(backend.promptIds).toBe(true);
+  const p2 = tokenizer.decode(ids2 as number[]);
+  expect(p2.startsWith(p1 as string)).toBe(true);
   expect(p2).toContain('<tool_response>\ncreated index.html (2 lines)\n</tool_response>');
   expect(server!.requests[0]!.grammar).toEqual(expect.stringContaining('"write_file"'));
 });
@@ -157,4 +163,62 @@ test('a server error ends the agent\'s request with reason error and a note quot
   expect(out.reason).toBe('error');
   expect(out.note).toBe('the model failed: the server answered POST /v1/completions with 503 Service Unavailable: Loading model');
   expect(out.summary).toMatch(/ · error$/);
+});
+
+describe('token counts: ours against the server\'s (26.6)', () => {
+  test('a server that takes ids (llama.cpp, vLLM) gets our ids once its count of a text prompt agreed; another keeps text', async () => {
+    for (const kind of ['llama.cpp', 'vllm', 'generic'] as const) {
+      const { backend } = await backendOn([{ text: 'one' }, { text: 'two' }], kind);
+      const first = request(backend, 'first');
+      const second = request(backend, 'second question');
+      await backend.generate(first);
+      await backend.generate(second);
+      const [a, b] = server!.requests.map((r) => r.prompt);
+      expect(a, kind).toBe(backend.decode(first.prompt));
+      if (kind === 'generic') expect(b, kind).toBe(backend.decode(second.prompt));
+      else expect(b, kind).toEqual(second.prompt);
+      await server!.close();
+      server = undefined;
+    }
+    // A server that turns a prompt of ids down is asked again with text, and text it stays.
+    const { backend } = await backendOn([{ text: 'one' }, { text: 'two', refuseIds: true }, { text: 'three' }]);
+    for (const q of ['first', 'second', 'third']) expect((await backend.generate(request(backend, q))).finish).toBe('stop');
+    expect(server!.requests.map((r) => (Array.isArray(r.prompt) ? 'ids' : typeof r.prompt))).toEqual(['string', 'ids', 'string', 'string']);
+    expect(backend.idsRefused).toBe("400 Bad Request: 'prompt' must be a string");
+  });
+
+  test('a server that counts otherwise is named on the timeline once, and its count sets the budget', async () => {
+    // A server whose tokenizer gives three tokens for each of ours (the issue's 705 against ~2,135).
+    const { backend, tokenizer, files, tools } = await backendOn([
+      { text: call('list_dir', {}), promptTokens: (n) => 3 * n },
+      { text: call('read_file', { path: 'none.txt' }), promptTokens: (n) => 3 * n },
+      { text: 'Nothing there.', promptTokens: (n) => 3 * n },
+    ], 'llama.cpp');
+    const agent = new Agent({ backend, tools, files, format: 'json', codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
+    const out = await agent.run('What is in the folder?');
+    expect(out.reason).toBe('done');
+    const notes = agent.timeline.items.filter((i) => i.kind === 'note' && i.note === 'server');
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({ text: expect.stringMatching(/^the server counted [\d,]+ prompt tokens where our tokenizer counts [\d,]+: its tokenizer \(or its template\) differs from ours, so its count sets the budget from now on$/) });
+    // The window is taken in the server's tokens: 4,096 of its tokens are ~1,365 of ours.
+    expect(backend.contextSize).toBe(Math.floor(4096 / backend.counts.ratio));
+    expect(backend.counts.ratio).toBeCloseTo(3, 1);
+    // After the first answer every ask leaves room for the server's own count of the prompt; ids never go.
+    for (const sent of server!.requests.slice(1)) {
+      const theirs = 3 * tokenizer.encode(String(sent.prompt)).length;
+      expect(typeof sent.prompt).toBe('string');
+      expect(sent.max_tokens as number).toBeLessThanOrEqual(4096 - theirs + 3);
+    }
+  });
+});
+
+test('the closing answer at the step limit sends the no-call grammar, not the call grammar (26.8)', async () => {
+  const { backend, tokenizer, files, tools } = await backendOn([{ text: call('list_dir', {}) }, { text: 'I listed the folder; nothing is left.' }]);
+  const agent = new Agent({ backend, tools, files, format: 'json', maxSteps: 2, codec: createCallCodec({ tokenizer, format: 'json', tools: tools.schemas() }) });
+  const out = await agent.run('Look around');
+  expect(out).toMatchObject({ reason: 'limit', answer: 'I listed the folder; nothing is left.' });
+  const [first, closing] = server!.requests.map((r) => String(r.grammar));
+  expect(first).toMatch(/^call ::= "<tool_call>"/m);
+  expect(closing).toBe(noCallGrammar());
+  expect(closing).not.toMatch(/call ::=|tool-name/);
 });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
 import { probeServer } from '../../../src/agent/openai/server.ts';
+import { noCallGrammar } from '../../../src/agent/openai/gbnf.ts';
 import { Agent } from '../../../src/agent/loop.ts';
 import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
@@ -37,7 +38,7 @@ async function setup(replies: ScriptedReply[], routes: ServerRoutes = CHAT_ONLY,
   const files = new MemoryFiles({});
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
   const info = await probeServer(server.url, 'qwen3-test');
-  const backend = new OpenAIBackend({ server: info, model: 'qwen3-test', tokenizer, template, tools: tools.schemas(), idleMs: 2_000 });
+  const backend = new OpenAIBackend({ server: info, model: 'qwen3-test', tokenizer, template, tools: tools.schemas(), progressMs: 2_000 });
   const agent = new Agent({ backend, tools, files, format: template.format, codec: createCallCodec({ tokenizer, format: template.format, tools: tools.schemas() }) });
   const events: AgentEvent[] = [];
   agent.subscribe((e) => events.push(e));
@@ -172,6 +173,21 @@ describe('a server without /v1/completions', () => {
     expect(two.text).toBe('<tool_call>\n<function=list_dir>\n<parameter=path>\n\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n{"name": "read_file", "arguments": {"path": "b}\n</tool_call>');
   });
 
+  test('the closing answer goes with tool_choice "none" (OpenAI tools), or the no-call grammar (tools in the text) (26.8)', async () => {
+    const { backend } = await setup([{ text: 'a' }, { text: 'b' }]);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'hi' }];
+    await backend.generate(request(backend, messages, { constraint: () => null }));
+    await backend.generate(request(backend, messages, { constraint: () => null, noCalls: true }));
+    expect(server!.requests.map((r) => r.tool_choice)).toEqual([undefined, 'none']);
+    await server!.close();
+    const text = await setup([{ text: 'a' }, { text: 'b' }], { completions: '404', tools: false });
+    await text.backend.generate(request(text.backend, messages, { constraint: () => null }));
+    await text.backend.generate(request(text.backend, messages, { constraint: () => null, noCalls: true }));
+    const grammars = server!.requests.filter((r) => r.tools === undefined).map((r) => String(r.grammar));
+    expect(grammars[0]).toMatch(/^call ::= "<tool_call>"/m);
+    expect(grammars[1]).toBe(noCallGrammar());
+  });
+
   test('hostile tool_calls end the answer with a named error', async () => {
     await setup([]);                              // starts the server the probe below reads
     const bad = (pieces: unknown) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: pieces } }] })}\n\n`;
@@ -183,7 +199,7 @@ describe('a server without /v1/completions', () => {
     for (const [body, message] of [
       [bad([{ index: 5, function: { name: 'x' } }]), /a tool call with index 5 after 0 calls/],
       [bad({ index: 0 }), /tool_calls that are not a list/],
-      [bad([{ index: 0, function: { name: 'read_file', arguments: 'x'.repeat(5 << 20) } }]), /^the server sent over 4096 characters for an answer of at most 256 tokens$/],
+      [bad([{ index: 0, function: { name: 'read_file', arguments: 'x'.repeat(1 << 19) } }]), /^the server sent over 4096 characters for an answer of at most 256 tokens$/],
     ] as const) {
       const b = new OpenAIBackend({ server: info, model: 'qwen3-test', tokenizer, template: qwen3, tools: [], fetch: fake(body) });
       const r = await b.generate(request(b, [{ role: 'user', content: 'hi' }]));
