@@ -13,7 +13,7 @@ import { MemoryFiles } from '../src/agent/files/memory.ts';
 import { createFileTools } from '../src/agent/tools/file-tools.ts';
 import { NodeRegexRunner } from '../src/agent/tools/regex-runner.ts';
 import { ToolRegistry } from '../src/agent/tools/registry.ts';
-import { createCallCodec } from '../src/agent/codec.ts';
+import { createCallCodec } from '../src/agent/call-codec.ts';
 import { Agent } from '../src/agent/loop.ts';
 
 export const title = 'Agent: tokens computed per step and after compaction (pinned checkpoint, 4,096-token context); steps before context (8,192)';

@@ -8,6 +8,7 @@ import { HeadlessPreview } from '../src/preview/headless.ts';
 import { createPreviewTools } from '../src/preview/tools.ts';
 import type { Tool } from '../src/agent/tool-types.ts';
 import { artifactDir } from './helpers/browser.ts';
+import { call, harness, notes, results } from '../test/unit/agent/harness.ts';
 
 let preview: HeadlessPreview;
 let tools: Record<string, Tool>;
@@ -44,6 +45,19 @@ test('serve, preview_logs and run_js work from Node on a folder on disk (TypeScr
 test('a folder that is not there is a clear tool error', async () => {
   expect(await tools.serve!.run({ path: 'nope' }, {})).toEqual({ ok: false, error: 'cannot serve "nope": there is no such folder in the project' });
 });
+
+test('an agent serving the same broken page again and again, nothing changed, ends stuck through the real preview', async () => {
+  mkdirSync(path.join(dir, 'broken'));
+  writeFileSync(path.join(dir, 'broken/index.html'), '<!doctype html><title>Broken</title><script>document.getElementById("board").textContent = "x";</script>');
+  const h = await harness({ replies: [...Array(4).fill(call('serve', { path: 'broken' })), 'unused'], extraTools: [tools.serve!] });
+  const out = await h.agent.run('Make the board work');
+  const served = results(h.events);
+  expect(served).toHaveLength(4);
+  for (const text of served) expect(text).toMatch(/^(Served|Reloaded) broken\/ on :\d+\/ — loaded in \d+ ms, 1 error:\n.*Uncaught TypeError/);
+  expect(out.reason).toBe('stuck');
+  expect(out.stats.steps).toBe(4);
+  expect(notes(h.events).at(-1)).toMatch(/^end: stuck: serve broken made no progress 3 steps in a row \(the same result again\)/);
+}, 180_000); // four real page loads in Chromium plus the real vocabulary and call grammar (~10 s) on a busy 2-core box
 
 test('issue 27, item 11: a call past its deadline (kept in Node) fails with a named error; the preview restarts and serves again', async () => {
   const own = mkdtempSync(path.join(tmpdir(), 'pooled-headless-'));

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { Agent } from '../src/agent/loop.ts';
-import { createCallCodec } from '../src/agent/codec.ts';
+import { createCallCodec } from '../src/agent/call-codec.ts';
 import { NodeFolderFiles } from '../src/agent/files/node-folder.ts';
 import type { FileEntry, ProjectFiles } from '../src/agent/files/types.ts';
 import { createFileTools } from '../src/agent/tools/file-tools.ts';

@@ -28,7 +28,7 @@ export interface ApprovalRequest {
 export class CallMemory {
   changes = 0;                 // bumped on every change to the project's files
   private readOnly = new Map<string, { text: string; changes: number }>();
-  private writes = new Map<string, { step: number; error: string | null }>();
+  private writes = new Map<string, { step: number; error: string | null; changes: number }>();
 
   /** A read-only call repeated with nothing changed and the same result: a repeat. */
   sameReadResult(key: string, text: string): boolean {
@@ -37,12 +37,17 @@ export class CallMemory {
     this.readOnly.set(key, { text, changes: this.changes });
     return same;
   }
+  /**
+   * The same write or edit run before with nothing changed in the project since (by any call or by
+   * hand): a repeat. After a change it may be meant (write A, edit to B, write A again) and runs.
+   */
   previousWrite(key: string): { step: number; error: string | null } | undefined {
-    return this.writes.get(key);
+    const prev = this.writes.get(key);
+    return prev && prev.changes === this.changes ? prev : undefined;
   }
-  /** error: the first line of its error, null when it succeeded. */
+  /** Called once the write's own change is counted. error: the first line of its error, null when it succeeded. */
   rememberWrite(key: string, step: number, error: string | null): void {
-    this.writes.set(key, { step, error });
+    this.writes.set(key, { step, error, changes: this.changes });
   }
 }
 
@@ -62,6 +67,8 @@ export interface CallRun {
   page?: PageReport;
   /** CallMemory.changes before this call ran (a page check compares it with the previous check's). */
   changesBefore: number;
+  /** The user (or Stop) rejected it at its approval: it has a result but did not run. */
+  rejected?: true;
 }
 
 const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
@@ -119,7 +126,7 @@ export async function runCall(call: CallToRun, step: number, id: number, env: Ca
         const approved = await env.approve(request);
         env.emit({ type: 'approval', step, call: id, state: approved ? 'approved' : 'rejected' });
         if (!approved) {
-          return finish({ ok: false, error: `the user rejected this ${call.name}; the file was not changed. Ask or try another way.` }, false);
+          return { ...finish({ ok: false, error: `the user rejected this ${call.name}; the file was not changed. Ask or try another way.` }, false), rejected: true };
         }
       }
     }
@@ -127,10 +134,14 @@ export async function runCall(call: CallToRun, step: number, id: number, env: Ca
   } catch (e) {
     outcome = { ok: false, error: `${call.name} failed: ${(e as Error)?.message ?? String(e)}` };
   }
-  if (WRITE_TOOLS.has(call.name)) env.memory.rememberWrite(key, step, outcome.ok ? null : outcome.error.split('\n')[0]!);
+  if (WRITE_TOOLS.has(call.name)) {
+    const run = outcome.ok ? finish(outcome, false) : finish(outcome, true, { hint: hintFor(call, outcome.error) });
+    env.memory.rememberWrite(key, step, outcome.ok ? null : outcome.error.split('\n')[0]!);
+    return run;
+  }
   if (call.name === 'serve' && outcome.ok && !outcome.page) outcome = { ...outcome, page: pageFromText(outcome.text) };
   if (!outcome.ok) return finish(outcome, true, { hint: hintFor(call, outcome.error) });
-  const repeat = tool.readOnly && env.memory.sameReadResult(key, outcome.text);
+  const repeat = tool.readOnly && env.memory.sameReadResult(key, outcome.repeatText ?? outcome.text);
   const pageErrors = outcome.page?.errors.length ?? 0;
   return finish(outcome, repeat, { hint: pageErrors > 1 ? 'one-error' : null });
 }

@@ -21,7 +21,7 @@ import { NodeFolderFiles } from './files/node-folder.ts';
 import { createFileTools } from './tools/file-tools.ts';
 import { NodeRegexRunner } from './tools/regex-runner.ts';
 import { ToolRegistry } from './tools/registry.ts';
-import { createCallCodec } from './codec.ts';
+import { createCallCodec } from './call-codec.ts';
 import { Agent } from './loop.ts';
 import { EventPrinter } from './event-format.ts';
 import { OpenAIBackend } from './openai-backend.ts';

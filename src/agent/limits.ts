@@ -8,7 +8,7 @@ export const MAX_STEPS = 30;
 export const TOOL_LIMITS = {
   listEntries: 200,           // list_dir entries shown
   readLines: 200,             // read_file lines per call
-  readChars: 8_000,           // read_file characters per call (never more than fits in one result, see read-tools.ts)
+  readChars: 5_900,           // read_file characters per call: one tool result (6,000) less room for its footer (read-tools.ts)
   searchHits: 30,             // search hits shown
   searchTimeoutMs: 2_000,     // a pattern that runs longer is refused
   searchLineChars: 200,       // one hit's text is cut to this

@@ -1,25 +1,41 @@
 // The agent loop (docs/agent.md, The loop): the model answers, its tool calls run, the results go
-// back, repeat — until an answer has no call. Every limit and end rule is checked here, in one place:
-// done / stopped / limit (30 steps) / stuck / context / error. The conversation is exact token segments
-// (conversation.ts) behind a byte-stable opening, so the pinned checkpoint after it is always valid.
+// back, repeat — until an answer has no call. The conversation is exact token segments (conversation.ts)
+// behind a byte-stable opening, so the pinned checkpoint after it is always valid.
+//
+// A request is run → step → query → executeCalls (mini-swe-agent's shape). Every end is a RequestEnded
+// thrown where its rule is checked and caught in ONE place, runRequest, which writes the note and the
+// summary (end). The end rules, all of them, and where each is raised:
+//   stopped  Stop before a step (step) or before a call (executeCalls, the calls not reached stay not run);
+//            the model's run ended `stopped` — the partial answer kept, a device that left named (endOnFinish)
+//   error    the engine or server failed, or the call grammar saw garbage (endOnFinish); a second empty
+//            answer after the nudge (readCalls)
+//   limit    the closing answer at step maxSteps (30), sampled without calls, whatever it says
+//            (endOnFinish); an answer at the cap when `answerCapNote` is set (endOnFinish); out of steps
+//   context  the conversation does not fit even after compaction (compactToFit)
+//   stuck    the same unreadable answer, or the same call stalling, 3 steps in a row (readCalls,
+//            checkProgress); the page's same first error 5 times after changes (checkProgress)
+//   done     an answer without a call (readCalls); a step that changed nothing right after a serve whose
+//            page loaded clean (checkProgress)
+// Not ends: a cut-off answer is dropped and asked again smaller (dropCutOff); an empty one gets one nudge.
 import type { Backend, BackendResult } from './backend.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
-import type { AgentEvent, AgentListener, NoteKind, SkipReason } from './events.ts';
+import type { AgentEvent, AgentListener, NoteKind } from './events.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { ProjectFiles } from './files/types.ts';
 import type { ServedPort } from './tool-types.ts';
 import type { CallCodec, CallConstraint } from './call-codec.ts';
 import { garbageNote } from './grammar/forced-tokens.ts';
-import { Conversation, type CallRecord, type Segment } from './conversation.ts';
+import { Conversation, describeCall, type CallRecord, type Segment } from './conversation.ts';
 import { TurnRenderer } from './turns.ts';
-import { SYSTEM_PROMPT } from './system-prompt.ts';
+import { systemPromptFor } from './system-prompt.ts';
 import { answerCapFor, compactionTarget, conversationBudget } from './budget.ts';
 import { ANSWER_CAP, MAX_STEPS } from './limits.ts';
 import { compact, compactionNote, compactNowNote } from './compaction.ts';
-import { CallMemory, runCall, type ApprovalRequest, type CallRun } from './call-runner.ts';
-import { HintBudget, unreadableHint } from './hints.ts';
-import { CallStreaks, PageErrorStreak, type StuckVerdict } from './stuck.ts';
+import { CallMemory, runCall, type ApprovalRequest, type CallRun, type CallToRun } from './call-runner.ts';
+import { unreadableHint, type HintBudget } from './hints.ts';
+import type { StuckVerdict } from './stuck.ts';
 import { endNote, speculationTip, summaryLine, type EndReason, type RequestStats } from './summary.ts';
+import { RequestEnded, RequestRun, type Answer, type NotRunReason } from './request-run.ts';
 import { AnswerStream } from './stream.ts';
 import { Timeline, type TimelineItem } from './timeline.ts';
 import { Transcript } from './transcript.ts';
@@ -87,7 +103,7 @@ export class Agent {
   private running = false;
 
   constructor(private readonly opts: AgentOptions) {
-    this.system = opts.systemPrompt ?? SYSTEM_PROMPT;
+    this.system = opts.systemPrompt ?? systemPromptFor(opts.tools.schemas().map((s) => s.name));
     const turns = new TurnRenderer(opts.backend, this.system, opts.tools.schemas());
     this.conversation = new Conversation(opts.backend, turns, opts.restore?.segments);
     this.transcript = new Transcript({ text: turns.opening, tokens: this.conversation.openingTokens.length }, this.conversation.segments);
@@ -150,191 +166,221 @@ export class Agent {
   }
 
   private async runRequest(requestText: string, memory: CallMemory, signal?: AbortSignal): Promise<RequestOutcome> {
-    const { backend, tools, codec } = this.opts;
-    const request = this.requestCount++;
-    const started = performance.now();
-    const maxSteps = this.opts.maxSteps ?? MAX_STEPS;
+    const { backend, format } = this.opts;
     const cap = this.opts.answerCap ?? ANSWER_CAP;
-    const budget = conversationBudget(backend.contextSize, cap);
-    const target = compactionTarget(backend.contextSize, cap);
-    const stats: RequestStats = { steps: 0, toolCalls: 0, generated: 0, generateSeconds: 0, devices: backend.devices, seconds: 0, ...(backend.runsOn ? { runsOn: backend.runsOn } : {}) };
-    const hints = new HintBudget(this.opts.format);
-    const streaks = new CallStreaks();
-    const pageErrors = new PageErrorStreak();
-    let nudged = false;
-    let cleanServeAt = -1;
-    let answer = '';
-
-    const end = (reason: EndReason, detail: { error?: string; stuck?: string; left?: string; note?: string } = {}): RequestOutcome => {
-      stats.seconds = (performance.now() - started) / 1000;
-      const note = detail.note ?? endNote(reason, { ...detail, steps: stats.steps, devices: backend.devices });
-      if (note) this.note(stats.steps, 'end', note);
-      const line = summaryLine(stats, reason);
-      const tip = speculationTip(stats);
-      this.emit({ type: 'summary', request, reason, line, ...(tip ? { tip } : {}), stats: { ...stats }, answer });
-      return { reason, summary: line, answer, stats: { ...stats }, note };
+    const limits = {
+      maxSteps: this.opts.maxSteps ?? MAX_STEPS, cap,
+      budget: conversationBudget(backend.contextSize, cap), target: compactionTarget(backend.contextSize, cap),
     };
+    const run = new RequestRun(this.requestCount++, limits, memory, format, backend, signal);
+    this.conversation.addUser(run.request, neutralizeControlTokens(requestText));
+    this.emit({ type: 'request', request: run.request, text: requestText });
+    try {
+      for (let step = 1; step <= limits.maxSteps; step++) await this.step(run, step);
+      throw new RequestEnded('limit');
+    } catch (e) {
+      if (e instanceof RequestEnded) return this.end(run, e);
+      throw e;
+    }
+  }
 
-    this.conversation.addUser(request, neutralizeControlTokens(requestText));
-    this.emit({ type: 'request', request, text: requestText });
+  /** One step: fit the context, ask the model, read its answer, run its calls, check for progress. */
+  private async step(run: RequestRun, step: number): Promise<void> {
+    if (run.stopped) throw new RequestEnded('stopped');
+    // The last step is the closing answer: no tool runs any more, the model says what it did and what is left.
+    const closing = step === run.limits.maxSteps;
+    if (closing) {
+      this.conversation.addNote(run.request, FINAL_ANSWER_PROMPT);
+      this.note(step, 'limit', `step ${step} of ${run.limits.maxSteps}: the model is asked to sum up without tools`);
+    }
+    this.compactToFit(run, step);
+    const answer = await this.query(run, step, closing);
+    this.endOnFinish(run, answer, closing);
+    if (answer.result.finish === 'cap' || answer.result.finish === 'context') return this.dropCutOff(run, answer);
+    const calls = this.readCalls(run, answer);
+    if (calls.length === 0) return;
+    const runs = await this.executeCalls(run, answer, calls);
+    this.checkProgress(run, step, runs);
+  }
 
-    for (let step = 1; step <= maxSteps; step++) {
-      if (signal?.aborted) return end('stopped');
-      // The last step is the closing answer: no tool runs any more, the model says what it did and what is left.
-      const closing = step === maxSteps;
-      if (closing) {
-        this.conversation.addNote(request, FINAL_ANSWER_PROMPT);
-        this.note(step, 'limit', `step ${step} of ${maxSteps}: the model is asked to sum up without tools`);
-      }
-      const report = compact(this.conversation, request, budget, target, { clearWrites: this.opts.clearWrittenContent ?? true });
-      if (report) {
-        this.note(step, 'compaction', compactionNote(report));
-        this.transcript.compaction(compactionNote(report), report.after, request);
-        if (!report.fits) return end('context');
-      }
-      const prompt = this.conversation.prompt();
-      this.lastPromptTokens = prompt.length;
-      this.emit({ type: 'step', request, step, promptTokens: prompt.length, contextSize: backend.contextSize });
-      stats.steps = step;
-      // Cards streamed for this answer take the ids firstCallId.. in order; the parsed calls reuse them.
-      const firstCallId = this.nextCallId;
-      const stream = new AnswerStream(step, firstCallId, (e) => this.emit(e));
-      const constraint: CallConstraint | undefined = closing ? codec.noCalls?.() : codec.constraint?.();
-      const result: BackendResult = await backend.generate({
-        prompt,
-        messages: this.conversation.messages(),
-        maxNewTokens: answerCapFor(prompt.length, backend.contextSize, cap),
-        stopTokens: this.stopTokens(),
-        pinAt: this.conversation.pinAt,
-        constraint,
-        ...(closing ? { noCalls: true } : {}),
-        signal,
-        onText: (textSoFar) => stream.update(textSoFar),
-      });
-      if (result.notice) this.note(step, 'server', result.notice);
-      stats.generated += result.stats.generated;
-      stats.generateSeconds += result.stats.seconds;
-      if (result.serverUsage) stats.serverTokens = (stats.serverTokens ?? 0) + result.serverUsage.completionTokens;
-      if (result.stats.passes !== undefined) {
-        stats.drafted = (stats.drafted ?? 0) + (result.stats.drafted ?? 0);
-        stats.accepted = (stats.accepted ?? 0) + (result.stats.accepted ?? 0);
-        stats.passes = (stats.passes ?? 0) + result.stats.passes;
-        const d = result.stats.drafter;
-        if (d && !(stats.drafter ?? '').split(', ').includes(d)) stats.drafter = stats.drafter ? `${stats.drafter}, ${d}` : d;
-      }
-      const streamed = stream.startedCalls;
-      this.nextCallId = firstCallId + streamed;
-      const closeStreamed = (from: number, why: Exclude<SkipReason, 'repeat'>) => this.closeCards(step, firstCallId + from, firstCallId + streamed, why);
+  /** Compaction when over budget; ends `context` when even that does not fit. */
+  private compactToFit(run: RequestRun, step: number): void {
+    const { budget, target } = run.limits;
+    const report = compact(this.conversation, run.request, budget, target, { clearWrites: this.opts.clearWrittenContent ?? true });
+    if (!report) return;
+    this.note(step, 'compaction', compactionNote(report));
+    this.transcript.compaction(compactionNote(report), report.after, run.request);
+    if (!report.fits) throw new RequestEnded('context');
+  }
 
-      if (result.finish === 'stopped') {
-        closeStreamed(0, 'stopped');
-        answer = result.text;
-        this.conversation.addAnswer(request, step, result.ids, result.text, true);
-        // A stop the user did not ask for is the room's: its note names the device that left.
-        return end('stopped', result.note && !signal?.aborted ? { left: result.note } : {});
-      }
-      if (result.finish === 'error') {
-        closeStreamed(0, 'model-failed');
-        return end('error', { error: result.error?.message ?? 'the model reported an error' });
-      }
-      const garbage = constraint?.garbage?.() ?? null;
-      if (garbage) {
-        closeStreamed(0, 'model-failed');
-        return end('error', { error: garbageNote(garbage) });
-      }
-      if (closing) {
-        // Whatever it wrote closes the request; a call in it (a server without the grammar) never runs.
-        const parsed = codec.parse(result.text);
-        closeStreamed(0, 'limit');
-        answer = parsed.calls.length > 0 || parsed.unreadable ? parsed.text : result.text;
-        this.conversation.addAnswer(request, step, result.ids, result.text, true);
-        return end('limit');
-      }
-      if (result.finish === 'cap' && this.opts.answerCapNote) {
-        closeStreamed(0, 'cut-off');
-        answer = result.text;
-        this.conversation.addAnswer(request, step, result.ids, result.text, true);
-        return end('limit', { note: this.opts.answerCapNote });
-      }
-      if (result.finish === 'cap' || result.finish === 'context') {
-        closeStreamed(0, 'cut-off');
-        const text = cutOffNote(result, hints);
-        this.conversation.addNote(request, text);
-        this.note(step, 'cut-off', text);
+  /** Asks the model for one answer, streaming it into call cards; the closing answer gets the no-call mask. */
+  private async query(run: RequestRun, step: number, closing: boolean): Promise<Answer> {
+    const { backend, codec } = this.opts;
+    const prompt = this.conversation.prompt();
+    this.lastPromptTokens = prompt.length;
+    this.emit({ type: 'step', request: run.request, step, promptTokens: prompt.length, contextSize: backend.contextSize });
+    run.stats.steps = step;
+    // Cards streamed for this answer take the ids firstCallId.. in order; the parsed calls reuse them.
+    const firstCallId = this.nextCallId;
+    const stream = new AnswerStream(step, firstCallId, (e) => this.emit(e));
+    const constraint: CallConstraint | undefined = closing ? codec.noCalls?.() : codec.constraint?.();
+    const result: BackendResult = await backend.generate({
+      prompt,
+      messages: this.conversation.messages(),
+      maxNewTokens: answerCapFor(prompt.length, backend.contextSize, run.limits.cap),
+      stopTokens: this.stopTokens(),
+      pinAt: this.conversation.pinAt,
+      constraint,
+      ...(closing ? { noCalls: true } : {}),
+      signal: run.signal,
+      onText: (textSoFar) => stream.update(textSoFar),
+    });
+    if (result.notice) this.note(step, 'server', result.notice);
+    run.addAnswerStats(result);
+    this.nextCallId = firstCallId + stream.startedCalls;
+    return { step, result, constraint, firstCallId, streamed: stream.startedCalls };
+  }
+
+  /**
+   * The answers that end the request whatever they say: stopped, failed, garbage, the closing answer, and
+   * a capped one when the cap ends requests (`answerCapNote`).
+   */
+  private endOnFinish(run: RequestRun, answer: Answer, closing: boolean): void {
+    const { result } = answer;
+    if (result.finish === 'stopped') {
+      this.keepAnswer(run, answer, 'stopped', result.text);
+      // A stop the user did not ask for is the room's: its note names the device that left.
+      throw new RequestEnded('stopped', result.note && !run.stopped ? { left: result.note } : {});
+    }
+    if (result.finish === 'error') this.failAnswer(answer, result.error?.message ?? 'the model reported an error');
+    const garbage = answer.constraint?.garbage?.() ?? null;
+    if (garbage) this.failAnswer(answer, garbageNote(garbage));
+    if (closing) {
+      // Whatever it wrote closes the request; a call in it (a server without the grammar) never runs.
+      const parsed = this.opts.codec.parse(result.text);
+      this.keepAnswer(run, answer, 'limit', parsed.calls.length > 0 || parsed.unreadable ? parsed.text : result.text);
+      throw new RequestEnded('limit');
+    }
+    if (result.finish === 'cap' && this.opts.answerCapNote) {
+      this.keepAnswer(run, answer, 'cut-off', result.text);
+      throw new RequestEnded('limit', { note: this.opts.answerCapNote });
+    }
+  }
+
+  /** A cut-off answer is not an answer: its cards close as not run, it is dropped, and the model told why. */
+  private dropCutOff(run: RequestRun, answer: Answer): void {
+    this.closeCards(answer.step, answer.firstCallId, answer.firstCallId + answer.streamed, 'cut-off');
+    const text = cutOffNote(answer.result, run.hints);
+    this.conversation.addNote(run.request, text);
+    this.note(answer.step, 'cut-off', text);
+  }
+
+  /** An answer that ends the request as written: its cards close as not run, its text is kept. */
+  private keepAnswer(run: RequestRun, answer: Answer, why: NotRunReason, shown: string): void {
+    this.closeCards(answer.step, answer.firstCallId, answer.firstCallId + answer.streamed, why);
+    run.answer = shown;
+    this.conversation.addAnswer(run.request, answer.step, answer.result.ids, answer.result.text, true);
+  }
+
+  private failAnswer(answer: Answer, error: string): never {
+    this.closeCards(answer.step, answer.firstCallId, answer.firstCallId + answer.streamed, 'model-failed');
+    throw new RequestEnded('error', { error });
+  }
+  /**
+   * Parses an answer that finished and records it. No call: an unreadable one gets a note (and counts
+   * toward stuck), an empty one the nudge or, after it, `error`; any other text is `done`.
+   */
+  private readCalls(run: RequestRun, answer: Answer): CallToRun[] {
+    const { step, result, firstCallId, streamed } = answer;
+    const parsed = this.opts.codec.parse(result.text);
+    run.answer = parsed.text;
+    this.conversation.addAnswer(run.request, step, result.ids, result.text, parsed.calls.length === 0);
+    // Streamed blocks that gave no call (unreadable, or fewer calls than blocks) close as not run.
+    this.closeCards(step, firstCallId + parsed.calls.length, firstCallId + streamed, 'unreadable');
+    this.nextCallId = firstCallId + Math.max(streamed, parsed.calls.length);
+    if (parsed.calls.length > 0) return parsed.calls;
+    if (parsed.unreadable) {
+      const verdict = run.streaks.record(step, [{ key: '(unreadable call)', label: 'an unreadable tool call', stalled: true, error: 'could not be read' }]);
+      if (verdict.kind === 'stuck') throw new RequestEnded('stuck', { stuck: verdict.note });
+      this.tell(run, step, 'format', `Your tool call could not be read, so it did not run.${hintSuffix(run.hints.take(unreadableHint(result.text)))}`);
+      if (verdict.kind === 'warn') this.tell(run, step, 'stuck-warning', verdict.note);
+      return [];
+    }
+    if (result.text.trim() !== '') throw new RequestEnded('done');
+    if (run.nudged) throw new RequestEnded('error', { error: 'it gave two empty answers' });
+    run.nudged = true;
+    this.tell(run, step, 'nudge', NUDGE);
+    return [];
+  }
+
+  /** Runs the answer's calls in order; Stop before a call leaves it (and the rest) not run and ends `stopped`. */
+  private async executeCalls(run: RequestRun, answer: Answer, calls: CallToRun[]): Promise<CallRun[]> {
+    const { step, firstCallId, streamed } = answer;
+    const runs: CallRun[] = [];
+    for (const [i, call] of calls.entries()) {
+      const id = firstCallId + i;
+      if (run.stopped) {
+        if (i < streamed) this.closeCards(step, id, id + 1, 'stopped');
         continue;
       }
-
-      const parsed = codec.parse(result.text);
-      answer = parsed.text;
-      this.conversation.addAnswer(request, step, result.ids, result.text, parsed.calls.length === 0);
-      // Streamed blocks that gave no call (unreadable, or fewer calls than blocks) close as not run.
-      closeStreamed(parsed.calls.length, 'unreadable');
-      this.nextCallId = firstCallId + Math.max(streamed, parsed.calls.length);
-      if (parsed.calls.length === 0) {
-        if (parsed.unreadable) {
-          const verdict = streaks.record(step, [{ key: '(unreadable call)', label: 'an unreadable tool call', stalled: true, error: 'could not be read' }]);
-          if (verdict.kind === 'stuck') return end('stuck', { stuck: verdict.note });
-          const text = `Your tool call could not be read, so it did not run.${hintSuffix(hints.take(unreadableHint(result.text)))}`;
-          this.conversation.addNote(request, text);
-          this.note(step, 'format', text);
-          if (verdict.kind === 'warn') {
-            this.conversation.addNote(request, verdict.note);
-            this.note(step, 'stuck-warning', verdict.note);
-          }
-          continue;
-        }
-        if (result.text.trim() === '') {
-          if (nudged) return end('error', { error: 'it gave two empty answers' });
-          nudged = true;
-          this.conversation.addNote(request, NUDGE);
-          this.note(step, 'nudge', NUDGE);
-          continue;
-        }
-        return end('done');
-      }
-
-      const runs: CallRun[] = [];
-      let stopped = false;
-      for (const [i, call] of parsed.calls.entries()) {
-        const id = firstCallId + i;
-        if (signal?.aborted) {
-          stopped = true;
-          if (i < streamed) this.closeCards(step, id, id + 1, 'stopped');
-          continue;
-        }
-        this.emit({ type: 'call', step, call: id, name: call.name, arguments: call.arguments, ...(call.repairs ? { repairs: [...call.repairs] } : {}) });
-        stats.toolCalls++;
-        const run = await runCall(call, step, id, {
-          tools, hints, memory, askFirst: this.opts.askFirst ?? false,
-          approve: (req) => this.approve(req, signal), emit: (e) => this.emit(e), signal,
-        });
-        runs.push(run);
-        if (run.page) this.rememberServe(run.record, run.page.path ?? '');
-      }
-      this.conversation.addResults(request, step, runs.map((r) => r.record));
-      if (stopped || signal?.aborted) return end('stopped');
-
-      const verdicts: StuckVerdict[] = [streaks.record(step, runs.map((r) => r.stall))];
-      const changed = runs.some((r) => r.record.changed);
-      const afterCleanServe = cleanServeAt === step - 1 && !changed;
-      cleanServeAt = -1;
-      runs.forEach((r, i) => {
-        if (!r.page) return;
-        verdicts.push(pageErrors.check(r.page.errors[0] ?? null, r.changesBefore));
-        const changedAfter = runs.slice(i + 1).some((later) => later.record.changed);
-        if (r.page.loaded && r.page.errors.length === 0 && r.record.ok && !changedAfter) cleanServeAt = step;
+      this.emit({ type: 'call', step, call: id, name: call.name, arguments: call.arguments, ...(call.repairs ? { repairs: [...call.repairs] } : {}) });
+      run.stats.toolCalls++;
+      const done = await runCall(call, step, id, {
+        tools: this.opts.tools, hints: run.hints, memory: run.memory, askFirst: this.opts.askFirst ?? false,
+        approve: (req) => this.approve(req, run.signal), emit: (e) => this.emit(e), signal: run.signal,
       });
-      const stuck = verdicts.find((v) => v.kind === 'stuck');
-      if (stuck) return end('stuck', { stuck: stuck.note });
-      const warnings = verdicts.flatMap((v) => (v.kind === 'warn' ? [v.note] : []));
-      if (warnings.length > 0) {
-        const text = warnings.join('\n');
-        this.conversation.addNote(request, text);
-        this.note(step, 'stuck-warning', text);
-      }
-      if (afterCleanServe) return end('done');
+      runs.push(done);
+      if (done.page) this.rememberServe(done.record, done.page.path ?? '');
     }
-    return end('limit');
+    this.conversation.addResults(run.request, step, runs.map((r) => r.record));
+    if (run.stopped) {
+      const ran = runs.filter((r) => !r.rejected).map((r) => r.stall.label);
+      const notRun = [...runs.filter((r) => r.rejected).map((r) => r.stall.label), ...calls.slice(runs.length).map(describeCall)];
+      throw new RequestEnded('stopped', ran.length > 0 ? { ran, notRun } : {});
+    }
+    return runs;
+  }
+
+  /**
+   * After the calls ran: stuck (the same call stalled, the page's same first error after changes) ends
+   * `stuck`, a warning goes back one step before; a step that changed nothing after a clean serve is `done`.
+   */
+  private checkProgress(run: RequestRun, step: number, runs: CallRun[]): void {
+    const verdicts: StuckVerdict[] = [run.streaks.record(step, runs.map((r) => r.stall))];
+    const changed = runs.some((r) => r.record.changed);
+    const afterCleanServe = run.cleanServeAt === step - 1 && !changed;
+    run.cleanServeAt = -1;
+    runs.forEach((r, i) => {
+      if (!r.page) return;
+      verdicts.push(run.pageErrors.check(r.page.errors[0] ?? null, r.changesBefore));
+      const changedAfter = runs.slice(i + 1).some((later) => later.record.changed);
+      if (r.page.loaded && r.page.errors.length === 0 && r.record.ok && !changedAfter) run.cleanServeAt = step;
+    });
+    const stuck = verdicts.find((v) => v.kind === 'stuck');
+    if (stuck) throw new RequestEnded('stuck', { stuck: stuck.note });
+    const warnings = verdicts.flatMap((v) => (v.kind === 'warn' ? [v.note] : []));
+    if (warnings.length > 0) this.tell(run, step, 'stuck-warning', warnings.join('\n'));
+    if (afterCleanServe) throw new RequestEnded('done');
+  }
+
+  /** The one place a request ends: its note (unless `done`), then the summary event and the outcome. */
+  private end(run: RequestRun, ended: RequestEnded): RequestOutcome {
+    const { stats } = run;
+    const { backend } = this.opts;
+    stats.seconds = (performance.now() - run.started) / 1000;
+    const { note: given, ...detail } = ended.detail;
+    const note = given ?? endNote(ended.reason, { ...detail, steps: stats.steps, devices: backend.devices });
+    if (note) this.note(stats.steps, 'end', note);
+    const line = summaryLine(stats, ended.reason);
+    const tip = speculationTip(stats);
+    this.emit({ type: 'summary', request: run.request, reason: ended.reason, line, ...(tip ? { tip } : {}), stats: { ...stats }, answer: run.answer });
+    return { reason: ended.reason, summary: line, answer: run.answer, stats: { ...stats }, note };
+  }
+
+  /** A note for the model (a user-turn note) that the timeline shows too. */
+  private tell(run: RequestRun, step: number, kind: NoteKind, text: string): void {
+    this.conversation.addNote(run.request, text);
+    this.note(step, kind, text);
   }
 
   /**
@@ -356,7 +402,7 @@ export class Agent {
   }
 
   /** Call cards [from, to) shown while streaming whose calls will never run: each closes as not run. */
-  private closeCards(step: number, from: number, to: number, why: Exclude<SkipReason, 'repeat'>): void {
+  private closeCards(step: number, from: number, to: number, why: NotRunReason): void {
     for (let id = from; id < to; id++) {
       this.emit({ type: 'result', step, call: id, name: '', ok: false, text: NOT_RUN[why], changed: false, skipped: why });
     }
@@ -375,7 +421,7 @@ export class Agent {
   }
 }
 
-const NOT_RUN: Record<Exclude<SkipReason, 'repeat'>, string> = {
+const NOT_RUN: Record<NotRunReason, string> = {
   'cut-off': 'not run: the answer was cut off',
   stopped: 'not run: stopped',
   unreadable: 'not run: the call could not be read',

@@ -46,6 +46,13 @@ export function repairCall(call: RepairableCall, tools: readonly ToolSchema[]): 
     } else if ((schema.type === 'integer' || schema.type === 'number') && typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim())) {
       args[param] = Number(value.trim());
       repairs.push(`${param} "${value}" as a number`);
+    } else if ((schema.type === 'object' || schema.type === 'array') && typeof value === 'string') {
+      // An XML value is always text: a declared object or array written as JSON text becomes that value.
+      const parsed = jsonOf(value);
+      if (schema.type === 'array' ? Array.isArray(parsed) : parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        args[param] = parsed;
+        repairs.push(`${param} text as ${schema.type === 'array' ? 'an array' : 'an object'}`);
+      }
     } else if (schema.type === 'string' && Array.isArray(value) && value.every((v) => typeof v === 'string')) {
       args[param] = value.join('\n');
       repairs.push(`${param} array joined`);
@@ -56,4 +63,13 @@ export function repairCall(call: RepairableCall, tools: readonly ToolSchema[]): 
     }
   }
   return { name: call.name, arguments: args, repairs };
+}
+
+/** The JSON value a text holds, or undefined when it is not JSON (nothing is ever evaluated). */
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text.trim());
+  } catch {
+    return undefined;
+  }
 }

@@ -59,11 +59,15 @@ export function drafterInWords(name: string): string {
 }
 
 /** The note each end reason leaves in the timeline (docs/agent.md, End reasons). */
-export function endNote(reason: EndReason, detail: { steps?: number; error?: string; stuck?: string; devices?: number; left?: string }): string | null {
+export function endNote(reason: EndReason, detail: { steps?: number; error?: string; stuck?: string; devices?: number; left?: string; ran?: string[]; notRun?: string[] }): string | null {
   switch (reason) {
     case 'done':
       return null;
     case 'stopped':
+      if (detail.ran && detail.ran.length > 0) {
+        // Stop landed between calls: say which ran (their changes stand) and which did not.
+        return `stopped: ${detail.ran.join(', ')} ran; ${detail.notRun?.length ? `${detail.notRun.join(', ')} did not` : 'no call was left'}`;
+      }
       return detail.left
         ? `stopped: ${detail.left} mid-run. The partial answer is kept and none of its calls ran. Re-deal the layers over the devices still in the room, then send the request again`
         : 'stopped: the partial answer is kept and none of its calls ran';

@@ -4,7 +4,14 @@ import type { ToolSchema } from '../model/chat-types.ts';
 
 /** Typed outcome of one call: the text goes back to the model as the tool result. */
 export type ToolOutcome =
-  | { ok: true; text: string; changed?: boolean; page?: PageReport }  // changed: the project's files changed
+  | {
+      ok: true; text: string; changed?: boolean; page?: PageReport;  // changed: the project's files changed
+      /**
+       * The result as the repeat rules compare it (a read-only call giving "the same result"): the text
+       * without what varies on its own, such as serve's load time. Absent: the text itself.
+       */
+      repeatText?: string;
+    }
   | { ok: false; error: string; text?: string; page?: PageReport };
 
 /** A port the agent served, as the serve call gave it: the session keeps these and restores them. */

@@ -9,7 +9,7 @@ import type { Tool } from './tool-types.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
-import { createCallCodec } from './codec.ts';
+import { createCallCodec } from './call-codec.ts';
 import { createFileTools } from './tools/file-tools.ts';
 import type { RegexRunner } from './tools/regex-runner.ts';
 import { ToolRegistry } from './tools/registry.ts';

@@ -4,7 +4,7 @@
 import { Agent, type AgentOptions, type RestoredState } from '../agent/loop.ts';
 import type { Backend } from '../agent/backend.ts';
 import type { ApprovalRequest } from '../agent/call-runner.ts';
-import { createCallCodec } from '../agent/codec.ts';
+import { createCallCodec } from '../agent/call-codec.ts';
 import { ANSWER_CAP, conversationBudget } from '../agent/budget.ts';
 import type { AgentEvent } from '../agent/events.ts';
 import { IdbFiles } from '../agent/files/idb.ts';

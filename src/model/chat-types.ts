@@ -9,7 +9,7 @@ export type ChatMessage =
 
 /** JSON-schema subset used in chat templates' tools list. */
 export interface ToolParameterSchema {
-  type: 'string' | 'boolean' | 'integer' | 'number';
+  type: 'string' | 'boolean' | 'integer' | 'number' | 'object' | 'array';
   description: string;
 }
 

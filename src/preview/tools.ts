@@ -16,8 +16,20 @@ export function createPreviewTools(preview: PreviewApi): Tool[] {
 
 async function serveTool(preview: PreviewApi, args: Record<string, unknown>): Promise<ToolOutcome> {
   const path = args.path === undefined || args.path === null ? '' : String(args.path);
-  const r = await preview.serve(path);
-  return { ok: true, text: formatServe(r), page: { port: r.port, path: serveTargetOf(r), loaded: r.loaded, errors: r.errors } };
+  return serveOutcome(await preview.serve(path));
+}
+
+/**
+ * serve's outcome for the model and the loop. Its text holds the load time, which differs on every
+ * serve of the same page, and says "Reloaded" from the second serve on; the repeat rules compare the
+ * text without either (repeatText), so serving an unchanged broken page again and again is "the same
+ * result" and ends `stuck`.
+ */
+export function serveOutcome(r: ServeResult): ToolOutcome {
+  return {
+    ok: true, text: formatServe(r), repeatText: formatServe({ ...r, ms: 0, reloaded: false }),
+    page: { port: r.port, path: serveTargetOf(r), loaded: r.loaded, errors: r.errors },
+  };
 }
 
 async function logsTool(preview: PreviewApi, args: Record<string, unknown>): Promise<ToolOutcome> {

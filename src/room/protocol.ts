@@ -5,7 +5,7 @@
 // Version 2 (direct hops): `assign` names the device's pipeline neighbours, `forward` also travels guest →
 // guest along a chain, and `link-lost` reports a broken direct channel.
 import type { LayerRange } from '../model/engine-types.ts';
-import { ByteReader, ByteWriter } from './codec.ts';
+import { ByteReader, ByteWriter } from './bytes.ts';
 import { ProtocolError } from './errors.ts';
 
 export const PROTOCOL_VERSION = 2;

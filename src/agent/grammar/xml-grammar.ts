@@ -1,13 +1,15 @@
 // The XML tool-call format (Qwen3-Coder, Qwen3.5), from just after <tool_call>:
 //   \n<function=NAME>\n  then for each parameter  <parameter=P>\nVALUE\n</parameter>\n  then  </function>\n</tool_call>
 // NAME is a declared tool; P one of its parameters not given yet; </function> only once every required
-// parameter is there. VALUE is free text up to "\n</parameter>"; added tokens cannot appear in it, so
-// the </tool_call> token only ever closes the call. The text "</tool_call>" (ordinary tokens) may appear
-// in a value, and the parser and the live view keep it there (parse/blocks.ts).
+// parameter is there. VALUE is free text up to "\n</parameter>" — where a value ends is ONE rule the
+// parser and the live view use too (parse/xml-value.ts), so "</parameter>" or "<parameter=x>" text in a
+// value is kept whole by all three. Added tokens cannot appear in a value, so the </tool_call> token only
+// ever closes the call; the text "</tool_call>" (ordinary tokens) may, and stays there (parse/blocks.ts).
 import type { ToolSchema } from '../../model/chat-types.ts';
 import { stepAlternatives, TOOL_CALL_CLOSE, type Alternative, type CloseTag } from './alternatives.ts';
 import type { GrammarSpec } from './dfa.ts';
 import { CLASS } from './vocab-trie.ts';
+import { VALUE_END, VALUE_START } from '../parse/xml-value.ts';
 
 type Ctx = { kind: 'open' } | { kind: 'fn'; tool: number; used: number; newline: boolean } | { kind: 'close' };
 
@@ -17,7 +19,11 @@ export type XmlState =
   | { kind: 'close' }                                // expects the </tool_call> token
   | { kind: 'done' };
 
-const VALUE_END = '\n</parameter>';
+/**
+ * The newline that opens a value is also the first byte of VALUE_END, as the parser reads it: a value
+ * that begins with "</parameter>" is empty and closed (parse/xml-value.ts), not text.
+ */
+const VALUE_OPEN_MATCHED = VALUE_END.startsWith(VALUE_START) ? VALUE_START.length : 0;
 
 export function xmlGrammar(tools: readonly ToolSchema[], closeTag: CloseTag): GrammarSpec<XmlState> {
   const params = tools.map((t) => Object.keys(t.parameters.properties));
@@ -33,7 +39,7 @@ export function xmlGrammar(tools: readonly ToolSchema[], closeTag: CloseTag): Gr
     const out: Alternative<XmlState>[] = [];
     params[ctx.tool].forEach((p, j) => {
       if (ctx.used & (1 << j)) return;
-      out.push({ text: `${lead}<parameter=${p}>\n`, next: { kind: 'value', tool: ctx.tool, used: ctx.used | (1 << j), k: 0 } });
+      out.push({ text: `${lead}<parameter=${p}>${VALUE_START}`, next: { kind: 'value', tool: ctx.tool, used: ctx.used | (1 << j), k: VALUE_OPEN_MATCHED } });
     });
     if ((ctx.used & required[ctx.tool]) === required[ctx.tool]) out.push({ text: `${lead}</function>\n`, next: closeState() });
     return out;

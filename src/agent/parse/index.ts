@@ -32,8 +32,15 @@ export function parseToolCalls(reply: string, opts: ParseOptions): ParseResult {
   // <function=...> / <invoke ...> without the <tool_call> wrapper.
   for (const s of xmlSpans(rest)) if (s.calls.every(known)) spans.push(s);
   rest = blank(reply, spans);
-  // ```tool fences (and ```json fences that hold a call of a declared tool).
-  for (const m of rest.matchAll(/```(tool_call|tool_code|tool|function|json)?[ \t]*\n([\s\S]*?)```/g)) {
+  // JSON calls in a tag other models use instead of <tool_call> (<tool>, <tools>, <response>, <json>,
+  // <xml>, any case): only calls of declared tools, so prose that shows such a tag stays prose.
+  for (const m of rest.matchAll(/<(tools?|response|json|xml)>([\s\S]*?)<\/\1>/gi)) {
+    const calls = callsFromJsonText(m[2], `<${m[1].toLowerCase()}>`);
+    if (calls.length > 0 && calls.every(known)) spans.push({ start: m.index!, end: m.index! + m[0].length, calls });
+  }
+  rest = blank(reply, spans);
+  // ```tool fences (and ```json / ```xml fences that hold a call of a declared tool).
+  for (const m of rest.matchAll(/```(tool_call|tool_code|tool|function|json|xml)?[ \t]*\n([\s\S]*?)```/g)) {
     const calls = callsFromJsonText(m[2], 'fence');
     const usable = calls.length > 0 && (m[1] === 'tool' || m[1] === 'tool_call' || m[1] === 'tool_code' || m[1] === 'function' ? true : calls.every(known));
     const positional = calls.length === 0 ? positionalCalls(m[2], opts.tools, true).map((p) => p.call) : [];

@@ -1,25 +1,13 @@
 // XML-style calls in every spelling open models write: <function=NAME>, <function name="NAME">,
 // <invoke name="NAME">; parameters as <parameter=P>, <parameter name="P">; or JSON arguments inside.
 // The body is read parameter by parameter (not up to the first </function>), so a value may contain
-// </function> or other tags; a value ends at its </parameter>, or where the next parameter opens.
+// </function> or other tags; where a value ends is xml-value.ts's one rule, the grammar's too.
 import { callsFromJsonText } from './json-calls.ts';
 import { JSON_MEND_LABELS, parseLooseJson } from './loose-json.ts';
 import type { ParsedCall } from './types.ts';
+import { nextParamOpen, PARAM_OPEN, parameterValueEnd, valueText } from './xml-value.ts';
 
-const OPEN = /<(function|invoke)(?:=\s*["']?([\w.-]+)["']?|\s+name\s*=\s*["']([\w.-]+)["'])\s*>/g;
-const PARAM_OPEN = /<parameter(?:=\s*["']?([\w.-]+)["']?|\s+name\s*=\s*["']([\w.-]+)["'])\s*>/g;
-const PARAM_CLOSE = '</parameter>';
-
-/** A parameter value as written between its tags: one newline each side belongs to the format. */
-function valueText(raw: string): string {
-  return raw.replace(/^\r?\n/, '').replace(/\r?\n$/, '');
-}
-
-function nextParamOpen(text: string, from: number): RegExpExecArray | null {
-  PARAM_OPEN.lastIndex = from;
-  return PARAM_OPEN.exec(text);
-}
-
+const OPEN = /<(function|invoke)(?:\s*=\s*["']?([\w.-]+)["']?|\s+name\s*=\s*["']([\w.-]+)["'])\s*>/g;
 /** Every XML-style call in the text, in order. */
 export function xmlCalls(text: string): ParsedCall[] {
   const calls: ParsedCall[] = [];
@@ -40,18 +28,7 @@ export function xmlCalls(text: string): ParsedCall[] {
       const p = nextParamOpen(text, pos + ws);
       if (p && p.index === pos + ws) {
         const start = p.index + p[0].length;
-        const close = text.indexOf(PARAM_CLOSE, start);
-        const following = nextParamOpen(text, start);
-        let end: number;
-        let after: number;
-        if (close >= 0 && (!following || close < following.index)) {
-          end = close;
-          after = close + PARAM_CLOSE.length;
-        } else {
-          const fnClose = text.indexOf(closeTag, start);
-          end = Math.min(following ? following.index : text.length, fnClose >= 0 ? fnClose : text.length);
-          after = end;
-        }
+        const { end, after } = parameterValueEnd(text, start, closeTag);
         const key = p[1] ?? p[2];
         if (!(key in args)) args[key] = valueText(text.slice(start, end));
         pos = after;
@@ -114,12 +91,9 @@ export function xmlCallsEnd(text: string, from: number): number | 'open' | null 
       PARAM_OPEN_AT.lastIndex = pos;
       const p = PARAM_OPEN_AT.exec(text);
       if (!p) return isTagPrefix(text.slice(pos), ['<parameter', closeTag]) ? 'open' : null;
-      const start = p.index + p[0].length;
-      const close = text.indexOf(PARAM_CLOSE, start);
-      const following = nextParamOpen(text, start);
-      if (following && (close < 0 || following.index < close)) return null; // a value left open before the next parameter
-      if (close < 0) return 'open';
-      pos = close + PARAM_CLOSE.length;
+      const value = parameterValueEnd(text, p.index + p[0].length, closeTag);
+      if (!value.closed) return value.end === text.length ? 'open' : null; // still streaming, or left open before the next tag
+      pos = value.after;
     }
   }
 }

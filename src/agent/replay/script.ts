@@ -46,6 +46,7 @@ export class ScriptCursor {
 
   /** The next token of this reply under `constraint`, advancing the script; null when nothing is allowed. */
   pick(constraint: TokenConstraint | null | undefined): number | null {
+    if (constraint?.bits) this.leaveOutBannedSymbols(constraint);
     const wanted = this.pending[0] ?? this.endToken;
     // The script's next token is the model's own top choice: say so when the grammar does not allow it.
     if (constraint?.bits && !isAllowed(constraint.bits, wanted)) constraint.overruled?.();
@@ -53,6 +54,23 @@ export class ScriptCursor {
     if (chosen === wanted) this.consumeWanted();
     else if (chosen !== null && !this.tokenizer.addedTokens.has(wanted)) this.consumeSubstitute(this.tokenizer.tokenBytes(chosen));
     return chosen;
+  }
+
+  /**
+   * A scripted added token the grammar forbids (`<tool_call>` in the closing answer, sampled without
+   * calls) is one symbol with no other spelling: a model told it may not write it leaves it out and goes
+   * on, so the cursor drops it when what the script says after it (or its end) is allowed. Otherwise
+   * (`</tool_call>` before the call may close) it stays wanted and choose() steers towards it.
+   */
+  private leaveOutBannedSymbols(constraint: TokenConstraint): void {
+    const bits = constraint.bits!;
+    for (;;) {
+      const wanted = this.pending[0];
+      if (wanted === undefined || !this.tokenizer.addedTokens.has(wanted) || isAllowed(bits, wanted)) return;
+      if (!isAllowed(bits, this.pending[1] ?? this.endToken)) return;
+      constraint.overruled?.();
+      this.consumeWanted();
+    }
   }
 
   /**

@@ -42,6 +42,11 @@ export async function readFile(files: ProjectFiles, args: Record<string, unknown
   if (start < 1 || start > lines.length) {
     return { ok: false, error: `start_line ${start} is outside ${path}, which has ${plural(lines.length, 'line')}` };
   }
+  const startChar = optionalInt(args, 'start_char', 'read_file') ?? 1;
+  const firstLength = lines[start - 1]!.length;
+  if (startChar < 1 || (startChar > firstLength && !(startChar === 1 && firstLength === 0))) {
+    return { ok: false, error: `start_char ${startChar} is outside line ${start} of ${path}, which has ${plural(firstLength, 'character')}` };
+  }
   const width = String(Math.min(lines.length, start + LIMITS.readLines - 1)).length;
   const out: string[] = [];
   let chars = 0;
@@ -49,11 +54,17 @@ export async function readFile(files: ProjectFiles, args: Record<string, unknown
   // Lengths are counted as the model will see them (control tags get a zero-width space), so the whole
   // read plus its footer fits one tool result and is never cut in the middle.
   while (next <= lines.length && out.length < LIMITS.readLines) {
-    let line = `${String(next).padStart(width)}| ${lines[next - 1]}`;
-    const seen = neutralizeControlTokens(line).length;
-    if (chars + seen + 1 > READ_BUDGET) {
+    const from = next === start ? startChar - 1 : 0;
+    const head = `${String(next).padStart(width)}| `;
+    const line = head + lines[next - 1]!.slice(from);
+    if (chars + neutralizeControlTokens(line).length + 1 > READ_BUDGET) {
       if (out.length > 0) break;
-      line = line.slice(0, READ_BUDGET - 40) + ' … (line cut)';
+      // One line longer than a read: show the part that fits and say where it goes on.
+      const taken = fittingPrefix(lines[next - 1]!.slice(from), READ_BUDGET - head.length - 1);
+      out.push(head + taken);
+      const cutAt = from + taken.length;
+      const footer = `(line ${next} of ${lines.length} cut at character ${cutAt} of ${lines[next - 1]!.length}; read on with start_line: ${next}, start_char: ${cutAt + 1})`;
+      return { ok: true, text: `${out.join('\n')}\n${footer}` };
     }
     out.push(line);
     chars += neutralizeControlTokens(line).length + 1;
@@ -63,6 +74,17 @@ export async function readFile(files: ProjectFiles, args: Record<string, unknown
     ? `(lines ${start}–${next - 1} of ${lines.length}; read on with start_line: ${next})`
     : `(end of ${path}: ${plural(lines.length, 'line')})`;
   return { ok: true, text: `${out.join('\n')}\n${footer}` };
+}
+
+/**
+ * The longest start of `text` that is at most `budget` characters as the model sees it (control tags
+ * escaped), never splitting a surrogate pair, and at least one character so a read always moves on.
+ */
+function fittingPrefix(text: string, budget: number): string {
+  let n = Math.min(text.length, budget);
+  while (n > 1 && neutralizeControlTokens(text.slice(0, n)).length > budget) n -= Math.max(1, neutralizeControlTokens(text.slice(0, n)).length - budget);
+  if (n < text.length && /[\ud800-\udbff]/.test(text[n - 1]!)) n = n > 1 ? n - 1 : n + 1;
+  return text.slice(0, n);
 }
 
 /** " (did you mean: src/game.js?)" when a file of that name lives elsewhere. */

@@ -12,8 +12,11 @@ const str = (description: string): ToolParameterSchema => ({ type: 'string', des
 export const LIST_DIR = tool('list_dir', 'List a folder (default: project root). Up to 200 entries.',
   { path: str('Folder path') }, []);
 
-export const READ_FILE = tool('read_file', 'Read a file with line numbers, 200 lines or 8000 characters per call.',
-  { path: str('File path'), start_line: { type: 'integer', description: 'First line to read (default 1)' } }, ['path']);
+export const READ_FILE = tool('read_file', 'Read a file with line numbers, up to 200 lines or 5900 characters per call; the footer says where to read on.',
+  {
+    path: str('File path'), start_line: { type: 'integer', description: 'First line to read (default 1)' },
+    start_char: { type: 'integer', description: 'Character of start_line to start at, for a line too long for one read (default 1)' },
+  }, ['path']);
 
 export const SEARCH = tool('search', 'Regex search over the project or under a path. Returns path:line: text, up to 30 hits.',
   { pattern: str('Regular expression'), path: str('Folder or file to search') }, ['pattern']);

@@ -13,9 +13,10 @@ import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
 import { SERVE } from '../../../src/agent/tools/schemas.ts';
 import { Agent, type AgentOptions } from '../../../src/agent/loop.ts';
-import { createCallCodec } from '../../../src/agent/codec.ts';
+import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import type { AgentEvent } from '../../../src/agent/events.ts';
 import type { Tool, ToolOutcome } from '../../../src/agent/tool-types.ts';
+import { serveOutcome } from '../../../src/preview/tools.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/chat-templates/${name}.jinja`, import.meta.url), 'utf8');
 
@@ -32,6 +33,8 @@ export interface HarnessOptions extends Partial<Omit<AgentOptions, 'backend' | '
   serve?: (string[] | { errors: string[]; loaded: false })[];
   /** Leave out the grammar mask (like an HTTP backend without constrained sampling). */
   noMask?: boolean;
+  /** More tools beside the file tools (e.g. the real preview's serve), declared to the model too. */
+  extraTools?: Tool[];
 }
 
 export async function harness(o: HarnessOptions) {
@@ -47,25 +50,31 @@ export async function harness(o: HarnessOptions) {
   const tools = new ToolRegistry(createFileTools(files, { regexRunner: new NodeRegexRunner() }));
   const serveResults = [...(o.serve ?? [])];
   if (o.serve) tools.register(scriptedServe(serveResults));
+  for (const tool of o.extraTools ?? []) tools.register(tool);
   const fullCodec = createCallCodec({ tokenizer, format, tools: tools.schemas() });
   const codec = o.noMask ? { parse: fullCodec.parse } : fullCodec;
-  const { replies: _r, project: _f, format: _fm, contextSize: _c, devices: _d, tokenDelayMs: _t, serve: _s, noMask: _n, ckpt: _k, ...rest } = o;
+  const { replies: _r, project: _f, format: _fm, contextSize: _c, devices: _d, tokenDelayMs: _t, serve: _s, noMask: _n, ckpt: _k, extraTools: _x, ...rest } = o;
   const agent = new Agent({ backend, tools, codec, format, files, ...rest });
   const events: AgentEvent[] = [];
   agent.subscribe((e) => events.push(e));
   return { agent, backend, replay: replay.engine, files, tools, tokenizer, events, template, codec };
 }
 
+/**
+ * serve as the real preview answers it (src/preview/tools.ts serveOutcome), with a load time that differs
+ * on every call as a real page's does, so no test can pass only because two serves read the same.
+ */
 function scriptedServe(results: NonNullable<HarnessOptions['serve']>): Tool {
+  let calls = 0;
   return {
     schema: SERVE,
     readOnly: true,
     run: async (): Promise<ToolOutcome> => {
       const next = results.shift() ?? [];
       const { errors, loaded } = Array.isArray(next) ? { errors: next, loaded: true } : next;
-      const text = !loaded ? `served :5173, still loading after 2.0 s, no errors yet`
-        : errors.length ? `served :5173 with errors:\n${errors.join('\n')}` : 'served :5173, the page loaded with no errors';
-      return { ok: true, text, page: { port: 5173, path: '', loaded, errors } };
+      calls++;
+      const ms = loaded ? 180 + ((calls * 37) % 200) : 2000 + calls;
+      return serveOutcome({ port: 5173, folder: '', page: 'index.html', loaded, ms, errors, reloaded: calls > 1 });
     },
   };
 }

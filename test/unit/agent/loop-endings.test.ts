@@ -84,8 +84,13 @@ test('limit: a call in the closing answer never runs (the grammar forbids openin
   const out = await h.agent.run('Look around');
   expect(out.reason).toBe('limit');
   expect(await h.files.allFiles()).toEqual([]);
-  expect(out.answer.startsWith('One more thing: ')).toBe(true);
-  expect(h.backend.results[1]!.text).not.toContain('<tool_call>');
+  // The replay model, its <tool_call> token banned, leaves that symbol out and goes on with its script (it
+  // used to degenerate into thousands of "!" here, which a startsWith check let pass): the call's JSON
+  // comes out as prose, which is the closing answer as written, and nothing of it runs.
+  const closing = 'One more thing: \n{"name":"write_file","arguments":{"path":"late.js","content":"x"}}\n</tool_call>';
+  expect(h.backend.results[1]!.text).toBe(closing);
+  expect(h.backend.results[1]!.finish).toBe('stop');
+  expect(out.answer).toBe(closing);
 });
 
 test('stuck: the same call failed 3 steps in a row; a note one step before names it', async () => {
@@ -123,6 +128,20 @@ test('stuck: the page reported the same first error 5 times after changes; note 
     `stuck-warning: Note: the page has reported the same first error 3 times after your changes: ${err}. Read the code around it and try a different fix.`,
   ]);
   expect(n.at(-1)).toMatch(/^end: stuck: the page reported the same first error 5 times after changes: Uncaught ReferenceError/);
+});
+
+test('stuck: the same broken page served again and again with nothing changed, though its load time differs each time', async () => {
+  const err = 'Uncaught TypeError: board is null (game.js:3)';
+  // The first serve is news; each later one gives the same result with nothing changed (no progress).
+  const h = await harness({ replies: [...Array(4).fill(call('serve', {})), 'unused'], serve: [[err], [err], [err], [err]] });
+  const out = await h.agent.run('Make it work');
+  const served = results(h.events);
+  expect(new Set(served.map((t) => /loaded in (\d+) ms/.exec(t)![1])).size).toBe(4); // the texts differ
+  expect(out.reason).toBe('stuck');
+  expect(out.stats.steps).toBe(4);
+  const n = notes(h.events);
+  expect(n[0]).toMatch(/^stuck-warning: Note: you repeated serve 2 steps in a row and it made no progress \(the same result again\)/);
+  expect(n[1]).toMatch(/^end: stuck: serve made no progress 3 steps in a row \(the same result again\)/);
 });
 
 test('a page error checked again without a change in between does not count', async () => {

@@ -52,16 +52,29 @@ test('a read-only call giving the same result 3 more times in a row with nothing
   expect(out.stats.steps).toBe(4);
 });
 
-test('a repeated write_file or edit_file is not run twice', async () => {
+test('a repeated write_file or edit_file is not run twice while nothing changed in between', async () => {
+  const write = call('write_file', { path: 'a.js', content: 'let a = 1;' });
+  const edit = call('edit_file', { path: 'b.js', old: 'nothere', new: '2' });
+  const h = await harness({ replies: [write, write, edit, edit, 'done'], project: { 'b.js': 'let b = 1;' } });
+  const writes: string[] = [];
+  h.files.onChange((p) => writes.push(p));
+  await h.agent.run('Write a.js');
+  expect(writes).toEqual(['a.js']);
+  expect(results(h.events)[1]).toBe('not run again: this exact write_file already ran at step 1. Serve the app to check it, fix something else, or finish.');
+  expect(results(h.events)[3]).toMatch(/^not run again: this exact edit_file already ran at step 3 and failed: old was not found/);
+  expect(h.events.filter((e) => e.type === 'result' && e.skipped === 'repeat').map((e) => e.type === 'result' && e.call)).toEqual([2, 4]);
+});
+
+test('a write repeated after the project changed runs again: write A, edit to B, write A gives A (issue 26)', async () => {
   const write = call('write_file', { path: 'a.js', content: 'let a = 1;' });
   const h = await harness({ replies: [write, call('edit_file', { path: 'a.js', old: '1', new: '2' }), write, 'done'] });
   const writes: string[] = [];
   h.files.onChange((p) => writes.push(p));
   await h.agent.run('Write a.js');
-  expect(writes).toEqual(['a.js', 'a.js']);
-  expect(await h.files.readText('a.js')).toBe('let a = 2;');
-  expect(results(h.events)[2]).toBe('not run again: this exact write_file already ran at step 1. Serve the app to check it, fix something else, or finish.');
-  expect(h.events.find((e) => e.type === 'result' && e.call === 3)).toMatchObject({ skipped: 'repeat' });
+  expect(writes).toEqual(['a.js', 'a.js', 'a.js']);
+  expect(await h.files.readText('a.js')).toBe('let a = 1;');
+  expect(results(h.events)[2]).toBe('wrote a.js (1 line)');
+  expect(h.events.some((e) => e.type === 'result' && e.skipped === 'repeat')).toBe(false);
 });
 
 test('ask first: edits wait for approval; a rejection is a tool result; approve() and decide() both work', async () => {
@@ -89,6 +102,26 @@ test('Stop while an edit waits for approval ends the request as stopped', async 
   const out = await h.agent.run('Write', { signal: stop.signal });
   expect(out.reason).toBe('stopped');
   expect(await h.files.allFiles()).toEqual([]);
+});
+
+test('Stop between calls: the stop note says which calls ran and which did not', async () => {
+  const answer = call('write_file', { path: 'a.js', content: 'x' }) + '\n' + call('write_file', { path: 'b.js', content: 'y' }) + '\n' + call('serve', {});
+  const h = await harness({ replies: [answer, 'unused'], serve: [[]] });
+  const stop = new AbortController();
+  h.agent.subscribe((e) => { if (e.type === 'result' && e.name === 'write_file' && e.call === 1) stop.abort(); });
+  const out = await h.agent.run('Write both', { signal: stop.signal });
+  expect(out.reason).toBe('stopped');
+  expect(await h.files.allFiles()).toEqual(['a.js']);
+  expect(out.note).toBe('stopped: write_file a.js ran; write_file b.js, serve did not');
+});
+
+test('the system prompt names only tools the agent has: no serve without a preview', async () => {
+  const without = await harness({ replies: ['unused'] });
+  const withServe = await harness({ replies: ['unused'], serve: [] });
+  const prompt = (h: typeof without) => h.agent.transcript.lines[0]!.text;
+  expect(prompt(without)).not.toMatch(/\bserve\b/);
+  expect(prompt(without)).toContain('Change existing files with edit_file.\n');
+  expect(prompt(withServe)).toContain('Then serve the app and fix every error it reports.');
 });
 
 test('hints: added to failed results, each at most twice per request, "fix one error at a time" once', async () => {
@@ -126,6 +159,18 @@ test('XML format (Qwen3-Coder template): calls are read and run the same way', a
   const out = await h.agent.run('Make a page');
   expect(out.reason).toBe('done');
   expect(await h.files.readText('index.html')).toBe('<!doctype html>\n<p>hi</p>');
+});
+
+test('XML: a file holding "</parameter>" and "<parameter=x>" text is written whole through the grammar and the parser', async () => {
+  // Issue 26: the grammar let the model go on past such text while the parser cut the value there, so
+  // "created doc.html (1 line)" reported a one-line file. One rule now ends a value (parse/xml-value.ts).
+  const content = '<!doctype html>\n<p>Close a value with </parameter>, never before.</p>\n<p>Open one with <parameter=x> and go on.</p>\n<parameter=path>\n<p>The end.</p>';
+  const h = await harness({ format: 'xml', replies: [xmlCall('write_file', { path: 'doc.html', content }), 'Written.'] });
+  const out = await h.agent.run('Document the call format in doc.html');
+  expect(out.reason).toBe('done');
+  expect(h.backend.results[0]!.text).toBe(xmlCall('write_file', { path: 'doc.html', content })); // the grammar let it through untouched
+  expect(await h.files.readText('doc.html')).toBe(content);
+  expect(results(h.events)).toEqual(['created doc.html (5 lines)']);
 });
 
 test('an unknown tool (from a near-miss fence) gets an error listing the tools and the call-format hint', async () => {

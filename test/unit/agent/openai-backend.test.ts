@@ -7,7 +7,7 @@ import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
 import { probeServer, ServerError, serverBase } from '../../../src/agent/openai/server.ts';
 import { noCallGrammar } from '../../../src/agent/openai/gbnf.ts';
 import { Agent } from '../../../src/agent/loop.ts';
-import { createCallCodec } from '../../../src/agent/codec.ts';
+import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';

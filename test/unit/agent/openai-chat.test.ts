@@ -9,12 +9,12 @@ import { OpenAIBackend } from '../../../src/agent/openai-backend.ts';
 import { probeServer } from '../../../src/agent/openai/server.ts';
 import { noCallGrammar } from '../../../src/agent/openai/gbnf.ts';
 import { Agent } from '../../../src/agent/loop.ts';
-import { createCallCodec } from '../../../src/agent/codec.ts';
+import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
 import { ToolRegistry } from '../../../src/agent/tools/registry.ts';
-import { SYSTEM_PROMPT } from '../../../src/agent/system-prompt.ts';
+import { systemPromptFor } from '../../../src/agent/system-prompt.ts';
 import { loadBundledQwen3Tokenizer } from '../../../src/model/bundled-tokenizer.ts';
 import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import type { ChatMessage } from '../../../src/model/chat-types.ts';
@@ -72,7 +72,8 @@ describe('a server without /v1/completions', () => {
     expect(first).toMatchObject({ model: 'qwen3-test', stream: true, chat_template_kwargs: { enable_thinking: false } });
     expect(first!.grammar).toBeUndefined();  // the server's own tool parser constrains the calls
     expect((first!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toContain('write_file');
-    expect(first!.messages).toEqual([{ role: 'system', content: SYSTEM_PROMPT }, { role: 'user', content: 'Make a page that says Hi' }]);
+    // The agent here has the file tools only, so its system prompt does not ask to serve.
+    expect(first!.messages).toEqual([{ role: 'system', content: systemPromptFor(['write_file']) }, { role: 'user', content: 'Make a page that says Hi' }]);
     // The answer goes back as prose + tool_calls, its result as the tool message answering that id.
     const messages = second!.messages as Record<string, unknown>[];
     expect(messages[2]).toEqual({

@@ -12,7 +12,7 @@ import { AnswerTimeout, AnswerWatch, type Timers } from '../../../src/agent/open
 import { RedirectRefused, type ServerInfo } from '../../../src/agent/openai/server.ts';
 import { cutAtStop, heldBack } from '../../../src/agent/openai/stop-strings.ts';
 import { Agent } from '../../../src/agent/loop.ts';
-import { createCallCodec } from '../../../src/agent/codec.ts';
+import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';

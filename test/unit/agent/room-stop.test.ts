@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, vi } from 'vitest';
 import { Agent } from '../../../src/agent/loop.ts';
-import { createCallCodec } from '../../../src/agent/codec.ts';
+import { createCallCodec } from '../../../src/agent/call-codec.ts';
 import { EngineBackend } from '../../../src/agent/engine-backend.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { ReplayEngine } from '../../../src/agent/replay/replay-engine.ts';

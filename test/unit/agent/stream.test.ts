@@ -74,12 +74,13 @@ describe('the live view reads blocks as the parser does', () => {
   });
 
   it('XML that is not well formed ends at the first marker: a value left open, then the next call', () => {
-    // The model forgot </parameter>: the </tool_call> is the block's end, and the next block is a call of its own.
-    const answer = '<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n<parameter=content>\nhi\n</tool_call>\n'
-      + '<tool_call>\n<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>';
+    // The model forgot </parameter> on inline values (never written under the grammar): the </tool_call> is
+    // the block's end, and the next block is a call of its own.
+    const answer = '<tool_call>\n<function=write_file>\n<parameter=path>a.txt\n<parameter=content>hi\n</tool_call>\n'
+      + '<tool_call>\n<function=read_file>\n<parameter=path>a.txt</parameter>\n</function>\n</tool_call>';
     const { raws } = streamCharByChar(answer);
     expect(raws).toHaveLength(2);
-    expect(raws[1]).toBe('<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>');
+    expect(raws[1]).toBe('<function=read_file>\n<parameter=path>a.txt</parameter>\n</function>');
     expect(calls(answer, 'xml').map((c) => [c.name, c.arguments])).toEqual([
       ['write_file', { path: 'a.txt', content: 'hi' }],
       ['read_file', { path: 'a.txt' }],

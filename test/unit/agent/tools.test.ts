@@ -4,7 +4,7 @@ import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { createFileTools } from '../../../src/agent/tools/file-tools.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
 import { ToolRegistry, DuplicateToolError } from '../../../src/agent/tools/registry.ts';
-import { clipMiddle, frameToolResult } from '../../../src/agent/tools/clip.ts';
+import { clipMiddle, frameToolResult, neutralizeControlTokens } from '../../../src/agent/tools/clip.ts';
 import type { Tool, ToolOutcome } from '../../../src/agent/tool-types.ts';
 
 function setup(initial: Record<string, string> = {}) {
@@ -55,6 +55,46 @@ describe('read_file', () => {
     expect(out).toMatch(/\(lines 1–55 of 100; read on with start_line: 56\)$/);
     expect(frameToolResult(out)).toBe(out);
   });
+  test('every character of a 20,000-character single-line file comes back through read_file calls alone', async () => {
+    // Issue 26: a line longer than one read was shown once, "… (line cut)", and the rest was unreachable.
+    // Varied text (emoji pairs, tags the result framing escapes) so a piece boundary can land anywhere.
+    const unit = 'const data = ["<b>α</b>", 42, "😀", "<tool_call>"]; ';
+    const whole = unit.repeat(Math.floor(20_000 / unit.length));
+    const line = whole + 'x'.repeat(20_000 - whole.length);
+    expect(line.length).toBe(20_000);
+    const { call } = setup({ 'data.js': line + '\n' });
+    let got = '';
+    let args: Record<string, unknown> = { path: 'data.js' };
+    for (let reads = 0; reads < 10; reads++) {
+      const out = text(await call('read_file', args));
+      expect(frameToolResult(out)).toBe(neutralizeControlTokens(out)); // one tool result holds it: never clipped
+      const [shown, footer] = [out.slice(0, out.lastIndexOf('\n')), out.slice(out.lastIndexOf('\n') + 1)];
+      expect(shown.startsWith('1| ')).toBe(true);
+      got += shown.slice('1| '.length);
+      const on = /read on with start_line: 1, start_char: (\d+)\)$/.exec(footer);
+      if (!on) {
+        expect(footer).toBe('(end of data.js: 1 line)');
+        break;
+      }
+      expect(footer).toMatch(new RegExp(`^\\(line 1 of 1 cut at character ${Number(on[1]) - 1} of 20000; `));
+      args = { path: 'data.js', start_line: 1, start_char: Number(on[1]) };
+    }
+    expect(got.length).toBe(line.length);
+    expect(got === line).toBe(true); // (not toBe: a 20,000-character diff helps no one)
+    expect(text(await call('read_file', { path: 'data.js', start_char: 20_001 }))).toBe('ERROR start_char 20001 is outside line 1 of data.js, which has 20,000 characters');
+  });
+
+  test('read_file says what it does: the limit in its description is the one it keeps', async () => {
+    const { registry } = setup();
+    const description = registry.get('read_file')!.schema.description;
+    expect(description).toContain('5900 characters');
+    const big = Array.from({ length: 150 }, (_, i) => `${i}`.padEnd(79, '-')).join('\n');
+    const out = text(await setup({ 'c.txt': big }).call('read_file', { path: 'c.txt' }));
+    const shown = out.slice(0, out.lastIndexOf('\n'));
+    expect(shown.length).toBeLessThanOrEqual(5900);
+    expect(shown.length).toBeGreaterThan(5800);
+  });
+
   test('missing file suggests the same name elsewhere', async () => {
     const { call } = setup({ 'src/game.js': 'x' });
     expect(text(await call('read_file', { path: 'game.js' }))).toBe('ERROR no such file: game.js (did you mean: src/game.js?)');

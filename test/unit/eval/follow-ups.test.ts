@@ -50,7 +50,9 @@ describe.each(FOLLOW_UP_TASKS.map((t) => [t.id, t] as const))('%s', (_id, task) 
     for (const file of Object.keys(given)) expect(task.solution[file] === given[file], `${file} is left as it was`).toBe(!edits.some((e) => e.file === file));
   });
 
-  test.each(['json', 'xml'] as const)('its scripted answer (%s calls) reads, edits and serves to exactly the solution', async (format) => {
+  // A whole agent run on the replay model: the real vocabulary and call grammar load first (~10 s alone,
+  // over 30 s on a loaded 2-core CI box).
+  test.each(['json', 'xml'] as const)('its scripted answer (%s calls) reads, edits and serves to exactly the solution', { timeout: 120_000 }, async (format) => {
     const { calls, failed, outcome, files } = await runScript(task.given!, repliesEditing(task, format), format);
     expect(failed).toEqual([]);
     expect(outcome.reason).toBe('done');
@@ -66,7 +68,7 @@ describe.each(FOLLOW_UP_TASKS.map((t) => [t.id, t] as const))('%s', (_id, task) 
     expect(scriptedReplies({ task, files: task.solution }, format)).toEqual(repliesEditing(task, format));
   });
 
-  test.each(task.broken.map((b) => [b.why, b] as const))('broken "%s": the edits that write it leave exactly its files', async (_why, broken) => {
+  test.each(task.broken.map((b) => [b.why, b] as const))('broken "%s": the edits that write it leave exactly its files', { timeout: 120_000 }, async (_why, broken) => {
     const edits = brokenEdits(task, broken);
     expect(edits, 'the broken change lies inside an edit').not.toBeNull();
     expect(applyEdits(task.given!, edits!, task.id)).toEqual(brokenFiles(task, broken));
@@ -109,7 +111,7 @@ describe('the script builder', () => {
     expect(() => repliesEditing(base, 'json')).not.toThrow();
   });
 
-  test('a broken change outside every edit is scripted as the broken file read and written whole', async () => {
+  test('a broken change outside every edit is scripted as the broken file read and written whole', { timeout: 120_000 }, async () => {
     const broken: BrokenSolution = { why: 'c is wrong', file: 'a.js', from: 'const c = 3;', to: 'const c = 4;' };
     expect(brokenEdits(base, broken)).toBeNull();
     const elsewhere: BrokenSolution = { why: 'x is gone', file: 'b.js', from: 'x();\n', to: '' };

@@ -10,7 +10,9 @@ import { tinyGgufModel, tinyModelDir } from '../../helpers/tiny-model.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 const golden = JSON.parse(readFileSync(GOLDEN_FILE, 'utf8')) as GoldenFile;
-const SLOW = 180_000;
+// Each test spawns the CLI several times (tsx start-up, model load, a reference forward per token);
+// with --speculate draft:MODEL two models run. On a loaded 2-core CI box these took over 180 s.
+const SLOW = 600_000;
 
 interface Run { code: number; stdout: string; stderr: string }
 

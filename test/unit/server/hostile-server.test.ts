@@ -157,7 +157,9 @@ describe('item 14: one client cannot take the signaling server down', () => {
     next.ws.close();
   });
 
-  test('item 14: a handful of watchers per room; more are told 429', async () => {
+  // Twelve watchers connect at once, each held 600 ms, against a server sharing a loaded 2-core CI box
+  // with other suites: it ran past vitest's 30 s there, so it states its own bound.
+  test('item 14: a handful of watchers per room; more are told 429', { timeout: 120_000 }, async () => {
     const many = await Promise.all(Array.from({ length: 12 }, () => watch(ROOM, 600)));
     const statuses = many.map((w) => w.status);
     expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(4);

@@ -11,7 +11,9 @@ import { renderToolCall, type ToolFormat } from '../../../../src/model/tool-form
 import { tokenByteTableFrom, type Tokenizer } from '../../../../src/model/tokenizer.ts';
 
 let tok: Tokenizer;
-beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); });
+// Loading the real 151,669-token vocabulary takes ~2 s alone and over 10 s (vitest's default hook timeout,
+// which skipped every test here) on a loaded 2-core CI box: the hook gets its own bound.
+beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); }, 120_000);
 
 const enc = new TextEncoder();
 const allowed = (bits: Uint32Array, id: number) => ((bits[id >>> 5] >>> (id & 31)) & 1) === 1;

@@ -2,7 +2,8 @@
 // one reply per .txt, the calls a careful reader takes from it and what was mended in its .json), read
 // in process for both call formats and through `npm run -s parse-calls`. Clean calls get no mends.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -108,5 +109,29 @@ describe('parse-calls CLI reads each shape', () => {
       expect(out.map((o) => ({ name: o.name, arguments: o.arguments })), c.name).toEqual(c.expected.calls);
       expect(out.map((o) => o.repairs), c.name).toEqual(c.expected.repairs);
     }
-  }, 60_000);
+  }, 120_000); // four CLI processes (npx + tsx start-up each) on a loaded 2-core CI box: 60 s was too tight
+});
+
+describe('parse-calls --tools FILE', () => {
+  const run = promisify(execFile);
+  // Spawns the CLI (npx + tsx start-up: about a second idle, far more on a loaded 2-core CI box).
+  it('checks a reply against other tools (OpenAI-style schemas), converting values by their declared type', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'parse-calls-tools-'));
+    const file = path.join(dir, 'tools.json');
+    writeFileSync(file, JSON.stringify([{ type: 'function', function: {
+      name: 'get_weather', description: 'Weather for a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' }, opts: { type: 'object' }, tags: { type: 'array' } }, required: ['city'] },
+    } }]));
+    const reply = '<tool>\n{"name": "get_weather", "arguments": {"city": "1984", "days": "3", "opts": "{\\"unit\\": \\"C\\"}", "tags": "[\\"a\\"]"}}\n</tool>';
+    const child = run('npx', ['tsx', 'bin/parse-calls.ts', '--format', 'json', '--repairs', '--tools', file], { encoding: 'utf8' });
+    child.child.stdin!.end(reply);
+    expect(JSON.parse((await child).stdout)).toEqual([{
+      name: 'get_weather', arguments: { city: '1984', days: 3, opts: { unit: 'C' }, tags: ['a'] },
+      repairs: ['days "3" as a number', 'opts text as an object', 'tags text as an array'],
+    }]);
+    // Against the built-in tools the same reply names no declared tool, so it is not a call.
+    const builtin = run('npx', ['tsx', 'bin/parse-calls.ts', '--format', 'json'], { encoding: 'utf8' });
+    builtin.child.stdin!.end(reply);
+    expect(JSON.parse((await builtin).stdout)).toEqual([]);
+  }, 120_000);
 });

@@ -27,8 +27,22 @@ describe('parser: the proper formats', () => {
   it('XML values may hold </function>, other tags and a missing </parameter> before the next parameter', () => {
     expect(calls('<tool_call>\n<function=write_file>\n<parameter=path>\na.xml\n</parameter>\n<parameter=content>\n<function=x></function>\n<b>hi</b>\n</parameter>\n</function>\n</tool_call>'))
       .toEqual([{ name: 'write_file', arguments: { path: 'a.xml', content: '<function=x></function>\n<b>hi</b>' } }]);
-    expect(calls('<tool_call>\n<function=edit_file>\n<parameter=path>\na.js\n<parameter=old>\nx\n</parameter>\n<parameter=new>\ny\n</function>\n</tool_call>'))
+    // Written inline (no newline after the tag, so never under the grammar), a value left open ends where
+    // the next parameter opens, and the last one at </function>.
+    expect(calls('<tool_call>\n<function=edit_file>\n<parameter=path>a.js\n<parameter=old>x</parameter>\n<parameter=new>y\n</function>\n</tool_call>'))
       .toEqual([{ name: 'edit_file', arguments: { path: 'a.js', old: 'x', new: 'y' } }]);
+  });
+
+  it('XML: a value that opens with the format\'s newline ends only at "\\n</parameter>", the grammar\'s rule (parse/xml-value.ts)', () => {
+    // The HTML file of issue 26: "</parameter>" and "<parameter=x>" inside the value are text, as the grammar let them be.
+    const content = '<p>Close a value with </parameter>, open one with <parameter=x> or\n<parameter=path>\non a line.</p>';
+    expect(calls(`<tool_call>\n<function=write_file>\n<parameter=path>\ndoc.html\n</parameter>\n<parameter=content>\n${content}\n</parameter>\n</function>\n</tool_call>`))
+      .toEqual([{ name: 'write_file', arguments: { path: 'doc.html', content } }]);
+    // A value that begins with "</parameter>" is empty, as in the grammar; the template's empty value too.
+    expect(calls('<tool_call>\n<function=edit_file>\n<parameter=path>\na.js\n</parameter>\n<parameter=old>\nx\n</parameter>\n<parameter=new>\n</parameter>\n</function>\n</tool_call>'))
+      .toEqual([{ name: 'edit_file', arguments: { path: 'a.js', old: 'x', new: '' } }]);
+    expect(calls('<tool_call>\n<function=edit_file>\n<parameter=path>\na.js\n</parameter>\n<parameter=old>\nx\n</parameter>\n<parameter=new>\n\n</parameter>\n</function>\n</tool_call>'))
+      .toEqual([{ name: 'edit_file', arguments: { path: 'a.js', old: 'x', new: '' } }]);
   });
 
   it('XML: a value may hold "</tool_call>" and "<tool_call>" when the block is well formed', () => {
@@ -43,8 +57,9 @@ describe('parser: the proper formats', () => {
     const unclosed = parse('<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=content>\nhi\n</tool_call>\nDone.');
     expect(unclosed.calls.map((c) => c.arguments)).toEqual([{ path: 'a.txt', content: 'hi' }]);
     expect(unclosed.text).toBe('Done.');
-    // A parameter opens before any </parameter>: the value was left open, so the marker was the block's end.
-    const nextFirst = parse('<tool_call>\n<function=write_file>\n<parameter=content>\nhi\n</tool_call>\nAlso <tool_call>\n<function=read_file>\n<parameter=path>\nb\n</parameter>\n</function>\n</tool_call>');
+    // An inline value (never under the grammar) with a parameter opening before any </parameter>: the value
+    // was left open, so the marker was the block's end.
+    const nextFirst = parse('<tool_call>\n<function=write_file>\n<parameter=content>hi\n</tool_call>\nAlso <tool_call>\n<function=read_file>\n<parameter=path>b</parameter>\n</function>\n</tool_call>');
     expect(nextFirst.calls.map((c) => [c.name, c.arguments])).toEqual([['write_file', { content: 'hi' }], ['read_file', { path: 'b' }]]);
     expect(nextFirst.text).toBe('Also');
     // JSON arguments inside <function=NAME> are not parameters: the first marker still ends the block.
@@ -109,7 +124,8 @@ describe('parser: near misses', () => {
 });
 
 describe('parse-calls CLI', () => {
-  it('prints the repaired calls as a JSON array', () => {
+  // Spawns the CLI (npx + tsx start-up: about a second idle, far more on a loaded 2-core CI box).
+  it('prints the repaired calls as a JSON array', { timeout: 120_000 }, () => {
     const out = execFileSync('npx', ['tsx', 'bin/parse-calls.ts', '--format', 'xml'], {
       input: '<tool_call>\n<function=write_file>\n<parameter=file_path>\n./a.txt\n</parameter>\n<parameter=contents>\nhi\n</parameter>\n<parameter=append>\nfalse\n</parameter>\n</function>\n</tool_call>',
       encoding: 'utf8',

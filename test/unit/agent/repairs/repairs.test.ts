@@ -45,3 +45,19 @@ describe('repairs: fill only what the call left out', () => {
     expect(repair('nope', { file: 'a' })).toEqual({ name: 'nope', arguments: { file: 'a' }, repairs: [] });
   });
 });
+
+describe('values converted by the declared parameter type', () => {
+  const tool = { name: 'plot', description: 'p', parameters: { type: 'object' as const, properties: {
+    label: { type: 'string' as const, description: 'l' }, points: { type: 'array' as const, description: 'p' }, style: { type: 'object' as const, description: 's' },
+  }, required: [] } };
+  it('an object or array parameter written as JSON text becomes that value; a string parameter stays text', () => {
+    const r = repairCall({ name: 'plot', arguments: { label: '[1, 2]', points: '[1, 2]', style: '{"color": "red"}' } }, [tool]);
+    expect(r.arguments).toEqual({ label: '[1, 2]', points: [1, 2], style: { color: 'red' } });
+    expect(r.repairs).toEqual(['points text as an array', 'style text as an object']);
+  });
+  it('text that is not JSON of the declared kind is left as written', () => {
+    const r = repairCall({ name: 'plot', arguments: { points: '{"a": 1}', style: 'red' } }, [tool]);
+    expect(r.arguments).toEqual({ points: '{"a": 1}', style: 'red' });
+    expect(r.repairs).toEqual([]);
+  });
+});

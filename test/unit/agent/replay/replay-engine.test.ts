@@ -14,7 +14,9 @@ import type { Tokenizer } from '../../../../src/model/tokenizer.ts';
 
 const template = new ChatTemplate(readFileSync(new URL('../../../fixtures/chat-templates/qwen3.jinja', import.meta.url), 'utf8'));
 let tok: Tokenizer;
-beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); });
+// Loading the real 151,669-token vocabulary takes ~2 s alone and over 10 s (vitest's default hook timeout,
+// which skipped every test here) on a loaded 2-core CI box: the hook gets its own bound.
+beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); }, 120_000);
 
 const backend = (replies: string[], contextSize = 8192) => new RecordingBackend(replayBackend({ tokenizer: tok, template, replies, contextSize }).backend);
 const request = (prompt: number[], extra: Partial<BackendRequest> = {}): BackendRequest =>
@@ -134,6 +136,19 @@ describe('the replay model', () => {
     expect(r.ids[0]).not.toBe(want[0]);
     expect('Hello'.startsWith(tok.decode([r.ids[0]]))).toBe(true);
     expect(tok.decode([r.ids[0]]).length).toBeGreaterThan(1); // the longest allowed prefix, not one letter
+  });
+
+  it('leaves out a scripted added token the constraint bans and goes on with the script (no degenerate filler)', async () => {
+    const banned = tok.special.toolCall!;
+    const ban: Constraint = () => {
+      const bits = new Uint32Array(Math.ceil(tok.vocabSize / 32)).fill(0xffffffff);
+      bits[banned >>> 5]! &= ~(1 << (banned & 31));
+      return { bits };
+    };
+    const b = backend(['Done. <tool_call>\n{"name": "x"}']);
+    const r = await b.generate(request([1], { constraint: ban, maxNewTokens: 64 }));
+    expect(r).toMatchObject({ finish: 'stop', text: 'Done. \n{"name": "x"}' });
+    expect(r.ids).not.toContain(banned);
   });
 
   it('asks the constraint before every token, the stop token included, with the tokens so far', async () => {

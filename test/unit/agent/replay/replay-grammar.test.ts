@@ -10,7 +10,9 @@ import type { ToolFormat } from '../../../../src/model/tool-format.ts';
 import type { Tokenizer } from '../../../../src/model/tokenizer.ts';
 
 let tok: Tokenizer;
-beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); });
+// Loading the real 151,669-token vocabulary takes ~2 s alone and over 10 s (vitest's default hook timeout,
+// which skipped every test here) on a loaded 2-core CI box: the hook gets its own bound.
+beforeAll(async () => { tok = await loadBundledQwen3Tokenizer(); }, 120_000);
 
 const templates = { xml: 'qwen3-coder', json: 'qwen3' } as const;
 

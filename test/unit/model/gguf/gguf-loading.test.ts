@@ -40,8 +40,12 @@ function fingerprint(value: unknown): unknown {
   return value;
 }
 
+
+// Each of these loads whole tiny GGUF models over a 127.0.0.1 range server (and dequantizes them); on a
+// loaded 2-core CI box they ran past vitest's 30 s, so each states its own bound.
+const GGUF_LOAD = 120_000;
 describe('GGUF over HTTP Range', () => {
-  it('a .gguf URL: header plus the requested layers\' tensors only, in merged reads', async () => {
+  it('a .gguf URL: header plus the requested layers\' tensors only, in merged reads', { timeout: GGUF_LOAD }, async () => {
     server = await startRangeServer(q4.dir);
     const src = await resolveModelSource(`${server.url}/${q4.file}`);
     expect(src.modelFile).toBe(q4.file);
@@ -68,7 +72,7 @@ describe('GGUF over HTTP Range', () => {
     expect(gets.every((r) => r.status === 206)).toBe(true);
   });
 
-  it('a second load through the device cache reads nothing from the network', async () => {
+  it('a second load through the device cache reads nothing from the network', { timeout: GGUF_LOAD }, async () => {
     server = await startRangeServer(q4.dir);
     const store = new MemoryByteStore();
     const first = new CachingSource(await resolveModelSource(`${server.url}/${q4.file}`), store, 'tiny-gguf');
@@ -84,7 +88,7 @@ describe('GGUF over HTTP Range', () => {
 });
 
 describe('finding the GGUF file', () => {
-  it('a Hugging Face repo + quant name picks the file from the hub listing', async () => {
+  it('a Hugging Face repo + quant name picks the file from the hub listing', { timeout: GGUF_LOAD }, async () => {
     const root = join(tmp, 'hub');
     const repo = join(root, 'Qwen', 'Tiny-GGUF', 'resolve', 'main');
     await mkdir(repo, { recursive: true });
@@ -123,7 +127,7 @@ describe('finding the GGUF file', () => {
 });
 
 describe('split GGUF', () => {
-  it('three parts load the same weights as one file', async () => {
+  it('three parts load the same weights as one file', { timeout: GGUF_LOAD }, async () => {
     const src = await resolveModelSource(join(split.dir, split.file));
     expect(split.file).toMatch(/-00001-of-00003\.gguf$/);
     const [a, b] = await Promise.all([
