@@ -18,6 +18,8 @@ export type AgentEvent =
 /** Why a call's card closed without the call running (its result says so); 'repeat' = a write not run twice. */
 export type SkipReason = 'repeat' | 'cut-off' | 'stopped' | 'unreadable' | 'model-failed' | 'limit';
 
-export type NoteKind = 'compaction' | 'cut-off' | 'nudge' | 'stuck-warning' | 'end' | 'format' | 'limit' | 'server';
+/** Every kind of timeline note; a saved session's notes are checked against this list (session-validate.ts). */
+export const NOTE_KINDS = ['compaction', 'cut-off', 'nudge', 'stuck-warning', 'end', 'format', 'limit', 'server'] as const;
+export type NoteKind = typeof NOTE_KINDS[number];
 
 export type AgentListener = (event: AgentEvent) => void;

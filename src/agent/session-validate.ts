@@ -1,13 +1,14 @@
 // A saved session is data from disk or IndexedDB: an old build, a crash mid-write or a hand edit may have
 // left anything there. validateSession checks every field the agent will use (shape, type and range)
 // before any of it reaches the Agent, and names the first bad field ("segments[3].tokens is null").
+import { NOTE_KINDS as EVENT_NOTE_KINDS } from './events.ts';
 import { SESSION_VERSION, SessionFormatError, type SessionData } from './session-store.ts';
 
 const SEGMENT_KINDS = new Set(['user', 'assistant', 'results', 'note', 'fold']);
 const TIMELINE_KINDS = new Set(['request', 'text', 'call', 'note', 'summary']);
 const CALL_STATES = new Set(['writing', 'waiting', 'running', 'done', 'failed', 'rejected']);
 const END_REASONS = new Set(['done', 'stopped', 'limit', 'stuck', 'context', 'error']);
-const NOTE_KINDS = new Set(['compaction', 'cut-off', 'nudge', 'stuck-warning', 'end', 'format', 'server']);
+const NOTE_KINDS: ReadonlySet<string> = new Set(EVENT_NOTE_KINDS);
 /** Token ids are vocabulary indices: no vocabulary has 2^31 entries. */
 const MAX_TOKEN_ID = 2 ** 31 - 1;
 

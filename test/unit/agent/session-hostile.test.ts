@@ -10,6 +10,7 @@ import path from 'node:path';
 import { MemorySessionStore, openSession, SessionFormatError, type SessionData } from '../../../src/agent/session-store.ts';
 import { NodeSessionStore } from '../../../src/agent/node-session-store.ts';
 import { validateSession } from '../../../src/agent/session-validate.ts';
+import { NOTE_KINDS } from '../../../src/agent/events.ts';
 import { openAgentWorkspace } from '../../../src/agent/workspace.ts';
 import { MemoryFiles } from '../../../src/agent/files/memory.ts';
 import { NodeRegexRunner } from '../../../src/agent/tools/regex-runner.ts';
@@ -45,6 +46,14 @@ export function goodSession(): SessionData {
 
 test('item 19: a complete session passes the checks unchanged', () => {
   expect(validateSession('p', goodSession())).toEqual(goodSession());
+});
+
+test('every note kind the agent writes reads back from a saved session (a last-step "limit" note once made a session unreadable)', () => {
+  for (const note of NOTE_KINDS) {
+    const s = goodSession();
+    (s.timeline[3] as { note: string }).note = note;
+    expect(validateSession('p', s)).toEqual(s);
+  }
 });
 
 test.each([
