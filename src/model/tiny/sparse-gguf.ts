@@ -3,7 +3,7 @@
 // file type's mix picks, in llama-quantize's order, the vocabulary and template in the metadata), and the
 // size of the whole file. Written as the header followed by a hole (a sparse file), it reads as the real
 // file does to everything that reads headers only: the weight plan, the deal, `npm run plan`.
-import { encodeGgufHeader, type GgufTensorInfo } from '../formats/gguf/gguf-write.ts';
+import { encodeGgufHeader, type GgufTensorHeaderEntry } from '../formats/gguf/gguf-write.ts';
 import { GGUF_NAMES as N } from '../formats/gguf/gguf-names.ts';
 import { GGUF_HYBRID as X } from '../formats/qwen35-names.ts';
 import type { GgmlType } from '../types.ts';
@@ -17,7 +17,7 @@ export interface SparseGguf {
   header: Uint8Array;
   /** The whole file's size: header + every tensor's bytes (padded to the alignment). */
   size: number;
-  tensors: GgufTensorInfo[];
+  tensors: GgufTensorHeaderEntry[];
 }
 
 /** Name, shape (GGUF ne) and the unquantized type of every tensor of a model of these dimensions. */

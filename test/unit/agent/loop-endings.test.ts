@@ -89,7 +89,7 @@ test('limit: a call in the closing answer never runs (the grammar forbids openin
   // comes out as prose, which is the closing answer as written, and nothing of it runs.
   const closing = 'One more thing: \n{"name":"write_file","arguments":{"path":"late.js","content":"x"}}\n</tool_call>';
   expect(h.backend.results[1]!.text).toBe(closing);
-  expect(h.backend.results[1]!.finish).toBe('stop');
+  expect(h.backend.results[1]!.finish).toBe('stop-token');
   expect(out.answer).toBe(closing);
 });
 

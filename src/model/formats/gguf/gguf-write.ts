@@ -88,13 +88,13 @@ export function ggufTensorBytes(type: GgmlType, ne: readonly number[]): number {
 }
 
 /** A tensor's place in a GGUF header: its name, type and shape (its bytes follow in the data section). */
-export type GgufTensorInfo = Omit<GgufTensorToWrite, 'bytes'>;
+export type GgufTensorHeaderEntry = Omit<GgufTensorToWrite, 'bytes'>;
 
 /**
  * Encode a GGUF header (magic, counts, metadata, tensor infos, padding to the data section) and say how
  * many bytes the data section holds: a header-only or sparse file of a model's real size needs no weights.
  */
-export function encodeGgufHeader(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorInfo[]): { header: Uint8Array; dataBytes: number } {
+export function encodeGgufHeader(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorHeaderEntry[]): { header: Uint8Array; dataBytes: number } {
   const w = headerWriter(metadata, tensors);
   return { header: w.writer.done(), dataBytes: w.dataBytes };
 }
@@ -104,7 +104,7 @@ function alignmentOf(metadata: ReadonlyArray<[string, GgufValue]>): number {
   return alignEntry && alignEntry[1].kind !== 'array' ? Number(alignEntry[1].value) : GGUF_DEFAULT_ALIGNMENT;
 }
 
-function headerWriter(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorInfo[]): { writer: Writer; dataBytes: number } {
+function headerWriter(metadata: ReadonlyArray<[string, GgufValue]>, tensors: readonly GgufTensorHeaderEntry[]): { writer: Writer; dataBytes: number } {
   const alignment = alignmentOf(metadata);
   const w = new Writer();
   w.bytes(new TextEncoder().encode('GGUF'));

@@ -147,7 +147,7 @@ describe('the replay model', () => {
     };
     const b = backend(['Done. <tool_call>\n{"name": "x"}']);
     const r = await b.generate(request([1], { constraint: ban, maxNewTokens: 64 }));
-    expect(r).toMatchObject({ finish: 'stop', text: 'Done. \n{"name": "x"}' });
+    expect(r).toMatchObject({ finish: 'stop-token', text: 'Done. \n{"name": "x"}' });
     expect(r.ids).not.toContain(banned);
   });
 
