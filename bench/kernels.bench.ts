@@ -7,8 +7,8 @@
 import { adapterLabel, summarizeAdapter } from '../src/gpu/adapter.ts';
 import { autotune } from '../src/gpu/autotune.ts';
 import { uploadLinear } from '../src/gpu/gpu-weights.ts';
-import { copyOp } from '../src/gpu/kernels/copy.ts';
-import { Epilogue, linearOps } from '../src/gpu/kernels/linear.ts';
+import { copyOp } from '../src/gpu/kernels/common/copy.ts';
+import { Epilogue, linearOps } from '../src/gpu/kernels/linear/linear.ts';
 import { destroyOps, encodeOps } from '../src/gpu/op.ts';
 import { PipelineCache } from '../src/gpu/pipelines.ts';
 import { describeTuning } from '../src/gpu/tuning.ts';

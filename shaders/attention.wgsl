@@ -7,7 +7,7 @@
 // many as the position allows up to SPLITS, so a long context runs on HQ·splits workgroups; each writes
 // its partial (unnormalised sum, running max, sum of weights) and attention_combine merges them.
 //
-// Bindings (declared in src/gpu/kernels/attention.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/attention/attention.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
 //   q      storage, read  array<f32> [n, HQ·D] (already normalised and rotated)
 //   kcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs (this step's keys already written)

@@ -3,7 +3,7 @@
 // tokens in order, so a prompt cut anywhere gives the same values as one token at a time.
 //   u = state ++ x;  y[t][c] = silu(Σ_j weight[c][j] · u[t + j][c]), j ascending;  state = last K−1 rows of u
 //
-// Bindings (declared in src/gpu/kernels/causal-conv1d.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/hybrid/causal-conv1d.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   x      storage, read  array<f32> [n, XS]: the first C columns of each row are this step's q|k|v
 //   weight storage, read  array<f32> [C, K] taps, tap K−1 weighs the current token

@@ -1,6 +1,6 @@
 // copy: dst = src, 16 bytes per invocation. The bench's roofline: the bandwidth a plain copy reaches.
 //
-// Bindings (declared in src/gpu/kernels/copy.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/common/copy.ts, which generates their WGSL):
 //   src storage, read  array<vec4<u32>> [COUNT]
 //   dst storage, rw    array<vec4<u32>> [COUNT]
 // Dispatch: (gx, gy) with gx·gy·WG ≥ COUNT

@@ -2,7 +2,7 @@
 // Each dispatch covers one chunk (rows [row_start, row_start + rows)); tokens whose id lies
 // elsewhere are left to the dispatch of their chunk.
 //
-// Bindings (declared in src/gpu/kernels/embed-dense.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/embed-dense.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   table  storage, read  array<u32> [chunk rows, ROW_WORDS] (F32 one value a word, F16/BF16 two;
 //                           rows padded to a whole 16 bytes)

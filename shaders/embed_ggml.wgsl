@@ -3,7 +3,7 @@
 // [row_start, row_start + rows)); tokens whose id lies elsewhere are left to the dispatch of their chunk.
 // A lane writes one 32-value unit of a row.
 //
-// Bindings (declared in src/gpu/kernels/ggml.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/ggml.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   weight storage, read  array<vec4<u32>>: the chunk's rows as stored, H / QK · QBYTES bytes a row
 //   ids    storage, read  array<u32> [n]

@@ -1,7 +1,7 @@
 // embed_q4: embedding gather for an MLC q4f16_1 table [V, H] held in row chunks (w = (q − 7)·scale).
 // Each dispatch covers one chunk (rows [row_start, row_start + rows)).
 //
-// Bindings (declared in src/gpu/kernels/embed-q4.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/embed-q4.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   qweight storage, read  array<u32> [chunk rows, H/8]
 //   scales  storage, read  array<u32> f16 pairs of [chunk rows, H/32]

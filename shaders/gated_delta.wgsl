@@ -6,7 +6,7 @@
 //   k̂ = k / √(Σk² + 1e−6);  q̂ = q / √(Σq² + 1e−6) / √DK;  β = σ(b_j);  g = A_j · softplus(a_j + dt_bias_j)
 //   S ← e^g · S;  δ = β (v − Sᵀk̂);  S ← S + k̂ δᵀ;  o = Sᵀq̂
 //
-// Bindings (declared in src/gpu/kernels/gated-delta.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/hybrid/gated-delta.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   conv    storage, read  array<f32> [n, C]: q (NK·DK) | k (NK·DK) | v (NV·DV) after the conv and SiLU
 //   ba      storage, read  array<f32> [n, 2·NV]: β logits, then decay inputs

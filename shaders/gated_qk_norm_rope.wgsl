@@ -4,7 +4,7 @@
 // rest pass through), q written as f32, the gate copied out for sigmoid_gate, and k, v stored into the
 // f16 KV cache. The cos/sin table is the CPU's (src/gpu/layers.ts ropeTable over ROT dims).
 //
-// Bindings (declared in src/gpu/kernels/gated-qk-norm-rope.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/hybrid/gated-qk-norm-rope.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
 //   qkv    storage, read  array<f32> [n, 2·HQ·D + 2·HKV·D]: head h's query at 2hD, its gate at 2hD + D
 //   qnorm  storage, read  array<f32> [D]

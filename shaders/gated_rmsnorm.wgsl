@@ -1,7 +1,7 @@
 // gated_rmsnorm: the output norm of a Gated DeltaNet layer (HF Qwen3_5RMSNormGated), per value head:
 //   y = o / √(mean(o²) + EPS) · weight · silu(z)      (weight is a plain weight, not 1 + w)
 //
-// Bindings (declared in src/gpu/kernels/gated-rmsnorm.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/hybrid/gated-rmsnorm.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   o      storage, read  array<f32> [n, NV·DV]
 //   z      storage, read  array<f32> [n, ZS]: the gate of head j at columns ZOFF + j·DV ..

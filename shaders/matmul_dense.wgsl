@@ -2,7 +2,7 @@
 // shaders/lib/matmul_tiles.wgsl). A row is read in vec4<u32> blocks (4 F32 or 8 F16/BF16, rows padded
 // with zeros to a whole vec4 at upload); blocks past the row's end are read as zeros.
 //
-// Bindings (declared in src/gpu/kernels/matmul-dense.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/matmul-dense.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   weight storage, read  array<vec4<u32>> [rows, ceil(k / per vec4)]
 //   x      storage, read  array<f32> [n, k]

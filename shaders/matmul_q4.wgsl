@@ -2,7 +2,7 @@
 // A row's 32 columns of a k block are one vec4<u32> of codes (element k at bits (k%8)·4 of word k/8) and
 // one f16 scale, dequantized exactly as the reference does: w = (q − 7)·scale in f32.
 //
-// Bindings (declared in src/gpu/kernels/matmul-q4.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/matmul-q4.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   qweight storage, read  array<vec4<u32>> [rows, k/32]
 //   scales  storage, read  array<u32> f16 pairs of [rows, k/32]

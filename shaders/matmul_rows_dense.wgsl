@@ -3,7 +3,7 @@
 // (two a word, element 2i in the low half) or two of F32; rows are padded with zeros to a whole vec4
 // at upload, and an F32 row's second vec4 past its end reads as zeros.
 //
-// Bindings (declared in src/gpu/kernels/matmul-rows-dense.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/matmul-rows-dense.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   weight storage, read  array<vec4<u32>> [rows, ceil(k / per vec4)]
 //   x      storage, read  array<f32> [n, k]

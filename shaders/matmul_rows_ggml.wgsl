@@ -2,7 +2,7 @@
 // shaders/lib/matmul_rows.wgsl; the type's blocks: shaders/lib/ggml/<type>.wgsl). A skeleton block is
 // one 32-value unit of a ggml block (WRaw, read once per row), decoded in 4 parts of 8.
 //
-// Bindings (declared in src/gpu/kernels/ggml.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/ggml.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = tokens
 //   weight storage, read  array<vec4<u32>>: the chunk's rows as stored, k / QK · QBYTES bytes a row
 //   x      storage, read  array<f32> [n, k]

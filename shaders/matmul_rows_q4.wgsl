@@ -4,7 +4,7 @@
 // and dequantized by one fma: q·16^j · (scale·16^−j) − 7·scale, a single rounding of (q − 7)·scale —
 // exactly the reference's value.
 //
-// Bindings (declared in src/gpu/kernels/matmul-rows-q4.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/matmul-rows-q4.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   qweight storage, read  array<vec4<u32>> [rows, k/32]
 //   scales  storage, read  array<u32> f16 pairs of [rows, k/32]

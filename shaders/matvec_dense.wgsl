@@ -5,7 +5,7 @@
 // BF16 decodes as two shifts: the low halves are the even elements, the high halves the odd ones, so
 // the x block is split into even and odd elements once and shared by all rows.
 //
-// Bindings (declared in src/gpu/kernels/matvec-dense.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/matvec-dense.ts, which generates their WGSL):
 //   step   uniform        Step (unused: decode is one token)
 //   weight storage, read  array<vec4<u32>> [rows, ceil(k / BLOCK_K)]
 //   x      storage, read  array<vec4<f32>> [ceil(k/4)]

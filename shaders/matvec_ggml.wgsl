@@ -3,7 +3,7 @@
 // slice of 32 values of a row (QK / 32 slices a ggml block): two groups of 16 x values, loaded once for
 // the row group's ROWS rows with their sums (the types with a min or an offset fold it into them).
 //
-// Bindings (declared in src/gpu/kernels/ggml.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/ggml.ts, which generates their WGSL):
 //   step   uniform        Step (unused: decode is one token)
 //   weight storage, read  array<vec4<u32>>: the chunk's rows as stored, k / QK · QBYTES bytes a row
 //   x      storage, read  array<vec4<f32>> [k/4]

@@ -4,7 +4,7 @@
 // is scale·(Σ q·x − 7·Σ x): the offset folds into the x block's sum (computed once for all rows) and the
 // scale is applied once per block.
 //
-// Bindings (declared in src/gpu/kernels/matvec-q4.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/linear/matvec-q4.ts, which generates their WGSL):
 //   step    uniform        Step (unused: decode is one token)
 //   qweight storage, read  array<vec4<u32>> [rows, k/32]: one block per vec4
 //   scales  storage, read  array<u32> f16 pairs of [rows, k/32]

@@ -2,7 +2,7 @@
 // x[t] += Σ_j w_j · y[t·k + j] over its k experts in ascending id (the routing order), each product
 // rounded to f32 before it is added, from 0 — the reference's order (src/model/reference/moe.ts).
 //
-// Bindings (declared in src/gpu/kernels/moe.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/moe/moe.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   route   storage, read  array<u32>, the routing buffer: weights (f32 bits) at [max_pairs + pair]
 //   ye      storage, read  array<f32> [n·k, H] each pair's expert output

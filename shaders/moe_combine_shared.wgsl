@@ -4,7 +4,7 @@
 // each product rounded to f32, the routed sum from 0 in ascending expert id, then the shared term, then
 // the residual — the reference's order (src/model/reference/hybrid-layer.ts moeFfn).
 //
-// Bindings (declared in src/gpu/kernels/moe.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/moe/moe.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   route   storage, read  array<u32>, the routing buffer: weights (f32 bits) at [max_pairs + pair]
 //   ye      storage, read  array<f32> [n·k, H] each pair's expert output

@@ -4,7 +4,7 @@
 // its tokens, and reads only its own rows. One workgroup: lanes count the pairs of experts lid,
 // lid + WG, …; lane 0 scans the counts; the lanes write their experts' groups.
 //
-// Bindings (declared in src/gpu/kernels/moe.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/moe/moe.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   route   storage, rw    array<u32>, the routing buffer (shaders/lib/job_experts.wgsl): reads ids
 //                          [0, n·k), writes starts [2P, 2P + E] and groups [2P + E + 1, + n·k)

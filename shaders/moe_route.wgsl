@@ -3,7 +3,7 @@
 // when norm_topk_prob; written in ascending expert id, the order the experts' outputs are summed in.
 // One invocation per token (E ≤ MAX_E, k ≤ MAX_K): E exps and k passes over E, small beside a matvec.
 //
-// Bindings (declared in src/gpu/kernels/moe.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/moe/moe.ts, which generates their WGSL):
 //   step    uniform        Step { n, pos0 }: n = tokens
 //   logits  storage, read  array<f32> [n, E] router logits
 //   route   storage, rw    array<u32>: ids [max_pairs] then weights (f32 bits) [max_pairs] (the

@@ -4,7 +4,7 @@
 // finish in src/gpu/engine.ts: larger value, ties to the lower id; id 0xffffffff (none allowed) never wins
 // and is written when no block has a candidate (the caller's read-back then reports it).
 //
-// Bindings (declared in src/gpu/kernels/pick-best.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/sampling/pick-best.ts, which generates their WGSL):
 //   best storage, read  array<vec2<u32>> [BLOCKS]: (f32 bits, id)
 //   ids  storage, rw    array<u32> [≥ 1]: ids[0] = the winner's id
 // Dispatch: (1)

@@ -3,7 +3,7 @@
 // The cos/sin table is computed on the CPU exactly as the reference does (f32(pos·inv_freq), then
 // f32(cos), f32(sin)), so no GPU transcendental enters the result.
 //
-// Bindings (declared in src/gpu/kernels/qk-norm-rope.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/attention/qk-norm-rope.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
 //   qkv    storage, read  array<f32> [n, (HQ + 2·HKV)·D]
 //   qnorm  storage, read  array<f32> [D]

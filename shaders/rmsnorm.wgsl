@@ -1,6 +1,6 @@
 // rmsnorm: y = x / sqrt(mean(x²) + EPS) · weight, one workgroup per row.
 //
-// Bindings (declared in src/gpu/kernels/rmsnorm.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/common/rmsnorm.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = rows
 //   x      storage, read  array<f32> [n, H]
 //   weight storage, read  array<f32> [H]

@@ -7,7 +7,7 @@
 //   2. w_i = exp((v_i − v_0) / T), top-p keeps the shortest prefix with Σ w_i / Σ w ≥ top_p (off at 1);
 //   3. the first kept candidate whose running Σ w exceeds u · (Σ kept w); u from the CPU's PRNG.
 //
-// Bindings (declared in src/gpu/kernels/sample-pick.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/sampling/sample-pick.ts, which generates their WGSL):
 //   params uniform       Params { k, temperature, top_p, u } (the last three: f32 bits)
 //   best   storage, read array<vec2<u32>> [BLOCKS, k]: (f32 bits, id) from topk_blocks
 //   ids    storage, rw   array<u32> [≥ 1]: ids[0] = the pick (0xffffffff when no block has a candidate)

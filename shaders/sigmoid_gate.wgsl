@@ -2,7 +2,7 @@
 //   MODE 0 (gated attention):   y[t, i] = y[t, i] · σ(g[t·GS + i])            i < W
 //   MODE 1 (shared expert):     y[t, i] = y[t, i] + σ(g[t·GS]) · x[t, i]      (x: the shared expert's output)
 //
-// Bindings (declared in src/gpu/kernels/sigmoid-gate.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/hybrid/sigmoid-gate.ts, which generates their WGSL):
 //   step  uniform        Step { n, pos0 }: n = tokens
 //   g     storage, read  array<f32> [n, GS] gates
 //   x     storage, read  array<f32> [n, W] (MODE 1; MODE 0 does not read it)

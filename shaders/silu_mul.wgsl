@@ -1,7 +1,7 @@
 // silu_mul: out[t, i] = silu(gu[t, i]) · gu[t, I + i]; used when the gate|up weight is split across
 // buffers, or MoE experts' gate and up differ in format (otherwise it is fused into the matvec epilogue).
 //
-// Bindings (declared in src/gpu/kernels/silu-mul.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/common/silu-mul.ts, which generates their WGSL):
 //   step  uniform        Step { n, pos0 }: n = tokens
 //   gu    storage, read  array<f32> [n·ROWS, 2·I] (gate I values, then up I values)
 //   out   storage, rw    array<f32> [n·ROWS, I]

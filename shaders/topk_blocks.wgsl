@@ -5,7 +5,7 @@
 // With report_top, each block also writes its best finite logit with no mask at best[blocks·TOPK + block],
 // so the caller learns in the same pass whether the mask overruled the model's own top choice.
 //
-// Bindings (declared in src/gpu/kernels/topk-blocks.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/sampling/topk-blocks.ts, which generates their WGSL):
 //   params uniform        Params { use_mask, mask_words, report_top }
 //   logits storage, read  array<f32> [V]
 //   mask   storage, read  array<u32> [≥ 1]

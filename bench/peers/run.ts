@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { adapterLabel, summarizeAdapter } from '../../src/gpu/adapter.ts';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
-import { copyOp } from '../../src/gpu/kernels/copy.ts';
+import { copyOp } from '../../src/gpu/kernels/common/copy.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { benchDevice, timeSubmits } from '../gpu-bench-helpers.ts';

@@ -4,7 +4,7 @@
 import type { DecoderLayerWeights, ModelConfig } from '../model/types.ts';
 import { createMoeActivations, type MoeLayer } from './ffns/moe.ts';
 import { chunkCount, uploadF32 } from './gpu-weights.ts';
-import { attentionPartFloats } from './kernels/attention.ts';
+import { attentionPartFloats } from './kernels/attention/attention.ts';
 import type { Activations } from './layer-contract.ts';
 import { ropeTable } from './layers.ts';
 import type { PipelineCache } from './pipelines.ts';

@@ -9,7 +9,7 @@ import { quantizeGgml } from '../model/formats/gguf/ggml-quantize.ts';
 import { f32ToF16Bits, fromFloat32 } from '../model/tensor-utils.ts';
 import type { Linear } from '../model/types.ts';
 import { destroyLinear, uploadLinear } from './gpu-weights.ts';
-import { Epilogue, linearOps } from './kernels/linear.ts';
+import { Epilogue, linearOps } from './kernels/linear/linear.ts';
 import { destroyOps, encodeOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import {

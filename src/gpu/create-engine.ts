@@ -12,7 +12,7 @@ import { createHead } from './head.ts';
 import type { GpuLayer } from './layer-contract.ts';
 import { checkLayer, layerLinears, uploadLayer } from './layers.ts';
 import { GpuSnapshots } from './recurrent-snapshots.ts';
-import { embedOps } from './kernels/linear.ts';
+import { embedOps } from './kernels/linear/linear.ts';
 import { PipelineCache } from './pipelines.ts';
 import { autotune } from './autotune.ts';
 import type { LinearFormat, TopkLayout, Tuning } from './tuning.ts';

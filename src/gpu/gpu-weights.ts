@@ -18,7 +18,7 @@ export type GgmlBlockType = Exclude<GgmlType, 'F32' | 'F16' | 'BF16'>;
 
 export const GGML_BLOCK_TYPES: readonly GgmlBlockType[] = ['Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K'];
 
-/** How a chunk's rows are stored, which picks its kernels (src/gpu/kernels/linear.ts). */
+/** How a chunk's rows are stored, which picks its kernels (src/gpu/kernels/linear/linear.ts). */
 export type ChunkFormat =
   | { kind: 'dense'; wdtype: 0 | 1 | 2 }       // F32, F16, BF16
   | { kind: 'q4' }                             // MLC q4f16_1

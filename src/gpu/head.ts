@@ -3,11 +3,11 @@
 import type { ModelConfig, TensorData } from '../model/types.ts';
 import { createBufferFrom, destroyLinear, uploadNorm, type GpuLinear } from './gpu-weights.ts';
 import type { Activations } from './layer-contract.ts';
-import { Epilogue, linearOps } from './kernels/linear.ts';
-import { rmsnormOp } from './kernels/rmsnorm.ts';
-import { pickBestOp } from './kernels/pick-best.ts';
-import { SAMPLE_PICK_MAX_K, SAMPLE_PICK_OUT_WORDS, samplePickOp } from './kernels/sample-pick.ts';
-import { topkBlocks, topkOp as makeTopkOp } from './kernels/topk-blocks.ts';
+import { Epilogue, linearOps } from './kernels/linear/linear.ts';
+import { rmsnormOp } from './kernels/common/rmsnorm.ts';
+import { pickBestOp } from './kernels/sampling/pick-best.ts';
+import { SAMPLE_PICK_MAX_K, SAMPLE_PICK_OUT_WORDS, samplePickOp } from './kernels/sampling/sample-pick.ts';
+import { topkBlocks, topkOp as makeTopkOp } from './kernels/sampling/topk-blocks.ts';
 import { topkLayoutFor } from './tuning.ts';
 import { destroyOps, type Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';

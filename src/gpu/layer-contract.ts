@@ -4,7 +4,7 @@
 // a device is asked for, and the ops it records.
 import type { Linear, ModelConfig } from '../model/types.ts';
 import type { GpuLinear } from './gpu-weights.ts';
-import type { MoeShape } from './kernels/moe.ts';
+import type { MoeShape } from './kernels/moe/moe.ts';
 import type { Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
 import type { LinearState } from './recurrent-snapshots.ts';

@@ -4,7 +4,7 @@
 //   mixer     xn -> x (+=)   ops[mixer.kind]: attention (Qwen3), gated_attention, gated_delta_net (Qwen3.5)
 //   rmsnorm   x -> xn    post_attention_layernorm
 //   ffn       xn -> x (+=)   ops[ffn.kind]: dense SwiGLU, or moe (with a shared expert in Qwen3.5 MoE)
-// The table below names each kind's row (./mixers/*.ts, ./ffns/*.ts), the way kernels/linear.ts's
+// The table below names each kind's row (./mixers/*.ts, ./ffns/*.ts), the way kernels/linear/linear.ts's
 // FORMATS names each weight format's kernels: a new kind is its file and one row here.
 // A Qwen3 dense layer is 8 dispatches when no weight is split.
 import { ropeInvFreq } from '../model/reference/ops.ts';
@@ -12,7 +12,7 @@ import type { DecoderLayerWeights, FfnKind, FfnWeights, Linear, MixerKind, Mixer
 import { destroyLinear, uploadNorm } from './gpu-weights.ts';
 import { denseFfn } from './ffns/dense.ts';
 import { moeFfn } from './ffns/moe.ts';
-import { rmsnormOp } from './kernels/rmsnorm.ts';
+import { rmsnormOp } from './kernels/common/rmsnorm.ts';
 import type { GpuFfnRow, GpuLayer, LayerUpload, GpuMixerRow } from './layer-contract.ts';
 import { attentionMixer } from './mixers/attention.ts';
 import { gatedAttentionMixer } from './mixers/gated-attention.ts';

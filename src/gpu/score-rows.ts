@@ -9,7 +9,7 @@ import { isAllowed } from '../model/sampler.ts';
 import { candidatesOf } from './candidates.ts';
 import type { HeadState } from './head.ts';
 import { uniformWords } from './kernel.ts';
-import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
+import { TOPK_BLOCKS } from './kernels/sampling/topk-blocks.ts';
 import { encodeOps } from './op.ts';
 import type { Readbacks } from './readback.ts';
 

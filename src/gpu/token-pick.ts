@@ -7,8 +7,8 @@ import { isAllowed } from '../model/sampler.ts';
 import { bestOf, candidatesOf, checkDevicePick, pickUniform } from './candidates.ts';
 import type { HeadState } from './head.ts';
 import { uniformWords } from './kernel.ts';
-import { TOPK_BLOCKS } from './kernels/topk-blocks.ts';
-import { samplePickWords } from './kernels/sample-pick.ts';
+import { TOPK_BLOCKS } from './kernels/sampling/topk-blocks.ts';
+import { samplePickWords } from './kernels/sampling/sample-pick.ts';
 import type { Op } from './op.ts';
 import type { Readbacks } from './readback.ts';
 

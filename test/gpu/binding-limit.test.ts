@@ -3,7 +3,7 @@
 // both sides of the split (and the last ones) equal the reference.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
-import { Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
+import { Epilogue, linearOps } from '../../src/gpu/kernels/linear/linear.ts';
 import { matmul } from '../../src/model/reference/ops.ts';
 import { f32ToF16Bits } from '../../src/model/tensor-utils.ts';
 import type { Q4Linear } from '../../src/model/types.ts';

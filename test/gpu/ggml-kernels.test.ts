@@ -6,7 +6,7 @@
 // reference magnitude (≥ 1) for products, exact for the gather.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GGML_BLOCK_TYPES, uploadLinear, type GgmlBlockType } from '../../src/gpu/gpu-weights.ts';
-import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
+import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear/linear.ts';
 import type { MatmulLayout, MatvecLayout, Tuning } from '../../src/gpu/tuning.ts';
 import { GGML_TYPES } from '../../src/model/formats/gguf/ggml-types.ts';
 import { quantizeGgml } from '../../src/model/formats/gguf/ggml-quantize.ts';

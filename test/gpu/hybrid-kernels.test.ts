@@ -10,12 +10,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
 import { ropeTable } from '../../src/gpu/layers.ts';
-import { causalConv1dOp } from '../../src/gpu/kernels/causal-conv1d.ts';
-import { gatedDeltaOp } from '../../src/gpu/kernels/gated-delta.ts';
-import { gatedQkNormRopeOp } from '../../src/gpu/kernels/gated-qk-norm-rope.ts';
-import { gatedRmsnormOp } from '../../src/gpu/kernels/gated-rmsnorm.ts';
-import { Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
-import { GateMode, sigmoidGateOp } from '../../src/gpu/kernels/sigmoid-gate.ts';
+import { causalConv1dOp } from '../../src/gpu/kernels/hybrid/causal-conv1d.ts';
+import { gatedDeltaOp } from '../../src/gpu/kernels/hybrid/gated-delta.ts';
+import { gatedQkNormRopeOp } from '../../src/gpu/kernels/hybrid/gated-qk-norm-rope.ts';
+import { gatedRmsnormOp } from '../../src/gpu/kernels/hybrid/gated-rmsnorm.ts';
+import { Epilogue, linearOps } from '../../src/gpu/kernels/linear/linear.ts';
+import { GateMode, sigmoidGateOp } from '../../src/gpu/kernels/hybrid/sigmoid-gate.ts';
 import {
   causalConv1dSilu, convChannels, deltaInputs, gatedDeltaChunked, gatedDeltaRecurrent, gatedRmsNorm, sigmoid, type DeltaDims,
 } from '../../src/model/reference/gated-delta.ts';

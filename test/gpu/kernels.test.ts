@@ -10,13 +10,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
 import { ropeTable } from '../../src/gpu/layers.ts';
-import { attentionOp, attentionPartFloats } from '../../src/gpu/kernels/attention.ts';
-import { copyOp } from '../../src/gpu/kernels/copy.ts';
-import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear.ts';
-import { qkNormRopeOp } from '../../src/gpu/kernels/qk-norm-rope.ts';
-import { rmsnormOp } from '../../src/gpu/kernels/rmsnorm.ts';
-import { siluMulOp } from '../../src/gpu/kernels/silu-mul.ts';
-import { topkBlocks, topkOp } from '../../src/gpu/kernels/topk-blocks.ts';
+import { attentionOp, attentionPartFloats } from '../../src/gpu/kernels/attention/attention.ts';
+import { copyOp } from '../../src/gpu/kernels/common/copy.ts';
+import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear/linear.ts';
+import { qkNormRopeOp } from '../../src/gpu/kernels/attention/qk-norm-rope.ts';
+import { rmsnormOp } from '../../src/gpu/kernels/common/rmsnorm.ts';
+import { siluMulOp } from '../../src/gpu/kernels/common/silu-mul.ts';
+import { topkBlocks, topkOp } from '../../src/gpu/kernels/sampling/topk-blocks.ts';
 import {
   attention, embedRows, headRmsNorm, matmul, rmsNorm, ropeNeox, siluMul,
 } from '../../src/model/reference/ops.ts';

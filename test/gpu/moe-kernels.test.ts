@@ -8,7 +8,7 @@
 // the matvecs read the chosen experts' stored bytes and no others. Qwen3.5's combine with the gated shared
 // expert is checked against the hybrid reference's formula.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { moeParams, moeRouteOp, routeWords, type MoeShape } from '../../src/gpu/kernels/moe.ts';
+import { moeParams, moeRouteOp, routeWords, type MoeShape } from '../../src/gpu/kernels/moe/moe.ts';
 import { createMoeActivations, destroyMoeActivations, uploadMoeMlp } from '../../src/gpu/ffns/moe.ts';
 import type { MatmulLayout, MatvecLayout, Tuning } from '../../src/gpu/tuning.ts';
 import { quantizeGgml } from '../../src/model/formats/gguf/ggml-quantize.ts';

@@ -8,8 +8,8 @@
 // exact ties, where equal weights sum to top-p itself (32 of 40 equal candidates under top-p 0.8), and
 // each such case is checked to be one; spread logits must agree exactly.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topkBlocks, topkOp } from '../../src/gpu/kernels/topk-blocks.ts';
-import { SAMPLE_PICK_OUT_WORDS, samplePickOp, samplePickWords } from '../../src/gpu/kernels/sample-pick.ts';
+import { topkBlocks, topkOp } from '../../src/gpu/kernels/sampling/topk-blocks.ts';
+import { SAMPLE_PICK_OUT_WORDS, samplePickOp, samplePickWords } from '../../src/gpu/kernels/sampling/sample-pick.ts';
 import { pickUniform } from '../../src/gpu/candidates.ts';
 import { allowOnly, keptWeights, pickFromSorted, sampleLogits, sortedCandidates, tokenSeed } from '../../src/model/sampler.ts';
 import type { SamplingOptions, TokenConstraint } from '../../src/model/engine-types.ts';

@@ -3,8 +3,8 @@
 //   linear down                act -> x (+=)        residual fused in the epilogue
 import type { DenseFfnWeights } from '../../model/types.ts';
 import { uploadLinear, type GpuLinear } from '../gpu-weights.ts';
-import { Epilogue, linearOps } from '../kernels/linear.ts';
-import { siluMulOp } from '../kernels/silu-mul.ts';
+import { Epilogue, linearOps } from '../kernels/linear/linear.ts';
+import { siluMulOp } from '../kernels/common/silu-mul.ts';
 import type { Activations, GpuFfnRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 import type { PipelineCache } from '../pipelines.ts';

@@ -6,9 +6,9 @@
 //   linear o       att -> x (+=)              residual fused in the epilogue
 import type { AttentionWeights } from '../../model/types.ts';
 import { uploadLinear, uploadNorm } from '../gpu-weights.ts';
-import { attentionOp } from '../kernels/attention.ts';
-import { Epilogue, linearOps } from '../kernels/linear.ts';
-import { qkNormRopeOp } from '../kernels/qk-norm-rope.ts';
+import { attentionOp } from '../kernels/attention/attention.ts';
+import { Epilogue, linearOps } from '../kernels/linear/linear.ts';
+import { qkNormRopeOp } from '../kernels/attention/qk-norm-rope.ts';
 import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 import { createKvCache } from './kv-cache.ts';

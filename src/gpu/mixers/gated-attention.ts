@@ -7,10 +7,10 @@
 //   linear o           att -> x (+=)
 import type { GatedAttentionWeights } from '../../model/types.ts';
 import { uploadLinear, uploadNorm } from '../gpu-weights.ts';
-import { attentionOp } from '../kernels/attention.ts';
-import { gatedQkNormRopeOp } from '../kernels/gated-qk-norm-rope.ts';
-import { Epilogue, linearOps } from '../kernels/linear.ts';
-import { GateMode, sigmoidGateOp } from '../kernels/sigmoid-gate.ts';
+import { attentionOp } from '../kernels/attention/attention.ts';
+import { gatedQkNormRopeOp } from '../kernels/hybrid/gated-qk-norm-rope.ts';
+import { Epilogue, linearOps } from '../kernels/linear/linear.ts';
+import { GateMode, sigmoidGateOp } from '../kernels/hybrid/sigmoid-gate.ts';
 import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 import { createKvCache } from './kv-cache.ts';

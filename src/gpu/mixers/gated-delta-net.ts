@@ -10,10 +10,10 @@ import { convChannels } from '../../model/reference/gated-delta.ts';
 import type { GatedDeltaNetWeights } from '../../model/types.ts';
 import { UnsupportedWeightError } from '../errors.ts';
 import { uploadLinear, uploadNorm } from '../gpu-weights.ts';
-import { MAX_CONV_KERNEL, causalConv1dOp } from '../kernels/causal-conv1d.ts';
-import { MAX_DELTA_KEY_DIM, gatedDeltaOp } from '../kernels/gated-delta.ts';
-import { gatedRmsnormOp } from '../kernels/gated-rmsnorm.ts';
-import { Epilogue, linearOps } from '../kernels/linear.ts';
+import { MAX_CONV_KERNEL, causalConv1dOp } from '../kernels/hybrid/causal-conv1d.ts';
+import { MAX_DELTA_KEY_DIM, gatedDeltaOp } from '../kernels/hybrid/gated-delta.ts';
+import { gatedRmsnormOp } from '../kernels/hybrid/gated-rmsnorm.ts';
+import { Epilogue, linearOps } from '../kernels/linear/linear.ts';
 import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 

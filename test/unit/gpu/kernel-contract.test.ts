@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kernelModuleSource, type Kernel } from '../../../src/gpu/kernel.ts';
 
-const modules = import.meta.glob('../../../src/gpu/kernels/*.ts', { eager: true }) as Record<string, Record<string, unknown>>;
+const modules = import.meta.glob('../../../src/gpu/kernels/**/*.ts', { eager: true }) as Record<string, Record<string, unknown>>;
 
 function isKernel(v: unknown): v is Kernel {
   return typeof v === 'object' && v !== null && 'source' in v && 'bindings' in v && 'names' in v;

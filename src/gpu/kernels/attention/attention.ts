@@ -1,0 +1,59 @@
+// attention (shaders/attention.wgsl): causal grouped-query attention over the f16 KV cache. Prefill
+// runs one workgroup per (query head, token); decode splits the keys across `splits` workgroups per
+// head (flash-decoding) and merges them with attention_combine (./attention-combine.ts).
+import source from '../../../../shaders/attention.wgsl?raw';
+import { defineKernel, read, rw, STEP } from '../../kernel.ts';
+import { kernelOp, type Op } from '../../op.ts';
+import type { PipelineCache } from '../../pipelines.ts';
+import type { AttentionSplit } from '../../tuning.ts';
+import { ATTENTION_COMBINE } from './attention-combine.ts';
+import type { HeadShape } from './qk-norm-rope.ts';
+
+export const ATTENTION = defineKernel({
+  name: 'attention',
+  source,
+  bindings: {
+    step: STEP,
+    q: read('array<f32>'),           // [n, HQ·D], normalised and rotated
+    kcache: read('array<u32>'),      // [ctx, HKV·D/2] f16 pairs, this step's keys already written
+    vcache: read('array<u32>'),      // [ctx, HKV·D/2] f16 pairs
+    out: rw('array<f32>'),           // [n, HQ·D]
+    part: rw('array<f32>'),          // [HQ, SPLITS, D + 2]: a decode step's partials per split
+  },
+});
+
+export interface AttentionBuffers {
+  step: GPUBuffer;
+  q: GPUBuffer;
+  kcache: GPUBuffer;
+  vcache: GPUBuffer;
+  out: GPUBuffer;
+  part: GPUBuffer;             // ≥ attentionPartFloats(shape, splits) floats
+}
+
+const NO_SPLIT: AttentionSplit = { splits: 1, minKeys: 64 };
+
+/** Floats of the partials buffer for `splits`. */
+export function attentionPartFloats(s: HeadShape, splits: number): number {
+  return s.Hq * Math.max(1, splits) * (s.D + 2);
+}
+
+export function attentionOp(cache: PipelineCache, b: AttentionBuffers, s: HeadShape, label: string, split: AttentionSplit = NO_SPLIT): Op {
+  const base = { HQ: s.Hq, HKV: s.Hkv, D: s.D, SCALE: Math.fround(1 / Math.sqrt(s.D)), WG: 64 };
+  const buffers = { step: b.step, q: b.q, kcache: b.kcache, vcache: b.vcache, out: b.out, part: b.part };
+  const whole = kernelOp(cache, ATTENTION, { label, consts: { ...base, SPLITS: 1 }, buffers, grid: (n) => [s.Hq, n, 1] });
+  if (split.splits <= 1) return whole;
+  const consts = { SPLITS: split.splits, MIN_KEYS: split.minKeys };
+  const parts = kernelOp(cache, ATTENTION, { label: `${label} splits`, consts: { ...base, ...consts }, buffers, grid: () => [s.Hq, 1, split.splits] });
+  const combine = kernelOp(cache, ATTENTION_COMBINE, {
+    label: `${label} combine`, consts: { HQ: s.Hq, D: s.D, WG: 64, ...consts },
+    buffers: { step: b.step, part: b.part, out: b.out }, grid: () => [s.Hq, 1, 1],
+  });
+  return {
+    label,
+    encode(pass, n) {
+      if (n !== 1) return whole.encode(pass, n);
+      return parts.encode(pass, 1) + combine.encode(pass, 1);
+    },
+  };
+}
