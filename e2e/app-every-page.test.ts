@@ -157,10 +157,34 @@ test('a guest while it joins (before the host deals): clean, phone-sized', async
     await shot(guest, 'every-guest-ready-phone.png');
     expect(await axeViolations(guest)).toEqual([]);
     expect(await axeViolations(host)).toEqual([]);
+
+    // Split the tiny model over both (it fits on the host, so the deal keeps the guest standing by).
+    const split = host.getByTestId('split-anyway');
+    await split.or(host.getByTestId('device-status').nth(1)).first().waitFor({ timeout: 30_000 });
+    if (await split.count()) await split.click();
+    await expect.poll(() => guest.getByTestId('guest-layers').textContent(), { timeout: 120_000 }).toMatch(/^layers \d+–\d+ of 4$/);
+    await expect.poll(() => host.getByTestId('device-status').allTextContents(), { timeout: 120_000 }).toEqual(['ready', 'ready']);
+    // A long request, so the prompt takes a while to read: each device's card shows its own count.
+    await host.getByTestId('request-input').fill(`Summarise this: ${'the quick brown fox jumps over the lazy dog. '.repeat(450)}`);
+    await host.getByTestId('send').click();
+    const bars = host.getByTestId('device-prefill');
+    await expect.poll(() => bars.count(), { timeout: 60_000, intervals: [50] }).toBe(2);
+    await shot(host, 'every-host-prefill-desktop.png');
+    const counts = await bars.evaluateAll((els) => els.map((e) => [Number(e.getAttribute('data-done')), Number(e.getAttribute('data-total'))]));
+    for (const [done, total] of counts) {
+      expect(total).toBeGreaterThan(3000);
+      expect(done).toBeLessThanOrEqual(total!);
+    }
+    expect(counts[0]![0]).toBeGreaterThanOrEqual(counts[1]![0]!);   // the host's layers read first, then the guest's
+    expect(await axeViolations(host)).toEqual([]);
+    await host.setViewportSize(PHONE);
+    await shot(host, 'every-host-prefill-phone.png');
+    await host.setViewportSize({ width: 1280, height: 800 });
+    await expect.poll(() => bars.count(), { timeout: 180_000 }).toBe(0);   // read: the bars go
     expect(hostErrors).toEqual([]);
     expect(guestErrors).toEqual([]);
   } finally {
     await guestContext.close();
     await hostContext.close();
   }
-}, 420_000);   // two tiny-model loads on the CPU engine and axe four times on a busy 2-core box
+}, 540_000);   // two tiny-model loads and a re-deal on the CPU engine, a 4,000-token prompt read by both, axe five times
