@@ -168,7 +168,7 @@ test('a guest while it joins (before the host deals): clean, phone-sized', async
     await host.getByTestId('request-input').fill(`Summarise this: ${'the quick brown fox jumps over the lazy dog. '.repeat(450)}`);
     await host.getByTestId('send').click();
     const bars = host.getByTestId('device-prefill');
-    await expect.poll(() => bars.count(), { timeout: 60_000, intervals: [50] }).toBe(2);
+    await expect.poll(() => bars.count(), { timeout: 60_000, interval: 50 }).toBe(2);
     await shot(host, 'every-host-prefill-desktop.png');
     const counts = await bars.evaluateAll((els) => els.map((e) => [Number(e.getAttribute('data-done')), Number(e.getAttribute('data-total'))]));
     for (const [done, total] of counts) {
