@@ -151,6 +151,9 @@ test('a guest while it joins (before the host deals): clean, phone-sized', async
     await invite.waitFor({ timeout: 120_000 });
     await guest.goto(`${await invite.inputValue()}&engine=reference&name=Phone&speed=1`);
     await guest.getByTestId('guest-status').waitFor({ timeout: 30_000 });
+    // Asked once on this device: the offer, the suggestion filled in (it joined with it meanwhile).
+    const suggested = await guest.getByTestId('guest-offer-memory').inputValue();
+    expect(suggested).toMatch(/^\d+(\.\d+)?$/);
     await shot(guest, 'every-guest-joining-phone.png');
     expect(await axeViolations(guest)).toEqual([]);
     await expect.poll(() => guest.getByTestId('guest-status').textContent({ timeout: 5_000 }).catch(() => null), { timeout: 180_000 }).toBe('ready');
@@ -164,6 +167,13 @@ test('a guest while it joins (before the host deals): clean, phone-sized', async
     if (await split.count()) await split.click();
     await expect.poll(() => guest.getByTestId('guest-layers').textContent(), { timeout: 120_000 }).toMatch(/^layers \d+–\d+ of 4$/);
     await expect.poll(() => host.getByTestId('device-status').allTextContents(), { timeout: 120_000 }).toEqual(['ready', 'ready']);
+    // Dealt: the guest reads what the room needs from it, of what it offers.
+    await expect.poll(async () => (await guest.getByTestId('guest-needs').textContent())?.replace(/\s+/g, ' ').trim(), { timeout: 30_000 })
+      .toMatch(/^The host needs [\d.]+ [KMG]iB of your memory for layers? [\d–]+ \(of the [\d.]+ GiB offered\): [\d.]+ [KMG]iB of weights and [\d.]+ [KMG]iB of cache for 8,192 tokens of context\.$/);
+    await shot(guest, 'every-guest-needs-phone.png');
+    await guest.getByTestId('guest-offer-save').click();   // the same figure: kept for this device, no rejoin
+    await expect.poll(() => guest.getByTestId('guest-offer').count()).toBe(0);
+    expect(await guest.evaluate(() => localStorage.getItem('pooled.memory-offer'))).toBe(suggested);
     // A long request, so the prompt takes a while to read: each device's card shows its own count.
     await host.getByTestId('request-input').fill(`Summarise this: ${'the quick brown fox jumps over the lazy dog. '.repeat(450)}`);
     await host.getByTestId('send').click();
