@@ -114,8 +114,9 @@ export class GuestScreen extends LitElement {
           : html`<p><button data-testid="guest-memory-change" @click=${() => { this.changingMemory = true; this.memText = s.caps ? gibText(s.caps.memoryBudgetBytes) : ''; }}>Offer a different amount of memory…</button></p>`}
       </section>
       ${s.status === 'gone'
-        ? html`<div class="gone-actions">${s.joinFailed ? nothing : html`<button class="primary" data-testid="rejoin" @click=${() => location.reload()}
-              title="Join the same room again as this device">Rejoin</button>`}<a class="button" href=${location.pathname}>Back to start</a></div>`
+        // A join that failed has its error box (Retry, Back to start) above: no second pair here.
+        ? s.joinFailed ? nothing : html`<div class="gone-actions"><button class="primary" data-testid="rejoin" @click=${() => location.reload()}
+              title="Join the same room again as this device">Rejoin</button><a class="button" href=${location.pathname}>Back to start</a></div>`
         : html`<button class="danger" data-testid="leave" @click=${() => void this.session?.leave()}>Leave the room</button>`}
     </main>`;
   }
