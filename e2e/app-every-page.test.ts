@@ -155,6 +155,9 @@ test('a guest while it joins (before the host deals): clean, phone-sized', async
     const suggested = await guest.getByTestId('guest-offer-memory').inputValue();
     expect(suggested).toMatch(/^\d+(\.\d+)?$/);
     await shot(guest, 'every-guest-joining-phone.png');
+    await guest.setViewportSize({ width: 1280, height: 800 });
+    await shot(guest, 'every-guest-joining-desktop.png');
+    await guest.setViewportSize(PHONE);
     expect(await axeViolations(guest)).toEqual([]);
     await expect.poll(() => guest.getByTestId('guest-status').textContent({ timeout: 5_000 }).catch(() => null), { timeout: 180_000 }).toBe('ready');
     await shot(guest, 'every-guest-ready-phone.png');

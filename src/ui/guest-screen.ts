@@ -163,7 +163,7 @@ export class GuestScreen extends LitElement {
     return html`<p data-testid="guest-needs">${need
       ? html`The host needs <b>${formatBytes(need.bytes)}</b> of your memory for ${layers}${s.caps ? html` (of the ${formatBytes(s.caps.memoryBudgetBytes)} offered)` : nothing}:
           ${formatBytes(need.weights)} of weights and ${formatBytes(need.cache)} of cache for ${s.ctx!.toLocaleString('en-US')} tokens of context.`
-      : html`The host dealt this device ${layers}; what they need shows once their size is known.`}</p>`;
+      : html`The host dealt this device ${layers}; what they need from your memory shows once their size is known.`}</p>`;
   }
 
   /** A reload rejoins the same room as the same device; ?mem= carries the new budget to it. */
