@@ -13,12 +13,12 @@ import type { Browser, Page } from 'playwright-core';
 import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
+import { axeViolations, consoleErrors } from './helpers/page-checks.ts';
 
 let server: RunningServer;
 let browser: Browser;
 let app: BuiltApp | undefined;
 const PHONE = { width: 390, height: 844 };
-const AXE = path.resolve('node_modules/axe-core/axe.min.js');
 
 beforeAll(async () => {
   app = await startBuiltApp({ '/models/tiny': await tinyModelDir() });
@@ -29,30 +29,6 @@ beforeAll(async () => {
 afterAll(async () => { await app?.close(); });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(artifactDir(), name) });
-
-/** Console errors and uncaught page errors (those from a URL in `expected` are the test's own doing). */
-function consoleErrors(page: Page, expected: RegExp | null = null): string[] {
-  const errors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() !== 'error') return;
-    const where = m.location().url;
-    if (expected && (expected.test(where) || expected.test(m.text()))) return;
-    errors.push(`console.error: ${m.text()} (${where})`);
-  });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  return errors;
-}
-
-/** axe-core on the page as it is now (shadow roots included): violations of moderate impact or worse. */
-async function axeViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
-  const found = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
-  });
-  return found.filter((v) => ['moderate', 'serious', 'critical'].includes(v.impact)).map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.targets.join(' ')}`);
-}
 
 async function hostDeal(page: Page): Promise<string[]> {
   return page.getByTestId('device').evaluateAll((cards) => cards.map((c) => {

@@ -7,7 +7,10 @@ import { joinRoom, type GuestRoom } from '../room/api.ts';
 import { loadSignalingConfig } from './deploy-config.ts';
 import type { DeviceCaps } from '../room/protocol.ts';
 import { Store } from './store.ts';
-import { offerOf } from './memory-budget.ts';
+import { offerOf, saveMemoryOffer, savedMemoryOffer } from './memory-budget.ts';
+import { platformOf, suggestedOffer, type OfferSuggestion } from '../room/capabilities.ts';
+import type { ModelConfig } from '../model/types.ts';
+import { layerCacheBytes } from '../room/device-bytes.ts';
 
 export type GuestStatus = 'connecting' | 'waiting' | 'loading' | 'ready' | 'computing' | 'gone';
 
@@ -25,6 +28,17 @@ export interface GuestState {
   why?: string;                // why the device is gone
   joinFailed?: boolean;        // it never joined: `why` is the error ("JoinError: …")
   error?: string;
+  /** The model's config, once read (for the layer bar and what the share needs). */
+  config?: ModelConfig;
+  /** The context the host dealt at (its layers' KV cache holds this many tokens). */
+  ctx?: number;
+  /**
+   * Ask the memory offer once on this device: nothing given (?mem=) and no figure of the user's kept in
+   * this browser, so it joined with the suggestion; answering keeps the figure (memory-budget.ts).
+   */
+  askOffer: boolean;
+  /** The suggested offer and why (what the question is filled in with). */
+  suggestion: OfferSuggestion;
 }
 
 interface WakeLockSentinelLike { release(): Promise<void>; released: boolean }
@@ -43,6 +57,8 @@ export class GuestSession {
     this.store = new Store<GuestState>({
       status: 'connecting', roomId, name: opts.name ?? '', range: [0, 0], bytesDone: 0, bytesTotal: 0, tokensPerSecond: 0,
       wakeLock: 'wakeLock' in navigator ? 'off' : 'unsupported',
+      askOffer: !opts.memoryBudgetBytes && savedMemoryOffer() === undefined,
+      suggestion: suggestedOffer({ deviceMemoryGiB: (navigator as { deviceMemory?: number }).deviceMemory ?? 0, platform: platformOf(navigator) }),
     });
   }
 
@@ -62,7 +78,7 @@ export class GuestSession {
         loadWeights: async (source, request) => {
           if (this.state.numLayers === undefined) {
             const { config } = await readModelConfig(source);
-            this.store.set({ numLayers: config.numLayers });
+            this.store.set({ numLayers: config.numLayers, config });
           }
           return loadWeights(source, request);
         },
@@ -71,7 +87,7 @@ export class GuestSession {
       this.store.set({ status: 'waiting', name: room.guest.opts.name, caps: room.guest.opts.caps });
       room.guest.on((e) => {
         switch (e.type) {
-          case 'assigned': this.store.set({ status: 'loading', range: e.range, bytesDone: 0, bytesTotal: 0 }); break;
+          case 'assigned': this.store.set({ status: 'loading', range: e.range, ctx: e.ctx, bytesDone: 0, bytesTotal: 0 }); break;
           case 'progress': this.store.set({ bytesDone: e.bytesDone, bytesTotal: e.bytesTotal }); break;
           case 'ready': this.store.set({ status: 'ready', range: e.range, bytesDone: Math.max(this.state.bytesTotal, this.state.bytesDone) }); break;
           case 'removed': this.gone(removedWhy(e.reason)); break;
@@ -128,6 +144,12 @@ export class GuestSession {
     if (this.state.wakeLock === 'held') this.store.set({ wakeLock: 'off' });
   }
 
+  /** The user answered the offer question with this figure: kept for this device; asked no more. */
+  answerOffer(bytes: number): void {
+    saveMemoryOffer(bytes);
+    this.store.set({ askOffer: false });
+  }
+
   /** `failed`: joining itself failed (the screen explains the error and offers Retry). */
   private gone(why: string, failed = false): void {
     clearInterval(this.timer);
@@ -148,4 +170,17 @@ export function removedWhy(reason: string): string {
   const m = /^removed by the host(?::\s*(.*))?$/s.exec(reason.trim());
   if (m) return m[1] ? `The host removed this device: ${m[1]}.` : 'The host removed this device from the room.';
   return `The host let this device go: ${reason}.`;
+}
+
+/**
+ * What the room needs from this device for its share: the layers' weights (the bytes it loads) and their
+ * cache at the dealt context (KV for attention layers, state for recurrent ones; f16 KV). Null until the
+ * share, the config and the weights' size are known.
+ */
+export function shareNeeds(s: Pick<GuestState, 'range' | 'config' | 'ctx' | 'bytesTotal'>): { bytes: number; weights: number; cache: number } | null {
+  const [a, b] = s.range;
+  if (b <= a || !s.config || !s.ctx || s.bytesTotal <= 0) return null;
+  let cache = 0;
+  for (let i = a; i < b; i++) cache += layerCacheBytes(s.config, i, s.ctx, 0);
+  return { bytes: s.bytesTotal + cache, weights: s.bytesTotal, cache };
 }

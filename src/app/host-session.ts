@@ -24,6 +24,7 @@ import type { RoomContext } from '../room/host-types.ts';
 import { TINY_ANSWER_CAP, TINY_CAP_NOTE, TINY_MODEL_ID } from './models.ts';
 import { factorText, standByNote } from './stand-by.ts';
 import { cachedModelSource } from './model-cache.ts';
+import { PrefillByDevice, type DevicePrefill } from './prefill-progress.ts';
 import { Store } from './store.ts';
 import { offerOf } from './memory-budget.ts';
 import { Workspace } from './workspace.ts';
@@ -78,6 +79,8 @@ export interface HostState {
   draftError?: string;
   /** Prompt reading while a request's prefill runs: tokens read (reused ones counted) of the prompt's; absent otherwise. */
   prefill?: { done: number; total: number };
+  /** The same per device holding layers, as chunks pass through them (prefill-progress.ts); absent outside a prefill. */
+  prefillDevices?: DevicePrefill;
   warnings: string[];
   events: string[];            // recent room events ("Phone joined", "Phone left: tab closed")
   error?: string;
@@ -143,6 +146,7 @@ export class HostSession {
         if (s.draft.kind !== 'loading') this.reserveForDraft(room, s.draft.kind === 'model' ? s.draft.bytes : 0);
       });
       room.host.on((e) => {
+        if (e.type === 'rows') return;   // per chunk: the request's own listener counts them (generate)
         if (e.type === 'joined') this.log(`${e.device.name} joined`);
         if (e.type === 'left') this.log(e.why === 'removed by the host' ? `${e.device.name} removed from the room` : `${e.device.name} left: ${e.why}`);
         if (e.type === 'deal-error') this.store.set({ error: `${e.error.name}: ${e.error.message}` });
@@ -176,10 +180,21 @@ export class HostSession {
     }
   }
 
-  private async generate(prompt: readonly number[], o: GenerateOptions): Promise<GenerationResult> {
+  /** Devices that read the prompt: those holding layers in the deal in effect. */
+  private layerHolders(): string[] {
+    return this.state.deal.filter((d) => d.range[1] > d.range[0]).map((d) => d.deviceId);
+  }
+
+    private async generate(prompt: readonly number[], o: GenerateOptions): Promise<GenerationResult> {
     const room = this.room!;
     this.store.set({ generating: true });
     const live = new LiveSpeed((tps) => this.store.set({ tokensPerSecond: tps }));
+    const byDevice = new PrefillByDevice();
+    const stopRows = room.host.on((e) => {
+      if (e.type !== 'rows' || !byDevice.reading) return;
+      byDevice.rows(e.deviceIds, e.rows);
+      this.store.set({ prefillDevices: byDevice.snapshot(this.layerHolders())?.devices });
+    });
     let drafting = false;
     try {
       const drafter = this.state.speculation ? this.drafts?.begin() : undefined;
@@ -187,7 +202,11 @@ export class HostSession {
       const speculate = drafter ? { speculate: { drafter } } : {};
       const result = await room.host.generate(prompt, {
         ...o, ...speculate,
-        onPrefill: (done, total) => { this.store.set({ prefill: done < total ? { done, total } : undefined }); o.onPrefill?.(done, total); },
+        onPrefill: (done, total) => {
+          byDevice.request(done, total);
+          this.store.set({ prefill: done < total ? { done, total } : undefined, prefillDevices: byDevice.snapshot(this.layerHolders())?.devices });
+          o.onPrefill?.(done, total);
+        },
         onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); },
       });
       if (result.stats.decodeTokensPerSecond > 0) this.store.set({ tokensPerSecond: result.stats.decodeTokensPerSecond });
@@ -195,7 +214,8 @@ export class HostSession {
       return result;
     } finally {
       if (drafting) this.drafts!.end();
-      this.store.set({ generating: false, prefill: undefined, devices: room.host.deviceList() });
+      stopRows();
+      this.store.set({ generating: false, prefill: undefined, prefillDevices: undefined, devices: room.host.deviceList() });
     }
   }
 

@@ -80,6 +80,8 @@ export class PreviewHost implements PreviewApi {
   readonly storage = new PreviewStorage();
   private reloads = new Map<number, { budget: number; at: number }>();
   private pages = new Map<number, Page>();
+  /** The served page shown again in browser tabs (openInTab): each tab's own frame, by its window. */
+  private tabs = new Map<Window, Page>();
   private lastPort: number | undefined;
   private nextRun = 1;
   private listeners = new Set<() => void>();
@@ -192,11 +194,25 @@ export class PreviewHost implements PreviewApi {
     return result.ok ? { status: 'done', output, ms } : { status: 'error', output, error: result.error ?? 'failed', ms };
   }
 
+  /**
+   * Opens the page served on `port` in a new browser tab (preview-tab.html, this app's origin). Call it
+   * from a click (browsers allow pop-ups only then). The tab asks for its frame when it loads (again after
+   * a reload), and every later serve of that port (a rebuild) shows the new build there too. The tab's
+   * frame fetches files and keeps storage through this host, as the pane's does; its console stays in
+   * the tab (preview_logs reads the pane's page only, so the agent never sees lines twice).
+   */
+  openInTab(port = this.lastPort): Window | null {
+    if (port === undefined || !this.pages.has(port)) throw new PreviewError('nothing is served yet: serve a page first');
+    return window.open(`${import.meta.env.BASE_URL}preview-tab.html?port=${port}`, '_blank');
+  }
+
   /** Removes every frame (their processes go with them) and stops listening. */
   dispose(): void {
     window.removeEventListener('message', this.onWindowMessage);
     for (const p of this.pages.values()) removeFrame(p);
+    for (const p of this.tabs.values()) removeFrame(p);
     this.pages.clear();
+    this.tabs.clear();
   }
 
   // ---- internals -----------------------------------------------------------------------------------
@@ -276,6 +292,7 @@ export class PreviewHost implements PreviewApi {
     };
     this.pages.set(spec.port, page);
     this.select(spec.port);
+    for (const [win, shown] of this.tabs) if (shown.port === spec.port) this.showInTab(win, spec.port, shown.page);
     if (waitMs <= 0) return false;
     const ok = await Promise.race([loaded.then(() => true), sleep(waitMs).then(() => false)]);
     if (ok) await sleep(100); // let load handlers and first timers report
@@ -288,10 +305,22 @@ export class PreviewHost implements PreviewApi {
    * most every REATTACH_MS; the frame says hello until answered), and the old one is closed.
    */
   private acceptHello(e: MessageEvent): void {
-    const data = e.data as { t?: unknown; token?: unknown; reload?: unknown } | null;
+    const data = e.data as { t?: unknown; token?: unknown; reload?: unknown; port?: unknown } | null;
+    if (data?.t === 'pv-tab') return this.acceptTab(e, data.port);
     if (!data || data.t !== 'pv-hello') return;
-    const page = [...this.pages.values()].find((p) => p.view.owns(e.source) && p.token === data.token);
+    const page = [...this.pages.values(), ...this.tabs.values()].find((p) => p.view.owns(e.source) && p.token === data.token);
     if (!page) return;
+    if (this.isTab(page)) {
+      // A tab's page: a reload there shows the current build again; a channel for everything else.
+      if (data.reload === true) { for (const [win, p] of this.tabs) if (p === page) this.showInTab(win, page.port, page.page); return; }
+      page.channel?.close();
+      const channel = new MessageChannel();
+      page.channel = channel.port1;
+      channel.port1.onmessage = (m) => this.onFrameMessage(page, m.data);
+      (e.source as Window).postMessage({ t: 'pv-port', token: page.token }, '*', [channel.port2]);
+      page.onConnected();
+      return;
+    }
     if (data.reload === true) {
       void this.reloadItself(page);
       return;
@@ -337,8 +366,57 @@ export class PreviewHost implements PreviewApi {
     if (selected !== undefined && selected !== page.port && this.pages.has(selected)) this.select(selected);
   }
 
+  /** preview-tab.html loaded (or reloaded) in a tab this app opened: its frame goes in. */
+  private acceptTab(e: MessageEvent, port: unknown): void {
+    const win = e.source as Window | null;
+    if (e.origin !== location.origin || !win || typeof port !== 'number') return;
+    let ours = false;
+    try { ours = win.opener === window; } catch { ours = false; }
+    if (!ours) return;
+    const served = this.pages.get(port);
+    const note = win.document.getElementById('note');
+    if (!served) {
+      if (note) note.textContent = `Nothing is served on :${port} any more: serve it again in the app, then reload this tab.`;
+      return;
+    }
+    win.addEventListener('message', this.onWindowMessage);   // its frame says hello to this tab's window
+    this.showInTab(win, port, served.page);
+  }
+
+  /** (Re)places the frame of `port` in a tab opened by openInTab; a closed tab is forgotten. */
+  private showInTab(win: Window, port: number, pagePath: string): void {
+    const old = this.tabs.get(win);
+    if (old) removeFrame(old);
+    this.tabs.delete(win);
+    const container = win.closed ? null : win.document.getElementById('frames');
+    const served = this.pages.get(port);
+    if (!container || !served) return;
+    win.document.title = `:${port}/${pagePath === 'index.html' ? '' : pagePath} — pooled preview`;
+    void buildManifest({ files: this.opts.files, folder: served.folder, page: pagePath, port, transpile: this.opts.transpile }).then((manifest) => {
+      if (win.closed || this.tabs.has(win)) return;
+      manifest.storage = this.storage.snapshot(port);
+      const token = crypto.randomUUID();
+      let onConnected!: () => void;
+      const connected = new Promise<void>((r) => (onConnected = r));
+      const view = new PreviewFrame(container, port, frameSrcdoc(manifest, token), `Preview of :${port}/`);
+      this.tabs.set(win, {
+        port, folder: served.folder, page: pagePath, view, token, connected, onConnected, loaded: Promise.resolve(), onLoaded: () => {},
+        runs: new Map(), pongs: new Map(), didLoad: false, attachedAt: 0, dropped: 0, droppedReportedAt: 0, budget: LINES_BURST, budgetAt: performance.now(),
+      });
+      const note = win.document.getElementById('note');
+      if (note) note.textContent = '';
+    });
+  }
+
+  private isTab(page: Page): boolean {
+    for (const p of this.tabs.values()) if (p === page) return true;
+    return false;
+  }
+
   private onFrameMessage(page: Page, data: unknown): void {
-    if (this.pages.get(page.port) !== page || !isFrameMessage(data)) return; // a removed frame or junk
+    const tab = this.isTab(page);
+    if ((!tab && this.pages.get(page.port) !== page) || !isFrameMessage(data)) return; // a removed frame or junk
+    if (tab) return this.onTabFrameMessage(page, data);
     switch (data.t) {
       case 'logs':
         this.takeLines(page, data.lines, data.dropped);
@@ -369,6 +447,26 @@ export class PreviewHost implements PreviewApi {
         }
         break;
       }
+    }
+  }
+
+  /** A tab's frame: it fetches files, keeps storage and follows links; its console stays in the tab. */
+  private onTabFrameMessage(page: Page, data: FrameMessage): void {
+    switch (data.t) {
+      case 'fetch':
+        void this.answerFetch(page, data.id, data.path);
+        break;
+      case 'storage':
+        this.storage.area(page.port, data.area).apply(data.clear, data.changes);
+        break;
+      case 'navigate':
+        for (const [win, p] of this.tabs) if (p === page) this.showInTab(win, page.port, data.path);
+        break;
+      case 'pong':
+        page.pongs.get(data.id)?.();
+        break;
+      default:
+        break;
     }
   }
 

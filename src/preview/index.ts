@@ -43,6 +43,12 @@
 //   A second hello from the same frame (its page reloaded itself) gets a fresh channel. The page shares
 //   the runtime's realm and may be hostile: the runtime captures every builtin the bridge uses before
 //   any page script runs, and takes the port out of the message event before the page's listeners run.
+// * Open in a new tab (PreviewHost.openInTab): public/preview-tab.html, of the app's origin, opened with
+//   window.open so its opener is the app. It asks the opener for its port's page when it loads (again
+//   after a reload); the host builds the same shell + sandboxed frame in it and listens for that frame's
+//   hello on the tab's window (the frame talks to parent.parent, which is now the tab). Its file reads,
+//   storage writes and links go through the host as the pane's do; its console stays in the tab. Every
+//   serve of that port replaces the tab's frame too (a rebuild shows there without a reload).
 // * A flood: the runtime batches console lines (one message per 50 ms) and sends at most 500 a second
 //   after a burst of 1,000, counting the rest; the host keeps a ring of 2,000 lines per port, caps each
 //   page at 1,000 lines a second, says how many were dropped, and the pane redraws once per frame.

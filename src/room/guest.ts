@@ -48,7 +48,8 @@ type Sequenced = FrameOf<'forward'> | FrameOf<'checkpoint'> | FrameOf<'skip'>;
 
 export type GuestEvent =
   | { type: 'connected' }
-  | { type: 'assigned'; epoch: number; range: LayerRange }
+  /** The host dealt this device `range` at context `ctx` (the KV cache its layers hold). */
+  | { type: 'assigned'; epoch: number; range: LayerRange; ctx: number }
   | { type: 'progress'; epoch: number; bytesDone: number; bytesTotal: number }
   | { type: 'ready'; epoch: number; range: LayerRange; networkBytes: number; cacheBytes: number }
   | { type: 'frame-error'; error: Error }
@@ -292,7 +293,7 @@ export class RoomGuest {
   private async assign(ch: FrameChannel, f: FrameOf<'assign'>, wired: Promise<FrameChannel> | null): Promise<void> {
     const t0 = performance.now();
     if (this.epoch !== f.epoch) return; // superseded while queued
-    this.emit({ type: 'assigned', epoch: f.epoch, range: f.range });
+    this.emit({ type: 'assigned', epoch: f.epoch, range: f.range, ctx: f.ctx });
     if (this.engine && this.range[0] === f.range[0] && this.range[1] === f.range[1] && this.engineModel === f.modelKey && this.engineCtx === f.ctx) {
       // Same layers and context as before: keep the engine, start from an empty cache.
       await this.engine.truncate(0);

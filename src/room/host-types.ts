@@ -57,7 +57,9 @@ export type HostEvent =
   | { type: 'left'; device: DeviceInfo; why: string; detectedAt: number }
   | { type: 'ready'; epoch: number; deal: DealEntry[]; context: RoomContext }
   | { type: 'deal-error'; error: Error }
-  | { type: 'frame-error'; deviceId: string | null; error: Error };
+  | { type: 'frame-error'; deviceId: string | null; error: Error }
+  /** Rows came back from a stage of the pipeline: these devices' layers ran them (a prefill chunk, a decode step). */
+  | { type: 'rows'; deviceIds: string[]; rows: number };
 
 /** The context a deal holds: `ctx` of the `want`ed one, and whether one more device would hold all of it. */
 export interface RoomContext { ctx: number; want: number; oneMoreDeviceHolds: boolean }

@@ -92,7 +92,12 @@ export class RoomHost {
       return info;
     });
   }
-  get currentDeal(): DealEntry[] { return this.deal.map((e) => ({ ...e })); }
+  /** The devices whose layers a stage of the room engine runs: the host's own engine, or a chain's guests. */
+  private devicesOf(stage: unknown): string[] {
+    if (stage === this.share.engine) return [HOST_ID];
+    return [...this.devices.values()].filter((d) => d.chain !== null && d.chain === stage).map((d) => d.id);
+  }
+    get currentDeal(): DealEntry[] { return this.deal.map((e) => ({ ...e })); }
   /** The context the deal in effect holds (KV at this many tokens on every device), of the one wanted. */
   get currentContext(): RoomContext { return { ...this.context }; }
   get currentEpoch(): number { return this.epoch; }
@@ -343,6 +348,7 @@ export class RoomHost {
       if (epoch !== this.epoch) return;
       const stages = stageEngines(chains, this.devices, HOST_ID, this.share.engine!, (members, group) => this.chainOf(members, group, epoch));
       this.roomEngine = new RoomEngine(this.share.engine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
+      this.roomEngine.onStageRows = (stage, rows) => this.emit({ type: 'rows', deviceIds: this.devicesOf(stage), rows });
       this.generator = new Generator(this.roomEngine, { ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
       this.emitDevices();
       this.emit({ type: 'ready', epoch, deal: this.currentDeal, context: this.currentContext });

@@ -42,6 +42,11 @@ export class RoomEngine implements LayerEngine {
   readonly hasHead = true;
   readonly recurrent: boolean;
   microChunk: number | 'auto';
+  /**
+   * Told each time a stage returns rows it ran (a prefill chunk, a decode token): the host's engine or a
+   * chain. The room shows each device's prompt reading from it (app/prefill-progress.ts).
+   */
+  onStageRows?: (stage: LayerEngine, rows: number) => void;
   private readonly hiddenSize: number;
   private readonly now: () => number;
   private prepared: Prepared | null = null;
@@ -112,6 +117,7 @@ export class RoomEngine implements LayerEngine {
       if (alone) this.timesOf(engine).observe(tokens, seconds);
       else if (previousEnd !== undefined && previousEnd > t0) this.timesOf(engine).observePace(tokens, (end - previousEnd) / 1000);
       this.lastEnd.set(engine, end);
+      this.onStageRows?.(engine, tokens);
       return result;
     } finally {
       this.busy.set(engine, this.busy.get(engine)! - 1);

@@ -68,7 +68,15 @@ export class AgentTimeline extends LitElement {
     }
   }
 
-  override willUpdate(): void {
+  override connectedCallback(): void {
+    super.connectedCallback();
+    // It scrolls: keyboard users reach it (and scroll it with the arrows) even before it holds a button.
+    if (!this.hasAttribute('tabindex')) this.tabIndex = 0;
+    if (!this.hasAttribute('role')) this.setAttribute('role', 'region');
+    if (!this.hasAttribute('aria-label')) this.setAttribute('aria-label', 'Conversation');
+  }
+
+    override willUpdate(): void {
     this.stick = this.scrollHeight - this.scrollTop - this.clientHeight < 48;
   }
 

@@ -38,7 +38,8 @@ export class AgentWorkspace extends LitElement {
 
   static override styles = [theme, css`
     :host { display: block; min-height: 0; height: 100%; }
-    main.ws { display: grid; grid-template-rows: auto 1fr; min-height: 0; height: 100%; }
+    /* minmax(0, 1fr): no part's min-content (a long heading, a wide page) may widen the workspace past the screen. */
+    main.ws { display: grid; grid-template-rows: auto 1fr; grid-template-columns: minmax(0, 1fr); min-height: 0; height: 100%; }
     .bar { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; padding: .5rem .75rem; border-bottom: 1px solid var(--line); background: var(--panel); }
     /* The heading gives way (ellipsis, full text in its title) before the actions wrap to a second row. */
     button.zip { gap: 0; }   /* its words are spaced by the text itself: the accessible name reads "Download zip" */
@@ -71,7 +72,7 @@ export class AgentWorkspace extends LitElement {
       .bar { gap: .4rem; padding: .4rem .6rem; }
       .bar button { padding: .3rem .55rem; }
       .wide { display: none; }
-      .main { grid-template-columns: 1fr; grid-template-rows: minmax(0, 1fr); }
+      .main { grid-template-columns: minmax(0, 1fr); grid-template-rows: minmax(0, 1fr); }
       .left { border-right: 0; }
       .main[data-tab='chat'] .right, .main:not([data-tab='chat']) .left { display: none; }
       .main:not([data-tab='chat']) .right { grid-template-rows: minmax(0, 1fr); }

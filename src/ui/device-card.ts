@@ -32,6 +32,8 @@ export class DeviceCard extends LitElement {
   @property({ type: Boolean }) generating = false;
   /** tok/s to show; 0 = no measurement yet. */
   @property({ type: Number }) tokensPerSecond = 0;
+  /** While the room reads a prompt: this device's layers have read `done` of its `total` tokens. */
+  @property({ attribute: false }) prefill?: { done: number; total: number };
 
   static override styles = [theme, css`
     :host { display: block; }
@@ -70,6 +72,10 @@ export class DeviceCard extends LitElement {
         <progress max="100" .value=${pct} aria-label=${`Load progress of ${d.name}`} data-testid="device-progress" data-pct=${pct}></progress>
         <span>${d.bytesTotal > 0 ? `${formatBytes(d.bytesDone)} / ${formatBytes(d.bytesTotal)}` : `${pct}%`}</span>
       </div>
+      ${this.prefill ? html`<div class="row" data-testid="device-prefill" data-done=${this.prefill.done} data-total=${this.prefill.total}>
+        <progress max=${this.prefill.total} .value=${this.prefill.done} aria-label=${`Prompt read by ${d.name}`}></progress>
+        <span>prompt ${this.prefill.done.toLocaleString('en-US')} / ${this.prefill.total.toLocaleString('en-US')} tok</span>
+      </div>` : nothing}
       ${d.error ? html`<div class="error" role="alert">${d.error}</div>` : nothing}
     </article>`;
   }

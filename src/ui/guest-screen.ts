@@ -3,7 +3,7 @@ import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { memoryBudgetFromGiB, gibText } from '../app/memory-budget.ts';
 import './memory-field.ts';
-import type { GuestSession, GuestState } from '../app/guest-session.ts';
+import { shareNeeds, type GuestSession, type GuestState } from '../app/guest-session.ts';
 import { StoreController } from '../app/store.ts';
 import { describeRange, formatBytes, theme } from './theme.ts';
 import './layer-bar.ts';
@@ -33,6 +33,9 @@ export class GuestScreen extends LitElement {
   @state() private changingMemory = false;
   @state() private memText = '';
   @state() private memProblem?: string;
+  /** The offer question's figure as typed (filled with the suggestion). */
+  @state() private offerText?: string;
+  @state() private offerProblem?: string;
 
   static override styles = [theme, css`
     :host { display: block; }
@@ -66,6 +69,7 @@ export class GuestScreen extends LitElement {
         <h1>pooled <span class="muted">· guest</span></h1>
         <p class="muted">This device lends its GPU and memory to a room. Keep this tab open${s.wakeLock === 'unsupported' ? ' and the screen on' : ''}.</p>
       </header>
+      ${s.askOffer && s.status !== 'gone' ? this.renderOffer(s) : nothing}
       <section class="card" aria-live="polite" aria-labelledby="what-title">
         <div class="status">
           <h2 id="what-title" style="flex:1">${s.name || 'This device'}</h2>
@@ -74,6 +78,7 @@ export class GuestScreen extends LitElement {
         <p class="big" data-testid="guest-status-text">${standing
           ? 'Standing by: the host needs your memory only for bigger models. The model fits on the host, where it runs faster than split with this device; stay to be dealt layers when the room needs them.'
           : STATUS_TEXT[s.status]}</p>
+        ${this.renderNeeds(s, holds)}
         ${s.why && s.joinFailed ? html`<pooled-error-box data-testid="guest-why" .error=${s.why} @retry=${() => location.reload()}></pooled-error-box>`
           : s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
         ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
@@ -109,10 +114,56 @@ export class GuestScreen extends LitElement {
           : html`<p><button data-testid="guest-memory-change" @click=${() => { this.changingMemory = true; this.memText = s.caps ? gibText(s.caps.memoryBudgetBytes) : ''; }}>Offer a different amount of memory…</button></p>`}
       </section>
       ${s.status === 'gone'
-        ? html`<div class="gone-actions">${s.joinFailed ? nothing : html`<button class="primary" data-testid="rejoin" @click=${() => location.reload()}
-              title="Join the same room again as this device">Rejoin</button>`}<a class="button" href=${location.pathname}>Back to start</a></div>`
+        // A join that failed has its error box (Retry, Back to start) above: no second pair here.
+        ? s.joinFailed ? nothing : html`<div class="gone-actions"><button class="primary" data-testid="rejoin" @click=${() => location.reload()}
+              title="Join the same room again as this device">Rejoin</button><a class="button" href=${location.pathname}>Back to start</a></div>`
         : html`<button class="danger" data-testid="leave" @click=${() => void this.session?.leave()}>Leave the room</button>`}
     </main>`;
+  }
+
+  /**
+   * Asked once on a device (nothing kept in this browser yet): the memory it offers, the suggestion
+   * filled in. It has joined with the suggestion meanwhile, so nothing waits on the answer.
+   */
+  private renderOffer(s: GuestState) {
+    const text = this.offerText ?? gibText(s.suggestion.bytes);
+    return html`<section class="card offer" aria-labelledby="offer-title" data-testid="guest-offer">
+      <h2 id="offer-title">How much memory may the room use here?</h2>
+      <p class="muted">It joined offering the suggestion below; asked once: this browser keeps your answer for next time.</p>
+      <form class="mem" @submit=${(e: Event) => this.answerOffer(e, s)}>
+        <pooled-memory-field testid="guest-offer-memory" .value=${text}
+          @change=${(e: Event) => { this.offerText = (e.target as HTMLInputElement).value; this.offerProblem = undefined; }}></pooled-memory-field>
+        ${this.offerProblem ? html`<div class="error" role="alert">${this.offerProblem}</div>` : nothing}
+        <div class="actions"><button class="primary" type="submit" data-testid="guest-offer-save">Offer this</button></div>
+      </form>
+    </section>`;
+  }
+
+  private answerOffer(e: Event, s: GuestState): void {
+    e.preventDefault();
+    try {
+      const bytes = memoryBudgetFromGiB(this.offerText ?? gibText(s.suggestion.bytes)) ?? s.suggestion.bytes;
+      this.session?.answerOffer(bytes);
+      // A figure other than the one it joined with: rejoin offering it (a reload carries ?mem=).
+      if (s.caps && bytes !== s.caps.memoryBudgetBytes) {
+        const q = new URLSearchParams(location.search);
+        q.set('mem', gibText(bytes));
+        location.search = `?${q}`;
+      }
+    } catch (err) {
+      this.offerProblem = (err as Error).message;
+    }
+  }
+
+  /** Once dealt: what the room needs from this device (its layers' weights and cache), of what it offers. */
+  private renderNeeds(s: GuestState, holds: boolean) {
+    if (!holds) return nothing;
+    const need = shareNeeds(s);
+    const layers = describeRange(s.range);
+    return html`<p data-testid="guest-needs">${need
+      ? html`The host needs <b>${formatBytes(need.bytes)}</b> of your memory for ${layers}${s.caps ? html` (of the ${formatBytes(s.caps.memoryBudgetBytes)} offered)` : nothing}:
+          ${formatBytes(need.weights)} of weights and ${formatBytes(need.cache)} of cache for ${s.ctx!.toLocaleString('en-US')} tokens of context.`
+      : html`The host dealt this device ${layers}; what they need from your memory shows once their size is known.`}</p>`;
   }
 
   /** A reload rejoins the same room as the same device; ?mem= carries the new budget to it. */

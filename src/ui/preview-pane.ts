@@ -14,6 +14,7 @@ export class PreviewPane extends LitElement {
   @state() private ports: ServedPage[] = [];
   @state() private lines: PreviewLogLine[] = [];
   @state() private clearedAt = 0;
+  @state() private blocked = false;
   private unsubscribe?: () => void;
   private placed?: PreviewHost;
   private refreshQueued = false;
@@ -21,7 +22,7 @@ export class PreviewPane extends LitElement {
   static override styles = css`
     :host { display: block; min-height: 16rem; color: #e8eef4; background: #151d25; font: 13px/1.4 system-ui, sans-serif; }
     .pane { display: flex; flex-direction: column; height: 100%; min-height: inherit; }
-    header { display: flex; gap: .5rem; align-items: center; padding: .4rem .6rem; border-bottom: 1px solid #2a3947; }
+    header { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; padding: .4rem .6rem; border-bottom: 1px solid #2a3947; }
     .address { font-family: ui-monospace, monospace; background: #0f1419; border: 1px solid #2a3947; border-radius: 6px; padding: .15rem .5rem; }
     button { font: inherit; color: inherit; background: #22303c; border: 1px solid #2a3947; border-radius: 6px; padding: .15rem .55rem; cursor: pointer; }
     button[aria-pressed='true'] { background: #2f6f9f; }
@@ -34,6 +35,7 @@ export class PreviewPane extends LitElement {
     .log { flex: 1 1 auto; min-height: 0; overflow: auto; }
     ol { list-style: none; margin: 0; padding: 0 .6rem .4rem; font-family: ui-monospace, monospace; font-size: 12px; }
     li { white-space: pre-wrap; word-break: break-word; border-bottom: 1px solid #1d2833; padding: 1px 0; }
+    .blocked { color: #ffd180; }
     .error { color: #ff8a80; } .warn { color: #ffd180; } .info, .debug { color: #9fb3c8; }
   `;
 
@@ -81,7 +83,9 @@ export class PreviewPane extends LitElement {
           ${this.ports.map((p) => html`<button aria-pressed=${String(p.port === selected)} title=${`/${p.folder}`}
               @click=${() => this.preview?.select(p.port)}>:${p.port}</button>`)}
         </nav>`}
-        ${selected !== undefined ? html`<button @click=${() => this.reload()} aria-label="Reload the page">Reload</button>` : nothing}
+        ${selected !== undefined ? html`<button @click=${() => this.reload()} aria-label="Reload the page">Reload</button>
+          <button data-testid="preview-open-tab" @click=${() => this.openInTab()} title="The same page in a new browser tab; it shows each new build">Open in a new tab ↗</button>` : nothing}
+        ${this.blocked ? html`<span role="status" class="blocked">The browser blocked the new tab: allow pop-ups for this site.</span>` : nothing}
       </header>
       <div class="frames" role="region" aria-label="Served page">
         ${this.ports.length === 0 ? html`<div class="empty">Nothing is served yet. The agent's serve tool shows its page here.</div>` : nothing}
@@ -101,6 +105,10 @@ export class PreviewPane extends LitElement {
     const port = this.preview?.selectedPort;
     const served = this.ports.find((p) => p.port === port);
     if (served) void this.preview?.serve(served.page === 'index.html' ? served.folder : `${served.folder ? served.folder + '/' : ''}${served.page}`);
+  }
+
+  private openInTab(): void {
+    this.blocked = this.preview?.openInTab() === null;
   }
 
   private clear(): void {
