@@ -46,7 +46,7 @@ export interface KernelDef<B extends Bindings> {
   subgroupLibs?: { subgroups: readonly string[]; fallback: readonly string[] };
   /**
    * One of a family of kernels sharing this source (a structure file composed with different libs, e.g.
-   * matvec_ggml with each block type): the family's name. Kernels without it own their source alone.
+   * matvec with each weight format): the family's name. Kernels without it own their source alone.
    */
   family?: string;
 }
