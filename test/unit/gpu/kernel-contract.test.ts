@@ -1,5 +1,5 @@
 // The kernel contract (src/gpu/kernel.ts): every shader is owned by exactly one kernel module (or one
-// family of kernels composed from it, such as matvec with each weight format), which declares its
+// family of kernels composed from it, such as matvec_ggml with each block type), which declares its
 // bindings once; the .wgsl files declare none themselves and the kernel's code uses every binding declared.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
