@@ -1,5 +1,5 @@
 // The kernel contract. A kernel is its WGSL file (shaders/<name>.wgsl, the code) plus one TypeScript
-// module (src/gpu/kernels/<name>.ts) that declares, once, everything the host must agree on with it:
+// module (src/gpu/kernels/<family>/<name>.ts) that declares, once, everything the host must agree on with it:
 //   - its bindings (group 0, in declaration order) with their WGSL types; the WGSL declarations are
 //     generated from this list and prepended, so a kernel file uses the names without declaring them;
 //   - its small uniforms (structs of u32 fields), generated the same way and written by `uniformBuffer`;
