@@ -74,14 +74,15 @@ export function linearKernels(f: WeightFormat): LinearKernels {
 /** Every linear kernel, for the contract test. */
 export const LINEAR_KERNELS: readonly Kernel[] = WEIGHT_FORMATS.flatMap((f) => Object.values(linearKernels(f)));
 
-function parts(chunk: GpuLinearChunk) {
+/** A chunk's format, its kernels, and the constants and weight buffers it gives them. */
+function forChunk(chunk: GpuLinearChunk) {
   const f = weightFormat(chunk.format);
   return { f, kernels: linearKernels(f), consts: f.consts(chunk.format), weights: f.buffers(chunk) };
 }
 
 /** The decode matvec of one chunk (one token), in the device's tuned layout for the chunk's format. */
 export function matvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
-  const p = parts(chunk);
+  const p = forChunk(chunk);
   return matvecRowsOp(cache, p.kernels.matvec, cache.tuning.matvec[chunk.format.kind], w, chunk, t, {
     consts: p.consts, buffers: { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform },
   });
@@ -89,7 +90,7 @@ export function matvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChu
 
 /** The prefill matmul of one chunk (several tokens), in the device's tuned structure and layout. */
 export function matmulOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
-  const p = parts(chunk);
+  const p = forChunk(chunk);
   const layout: MatmulRowsLayout | MatmulTilesLayout = cache.tuning.matmul[chunk.format.kind];
   const buffers = { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform };
   return layout.kind === 'rows'
@@ -101,7 +102,7 @@ const EMBED_WG = 64;
 
 /** The embedding gather of one chunk: a lane per decode block of a row, a workgroup row per token. */
 export function embedOp(cache: PipelineCache, e: GpuLinear, chunk: GpuLinearChunk, t: EmbedTarget): Op {
-  const p = parts(chunk);
+  const p = forChunk(chunk);
   const H = e.cols;
   const uniform = uniformBuffer(cache.device, EMBED_CHUNK, { row_start: chunk.rowStart, rows: chunk.rows });
   return kernelOp(cache, p.kernels.embed, {
