@@ -2,7 +2,7 @@
 // back to back, 16 zero bytes after the last). Blocks of 18, 22, 34 and 210 bytes are only 2-byte
 // aligned, so reads take an even byte offset and work in whole vec4 loads: a per-lane vec4 load costs
 // about what a scalar one does on SIMD rasterizers, and 16 bytes at any even offset lie in two vec4s.
-// Also struct XBlock, the x values a decode matvec slice dots against (shaders/matvec_ggml.wgsl).
+// Also struct XBlock, the x values a decode matvec slice dots against (shaders/lib/formats/ggml_dot.wgsl).
 
 // Two groups of 16 consecutive x values (group g in v[4g .. 4g + 3]) and each group's sum.
 struct XBlock {

@@ -1,4 +1,4 @@
-// job_plain: the job of a linear kernel's workgroup for a plain matrix (shaders/lib/matvec_rows.wgsl,
+// job_plain: the job of a linear kernel's workgroup for a plain matrix (shaders/matvec.wgsl,
 // matmul_rows.wgsl, matmul_tiles.wgsl): every workgroup works on the same x and y; its index over the
 // output rows is wid.y·nwg.x + wid.x (grids spread over x and y past 65535). The MoE experts' version,
 // shaders/lib/job_experts.wgsl, gives each workgroup an expert's rows and that expert's tokens.

@@ -1,4 +1,4 @@
-// rows_x_plain: x for the SIMD-rasterizer prefill matmul (shaders/lib/matmul_rows.wgsl) without
+// rows_x_plain: x for the SIMD-rasterizer prefill matmul (shaders/matmul_rows.wgsl) without
 // subgroups: every lane reads all 8 values of a part itself (one address across the lanes).
 
 // x[xrow, k0 .. k0 + 7], zero past k when `tail` (only a dense weight's last block can pass k).

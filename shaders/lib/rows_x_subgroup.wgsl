@@ -1,4 +1,4 @@
-// rows_x_subgroup: x for the SIMD-rasterizer prefill matmul (shaders/lib/matmul_rows.wgsl) shared by
+// rows_x_subgroup: x for the SIMD-rasterizer prefill matmul (shaders/matmul_rows.wgsl) shared by
 // subgroup operations (module starts with `enable subgroups;`). Lane l of the subgroup loads element
 // k0 + l of a part (XL = 8 lanes: one load each; XL = 4: two, k0 + l and k0 + 4 + l) and the part's 8
 // values reach every lane by subgroupBroadcast. A CPU rasterizer runs a storage load as a loop over its

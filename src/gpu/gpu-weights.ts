@@ -177,9 +177,3 @@ export function chunkCount(l: Linear, maxBindingBytes: number): number {
 export function destroyLinear(l: GpuLinear): void {
   for (const c of l.chunks) for (const b of c.buffers) b.destroy();
 }
-
-/** WDTYPE of a dense chunk (0 F32, 1 F16, 2 BF16), for the dense kernels. */
-export function wdtypeOf(chunk: GpuLinearChunk): number {
-  if (chunk.format.kind !== 'dense') throw new Error(`a ${chunk.format.kind} chunk given to a dense kernel`);
-  return chunk.format.wdtype;
-}

@@ -1,5 +1,5 @@
 // The kernel contract. A kernel is its WGSL file (shaders/<name>.wgsl, the code) plus one TypeScript
-// module (src/gpu/kernels/<name>.ts) that declares, once, everything the host must agree on with it:
+// module (src/gpu/kernels/<family>/<name>.ts) that declares, once, everything the host must agree on with it:
 //   - its bindings (group 0, in declaration order) with their WGSL types; the WGSL declarations are
 //     generated from this list and prepended, so a kernel file uses the names without declaring them;
 //   - its small uniforms (structs of u32 fields), generated the same way and written by `uniformBuffer`;
@@ -46,7 +46,7 @@ export interface KernelDef<B extends Bindings> {
   subgroupLibs?: { subgroups: readonly string[]; fallback: readonly string[] };
   /**
    * One of a family of kernels sharing this source (a structure file composed with different libs, e.g.
-   * matvec_ggml with each block type): the family's name. Kernels without it own their source alone.
+   * matvec with each weight format): the family's name. Kernels without it own their source alone.
    */
   family?: string;
 }

@@ -4,8 +4,8 @@
 //   mixer     xn -> x (+=)   ops[mixer.kind]: attention (Qwen3), gated_attention, gated_delta_net (Qwen3.5)
 //   rmsnorm   x -> xn    post_attention_layernorm
 //   ffn       xn -> x (+=)   ops[ffn.kind]: dense SwiGLU, or moe (with a shared expert in Qwen3.5 MoE)
-// The table below names each kind's row (./mixers/*.ts, ./ffns/*.ts), the way kernels/linear/linear.ts's
-// FORMATS names each weight format's kernels: a new kind is its file and one row here.
+// The table below names each kind's row (./mixers/*.ts, ./ffns/*.ts), the way kernels/linear/formats.ts's
+// WEIGHT_FORMATS names each weight format's libraries: a new kind is its file and one row here.
 // A Qwen3 dense layer is 8 dispatches when no weight is split.
 import { ropeInvFreq } from '../model/reference/ops.ts';
 import type { DecoderLayerWeights, FfnKind, FfnWeights, Linear, MixerKind, MixerWeights, ModelConfig } from '../model/types.ts';

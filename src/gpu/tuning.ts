@@ -4,7 +4,7 @@
 
 export type AdapterClass = 'cpu' | 'integrated' | 'discrete' | 'mobile';
 
-/** The decode matvec's shape (shaders/lib/matvec_rows.wgsl). */
+/** The decode matvec's shape (shaders/matvec.wgsl). */
 export interface MatvecLayout {
   WG: number;                  // lanes per workgroup (a power of two)
   LANES: number;               // lanes splitting each row (a power of two dividing WG)
@@ -12,7 +12,7 @@ export interface MatvecLayout {
   subgroups: boolean;          // reduce with subgroup operations (needs WG ≤ the smallest subgroup) or workgroup memory
 }
 
-/** The prefill matmul's tile in workgroup memory (shaders/lib/matmul_tiles.wgsl), for GPUs. */
+/** The prefill matmul's tile in workgroup memory (shaders/matmul_tiles.wgsl), for GPUs. */
 export interface MatmulTilesLayout {
   kind: 'tiles';
   BM: number;                  // tokens per tile (≤ 32)
@@ -21,7 +21,7 @@ export interface MatmulTilesLayout {
   TN: number;                  // rows per thread (≤ 4, divides BN)
 }
 
-/** The prefill matmul without workgroup memory (shaders/lib/matmul_rows.wgsl), for SIMD rasterizers. */
+/** The prefill matmul without workgroup memory (shaders/matmul_rows.wgsl), for SIMD rasterizers. */
 export interface MatmulRowsLayout {
   kind: 'rows';
   WG: number;                  // lanes, each with R rows

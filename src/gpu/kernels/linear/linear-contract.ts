@@ -1,8 +1,8 @@
-// What every linear kernel (one per weight format) shares: the epilogue codes, the per-chunk uniform,
+// What every linear kernel (each structure × weight format, ./linear-kernels.ts) shares: the epilogue codes, the per-chunk uniform,
 // what a caller asks of a linear (where x comes from, where y goes, how it is combined) and the plain job
 // library its skeleton takes its rows, x and y from (experts.ts swaps it for the routed one).
 import jobPlainSource from '../../../../shaders/lib/job_plain.wgsl?raw';
-import { read, rw, STEP, uniformStruct } from '../../kernel.ts';
+import { uniformStruct } from '../../kernel.ts';
 
 /** shaders/lib/job_plain.wgsl: a plain matrix's rows, x and y, the job library of every linear kernel. */
 export const jobPlain = jobPlainSource;
@@ -32,22 +32,3 @@ export interface LinearTarget {
   outStride: number;
   epilogue: Epilogue;
 }
-
-/** The bindings of the prefill matmuls, per weight format: the tiled and the "rows" structure bind the same. */
-export const MATMUL_BINDINGS = {
-  q4: {
-    step: STEP,                        // n = tokens
-    qweight: read('array<vec4<u32>>'), // [rows, k/32]: a block of 32 codes per vec4
-    scales: read('array<u32>'),        // f16 pairs of [rows, k/32]
-    x: read('array<f32>'),             // [n, k]
-    y: rw('array<f32>'),               // [n, out_stride]
-    chunk: CHUNK,
-  },
-  dense: {
-    step: STEP,                        // n = tokens
-    weight: read('array<vec4<u32>>'),  // [rows, ceil(k / per vec4)]: 4 F32 or 8 F16/BF16 per vec4, zero-padded
-    x: read('array<f32>'),             // [n, k]
-    y: rw('array<f32>'),               // [n, out_stride]
-    chunk: CHUNK,
-  },
-} as const;

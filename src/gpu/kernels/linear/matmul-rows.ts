@@ -1,4 +1,4 @@
-// The op builder shared by every prefill matmul on shaders/lib/matmul_rows.wgsl: WG lanes of R rows
+// The op builder shared by every prefill matmul on shaders/matmul_rows.wgsl: WG lanes of R rows
 // (R / 2 gate|up pairs) and TT tokens per workgroup, the grid over rows and tokens; and the skeleton's
 // x-load variants (the lanes share x by subgroupBroadcast, or each loads it).
 import rowsXPlain from '../../../../shaders/lib/rows_x_plain.wgsl?raw';
@@ -10,7 +10,7 @@ import type { Consts, PipelineCache } from '../../pipelines.ts';
 import type { MatmulRowsLayout } from '../../tuning.ts';
 import { Epilogue, type LinearTarget } from './linear-contract.ts';
 
-/** The subgroupLibs of every kernel on shaders/lib/matmul_rows.wgsl. */
+/** The subgroupLibs of every kernel on shaders/matmul_rows.wgsl. */
 export const ROWS_X_LIBS = { subgroups: [rowsXSubgroup], fallback: [rowsXPlain] } as const;
 
 export function matmulRowsOp<B extends Bindings>(

@@ -1,4 +1,4 @@
-// The op builder shared by every prefill matmul on shaders/lib/matmul_tiles.wgsl: tiles of BM tokens ×
+// The op builder shared by every prefill matmul on shaders/matmul_tiles.wgsl: tiles of BM tokens ×
 // BN weight rows (BN / 2 gate|up pairs), WG = (BM/TM)·(BN/TN) threads, the grid over rows and tokens.
 import type { GpuLinear, GpuLinearChunk } from '../../gpu-weights.ts';
 import { grid2d, type Bindings, type BufferSet, type Kernel } from '../../kernel.ts';

@@ -1,4 +1,4 @@
-// The op builder shared by every decode matvec on shaders/lib/matvec_rows.wgsl: WG / LANES row groups
+// The op builder shared by every decode matvec on shaders/matvec.wgsl: WG / LANES row groups
 // of ROWS rows (ROWS / 2 gate|up pairs) per workgroup, the grid over a chunk's output rows.
 import type { GpuLinear, GpuLinearChunk } from '../../gpu-weights.ts';
 import { grid2d, type Bindings, type BufferSet, type Kernel } from '../../kernel.ts';

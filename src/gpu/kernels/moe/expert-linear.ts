@@ -1,6 +1,7 @@
 // Linears over stacked MoE experts (src/gpu/gpu-experts.ts): the expert variants of the dense and ggml
-// kernels (./experts.ts). Decode (one token) runs the matvec over (row groups, k slots): each slot's
-// workgroups read only the rows of the expert the routing chose for it and count the bytes read.
+// linear kernels (../linear/linear-kernels.ts, ./experts.ts). Decode (one token) runs the matvec over
+// (row groups, k slots): each slot's workgroups read only the rows of the expert the routing chose for it
+// and count the bytes read.
 // Prefill runs the matmul over (row tiles, the chunk's experts, token tiles) on the tokens grouped to
 // each expert (shaders/moe_group.wgsl); an expert without tokens costs its workgroups' early exit.
 import type { GpuExperts, GpuExpertChunk } from '../../gpu-experts.ts';
@@ -9,11 +10,9 @@ import { kernelOp, type Op } from '../../op.ts';
 import type { Consts, PipelineCache } from '../../pipelines.ts';
 import { matmulThreads, type LinearFormat } from '../../tuning.ts';
 import { EXPERTS, expertVariant } from './experts.ts';
-import { ggmlKernels } from '../linear/ggml.ts';
+import { weightFormat } from '../linear/formats.ts';
 import { CHUNK, Epilogue } from '../linear/linear-contract.ts';
-import { MATMUL_DENSE } from '../linear/matmul-dense.ts';
-import { MATMUL_ROWS_DENSE } from '../linear/matmul-rows-dense.ts';
-import { MATVEC_DENSE } from '../linear/matvec-dense.ts';
+import { linearKernels } from '../linear/linear-kernels.ts';
 
 export interface ExpertTarget {
   step: GPUBuffer;
@@ -34,16 +33,11 @@ type Variant = 'matvec' | 'rows' | 'tiles';
 
 function kernelFor(chunk: GpuExpertChunk, v: Variant): { kernel: Kernel; consts: Consts; format: LinearFormat } {
   const f = chunk.format;
-  if (f.kind === 'dense') {
-    const k = v === 'matvec' ? MATVEC_DENSE : v === 'rows' ? MATMUL_ROWS_DENSE : MATMUL_DENSE;
-    return { kernel: expertVariant(k as Kernel<Bindings>), consts: { WDTYPE: f.wdtype }, format: 'dense' };
-  }
-  if (f.kind === 'ggml') {
-    const ks = ggmlKernels(f.type);
-    const k = v === 'matvec' ? ks.matvec : v === 'rows' ? ks.matmulRows : ks.matmul;
-    return { kernel: expertVariant(k as Kernel<Bindings>), consts: {}, format: 'ggml' };
-  }
-  throw new Error('q4f16_1 experts have no kernels (MLC has no Qwen3 MoE build)');
+  if (f.kind === 'q4') throw new Error('q4f16_1 experts have no kernels (MLC has no Qwen3 MoE build)');
+  const wf = weightFormat(f);
+  const ks = linearKernels(wf);
+  const k = v === 'matvec' ? ks.matvec : v === 'rows' ? ks.matmulRows : ks.matmul;
+  return { kernel: expertVariant(k as Kernel<Bindings>), consts: wf.consts(f), format: f.kind };
 }
 
 export function expertOps(cache: PipelineCache, w: GpuExperts, t: ExpertTarget): Op[] {

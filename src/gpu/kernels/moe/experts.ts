@@ -1,5 +1,5 @@
-// MoE expert variants of the linear kernels. A linear kernel is a skeleton (shaders/lib/matvec_rows,
-// matmul_rows, matmul_tiles) whose workgroups take their rows, x and y from a job library: plain
+// MoE expert variants of the linear kernels. A linear kernel is a structure (shaders/matvec.wgsl,
+// matmul_rows.wgsl, matmul_tiles.wgsl) whose workgroups take their rows, x and y from a job library: plain
 // matrices use shaders/lib/job_plain.wgsl; stacked experts use shaders/lib/job_experts.wgsl, which reads
 // the routing buffer, so a decode workgroup computes rows of its slot's chosen expert only and a prefill
 // workgroup the tokens grouped to its expert. The variant is the same kernel with that library and

@@ -1,14 +1,7 @@
-// matvec_ggml: the decode matvec for a ggml block type (skeleton: shaders/lib/matvec_rows.wgsl; the
-// type's blocks: shaders/lib/ggml/<type>.wgsl on shaders/lib/ggml_words.wgsl). A skeleton block is one
+// ggml_dot: the ggml block type's block dot of the decode matvec (shaders/matvec.wgsl; the type's
+// blocks: shaders/lib/ggml/<type>.wgsl on shaders/lib/ggml_words.wgsl). A skeleton block is one
 // slice of 32 values of a row (QK / 32 slices a ggml block): two groups of 16 x values, loaded once for
 // the row group's ROWS rows with their sums (the types with a min or an offset fold it into them).
-//
-// Bindings (declared in src/gpu/kernels/linear/ggml.ts, which generates their WGSL):
-//   step   uniform        Step (unused: decode is one token)
-//   weight storage, read  array<vec4<u32>>: the chunk's rows as stored, k / QK · QBYTES bytes a row
-//   x      storage, read  array<vec4<f32>> [k/4]
-//   y      storage, rw    array<f32> [out_stride]; this chunk writes columns row_offset + r
-//   chunk  uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
 
 const BLOCK_K: u32 = 32u;
 const SLICES: u32 = QK / 32u;

@@ -1,18 +1,10 @@
-// matvec_dense: the dense F32 / F16 / BF16 block of the decode matvec (skeleton:
-// shaders/lib/matvec_rows.wgsl). A block is one vec4<u32> of a row: 4 F32 or 8 F16/BF16 weights (two a
-// word, element 2i in the low half). Rows are padded with zero weights to a whole vec4 at upload; x
-// elements at or past k are read as 0 (x is read in vec4s, so its buffer is a whole number of them).
+// dense_dot: the dense F32 / F16 / BF16 block dot of the decode matvec (shaders/matvec.wgsl; on
+// ./dense.wgsl, whose WDTYPE and weight it reads). A block is one vec4<u32> of a row: 4 F32 or 8
+// F16/BF16 weights (two a word, element 2i in the low half). Rows are padded with zero weights to a
+// whole vec4 at upload; x elements at or past k are read as 0 (x is read in vec4s, so its buffer is a whole number of them).
 // BF16 decodes as two shifts: the low halves are the even elements, the high halves the odd ones, so
 // the x block is split into even and odd elements once and shared by all rows.
-//
-// Bindings (declared in src/gpu/kernels/linear/matvec-dense.ts, which generates their WGSL):
-//   step   uniform        Step (unused: decode is one token)
-//   weight storage, read  array<vec4<u32>> [rows, ceil(k / BLOCK_K)]
-//   x      storage, read  array<vec4<f32>> [ceil(k/4)]
-//   y      storage, rw    array<f32> [out_stride]; this chunk writes columns row_offset + r
-//   chunk  uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
 
-override WDTYPE: u32;            // 0 F32, 1 F16, 2 BF16
 override BLOCK_K: u32 = select(8u, 4u, WDTYPE == 0u);
 
 struct XBlock {

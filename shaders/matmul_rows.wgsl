@@ -1,8 +1,9 @@
 // matmul_rows: the prefill matmul for SIMD rasterizers (lavapipe, SwiftShader), y = x·Wᵀ for n tokens,
-// with no workgroup memory: each lane owns R weight rows and the workgroup's TT tokens are the same for
-// all its lanes, so each weight, decoded once, feeds TT tokens and each x value feeds R rows of every
-// lane. The format's file supplies the weights: PARTS (parts of 8 elements per block), struct WRaw,
-// fn w_raw(row, blk) -> WRaw (one block of a row as stored) and fn w_decode(raw, part) ->
+// one structure for every weight format, with no workgroup memory: each lane owns R weight rows and the
+// workgroup's TT tokens are the same for all its lanes, so each weight, decoded once, feeds TT tokens and
+// each x value feeds R rows of every lane. The format's block decode (shaders/lib/formats/<format>.wgsl)
+// supplies the weights: PARTS (parts of 8 elements per block, a constant from its table row), struct
+// WRaw, fn w_raw(row, blk, k) -> WRaw (one block of a row as stored) and fn w_decode(raw, part) ->
 // array<vec4<f32>, 2> (its elements 8·part .. 8·part + 7).
 // How x reaches the lanes is a variant library that also holds the entry point (it alone knows which
 // builtins it needs) and calls rows_main: shaders/lib/rows_x_plain.wgsl (every lane loads all 8 values
@@ -14,6 +15,14 @@
 // tokens (prefill_job) and a token of the job to its x row and y row (x_row, y_row).
 // Dispatch: plain: (gx, gy, ceil(n / TT)) with gx·gy ≥ ceil(out_rows / (WG · rows per lane)). Experts:
 // (that, the chunk's experts, ceil(n / TT)).
+//
+// Bindings (declared in src/gpu/kernels/linear/linear-kernels.ts, which generates their WGSL):
+//   step      uniform        Step { n, pos0 }: n = tokens
+//   (weights) the format's (shaders/lib/formats/<format>.wgsl)
+//   x         storage, read  array<f32> [n, k]
+//   y         storage, rw    array<f32> [n, out_stride]; this chunk writes columns row_offset + r
+//   chunk     uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
+// (MoE expert variants add route, bytes_read and experts: src/gpu/kernels/moe/experts.ts.)
 
 override WG: u32 = 8u;           // lanes
 override R: u32 = 8u;            // weight rows per lane, even, ≤ MAX_R
@@ -48,7 +57,7 @@ fn rows_main(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, lane: u32) {
   let blocks = (chunk.k + block_k - 1u) / block_k;
   for (var blk = 0u; blk < blocks; blk++) {
     var raw: array<WRaw, MAX_R>;
-    for (var j = 0u; j < R; j++) { raw[j] = w_raw(rows[j], blk); }
+    for (var j = 0u; j < R; j++) { raw[j] = w_raw(rows[j], blk, chunk.k); }
     let tail = (blk + 1u) * block_k > chunk.k;
     for (var part = 0u; part < PARTS; part++) {
       var w: array<array<vec4<f32>, 2>, MAX_R>;

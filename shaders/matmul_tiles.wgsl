@@ -1,6 +1,7 @@
-// matmul_tiles: the prefill matmul (y = x·Wᵀ for n tokens) shared by every weight format, tiled in
-// workgroup memory; the format's file supplies fn load_w(wrow, kb, i): write W[wrow, 32·kb .. +32),
-// dequantized to f32 (zeros past k), into ws[k·BN + i].
+// matmul_tiles: the prefill matmul (y = x·Wᵀ for n tokens), one structure for every weight format,
+// tiled in workgroup memory. The format's block decode (shaders/lib/formats/<format>.wgsl: PARTS, WRaw,
+// w_raw, w_decode, as for shaders/matmul_rows.wgsl) fills the weight tile (load_w below); a block is
+// PARTS·8 ≤ 32 values and divides BK.
 //
 // A workgroup computes a tile of BM tokens × BN weight rows. For each block of BK = 32 columns it
 // dequantizes the tile's BN weight rows once into ws and copies x's BM rows into xs (both k-major),
@@ -14,6 +15,14 @@
 // tokens (prefill_job) and a token of the job to its x row and y row (x_row, y_row).
 // Dispatch: plain: (gx, gy, ceil(n / BM)) with gx·gy ≥ ceil(out_rows / rows per tile); tile wid.y·nwg.x +
 // wid.x. Experts: (that, the chunk's experts, ceil(n / BM)).
+//
+// Bindings (declared in src/gpu/kernels/linear/linear-kernels.ts, which generates their WGSL):
+//   step      uniform        Step { n, pos0 }: n = tokens
+//   (weights) the format's (shaders/lib/formats/<format>.wgsl)
+//   x         storage, read  array<f32> [n, k]
+//   y         storage, rw    array<f32> [n, out_stride]; this chunk writes columns row_offset + r
+//   chunk     uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
+// (MoE expert variants add route, bytes_read and experts: src/gpu/kernels/moe/experts.ts.)
 
 override BM: u32 = 16u;          // tokens per tile, ≤ BK (the output tile reuses ws)
 override BN: u32 = 64u;          // weight rows per tile, even
@@ -27,6 +36,29 @@ const MAX_TN: u32 = 4u;
 
 var<workgroup> ws: array<f32, BK * BN>;     // [k][tile row]; after the k loop: the output tile [token][tile row]
 var<workgroup> xs: array<f32, BK * BM>;     // [k][tile token]
+
+// W[wrow, 32·kb .. +32), dequantized to f32, into ws[k·BN + i]: the k block's 32 / (PARTS·8) format
+// blocks; blocks past the row's end (only a dense row's, k % 32 ≠ 0) are zeros.
+fn load_w(wrow: u32, kb: u32, i: u32) {
+  let block_k = PARTS * 8u;
+  let per_kb = BK / block_k;
+  let blocks = (chunk.k + block_k - 1u) / block_k;
+  for (var b = 0u; b < per_kb; b++) {
+    let blk = kb * per_kb + b;
+    let live = blk < blocks;
+    var raw: WRaw;
+    if (live) { raw = w_raw(wrow, blk, chunk.k); }
+    for (var p = 0u; p < PARTS; p++) {
+      var v = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
+      if (live) { v = w_decode(raw, p); }
+      let k = b * block_k + 8u * p;
+      for (var e = 0u; e < 4u; e++) {
+        ws[(k + e) * BN + i] = v[0][e];
+        ws[(k + 4u + e) * BN + i] = v[1][e];
+      }
+    }
+  }
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

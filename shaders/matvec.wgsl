@@ -1,6 +1,9 @@
-// matvec_rows: the decode matvec (y = x·Wᵀ for one token) shared by every weight format; the format's
-// file supplies the block: BLOCK_K (elements per block), struct XBlock, fn load_x(blk) -> XBlock and
-// fn block_dot(row, blk, xb) -> f32 (W[row, block blk] · x[block blk]).
+// matvec: the decode matvec (y = x·Wᵀ for one token), one structure for every weight format. The
+// format's libraries (src/gpu/kernels/linear/formats.ts) supply its block: its decode
+// (shaders/lib/formats/<format>.wgsl) and its block dot (<format>_dot.wgsl): BLOCK_K (elements per block),
+// struct XBlock, fn load_x(blk) -> XBlock and fn block_dot(row, blk, xb) -> f32 (W[row, block blk] ·
+// x[block blk]). The dot is the format's own, not decode-then-dot, because its summation order is part
+// of its numerics (q4f16_1 folds its offset into Σx; ggml types fold their mins).
 //
 // A workgroup of WG lanes is WG / LANES row groups of LANES lanes; each group computes ROWS rows of W.
 // The LANES lanes of a group split each row: lane l takes blocks l, l + LANES, … so neighbouring lanes
@@ -14,6 +17,14 @@
 // to its rows, its x vector and its y vector (decode_job) and counts the weight rows read (rows_read; experts count their bytes).
 // Dispatch: plain: (gx, gy) with gx·gy ≥ ceil(out_rows / rows per workgroup); workgroup wid.y·nwg.x +
 // wid.x. Experts: (ceil(out_rows / rows per workgroup), k): the token's expert slot wid.y.
+//
+// Bindings (declared in src/gpu/kernels/linear/linear-kernels.ts, which generates their WGSL):
+//   step      uniform        Step (unused: decode is one token)
+//   (weights) the format's (shaders/lib/formats/<format>.wgsl)
+//   x         storage, read  array<vec4<f32>> [ceil(k/4)]
+//   y         storage, rw    array<f32> [out_stride]; this chunk writes columns row_offset + r
+//   chunk     uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
+// (MoE expert variants add route, bytes_read and experts: src/gpu/kernels/moe/experts.ts.)
 
 override WG: u32 = 8u;           // lanes per workgroup; a power of two
 override LANES: u32 = 8u;        // lanes per row group, a power of two dividing WG

@@ -1,0 +1,113 @@
+// The linear kernels: each structure (shaders/matvec.wgsl, matmul_tiles.wgsl, matmul_rows.wgsl,
+// embed.wgsl) composed with each weight format of ./formats.ts. Each (structure, format) pair is its own
+// contract — matvec_dense, matmul_rows_q4, embed_ggml_q4_k, … — made once here, so pipelines and bind
+// group layouts are cached per (kernel, format). The bindings are step, the format's weights, then the
+// structure's own.
+import matvecSource from '../../../../shaders/matvec.wgsl?raw';
+import matmulTilesSource from '../../../../shaders/matmul_tiles.wgsl?raw';
+import matmulRowsSource from '../../../../shaders/matmul_rows.wgsl?raw';
+import embedSource from '../../../../shaders/embed.wgsl?raw';
+import type { GpuLinear, GpuLinearChunk } from '../../gpu-weights.ts';
+import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct, type Bindings, type Kernel } from '../../kernel.ts';
+import { kernelOp, type Op } from '../../op.ts';
+import type { PipelineCache } from '../../pipelines.ts';
+import type { MatmulRowsLayout, MatmulTilesLayout } from '../../tuning.ts';
+import { WEIGHT_FORMATS, weightFormat, type WeightFormat } from './formats.ts';
+import { CHUNK, Epilogue, jobPlain, type LinearTarget } from './linear-contract.ts';
+import { matmulRowsOp, ROWS_X_LIBS } from './matmul-rows.ts';
+import { matmulTilesOp } from './matmul-tiles.ts';
+import { matvecRowsOp } from './matvec-rows.ts';
+
+export interface EmbedTarget {
+  step: GPUBuffer;
+  ids: GPUBuffer;              // [n] u32
+  out: GPUBuffer;              // [n, H] f32
+}
+
+const EMBED_CHUNK = uniformStruct('Chunk', ['row_start', 'rows']);
+
+export interface LinearKernels {
+  matvec: Kernel;
+  matmul: Kernel;
+  matmulRows: Kernel;
+  embed: Kernel;
+}
+
+function linearBindings(f: WeightFormat, x: string): Bindings {
+  return { step: STEP, ...f.weights, x: read(x), y: rw('array<f32>'), chunk: CHUNK };
+}
+
+function make(f: WeightFormat): LinearKernels {
+  const constants = { ...Epilogue, PARTS: f.parts };
+  return {
+    matvec: defineKernel({
+      name: `matvec_${f.id}`, family: 'matvec', source: matvecSource, libs: [jobPlain, ...f.decode, ...f.dot],
+      reduces: true, constants, bindings: linearBindings(f, 'array<vec4<f32>>'),
+    }),
+    matmul: defineKernel({
+      name: `matmul_${f.id}`, family: 'matmul_tiles', source: matmulTilesSource, libs: [jobPlain, ...f.decode],
+      constants, bindings: linearBindings(f, 'array<f32>'),
+    }),
+    matmulRows: defineKernel({
+      name: `matmul_rows_${f.id}`, family: 'matmul_rows', source: matmulRowsSource, libs: [jobPlain, ...f.decode],
+      subgroupLibs: ROWS_X_LIBS, constants, bindings: linearBindings(f, 'array<f32>'),
+    }),
+    embed: defineKernel({
+      name: `embed_${f.id}`, family: 'embed', source: embedSource, libs: f.decode, constants: { PARTS: f.parts },
+      bindings: { step: STEP, ...f.weights, ids: read('array<u32>'), out: rw('array<f32>'), chunk: EMBED_CHUNK },
+    }),
+  };
+}
+
+const made = new Map<WeightFormat, LinearKernels>();
+
+/** The four kernels of a weight format (made once per format). */
+export function linearKernels(f: WeightFormat): LinearKernels {
+  let k = made.get(f);
+  if (!k) {
+    k = make(f);
+    made.set(f, k);
+  }
+  return k;
+}
+
+/** Every linear kernel, for the contract test. */
+export const LINEAR_KERNELS: readonly Kernel[] = WEIGHT_FORMATS.flatMap((f) => Object.values(linearKernels(f)));
+
+/** A chunk's format, its kernels, and the constants and weight buffers it gives them. */
+function forChunk(chunk: GpuLinearChunk) {
+  const f = weightFormat(chunk.format);
+  return { f, kernels: linearKernels(f), consts: f.consts(chunk.format), weights: f.buffers(chunk) };
+}
+
+/** The decode matvec of one chunk (one token), in the device's tuned layout for the chunk's format. */
+export function matvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
+  const p = forChunk(chunk);
+  return matvecRowsOp(cache, p.kernels.matvec, cache.tuning.matvec[chunk.format.kind], w, chunk, t, {
+    consts: p.consts, buffers: { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform },
+  });
+}
+
+/** The prefill matmul of one chunk (several tokens), in the device's tuned structure and layout. */
+export function matmulOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
+  const p = forChunk(chunk);
+  const layout: MatmulRowsLayout | MatmulTilesLayout = cache.tuning.matmul[chunk.format.kind];
+  const buffers = { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform };
+  return layout.kind === 'rows'
+    ? matmulRowsOp(cache, p.kernels.matmulRows, layout, w, chunk, t, { consts: p.consts, buffers })
+    : matmulTilesOp(cache, p.kernels.matmul, layout, w, chunk, t, { consts: p.consts, buffers });
+}
+
+const EMBED_WG = 64;
+
+/** The embedding gather of one chunk: a lane per decode block of a row, a workgroup row per token. */
+export function embedOp(cache: PipelineCache, e: GpuLinear, chunk: GpuLinearChunk, t: EmbedTarget): Op {
+  const p = forChunk(chunk);
+  const H = e.cols;
+  const uniform = uniformBuffer(cache.device, EMBED_CHUNK, { row_start: chunk.rowStart, rows: chunk.rows });
+  return kernelOp(cache, p.kernels.embed, {
+    label: `${e.name} gather`, consts: { ...p.consts, H, WG: EMBED_WG }, owned: [uniform],
+    buffers: { step: t.step, ...p.weights, ids: t.ids, out: t.out, chunk: uniform },
+    grid: (n) => [Math.ceil(Math.ceil(H / (p.f.parts * 8)) / EMBED_WG), n, 1],
+  });
+}
