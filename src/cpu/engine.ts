@@ -31,6 +31,12 @@ export interface CpuEngineStats {
   weightBytes: number;         // weight bytes in the kernels' memory
   memoryBytes: number;         // the whole memory (weights, KV cache, scratch)
   kvBytes: number;
+  bytesRead: number;           // weight bytes the linears have read since the engine was made
+  layerTokens: number;         // tokens run through this engine's layers (per runLayers call) since it was made
+  snapshots: number;           // recurrent-state snapshots kept now
+  snapshotPositions: number[];
+  bytesPerSnapshot: number;    // every held linear layer's conv + delta state, f32
+  snapshotBytes: number;
 }
 
 export class CpuEngine implements LayerEngine {
@@ -43,6 +49,7 @@ export class CpuEngine implements LayerEngine {
   readonly expertRuns: { layer: number; expert: number; tokens: number }[] = [];
   private readonly p: CpuEngineParts;
   private disposed = false;
+  private layerTokens = 0;
 
   constructor(parts: CpuEngineParts) {
     this.p = parts;
@@ -58,9 +65,12 @@ export class CpuEngine implements LayerEngine {
   }
 
   stats(): CpuEngineStats {
+    const positions = this.p.state.positions(), perSnapshot = this.p.state.bytesPerSnapshot();
     return {
       engine: 'wasm', simd: 'simd128', threads: 1, weightBytes: this.p.weightBytes,
-      memoryBytes: this.p.kernels.memory.buffer.byteLength, kvBytes: this.p.cache.bytes,
+      memoryBytes: this.p.kernels.memory.buffer.byteLength, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
+      layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
+      bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,
     };
   }
 
@@ -121,6 +131,7 @@ export class CpuEngine implements LayerEngine {
     const n = hidden.length / H;
     for (let i = first; i < end; i++) this.checkContinues(i, start, n);
     const k = this.p.kernels;
+    if (end > first) this.layerTokens += n;
     return k.frame(() => {
       const xp = k.input(hidden);
       for (let i = first; i < end; i++) {

@@ -35,6 +35,8 @@ export class WasmKernels {
   readonly memory: WebAssembly.Memory;
   private readonly k: KernelExports;
   private top: number;
+  /** Weight bytes the linears have read (rows × row bytes, scales included); tests count active parameters with it. */
+  bytesRead = 0;
 
   private constructor(memory: WebAssembly.Memory, exports: KernelExports) {
     this.memory = memory;
@@ -121,6 +123,7 @@ export class WasmKernels {
         const rowPtr = p.ptr + (a - base) * p.rowBytes;
         const scalePtr = p.scales ? p.scales + (a - base) * p.scaleRowBytes : 0;
         this.k.linear(p.fmt, rowPtr, scalePtr, xp, yp + (a - r0) * 4, 0, b - a, K, n, yStride, scratch);
+        this.bytesRead += (b - a) * (p.rowBytes + (p.scales ? p.scaleRowBytes : 0));
       }
       base += p.rows;
     }
