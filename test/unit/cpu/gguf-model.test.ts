@@ -64,3 +64,17 @@ describe('tiny GGUF dense-Q4_K_M split over three CPU engines', () => {
     for (const e of engines) await e.dispose();
   }, SLOW);
 });
+
+describe('a mixed room: a reference host and two CPU engines (tiny GGUF moe-Q8_0)', () => {
+  it('reference [0, 1) + embedding + head, CPU [1, 3), CPU [3, 4): the golden tokens', async () => {
+    const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['moe-Q8_0']);
+    const source = await resolveModelSource(m.path);
+    const hostWeights = await loadWeights(source, { layers: [0, 1], embedding: true, head: true });
+    const host = new ReferenceEngine(hostWeights, { ctx: CTX });
+    const guests = [await createCpuEngine(await loadWeights(source, { layers: [1, 3] }), { ctx: CTX }), await createCpuEngine(await loadWeights(source, { layers: [3, 4] }), { ctx: CTX })];
+    const room = new RoomEngine(host, [host, ...guests], { numLayers: 4, hiddenSize: hostWeights.config.hiddenSize });
+    const r = await new Generator(room, { ctx: CTX }).generate(golden.promptIds, { maxNewTokens: golden.maxNewTokens });
+    expect(r.ids).toEqual(golden.models['moe-Q8_0'].ids);
+    for (const e of guests) await e.dispose();
+  }, SLOW);
+});
