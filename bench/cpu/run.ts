@@ -2,8 +2,9 @@
 // layers, tied 151936-row head) in Q8_0, Q4_0 and Q4_K, prefill 64 and decode tok/s, beside the reference
 // engine and the WebGPU engine on this machine's software adapter (Dawn on lavapipe in Node), all in one
 // run; the machine's load is printed at the start and the end. Writes bench-results/cpu.json.
-// Not yet here: wllama in Chromium and native llama.cpp (the issue's two other peers), and threads.
-// CPU_BENCH_TYPES=Q4_0 runs one type; CPU_BENCH_REF=0 skips the (slow) reference.
+// Not yet here: wllama in Chromium and native llama.cpp (the issue's two other peers).
+// CPU_BENCH_TYPES=Q4_0 runs one type; CPU_BENCH_REF=0 skips the (slow) reference; CPU_BENCH_THREADS=N
+// the pool size beside one thread (default min(2, cores)).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -13,9 +14,10 @@ import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { randomCpuModel, type CpuBenchType } from './models.ts';
 
-export const title = 'CPU engine (WASM SIMD128, 1 thread): Qwen3-0.6B shape, 8 layers, random weights, prefill 64 / decode tok/s';
+export const title = 'CPU engine (WASM SIMD128, 1 and N threads): Qwen3-0.6B shape, 8 layers, random weights, prefill 64 / decode tok/s';
 
 const PROMPT = 64;
+const THREADS = Number(process.env.CPU_BENCH_THREADS ?? Math.min(2, cpus().length));
 const TYPES = (process.env.CPU_BENCH_TYPES ?? 'Q8_0,Q4_0,Q4_K').split(',') as CpuBenchType[];
 
 /** Prefill PROMPT tokens, then `gen` greedy decode tokens; tok/s of each. */
@@ -44,13 +46,24 @@ export async function run(): Promise<Record<string, number | string>> {
   for (const type of TYPES) {
     const weights = randomCpuModel(type, 8);
     const L = weights.config.numLayers;
-    const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40 });
-    await speeds(cpu, L, 2);                                   // warm up (JIT, memory growth)
-    await cpu.truncate(0);
-    const ours = await speeds(cpu, L, 32);
-    await cpu.dispose();
+    const wasm = async (threads: number): Promise<{ prefill: number; decode: number }> => {
+      const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40, threads });
+      await speeds(cpu, L, 2);                                 // warm up (JIT, memory growth)
+      await cpu.truncate(0);
+      const s = await speeds(cpu, L, 32);
+      await cpu.dispose();
+      return s;
+    };
+    const ours = await wasm(1);
     out[`${type} wasm prefill tok/s`] = ours.prefill;
     out[`${type} wasm decode tok/s`] = ours.decode;
+    if (THREADS > 1) {
+      const t = await wasm(THREADS);
+      out[`${type} wasm ${THREADS} threads prefill tok/s`] = t.prefill;
+      out[`${type} wasm ${THREADS} threads decode tok/s`] = t.decode;
+      out[`${type} threadsOverOnePrefill`] = t.prefill / ours.prefill;
+      out[`${type} threadsOverOneDecode`] = t.decode / ours.decode;
+    }
     const gpu = await webgpu(weights);
     if (gpu) {
       await speeds(gpu, L, 1);

@@ -19,7 +19,12 @@ export interface CpuEngineOptions {
   ctx?: number;
   /** Recurrent-state snapshots kept at most (default 66). */
   maxSnapshots?: number;
-  /** The compiled kernels (default: loadKernelBinary()). */
+  /**
+   * Threads the linears run on (default 1). More than 1 needs a caller that may block (Node, a Web
+   * Worker; a page only when cross-origin isolated) and loads the `threads` build of the kernels.
+   */
+  threads?: number;
+  /** The compiled kernels (default: loadKernelBinary(threads > 1)). */
   binary?: Uint8Array;
   onProgress?: (p: LoadProgress) => void;
 }
@@ -51,7 +56,9 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const kvBytes = attention.length * 2 * ctx * cfg.numKvHeads * cfg.headDim * 2;
   if (kvBytes > 2 ** 31) throw new CpuUnsupportedError(`createCpuEngine: a KV cache of ${ctx} tokens over ${attention.length} layers needs ${kvBytes} bytes; a wasm32 memory holds 4 GiB in all; choose a smaller ctx`);
 
-  const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary());
+  const threads = opts.threads ?? 1;
+  if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new EngineUsageError(`createCpuEngine: threads ${threads} must be a whole number in 1..64`);
+  const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1), { threads });
   const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
   let done = 0, placed = 0;
   const progress = (bytes: number): void => {

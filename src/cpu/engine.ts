@@ -27,7 +27,7 @@ export interface CpuEngineParts {
 export interface CpuEngineStats {
   engine: 'wasm';
   simd: 'simd128';
-  threads: 1;
+  threads: number;             // threads the linears run on
   weightBytes: number;         // weight bytes in the kernels' memory
   memoryBytes: number;         // the whole memory (weights, KV cache, scratch)
   kvBytes: number;
@@ -67,7 +67,7 @@ export class CpuEngine implements LayerEngine {
   stats(): CpuEngineStats {
     const positions = this.p.state.positions(), perSnapshot = this.p.state.bytesPerSnapshot();
     return {
-      engine: 'wasm', simd: 'simd128', threads: 1, weightBytes: this.p.weightBytes,
+      engine: 'wasm', simd: 'simd128', threads: this.p.kernels.threads, weightBytes: this.p.weightBytes,
       memoryBytes: this.p.kernels.memory.buffer.byteLength, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
       layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
       bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,
@@ -183,6 +183,7 @@ export class CpuEngine implements LayerEngine {
     this.disposed = true;
     this.p.cache.truncate(0);
     this.p.state.clear();
+    this.p.kernels.close();
   }
 
   private alive(): void {

@@ -3,6 +3,7 @@
 // outputs live in a frame above them that is dropped when it returns (`frame`). A wasm32 memory is at
 // most 4 GiB, so that is the most one CPU engine can hold.
 import { linearParts, type FormatCode } from './formats.ts';
+import { ThreadPool } from './thread-pool.ts';
 import type { Linear } from '../model/types.ts';
 
 const PAGE = 65536;
@@ -38,16 +39,37 @@ export class WasmKernels {
   /** Weight bytes the linears have read (rows × row bytes, scales included); tests count active parameters with it. */
   bytesRead = 0;
 
-  private constructor(memory: WebAssembly.Memory, exports: KernelExports) {
+  private constructor(memory: WebAssembly.Memory, exports: KernelExports, private readonly pool?: ThreadPool) {
     this.memory = memory;
     this.k = exports;
     this.top = align(exports.heapBase());
   }
 
-  static async create(binary: Uint8Array): Promise<WasmKernels> {
-    const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES });
+  /**
+   * One instance on a fresh memory. threads > 1 needs the `threads` build (shared memory) and a caller
+   * that may block (Node, a Web Worker): the linears' rows are then split over a pool of workers.
+   */
+  static async create(binary: Uint8Array, opts: { threads?: number } = {}): Promise<WasmKernels> {
+    const threads = opts.threads ?? 1;
+    const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, ...(threads > 1 ? { shared: true } : {}) });
     const { instance } = await WebAssembly.instantiate(binary as Uint8Array<ArrayBuffer>, { env: { memory } });
-    return new WasmKernels(memory, instance.exports as unknown as KernelExports);
+    const pool = threads > 1 ? await ThreadPool.create(binary, memory, threads) : undefined;
+    return new WasmKernels(memory, instance.exports as unknown as KernelExports, pool);
+  }
+
+  /** Threads the linears run on (1: this one only). */
+  get threads(): number {
+    return this.pool?.threads ?? 1;
+  }
+
+  /** Linear calls split across the pool so far (0 on one thread). */
+  get poolJobs(): number {
+    return this.pool?.jobs ?? 0;
+  }
+
+  /** Stops the pool's workers (the memory stays readable). */
+  close(): void {
+    this.pool?.close();
   }
 
   /** Bytes in use (weights, caches and the current frame). */
@@ -114,7 +136,8 @@ export class WasmKernels {
    */
   linearAt(w: WasmLinear, xp: number, n: number, yp: number, yStride: number, r0 = 0, r1 = w.rows): void {
     const K = w.cols;
-    const scratch = this.alloc(K * 4);
+    const T = this.threads;
+    const scratch = this.alloc(T * align(K * 4));
     let base = 0;
     for (const p of w.parts) {
       const a = Math.max(r0, base), b = Math.min(r1, base + p.rows);
@@ -122,7 +145,13 @@ export class WasmKernels {
         // row a of the matrix is row (a − base) of this run; its output column is a − r0
         const rowPtr = p.ptr + (a - base) * p.rowBytes;
         const scalePtr = p.scales ? p.scales + (a - base) * p.scaleRowBytes : 0;
-        this.k.linear(p.fmt, rowPtr, scalePtr, xp, yp + (a - r0) * 4, 0, b - a, K, n, yStride, scratch);
+        const y = yp + (a - r0) * 4;
+        if (this.pool && b - a >= 4 * T) {
+          this.pool.run({ fmt: p.fmt, w: rowPtr, scales: scalePtr, x: xp, y, rows: b - a, K, n, yStride }, scratch,
+            (row0, row1, s) => this.k.linear(p.fmt, rowPtr, scalePtr, xp, y, row0, row1, K, n, yStride, s));
+        } else {
+          this.k.linear(p.fmt, rowPtr, scalePtr, xp, y, 0, b - a, K, n, yStride, scratch);
+        }
         this.bytesRead += (b - a) * (p.rowBytes + (p.scales ? p.scaleRowBytes : 0));
       }
       base += p.rows;

@@ -9,7 +9,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type KernelVariant = 'simd';
+/** simd: one thread, plain memory; threads: a shared memory several workers run the same kernels on. */
+export type KernelVariant = 'simd' | 'threads';
 
 const ASM_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../asm');
 const ROOT = path.resolve(ASM_DIR, '../../..');
@@ -18,6 +19,7 @@ const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'pooled-cpu-kernels'
 /** asc flags per variant: no runtime (JS owns the imported memory), no abort import, SIMD128. */
 const FLAGS: Record<KernelVariant, string[]> = {
   simd: ['--runtime', 'stub', '--importMemory', '--use', 'abort=', '--noAssert', '-O3', '--enable', 'simd'],
+  threads: ['--runtime', 'stub', '--importMemory', '--sharedMemory', '--maximumMemory', '65536', '--use', 'abort=', '--noAssert', '-O3', '--enable', 'simd', '--enable', 'threads'],
 };
 
 function sources(): { name: string; text: string }[] {
