@@ -3,7 +3,7 @@
 // engine and the WebGPU engine on this machine's software adapter (Dawn on lavapipe in Node), all in one
 // run; the machine's load is printed at the start and the end. Writes bench-results/cpu.json.
 // Not yet here: wllama in Chromium and native llama.cpp (the issue's two other peers).
-// CPU_BENCH_TYPES=Q4_0 runs one type; CPU_BENCH_REF=0 skips the (slow) reference; CPU_BENCH_THREADS=N
+// CPU_BENCH_TYPES=Q4_0 runs one type; CPU_BENCH_REF=0 skips the (slow) reference, which runs on the first type only; CPU_BENCH_THREADS=N
 // the pool size beside one thread (default min(2, cores)).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -75,7 +75,7 @@ export async function run(): Promise<Record<string, number | string>> {
       out[`${type} wasmOverWebgpuPrefill`] = ours.prefill / g.prefill;
       out[`${type} wasmOverWebgpuDecode`] = ours.decode / g.decode;
     }
-    if (process.env.CPU_BENCH_REF !== '0') {
+    if (process.env.CPU_BENCH_REF !== '0' && type === TYPES[0]) {   // the reference is slow: one type
       const r = await speeds(new ReferenceEngine(weights, { ctx: PROMPT + 40 }), L, 4);
       out[`${type} reference prefill tok/s`] = r.prefill;
       out[`${type} reference decode tok/s`] = r.decode;
