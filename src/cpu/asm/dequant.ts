@@ -108,48 +108,68 @@ function rowQ5(src: usize, dst: usize, K: i32, min: bool): void {
   return sc | (m << 8);
 }
 
-/** Q4_K (five false) and Q5_K (five true), 256 values per block. */
+/** 16 unsigned bytes as f32, d · q − m (the K-quants' order), stored at dst. */
+@inline function storeU8Affine(v: v128, dst: usize, d: f32, m: f32): void {
+  const lo = i16x8.extend_low_i8x16_u(v), hi = i16x8.extend_high_i8x16_u(v);
+  const s = f32x4.splat(d), mm = f32x4.splat(m);
+  v128.store(dst, f32x4.sub(f32x4.mul(s, f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_u(lo))), mm));
+  v128.store(dst + 16, f32x4.sub(f32x4.mul(s, f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_u(lo))), mm));
+  v128.store(dst + 32, f32x4.sub(f32x4.mul(s, f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_u(hi))), mm));
+  v128.store(dst + 48, f32x4.sub(f32x4.mul(s, f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_u(hi))), mm));
+}
+
+/** Lanes of v where bit `bit` is set, as 16 (the Q5_K 5th bit), else 0. */
+@inline function bit16(v: v128, bit: i32): v128 {
+  return v128.and(i8x16.ne(v128.and(v, i8x16.splat(<i8>bit)), i8x16.splat(0)), i8x16.splat(16));
+}
+
+/** Q4_K (five false) and Q5_K (five true), 256 values per block, 16 lanes at a time. */
 function rowK45(src: usize, dst: usize, K: i32, five: bool): void {
   const bytes: usize = five ? 176 : 144;
+  const mask = i8x16.splat(15);
   for (let b = 0; b < K >> 8; b++) {
     const p = src + <usize>b * bytes, o = dst + (<usize>b << 10);
     const d = halfToF32(load<u16>(p)), dmin = halfToF32(load<u16>(p + 2));
+    const h0 = v128.load(p + 16), h1 = v128.load(p + 32);
     for (let pair = 0; pair < 4; pair++) {
       const sm1 = scaleMin(p + 4, 2 * pair), sm2 = scaleMin(p + 4, 2 * pair + 1);
       const d1 = d * <f32>(sm1 & 255), mm1 = dmin * <f32>(sm1 >> 8);
       const d2 = d * <f32>(sm2 & 255), mm2 = dmin * <f32>(sm2 >> 8);
       const q = p + (five ? 48 : 16) + 32 * pair, out = o + (<usize>(64 * pair) << 2);
-      const u1: u32 = 1 << (2 * pair), u2: u32 = 2 << (2 * pair);
-      for (let l = 0; l < 32; l++) {
-        const v = <u32>load<u8>(q + l);
-        let lo = v & 15, hi = v >> 4;
-        if (five) {
-          const h = <u32>load<u8>(p + 16 + l);
-          if (h & u1) lo += 16;
-          if (h & u2) hi += 16;
-        }
-        store<f32>(out + (<usize>l << 2), d1 * <f32>lo - mm1);
-        store<f32>(out + (<usize>(32 + l) << 2), d2 * <f32>hi - mm2);
+      const v0 = v128.load(q), v1 = v128.load(q + 16);
+      let lo0 = v128.and(v0, mask), lo1 = v128.and(v1, mask), hi0 = i8x16.shr_u(v0, 4), hi1 = i8x16.shr_u(v1, 4);
+      if (five) {
+        const u1 = 1 << (2 * pair), u2 = 2 << (2 * pair);
+        lo0 = v128.or(lo0, bit16(h0, u1)); lo1 = v128.or(lo1, bit16(h1, u1));
+        hi0 = v128.or(hi0, bit16(h0, u2)); hi1 = v128.or(hi1, bit16(h1, u2));
       }
+      storeU8Affine(lo0, out, d1, mm1);
+      storeU8Affine(lo1, out + 64, d1, mm1);
+      storeU8Affine(hi0, out + 128, d2, mm2);
+      storeU8Affine(hi1, out + 192, d2, mm2);
     }
   }
 }
 
+/** Q6_K, 256 values per block: 16 lanes share a scale (l < 16 and l ≥ 16 of each quarter). */
 function rowQ6_K(src: usize, dst: usize, K: i32): void {
+  const low = i8x16.splat(15), two = i8x16.splat(3);
   for (let b = 0; b < K >> 8; b++) {
     const p = src + <usize>b * 210, o = dst + (<usize>b << 10);
     const d = halfToF32(load<u16>(p + 208));
     for (let h = 0; h < 2; h++) {
       const ql = p + 64 * h, qh = p + 128 + 32 * h, sc = p + 192 + 8 * h, out = o + (<usize>(128 * h) << 2);
-      for (let l = 0; l < 32; l++) {
-        const is = l >> 4;
-        const a = <i32>load<u8>(ql + l), c = <i32>load<u8>(ql + 32 + l), hi = <i32>load<u8>(qh + l);
-        const s0 = d * <f32>load<i8>(sc + is), s2 = d * <f32>load<i8>(sc + is + 2);
-        const s4 = d * <f32>load<i8>(sc + is + 4), s6 = d * <f32>load<i8>(sc + is + 6);
-        store<f32>(out + (<usize>l << 2), s0 * <f32>(((a & 15) | ((hi & 3) << 4)) - 32));
-        store<f32>(out + (<usize>(l + 32) << 2), s2 * <f32>(((c & 15) | (((hi >> 2) & 3) << 4)) - 32));
-        store<f32>(out + (<usize>(l + 64) << 2), s4 * <f32>(((a >> 4) | (((hi >> 4) & 3) << 4)) - 32));
-        store<f32>(out + (<usize>(l + 96) << 2), s6 * <f32>(((c >> 4) | (((hi >> 6) & 3) << 4)) - 32));
+      for (let j = 0; j < 2; j++) {
+        const a = v128.load(ql + 16 * j), c = v128.load(ql + 32 + 16 * j), hi = v128.load(qh + 16 * j);
+        const q1 = v128.or(v128.and(a, low), i8x16.shl(v128.and(hi, two), 4));
+        const q2 = v128.or(v128.and(c, low), i8x16.shl(v128.and(i8x16.shr_u(hi, 2), two), 4));
+        const q3 = v128.or(i8x16.shr_u(a, 4), i8x16.shl(v128.and(i8x16.shr_u(hi, 4), two), 4));
+        const q4 = v128.or(i8x16.shr_u(c, 4), i8x16.shl(i8x16.shr_u(hi, 6), 4));
+        const at = out + (<usize>(16 * j) << 2);
+        storeU8(q1, at, -32, d * <f32>load<i8>(sc + j));
+        storeU8(q2, at + 128, -32, d * <f32>load<i8>(sc + j + 2));
+        storeU8(q3, at + 256, -32, d * <f32>load<i8>(sc + j + 4));
+        storeU8(q4, at + 384, -32, d * <f32>load<i8>(sc + j + 6));
       }
     }
   }
