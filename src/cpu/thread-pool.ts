@@ -5,8 +5,9 @@
 // Int32Array (Atomics.wait / notify), so a call stays synchronous: the caller must be allowed to block
 // (Node, or a Web Worker; never a page's main thread, where the engine runs single-threaded).
 
-// control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE
-const GEN = 0, STOP = 1, JOB = 2, DONE = 13, SLOTS = 16;
+// control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE,
+// FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits)
+const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, SLOTS = 16;
 
 /** The worker's whole program, as source: it runs unchanged in Node (eval worker) and a browser (blob). */
 const WORKER_SOURCE = `
@@ -25,7 +26,12 @@ listen(async ({ binary, memory, control, index }) => {
     const rows = c[j + 5], threads = c[j + 10];
     const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
     const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
-    if (r1 > r0) k.linear(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
+    try {
+      if (r1 > r0) k.linear(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
+    } catch (e) {
+      Atomics.store(c, ${FAILED}, index);
+      port.postMessage(String(e && e.stack || e));
+    }
     if (Atomics.add(c, ${DONE}, 1) + 1 === threads - 1) Atomics.notify(c, ${DONE});
   }
 });
@@ -75,8 +81,10 @@ export class ThreadPool {
     for (;;) {
       const done = Atomics.load(c, DONE);
       if (done === T - 1) break;
-      if (Atomics.wait(c, DONE, done, 60_000) === 'timed-out') throw new Error('ThreadPool: a worker did not finish its rows within 60 s');
+      if (Atomics.load(c, FAILED) !== 0) throw new Error(`ThreadPool: worker ${Atomics.load(c, FAILED)}'s kernel failed`);
+      if (Atomics.wait(c, DONE, done, 60_000) === 'timed-out') throw new Error(`ThreadPool: a worker did not finish its rows within 60 s (generation ${Atomics.load(c, GEN)}, ${done} of ${T - 1} done)`);
     }
+    if (Atomics.load(c, FAILED) !== 0) throw new Error(`ThreadPool: worker ${Atomics.load(c, FAILED)}'s kernel failed`);
   }
 
   close(): void {
