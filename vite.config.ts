@@ -1,6 +1,7 @@
 import { defineConfig } from 'vite';
 import { readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { cpuKernelsPlugin } from './src/cpu/build/vite-plugin.ts';
 
 // The app is index.html + src/ui (Lit). harness/*.html are small diagnostic pages that drive one part
 // (engine, room, preview) for the e2e tests; they are built and served beside the app.
@@ -16,6 +17,8 @@ const pureModules = (id: string): boolean => !/node_modules[\\/]@huggingface[\\/
 const treeshake = { moduleSideEffects: pureModules };
 
 export default defineConfig({
+  // The CPU engine's WASM kernels, compiled from src/cpu/asm/ (AssemblyScript) at build time.
+  plugins: [cpuKernelsPlugin()],
   build: {
     target: 'es2022', outDir: 'dist',
     // No source maps shipped by default (they were 3.8 MB of the build); POOLED_SOURCEMAP=1 npm run build for debugging.

@@ -4,14 +4,16 @@
 // `npm run bench -- --peers` runs bench/peers/run.ts instead: our engine beside llama.cpp (LLAMA_BENCH).
 // `npm run bench -- --room` runs bench/room-speed/run.ts (modelled devices over delayed links, the agent
 // corpus) and writes bench-results/room.json: its figures at the top level.
+// `npm run bench -- --cpu` runs bench/cpu/run.ts (the WASM engine beside the reference and WebGPU on the
+// software adapter) and writes bench-results/cpu.json.
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, peers: { type: 'boolean' }, room: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, peers: { type: 'boolean' }, room: { type: 'boolean' }, cpu: { type: 'boolean' } } });
 const dir = path.resolve('bench');
-const files = values.room ? ['room-speed/run.ts'] : values.peers
+const files = values.cpu ? ['cpu/run.ts'] : values.room ? ['room-speed/run.ts'] : values.peers
   ? ['peers/run.ts']
   : readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!values.only || f.includes(values.only))).sort();
 const results: Record<string, Record<string, number | string>> = {};
@@ -30,7 +32,7 @@ for (const file of files) {
     console.log(`  failed: ${(e as Error).message}`);
   }
 }
-const out = values.out ?? path.resolve('bench-results', values.room ? 'room.json' : 'bench.json');
+const out = values.out ?? path.resolve('bench-results', values.cpu ? 'cpu-run.json' : values.room ? 'room.json' : 'bench.json');
 mkdirSync(path.dirname(out), { recursive: true });
 const report = values.room ? { date: new Date().toISOString(), ...results['room-speed'] } : { date: new Date().toISOString(), results };
 writeFileSync(out, JSON.stringify(report, null, 2));

@@ -1,5 +1,5 @@
 // npm run generate -- --model DIR|URL|HF-ID|FILE.gguf --prompt TEXT | --prompt-ids 1,2,3 [--chat] [--max-new-tokens N]
-//   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu] [--ctx N] [--json]
+//   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu|wasm] [--ctx N] [--json]
 //   [--speculate lookup|draft:MODEL [--max-draft K] [--draft-length K|auto]]
 // Loads the whole model, encodes the prompt with the model's own tokenizer (with --chat: rendered as one
 // user turn through its chat template, thinking off), generates, and prints the ids, the text and stats.
@@ -41,7 +41,7 @@ const USAGE = `usage: npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [o
   --top-k K            keep the K most likely tokens (default off)
   --top-p P            nucleus sampling threshold in (0, 1] (default off)
   --seed S             sampling seed (default: random when sampling; printed in stats)
-  --backend B          reference (CPU, default) | webgpu (Dawn in Node)
+  --backend B          reference (CPU, default) | webgpu (Dawn in Node) | wasm (the WebAssembly SIMD engine, src/cpu)
   --ctx N              context size in tokens (default: prompt + max-new-tokens, at most the model's)
   --json               print one JSON object {"ids", "text", "stats"} and nothing else on stdout
   --speculate lookup   speculative decoding with prompt-lookup drafts (same tokens; stats add drafted, accepted, passes)
@@ -66,7 +66,7 @@ function numberOption(name: string, v: string | undefined, check: (n: number) =>
 
 interface Args {
   model: string; prompt?: string; promptIds?: number[]; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
-  topP?: number; seed?: number; backend: 'reference' | 'webgpu'; ctx?: number; json: boolean;
+  topP?: number; seed?: number; backend: 'reference' | 'webgpu' | 'wasm'; ctx?: number; json: boolean;
   speculate?: 'lookup' | { draft: string }; maxDraft?: number; draftLength?: number | 'auto';
 }
 
@@ -103,7 +103,7 @@ function parse(): Args {
     if (values.chat) fail(2, '--chat renders text: it cannot be used with --prompt-ids', true);
   }
   const backend = str('backend') ?? 'reference';
-  if (backend !== 'reference' && backend !== 'webgpu') fail(2, `--backend must be reference or webgpu, got "${backend}"`, true);
+  if (backend !== 'reference' && backend !== 'webgpu' && backend !== 'wasm') fail(2, `--backend must be reference, webgpu or wasm, got "${backend}"`, true);
   const whole = (n: number): boolean => Number.isInteger(n) && n >= 0;
   const args: Args = {
     model, ...(prompt !== undefined ? { prompt } : {}), ...(promptIds ? { promptIds } : {}), chat: values.chat === true, json: values.json === true, backend,
@@ -163,6 +163,12 @@ async function webgpuFactory(): Promise<CreateWebGPUEngine> {
   return mod.createWebGPUEngine;
 }
 
+/** The WASM engine (src/cpu); its kernels compile from src/cpu/asm/ on first use (cached). */
+async function wasmFactory(): Promise<CreateWebGPUEngine> {
+  const { createCpuEngine } = await import('../src/cpu/create-engine.ts');
+  return (weights, opts) => createCpuEngine(weights, opts);
+}
+
 /**
  * The draft model of --speculate draft:MODEL, whole, on the target's backend. Its tokenizer is checked
  * against the target's before its weights are read: another vocabulary exits 2 naming the difference.
@@ -207,7 +213,7 @@ function printHuman(result: GenerationResult, text: string, stats: Record<string
 
 async function main(): Promise<void> {
   const args = parse();
-  const createWebGPU = args.backend === 'webgpu' ? await webgpuFactory() : undefined;
+  const createWebGPU = args.backend === 'webgpu' ? await webgpuFactory() : args.backend === 'wasm' ? await wasmFactory() : undefined;
   const t0 = performance.now();
   const source = await resolveModelSource(args.model);
   const tokenizer = await Tokenizer.fromSource(source);

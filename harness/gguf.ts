@@ -1,7 +1,9 @@
 // GGUF harness: resolves ?model= (a .gguf URL, or repo:QUANT against ?hf=), reads the header by Range
 // with @huggingface/gguf as bundled for the browser, builds the tokenizer and chat template from the
 // metadata, loads every tensor and greedy-generates on the CPU reference engine (ggml blocks and MoE run
-// there until their kernels exist). Result on window.__gguf = { state: 'done', ids, … } or { state: 'error', … }.
+// there until their kernels exist; ?engine=wasm runs the WebAssembly engine of src/cpu instead). Result on
+// window.__gguf = { state: 'done', ids, … } or { state: 'error', … }.
+import { createCpuEngine } from '../src/cpu/create-engine.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
@@ -28,10 +30,12 @@ async function main(): Promise<void> {
   log(`${source.label}: ${config.modelType}, ${config.numLayers} layers, vocab ${tokenizer.vocabSize}, calls ${format}`);
   const weights = await loadWeights(source, { layers: [0, config.numLayers], embedding: true, head: true });
   const ctx = ids.length + Number(params.get('tokens') ?? 16);
-  const result = await new Generator(new ReferenceEngine(weights, { ctx }), { ctx }).generate(ids, { maxNewTokens: ctx - ids.length });
+  const wasm = params.get('engine') === 'wasm';
+  const engine = wasm ? await createCpuEngine(weights, { ctx }) : new ReferenceEngine(weights, { ctx });
+  const result = await new Generator(engine, { ctx }).generate(ids, { maxNewTokens: ctx - ids.length });
   if (result.error) throw result.error;
   log(`ids: ${result.ids.join(' ')}`);
-  w.__gguf = { state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize };
+  w.__gguf = { state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize, engine: wasm ? 'wasm' : 'reference' };
 }
 
 main().catch((e: Error & { code?: string }) => {

@@ -53,7 +53,7 @@ export class GuestSession {
   private lastForwardAt = 0;
   private lock: WakeLockSentinelLike | null = null;
 
-  constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: 'webgpu' | 'reference'; speed?: number; memoryBudgetBytes?: number } = {}) {
+  constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: 'webgpu' | 'reference' | 'wasm'; speed?: number; memoryBudgetBytes?: number } = {}) {
     this.store = new Store<GuestState>({
       status: 'connecting', roomId, name: opts.name ?? '', range: [0, 0], bytesDone: 0, bytesTotal: 0, tokensPerSecond: 0,
       wakeLock: 'wakeLock' in navigator ? 'off' : 'unsupported',

@@ -38,7 +38,7 @@ export interface HostStartOptions {
   /** Absent: the model's default context by its size (src/agent/budget.ts defaultContextFor). */
   ctx?: number;
   ckpt: number;
-  engine?: 'webgpu' | 'reference';
+  engine?: 'webgpu' | 'reference' | 'wasm';
   name?: string;
   speed?: number;
   memoryBudgetBytes?: number;   // what this device offers the room (default: derived from navigator.deviceMemory)

@@ -4,7 +4,8 @@
 //   ?ctx=<tokens>                 context size (default: by model size, see defaultContextFor; tools need about 8k)
 //   ?ckpt=<n>                     answer checkpoints kept (default 4; 0 = off, the pinned one too)
 //   ?room=<32 hex>                join this room as a guest (the invite link)
-//   ?engine=webgpu|reference      which engine runs this device's layers (default: WebGPU when present)
+//   ?engine=webgpu|wasm|reference which engine runs this device's layers (default: WebGPU when present;
+//                                 wasm: the WebAssembly SIMD engine of src/cpu for devices without a usable GPU)
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   &grammar=0                    replay: sample without the call grammar, as a server that takes none
@@ -31,7 +32,7 @@ export interface AppParams {
   ctx?: number;
   ckpt: number;
   room?: string;
-  engine?: 'webgpu' | 'reference';
+  engine?: 'webgpu' | 'reference' | 'wasm';
   agent?: 'replay';
   script?: string;
   delay: number;
@@ -86,7 +87,7 @@ export function parseAppParams(search: string): AppParams {
   }
   const engine = q.get('engine');
   if (engine) {
-    if (engine !== 'webgpu' && engine !== 'reference') throw new UrlParamError('engine', `must be webgpu or reference, got "${engine}"`);
+    if (engine !== 'webgpu' && engine !== 'wasm' && engine !== 'reference') throw new UrlParamError('engine', `must be webgpu, wasm or reference, got "${engine}"`);
     params.engine = engine;
   }
   const agent = q.get('agent');

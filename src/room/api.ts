@@ -22,11 +22,20 @@ import {
 import { CachingSource, IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
 import { JoinError } from './errors.ts';
 
-export type EngineKind = 'webgpu' | 'reference';
+export type EngineKind = 'webgpu' | 'reference' | 'wasm';
 
-/** The engine for a device's share: our WebGPU kernels, or the CPU reference (no WebGPU, or tests). */
+/**
+ * The engine for a device's share: our WebGPU kernels, our WASM SIMD kernels (src/cpu: devices without a
+ * usable GPU), or the CPU reference (tests, and the oracle).
+ */
 export function engineFactory(kind: EngineKind): EngineFactory {
   if (kind === 'reference') return async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
+  if (kind === 'wasm') {
+    return async (weights, { ctx }) => {
+      const { createCpuEngine } = await import('../cpu/create-engine.ts');
+      return createCpuEngine(weights, { ctx });
+    };
+  }
   return async (weights, { ctx }) => {
     const { createWebGPUEngine } = await import('../gpu/create-engine.ts');
     return createWebGPUEngine(weights, { ctx });

@@ -7,7 +7,7 @@ import type { DeviceCaps } from './protocol.ts';
 const GiB = 2 ** 30;
 
 export interface CapabilityOptions {
-  engine: 'webgpu' | 'reference';
+  engine: 'webgpu' | 'reference' | 'wasm';
   /** Override the memory budget (bytes). Default: suggestedOffer from what the browser reveals. */
   memoryBudgetBytes?: number;
   /** Override the measured speed (tests that want a fixed deal). */

@@ -35,7 +35,7 @@ export const PEER_LIMITS = {
 /** What a device reports on joining (see capabilities.ts for how it is measured). */
 export interface DeviceCaps {
   adapter: string;                 // "SwiftShader (fallback) · 1 GiB bindings · no f16", or "no WebGPU"
-  engine: 'webgpu' | 'reference';  // which LayerEngine the device runs
+  engine: 'webgpu' | 'reference' | 'wasm';  // which LayerEngine the device runs
   isFallbackAdapter: boolean;
   shaderF16: boolean;
   maxStorageBufferBindingSize: number;
@@ -107,6 +107,8 @@ const KIND_CODES: Record<FrameKind, number> = {
   hello: 1, assign: 2, progress: 3, ready: 4, forward: 5, result: 6, checkpoint: 7,
   ack: 8, heartbeat: 9, bye: 10, error: 11, read: 12, data: 13, 'link-lost': 14, skip: 15,
 };
+const ENGINE_CODES: Record<DeviceCaps['engine'], number> = { reference: 0, webgpu: 1, wasm: 2 };
+const ENGINE_BY_CODE = ['reference', 'webgpu', 'wasm'] as const;
 const KIND_BY_CODE = new Map(Object.entries(KIND_CODES).map(([k, c]) => [c, k as FrameKind]));
 
 export function encodeFrame(f: Frame): Uint8Array {
@@ -114,7 +116,7 @@ export function encodeFrame(f: Frame): Uint8Array {
   switch (f.kind) {
     case 'hello':
       w.u16(f.protocol).str(f.roomId).str(f.deviceId).str(f.name);
-      w.str(f.caps.adapter).u8(f.caps.engine === 'webgpu' ? 1 : 0)
+      w.str(f.caps.adapter).u8(ENGINE_CODES[f.caps.engine])
         .u8((f.caps.isFallbackAdapter ? 1 : 0) | (f.caps.shaderF16 ? 2 : 0))
         .f64(f.caps.maxStorageBufferBindingSize).f64(f.caps.maxBufferSize).f64(f.caps.deviceMemoryGiB)
         .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed);
@@ -197,11 +199,11 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       const name = r.str('name', 256);
       const adapter = r.str('caps.adapter', 1024);
       const engineCode = r.u8('caps.engine');
-      check(engineCode <= 1, kind, `caps.engine ${engineCode} is neither reference (0) nor webgpu (1)`);
+      check(engineCode <= 2, kind, `caps.engine ${engineCode} is none of reference (0), webgpu (1), wasm (2)`);
       const flags = r.u8('caps.flags');
       check(flags <= 3, kind, `caps.flags ${flags} has unknown bits`);
       const caps: DeviceCaps = {
-        adapter, engine: engineCode === 1 ? 'webgpu' : 'reference',
+        adapter, engine: ENGINE_BY_CODE[engineCode]!,
         isFallbackAdapter: (flags & 1) !== 0, shaderF16: (flags & 2) !== 0,
         maxStorageBufferBindingSize: r.f64('caps.maxStorageBufferBindingSize'), maxBufferSize: r.f64('caps.maxBufferSize'),
         deviceMemoryGiB: r.f64('caps.deviceMemoryGiB'), memoryBudgetBytes: r.f64('caps.memoryBudgetBytes'), speed: r.f64('caps.speed'),

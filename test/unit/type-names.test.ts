@@ -1,5 +1,5 @@
 // One name, one definition: the types, interfaces, classes and enums exported by the layers that meet at
-// the generate boundary (gpu, model, room, agent, preview) are listed with the TypeScript parser, and a
+// the generate boundary (gpu, cpu, model, room, agent, preview) are listed with the TypeScript parser, and a
 // name exported from two files fails, naming both. (A second FinishReason or ParsedCall would be caught.)
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import ts from 'typescript';
 import { expect, test } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const LAYERS = ['src/gpu', 'src/model', 'src/room', 'src/agent', 'src/preview'];
+const LAYERS = ['src/gpu', 'src/cpu', 'src/model', 'src/room', 'src/agent', 'src/preview'];
 
 function tsFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {

@@ -30,7 +30,8 @@ describe('URL parameters', () => {
     expect((bad('?ctx=100') as Error).message).toBe('?ctx= must be between 256 and 262144, got 100');
     expect((bad('?ckpt=-1') as Error).message).toBe('?ckpt= must be a whole number, got "-1"');
     expect((bad('?room=abc') as Error).message).toMatch(/^\?room= must be a room id of 32 hex digits/);
-    expect((bad('?engine=cuda') as Error).message).toBe('?engine= must be webgpu or reference, got "cuda"');
+    expect((bad('?engine=cuda') as Error).message).toBe('?engine= must be webgpu, wasm or reference, got "cuda"');
+    expect(parseAppParams('?engine=wasm').engine).toBe('wasm');
     expect((bad('?speed=fast') as Error).message).toBe('?speed= must be a positive number, got "fast"');
     expect((bad('?agent=openai') as Error).message).toMatch(/^\?agent= must be replay/);
   });

@@ -143,7 +143,7 @@ describe('npm run generate', () => {
     expect(noModel.stderr).toMatch(/--model is required/);
     const badBackend = await generate('--model', model, '--prompt', 'x', '--backend', 'cuda');
     expect(badBackend.code).toBe(2);
-    expect(badBackend.stderr).toMatch(/--backend must be reference or webgpu, got "cuda"/);
+    expect(badBackend.stderr).toMatch(/--backend must be reference, webgpu or wasm, got "cuda"/);
     const badTemp = await generate('--model', model, '--prompt', 'x', '--temperature', 'hot');
     expect(badTemp.stderr).toMatch(/--temperature needs a number >= 0, got "hot"/);
   }, SLOW);

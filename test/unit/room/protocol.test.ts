@@ -27,6 +27,18 @@ describe('frames', () => {
     expect(new Set(every.map((f) => f.kind)).size).toBe(15);
   });
 
+  test('a hello names each engine (reference, webgpu, wasm) and refuses an unknown engine code', () => {
+    for (const engine of ['reference', 'webgpu', 'wasm'] as const) {
+      const f: Frame = { kind: 'hello', protocol: 1, roomId: '0123456789abcdef0123456789abcdef', deviceId: 'abc123xyz', name: 'Laptop', caps: { ...caps, engine } };
+      expect(decodeFrame(encodeFrame(f))).toEqual(f);
+    }
+    const bytes = encodeFrame(every[0]!);
+    const other = encodeFrame({ ...(every[0] as Extract<Frame, { kind: 'hello' }>), caps: { ...caps, engine: 'reference' } });
+    const at = bytes.findIndex((v, i) => v !== other[i]);   // the engine byte: the only one that differs
+    bytes[at] = 3;
+    expect(() => decodeFrame(bytes)).toThrow(/caps.engine 3 is none of reference \(0\), webgpu \(1\), wasm \(2\)/);
+  });
+
   test('hidden states keep their exact f32 bits (NaN payloads, -0, subnormals)', () => {
     const hidden = new Float32Array([-0, 1e-45, 3.4e38, -1.5, Number.NaN]);
     const back = decodeFrame(encodeFrame({ kind: 'result', epoch: 1, seq: 1, kvLength: 5, hidden })) as Extract<Frame, { kind: 'result' }>;

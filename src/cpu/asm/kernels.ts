@@ -1,0 +1,11 @@
+// The entry of the WASM kernels (AssemblyScript, compiled with SIMD128 by src/cpu/build/compile-kernels.ts).
+// No AssemblyScript runtime: the memory is imported and JS (src/cpu/wasm-kernels.ts) places every
+// buffer above heapBase(); every export takes byte addresses into that memory.
+export { dequantRow, rowBytes } from './dequant';
+export { linear } from './linear';
+export { addInPlace, attention, fromHalf, rmsnorm, rope, siluMul, toHalf } from './ops';
+
+/** First byte JS may use (after the module's static data). */
+export function heapBase(): usize {
+  return __heap_base;
+}

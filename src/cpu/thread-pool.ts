@@ -1,0 +1,114 @@
+// Workers that run the linear kernel on a share of a weight's rows, all on one shared WebAssembly memory
+// (the `threads` build of src/cpu/asm/). The calling thread takes rows [0, R/T), worker i − 1 rows
+// [i·R/T, (i+1)·R/T); each row is computed by the same code whatever the split, so 1 and N threads give
+// bit-identical results. Synchronisation is a generation counter and a done counter in a small shared
+// Int32Array (Atomics.wait / notify), so a call stays synchronous: the caller must be allowed to block
+// (Node, or a Web Worker; never a page's main thread, where the engine runs single-threaded).
+
+// control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE,
+// FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits)
+const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, SLOTS = 16;
+
+/** The worker's whole program, as source: it runs unchanged in Node (eval worker) and a browser (blob). */
+const WORKER_SOURCE = `
+const port = typeof require === 'function' ? require('node:worker_threads').parentPort : self;
+const listen = (fn) => (port.on ? port.on('message', fn) : port.addEventListener('message', (e) => fn(e.data)));
+listen(async ({ binary, memory, control, index }) => {
+  const { instance } = await WebAssembly.instantiate(binary, { env: { memory } });
+  const k = instance.exports, c = new Int32Array(control);
+  port.postMessage('ready');
+  let gen = 0;
+  for (;;) {
+    Atomics.wait(c, ${GEN}, gen);
+    gen = Atomics.load(c, ${GEN});
+    if (Atomics.load(c, ${STOP}) === 1) return;
+    const j = ${JOB};
+    const rows = c[j + 5], threads = c[j + 10];
+    const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
+    const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
+    try {
+      if (r1 > r0) k.linear(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
+    } catch (e) {
+      Atomics.store(c, ${FAILED}, index);
+      port.postMessage(String(e && e.stack || e));
+    }
+    if (Atomics.add(c, ${DONE}, 1) + 1 === threads - 1) Atomics.notify(c, ${DONE});
+  }
+});
+`;
+
+interface AnyWorker { postMessage(m: unknown): void; terminate(): unknown }
+
+export interface LinearJob { fmt: number; w: number; scales: number; x: number; y: number; rows: number; K: number; n: number; yStride: number }
+
+export class ThreadPool {
+  /** Jobs split across the workers so far (tests check the pool really ran). */
+  jobs = 0;
+
+  private constructor(readonly threads: number, private readonly control: Int32Array, private readonly workers: AnyWorker[]) {}
+
+  /** threads − 1 workers on `memory` (shared), each with its own instance of `binary`. */
+  static async create(binary: Uint8Array, memory: WebAssembly.Memory, threads: number): Promise<ThreadPool> {
+    if (!(Number.isInteger(threads) && threads >= 2 && threads <= 64)) throw new RangeError(`ThreadPool: ${threads} threads (2..64)`);
+    if (!(memory.buffer instanceof SharedArrayBuffer)) throw new TypeError('ThreadPool: the memory is not shared');
+    const control = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
+    const workers: AnyWorker[] = [];
+    const ready: Promise<void>[] = [];
+    for (let i = 1; i < threads; i++) {
+      const { worker, first } = await spawn();
+      workers.push(worker);
+      ready.push(first);
+      worker.postMessage({ binary, memory, control: control.buffer, index: i });
+    }
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('ThreadPool: workers did not start within 30 s')), 30_000));
+    await Promise.race([Promise.all(ready), timeout]).catch((e: unknown) => { workers.forEach((w) => w.terminate()); throw e; });
+    return new ThreadPool(threads, control, workers);
+  }
+
+  /**
+   * The linear kernel over all `rows` of the job, split across the threads; `linear` runs the caller's
+   * share. scratch: threads × align16(K·4) bytes, one slice per thread.
+   */
+  run(job: LinearJob, scratch: number, linear: (row0: number, row1: number, scratch: number) => void): void {
+    const c = this.control, T = this.threads;
+    this.jobs++;
+    c.set([job.fmt, job.w | 0, job.scales | 0, job.x | 0, job.y | 0, job.rows, job.K, job.n, job.yStride, scratch | 0, T], JOB);
+    Atomics.store(c, DONE, 0);
+    Atomics.add(c, GEN, 1);
+    Atomics.notify(c, GEN);
+    const r1 = Math.floor(job.rows / T);
+    if (r1 > 0) linear(0, r1, scratch);
+    for (;;) {
+      const done = Atomics.load(c, DONE);
+      if (done === T - 1) break;
+      if (Atomics.load(c, FAILED) !== 0) throw new Error(`ThreadPool: worker ${Atomics.load(c, FAILED)}'s kernel failed`);
+      if (Atomics.wait(c, DONE, done, 60_000) === 'timed-out') throw new Error(`ThreadPool: a worker did not finish its rows within 60 s (generation ${Atomics.load(c, GEN)}, ${done} of ${T - 1} done)`);
+    }
+    if (Atomics.load(c, FAILED) !== 0) throw new Error(`ThreadPool: worker ${Atomics.load(c, FAILED)}'s kernel failed`);
+  }
+
+  close(): void {
+    Atomics.store(this.control, STOP, 1);
+    Atomics.add(this.control, GEN, 1);
+    Atomics.notify(this.control, GEN);
+    for (const w of this.workers) w.terminate();
+  }
+}
+
+async function spawn(): Promise<{ worker: AnyWorker; first: Promise<void> }> {
+  if (typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined') {
+    const name = 'node:worker_threads';   // Node only: kept out of browser bundles
+    const { Worker } = (await import(/* @vite-ignore */ name)) as typeof import('node:worker_threads');
+    const worker = new Worker(WORKER_SOURCE, { eval: true });
+    worker.unref();
+    const first = new Promise<void>((resolve, reject) => { worker.once('message', () => resolve()); worker.once('error', reject); });
+    return { worker, first };
+  }
+  const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+  const worker = new Worker(url);
+  const first = new Promise<void>((resolve, reject) => {
+    worker.addEventListener('message', () => resolve(), { once: true });
+    worker.addEventListener('error', (e) => reject(new Error(e.message)), { once: true });
+  });
+  return { worker, first };
+}

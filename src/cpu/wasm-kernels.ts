@@ -1,0 +1,238 @@
+// One instance of the WASM kernels (src/cpu/asm/) and the memory they work in. JS owns the memory:
+// weights and caches are placed once (`put`, `alloc`) from the bottom up; each operation's inputs and
+// outputs live in a frame above them that is dropped when it returns (`frame`). A wasm32 memory is at
+// most 4 GiB, so that is the most one CPU engine can hold.
+import { linearParts, type FormatCode } from './formats.ts';
+import { ThreadPool } from './thread-pool.ts';
+import type { Linear } from '../model/types.ts';
+
+const PAGE = 65536;
+const MAX_PAGES = 65536;       // 4 GiB
+
+interface KernelExports {
+  heapBase(): number;
+  rowBytes(fmt: number, K: number): number;
+  dequantRow(fmt: number, src: number, scales: number, dst: number, K: number): void;
+  linear(fmt: number, w: number, scales: number, x: number, y: number, row0: number, row1: number, K: number, n: number, yStride: number, scratch: number): void;
+  rmsnorm(x: number, w: number, y: number, rows: number, width: number, eps: number): void;
+  rope(x: number, cs: number, n: number, heads: number, D: number, R: number): void;
+  siluMul(gu: number, out: number, n: number, I: number): void;
+  toHalf(src: number, dst: number, count: number): void;
+  fromHalf(src: number, dst: number, count: number): void;
+  addInPlace(x: number, y: number, count: number): void;
+  attention(q: number, keys: number, values: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number, kbuf: number, scores: number): void;
+}
+
+/** A weight placed in the kernels' memory: its row runs, each in one format. */
+export interface WasmLinear {
+  rows: number;                // N
+  cols: number;                // K
+  parts: { fmt: FormatCode; rows: number; ptr: number; scales: number; rowBytes: number; scaleRowBytes: number }[];
+  bytes: number;               // weight bytes held
+  name: string;
+}
+
+export class WasmKernels {
+  readonly memory: WebAssembly.Memory;
+  private readonly k: KernelExports;
+  private top: number;
+  /** Weight bytes the linears have read (rows × row bytes, scales included); tests count active parameters with it. */
+  bytesRead = 0;
+
+  private constructor(memory: WebAssembly.Memory, exports: KernelExports, private readonly pool?: ThreadPool) {
+    this.memory = memory;
+    this.k = exports;
+    this.top = align(exports.heapBase());
+  }
+
+  /**
+   * One instance on a fresh memory. threads > 1 needs the `threads` build (shared memory) and a caller
+   * that may block (Node, a Web Worker): the linears' rows are then split over a pool of workers.
+   */
+  static async create(binary: Uint8Array, opts: { threads?: number } = {}): Promise<WasmKernels> {
+    const threads = opts.threads ?? 1;
+    const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, ...(threads > 1 ? { shared: true } : {}) });
+    const { instance } = await WebAssembly.instantiate(binary as Uint8Array<ArrayBuffer>, { env: { memory } });
+    const pool = threads > 1 ? await ThreadPool.create(binary, memory, threads) : undefined;
+    return new WasmKernels(memory, instance.exports as unknown as KernelExports, pool);
+  }
+
+  /** Threads the linears run on (1: this one only). */
+  get threads(): number {
+    return this.pool?.threads ?? 1;
+  }
+
+  /** Linear calls split across the pool so far (0 on one thread). */
+  get poolJobs(): number {
+    return this.pool?.jobs ?? 0;
+  }
+
+  /** Stops the pool's workers (the memory stays readable). */
+  close(): void {
+    this.pool?.close();
+  }
+
+  /** Bytes in use (weights, caches and the current frame). */
+  get used(): number {
+    return this.top;
+  }
+
+  /** `bytes` of memory, 16-aligned, zeroed when new. */
+  alloc(bytes: number): number {
+    const at = this.top;
+    const end = align(at + bytes);
+    const have = this.memory.buffer.byteLength;
+    if (end > have) {
+      const pages = Math.ceil((end - have) / PAGE);
+      if (have / PAGE + pages > MAX_PAGES) throw new RangeError(`the CPU engine needs ${end} bytes, over a wasm32 memory's 4 GiB`);
+      this.memory.grow(pages);
+    }
+    this.top = end;
+    return at;
+  }
+
+  /** A copy of `data` in the memory; its address. */
+  put(data: Uint8Array | Float32Array): number {
+    const bytes = data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const at = this.alloc(bytes.byteLength);
+    this.u8(at, bytes.byteLength).set(bytes);
+    return at;
+  }
+
+  /** Runs fn with scratch allocations that are freed when it returns. */
+  frame<T>(fn: () => T): T {
+    const mark = this.top;
+    try { return fn(); } finally { this.top = mark; }
+  }
+
+  u8(ptr: number, n: number): Uint8Array { return new Uint8Array(this.memory.buffer, ptr, n); }
+  f32(ptr: number, n: number): Float32Array { return new Float32Array(this.memory.buffer, ptr, n); }
+  u16(ptr: number, n: number): Uint16Array { return new Uint16Array(this.memory.buffer, ptr, n); }
+
+  /** A Linear's bytes, as stored, placed in the memory. */
+  placeLinear(l: Linear): WasmLinear {
+    let bytes = 0;
+    const parts = linearParts(l).map((p) => {
+      const rowBytes = this.k.rowBytes(p.fmt, l.cols);
+      if (rowBytes < 0 || p.bytes.byteLength !== rowBytes * p.rows) throw new RangeError(`${p.name}: ${p.bytes.byteLength} bytes for ${p.rows} rows of ${l.cols}`);
+      const ptr = this.put(p.bytes);
+      const scales = p.scales ? this.put(p.scales) : 0;
+      bytes += p.bytes.byteLength + (p.scales?.byteLength ?? 0);
+      return { fmt: p.fmt, rows: p.rows, ptr, scales, rowBytes, scaleRowBytes: (l.cols / 32) * 2 };
+    });
+    return { rows: l.rows, cols: l.cols, parts, bytes, name: linearParts(l).map((p) => p.name).join('+') };
+  }
+
+  /** f32 input placed in the current frame. */
+  input(x: Float32Array): number {
+    const at = this.alloc(x.byteLength);
+    this.f32(at, x.length).set(x);
+    return at;
+  }
+
+  /**
+   * y [n, r1 − r0] = x [n, K] · W[r0:r1]ᵀ with x at address xp; writes at yp (yStride floats a token).
+   * Walks the row runs, so a fused matrix of mixed types (Q4_K_M's q|k|v) and an expert's rows work alike.
+   */
+  linearAt(w: WasmLinear, xp: number, n: number, yp: number, yStride: number, r0 = 0, r1 = w.rows): void {
+    const K = w.cols;
+    const T = this.threads;
+    const scratch = this.alloc(T * align(K * 4));
+    let base = 0;
+    for (const p of w.parts) {
+      const a = Math.max(r0, base), b = Math.min(r1, base + p.rows);
+      if (a < b) {
+        // row a of the matrix is row (a − base) of this run; its output column is a − r0
+        const rowPtr = p.ptr + (a - base) * p.rowBytes;
+        const scalePtr = p.scales ? p.scales + (a - base) * p.scaleRowBytes : 0;
+        const y = yp + (a - r0) * 4;
+        if (this.pool && b - a >= 4 * T) {
+          this.pool.run({ fmt: p.fmt, w: rowPtr, scales: scalePtr, x: xp, y, rows: b - a, K, n, yStride }, scratch,
+            (row0, row1, s) => this.k.linear(p.fmt, rowPtr, scalePtr, xp, y, row0, row1, K, n, yStride, s));
+        } else {
+          this.k.linear(p.fmt, rowPtr, scalePtr, xp, y, 0, b - a, K, n, yStride, scratch);
+        }
+        this.bytesRead += (b - a) * (p.rowBytes + (p.scales ? p.scaleRowBytes : 0));
+      }
+      base += p.rows;
+    }
+  }
+
+  /** y [n, r1 − r0] = x · W[r0:r1]ᵀ, a fresh array. */
+  linear(w: WasmLinear, x: Float32Array, n: number, r0 = 0, r1 = w.rows): Float32Array {
+    if (x.length !== n * w.cols) throw new RangeError(`linear ${w.name}: input has ${x.length} values, expected ${n}×${w.cols}`);
+    return this.frame(() => {
+      const N = r1 - r0;
+      const xp = this.input(x), yp = this.alloc(n * N * 4);
+      this.linearAt(w, xp, n, yp, N, r0, r1);
+      return this.f32(yp, n * N).slice();
+    });
+  }
+
+  /** Rows `ids` of W decoded to f32 [ids.length, K] (the embedding gather). */
+  rows(w: WasmLinear, ids: readonly number[]): Float32Array {
+    const K = w.cols;
+    return this.frame(() => {
+      const out = this.alloc(ids.length * K * 4);
+      ids.forEach((id, t) => {
+        let base = 0;
+        for (const p of w.parts) {
+          if (id >= base && id < base + p.rows) {
+            const r = id - base;
+            this.k.dequantRow(p.fmt, p.ptr + r * p.rowBytes, p.scales ? p.scales + r * p.scaleRowBytes : 0, out + t * K * 4, K);
+            break;
+          }
+          base += p.rows;
+        }
+      });
+      return this.f32(out, ids.length * K).slice();
+    });
+  }
+
+  /** RMSNorm of rows of width weight.length; weight at address wp. */
+  rmsnormAt(xp: number, wp: number, yp: number, rows: number, width: number, eps: number): void {
+    this.k.rmsnorm(xp, wp, yp, rows, width, eps);
+  }
+
+  rmsnorm(x: Float32Array, wp: number, width: number, eps: number): Float32Array {
+    const rows = x.length / width;
+    return this.frame(() => {
+      const xp = this.input(x);
+      this.k.rmsnorm(xp, wp, xp, rows, width, eps);
+      return this.f32(xp, x.length).slice();
+    });
+  }
+
+  /** NeoX RoPE in place at xp [n, heads·D] with cs [n, R/2, 2] (cos, sin) at csp. */
+  ropeAt(xp: number, csp: number, n: number, heads: number, D: number, R: number): void {
+    this.k.rope(xp, csp, n, heads, D, R);
+  }
+
+  siluMulAt(gup: number, outp: number, n: number, I: number): void {
+    this.k.siluMul(gup, outp, n, I);
+  }
+
+  /** x += y over count f32 at addresses xp, yp. */
+  addAt(xp: number, yp: number, count: number): void {
+    this.k.addInPlace(xp, yp, count);
+  }
+
+  toHalfAt(src: number, dst: number, count: number): void {
+    this.k.toHalf(src, dst, count);
+  }
+
+  fromHalfAt(src: number, dst: number, count: number): void {
+    this.k.fromHalf(src, dst, count);
+  }
+
+  /** Causal GQA at q [n, Hq·D] for positions pos0.. over f16 keys/values; out [n, Hq·D]. */
+  attentionAt(q: number, keys: number, values: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number): void {
+    const kbuf = this.alloc(D * 4);
+    const scores = this.alloc((pos0 + n) * 8);
+    this.k.attention(q, keys, values, out, n, pos0, Hq, Hkv, D, kbuf, scores);
+  }
+}
+
+function align(p: number): number {
+  return Math.ceil(p / 16) * 16;
+}

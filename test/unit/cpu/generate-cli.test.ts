@@ -1,0 +1,35 @@
+// `npm run generate -- --backend wasm` end to end, spawned as a user runs it: the tiny safetensors
+// golden and the tiny Q4_K_M MoE GGUF golden on the CPU (WASM) engine.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { expect, it } from 'vitest';
+import { GOLDEN_FILE, GOLDEN_MODEL, type GoldenFile } from '../../goldens/golden-setup.ts';
+import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../../goldens/gguf-golden-setup.ts';
+import { tinyGgufModel, tinyModelDir } from '../../helpers/tiny-model.ts';
+
+const root = resolve(import.meta.dirname, '../../..');
+// tsx start-up, a model load and (on a fresh clone) the kernels' compile, on a loaded 2-core box
+const SLOW = 300_000;
+
+function generate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    execFile(process.execPath, ['--import', 'tsx', '--import', './bin/wgsl-loader.mjs', 'bin/generate.ts', ...args], { cwd: root, timeout: SLOW },
+      (err, stdout, stderr) => ok({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+  });
+}
+
+it('--backend wasm gives the safetensors golden and the Q4_K_M MoE GGUF golden', async () => {
+  const golden = JSON.parse(readFileSync(GOLDEN_FILE, 'utf8')) as GoldenFile;
+  const r = await generate('--model', await tinyModelDir({ ...GOLDEN_MODEL, format: 'safetensors' }), '--prompt-ids', golden.promptIds.join(','), '--max-new-tokens', '32', '--backend', 'wasm', '--json');
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  const out = JSON.parse(r.stdout) as { ids: number[]; stats: Record<string, unknown> };
+  expect(out.ids).toEqual(golden.formats.safetensors.ids);
+  expect(out.stats).toMatchObject({ backend: 'wasm', generated: 32 });
+  const g = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
+  const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['moe-Q4_K_M']);
+  const r2 = await generate('--model', m.path, '--prompt-ids', g.promptIds.join(','), '--max-new-tokens', '32', '--backend', 'wasm', '--json');
+  expect(r2.code).toBe(0);
+  expect((JSON.parse(r2.stdout) as { ids: number[] }).ids).toEqual(g.models['moe-Q4_K_M'].ids);
+}, SLOW);

@@ -1,0 +1,69 @@
+// Issue 29 acceptance 1, threads: the linear kernel split over a worker pool on one shared memory gives
+// bit-identical results to one thread, for every weight format, on odd row counts; and a whole model on
+// 2 and 3 threads gives the same hidden states (bit for bit) and the golden tokens.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuEngine } from '../../../src/cpu/create-engine.ts';
+import { loadKernelBinary } from '../../../src/cpu/kernel-binary.ts';
+import { WasmKernels } from '../../../src/cpu/wasm-kernels.ts';
+import { Generator } from '../../../src/model/generator.ts';
+import { loadWeights } from '../../../src/model/load-weights.ts';
+import { quantizeGgml } from '../../../src/model/formats/gguf/ggml-quantize.ts';
+import { GGML_TYPES } from '../../../src/model/formats/gguf/ggml-types.ts';
+import { resolveModelSource } from '../../../src/model/sources/resolve.ts';
+import { quantizeQ4f16 } from '../../../src/model/tensor-utils.ts';
+import type { GgmlType, Linear } from '../../../src/model/types.ts';
+import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../../goldens/gguf-golden-setup.ts';
+import { tinyGgufModel } from '../../helpers/tiny-model.ts';
+import { randomF32, testKernels } from './helpers.ts';
+
+const TYPES: GgmlType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K'];
+const SLOW = 240_000;   // the threads build compiles on first use; workers start
+
+describe('the linear kernel on 1 and 3 threads', () => {
+  let one: WasmKernels, three: WasmKernels;
+  beforeAll(async () => {
+    one = await testKernels();
+    three = await WasmKernels.create(await loadKernelBinary(true), { threads: 3 });
+    expect(three.threads).toBe(3);
+    expect(three.memory.buffer).toBeInstanceOf(SharedArrayBuffer);
+  }, SLOW);
+  afterAll(() => three?.close());
+
+  const cases: [string, Linear][] = [
+    ...TYPES.map((t): [string, Linear] => {
+      const K = GGML_TYPES[t].blockSize === 1 ? 67 : 2 * GGML_TYPES[t].blockSize;
+      return [`${t} 101×${K}`, { kind: 'ggml', rows: 101, cols: K, segments: [{ name: t, type: t, rows: 101, bytes: quantizeGgml(t, randomF32(101 * K, 3, 0.5), 101, K) }] }];
+    }),
+    ['MLC q4f16_1 77×64', quantizeQ4f16('w', randomF32(77 * 64, 4, 0.5), 77, 64)],
+  ];
+  it.each(cases)('%s: n = 1 and n = 7 tokens, bit for bit', (_label, w) => {
+    const a = one.placeLinear(w), b = three.placeLinear(w);
+    const jobs = three.poolJobs;
+    for (const n of [1, 7]) {
+      const x = randomF32(n * w.cols, 10 + n);
+      const single = one.linear(a, x, n);
+      expect(three.linear(b, x, n)).toEqual(single);
+      expect(three.linear(b, x, n, 13, 90)).toEqual(one.linear(a, x, n, 13, 90));
+    }
+    expect(three.poolJobs - jobs).toBe(4);   // every call above was split across the workers
+  });
+});
+
+it('a whole model (tiny GGUF dense-Q4_K_M) on 1, 2 and 3 threads: the same hidden states bit for bit, the golden tokens', async () => {
+  const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
+  const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['dense-Q4_K_M']);
+  const weights = await loadWeights(await resolveModelSource(m.path), { layers: [0, 4], embedding: true, head: true });
+  const hidden: Float32Array[] = [];
+  for (const threads of [1, 2, 3]) {
+    const engine = await createCpuEngine(weights, { ctx: 64, threads });
+    expect(engine.stats().threads).toBe(threads);
+    hidden.push(await engine.runLayers([0, 4], 0, await engine.embed(golden.promptIds)));
+    await engine.truncate(0);
+    const r = await new Generator(engine, { ctx: 64 }).generate(golden.promptIds, { maxNewTokens: golden.maxNewTokens });
+    expect(r.ids).toEqual(golden.models['dense-Q4_K_M'].ids);
+    await engine.dispose();
+  }
+  expect(hidden[1]).toEqual(hidden[0]);
+  expect(hidden[2]).toEqual(hidden[0]);
+}, SLOW);
