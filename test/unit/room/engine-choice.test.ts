@@ -119,3 +119,14 @@ test('the hello carries the engine\'s card name (and an empty one decodes to non
   const g: Frame = { ...f, caps: bare };
   expect(decodeFrame(encodeFrame(g))).toEqual(g);
 });
+
+test('the real probe in Node (no WebGPU here): WebGPU reported missing, the WASM kernels measured and offered', async () => {
+  const { probeEngines } = await import('../../../src/room/engine-probe.ts');
+  const probes = await probeEngines({ budgetMs: 10 });
+  expect(probes.map((p) => p.engine)).toEqual(['webgpu', 'wasm', 'reference']);
+  expect(probes[0]!.failed).toBe('this browser has no WebGPU');
+  expect(probes[1]!.failed).toBeUndefined();
+  expect(probes[1]!.speed).toBeGreaterThan(0);
+  expect(probes[2]!.speed).toBeGreaterThan(0);
+  expect(chooseEngine(probes).engine).toBe('wasm');
+}, 60_000);   // the first use compiles the AssemblyScript kernels into the cache (seconds on a loaded machine)
