@@ -9,6 +9,9 @@ import path from 'node:path';
 import { newDeviceContext, useServerAndBrowser } from './helpers/browser.ts';
 import { callTool, openPreviewHarness, writeProject } from './helpers/preview-page.ts';
 import { startRangeServer, type RangeServer } from '../test/helpers/range-server.ts';
+import { tinyModelDir } from '../test/helpers/tiny-model.ts';
+import { startServer } from '../server/app.ts';
+import { ev, openRoomPage } from './helpers/room-page.ts';
 
 const env = useServerAndBrowser();
 let models: RangeServer;
@@ -79,5 +82,19 @@ test('the sandboxed preview still serves a working page inside the isolated app 
     await expect.poll(() => frame.textContent('#t'), { timeout: 10_000 }).toBe('isolated 7');
   } finally {
     await context.close();
+  }
+});
+
+test('served without the headers (a static host that sends none) the page is not isolated, and a WASM device says it runs single-threaded', async () => {
+  const plain = await startServer({ port: 0, isolated: false, extraStatic: { '/models/tiny': await tinyModelDir({ layers: 4 }) } });
+  const context = await newDeviceContext(env.browser);
+  try {
+    const page = await openRoomPage(context, `${plain.url}/harness/room.html?role=host&model=/models/tiny&engine=wasm&ctx=256&speed=1`);
+    expect(await page.evaluate('crossOriginIsolated')).toBe(false);
+    const engines = await ev<{ engine: string; label: string }[]>(page, 'window.__room.engines()');
+    expect(engines).toMatchObject([{ engine: 'wasm', label: 'CPU · 1 thread · SIMD · single-threaded: the page is not cross-origin isolated' }]);
+  } finally {
+    await context.close();
+    await plain.close();
   }
 });
