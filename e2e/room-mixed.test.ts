@@ -1,6 +1,6 @@
 // Issue 29 acceptance 3: a mixed room in Chromium — a WebGPU host (SwiftShader here), a WASM guest and a
 // reference guest, each its own browser context and its own ?engine= (harness/room.html) — gives the single
-// device's greedy tokens (the host's WebGPU engine holding every layer, from scratch), including a pinned
+// device's greedy tokens (the host's WebGPU engine holding every layer, from scratch) and its seeded sampled ones, including a pinned
 // checkpoint restored after a compaction (dense: the KV cut back on every device) and, on the tiny hybrid,
 // the recurrent-state snapshot restored on each engine. Then the app's room panel names each device's
 // engine (test-results/room-mixed-cards.png), the host's chosen by the measured probe.
@@ -73,6 +73,16 @@ describe.each([['dense', '/models/tiny'], ['hybrid', '/models/hybrid']] as const
     const r = await generate(PROMPT, 32);
     expect(r.error).toBeNull();
     expect(r.ids).toEqual(expected.ids);
+  }, 300_000);
+
+  test('a sampled answer (T 0.7, top-p 0.8, top-k 20, a seed) gives the single device\'s sampled tokens', async () => {
+    const sampling = JSON.stringify({ temperature: 0.7, topP: 0.8, topK: 20, seed: 99 });
+    const alone = await ev<Run>(host, `window.__room.single(${JSON.stringify(PROMPT)}, 16, ${sampling}, true)`);
+    expect(alone.error).toBeNull();
+    expect(alone.ids).toHaveLength(16);
+    const r = await ev<Run>(host, `window.__room.generate(${JSON.stringify(PROMPT)}, 16, ${sampling})`);
+    expect(r.error).toBeNull();
+    expect(r.ids).toEqual(alone.ids);
   }, 300_000);
 
   test(`the pinned checkpoint after the system prompt is restored after a compaction (${kind === 'hybrid' ? 'recurrent-state snapshots restored on the WebGPU host and the WASM guest' : 'the KV cut back on every engine'})`, async () => {
