@@ -1,8 +1,9 @@
 // Issue 29 acceptance 3: a mixed room in Chromium — a WebGPU host (SwiftShader here), a WASM guest and a
 // reference guest, each its own browser context and its own ?engine= (harness/room.html) — gives the single
-// device's greedy tokens (the host's WebGPU engine holding every layer, from scratch) and its seeded sampled ones, including a pinned
-// checkpoint restored after a compaction (dense: the KV cut back on every device) and, on the tiny hybrid,
-// the recurrent-state snapshot restored on each engine. Then the app's room panel names each device's
+// device's greedy tokens (the host's WebGPU engine holding every layer, from scratch) and its seeded
+// sampled ones, including a pinned checkpoint restored after a compaction (dense: the KV cut back on every
+// device; tiny hybrid: the Gated DeltaNet snapshots restored on the WebGPU host and the WASM guest, whose
+// layers hold them, and the KV cut on the reference guest's full-attention layer). Then the app's room panel names each device's
 // engine (test-results/room-mixed-cards.png), the host's chosen by the measured probe.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { mkdirSync } from 'node:fs';
