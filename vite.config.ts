@@ -2,6 +2,7 @@ import { defineConfig } from 'vite';
 import { readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { cpuKernelsPlugin } from './src/cpu/build/vite-plugin.ts';
+import { ISOLATION_HEADERS } from './server/isolation.ts';
 
 // The app is index.html + src/ui (Lit). harness/*.html are small diagnostic pages that drive one part
 // (engine, room, preview) for the e2e tests; they are built and served beside the app.
@@ -26,5 +27,7 @@ export default defineConfig({
     rollupOptions: { input: { main: path.resolve(__dirname, 'index.html'), ...harnessPages }, treeshake },
   },
   worker: { format: 'es', rollupOptions: { treeshake } },
-  server: { host: '127.0.0.1' },
+  // `vite` / `vite preview` isolate the page as `npm start` does (server/isolation.ts).
+  server: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
+  preview: { headers: ISOLATION_HEADERS },
 });

@@ -47,6 +47,8 @@ async function host(): Promise<void> {
   w.__room = {
     roomId: room.roomId, link: room.link, events,
     devices: () => room.host.deviceList(),
+    /** Each device's engine as its card names it (the hello's caps). */
+    engines: () => room.host.deviceList().map((d) => ({ id: d.id, engine: d.caps.engine, label: d.caps.engineLabel ?? null, budget: d.caps.memoryBudgetBytes })),
     chains: () => room.host.chains,
     deal: (entries: DealEntry[] | null) => room.host.setManualDeal(entries),
     redeal: () => room.host.redeal(),
@@ -54,14 +56,15 @@ async function host(): Promise<void> {
     remove: (id: string) => room.host.remove(id),
     ping: (id: string, n: number) => room.host.ping(id, n),
     setMicroChunk: (m: number) => { room.host.engine!.microChunk = m; },
-    async generate(prompt: number[], n: number, sampling?: SamplingOptions) {
+    /** `pinAt`: the pinned checkpoint (the end of a system prompt), as the agent asks for it. */
+    async generate(prompt: number[], n: number, sampling?: SamplingOptions, pinAt?: number) {
       const t0 = performance.now();
-      const r = await room.host.generate(prompt, { maxNewTokens: n, ...(sampling ? { sampling } : {}) });
+      const r = await room.host.generate(prompt, { maxNewTokens: n, ...(sampling ? { sampling } : {}), ...(pinAt === undefined ? {} : { pinAt }) });
       return { ids: r.ids, finish: r.finish, note: r.note ?? null, error: r.error?.message ?? null, stats: r.stats, endedAt: performance.now(), ms: performance.now() - t0 };
     },
-    /** The same model on this device alone (same engine kind): the tokens every split must equal. */
-    async single(prompt: number[], n: number, sampling?: SamplingOptions) {
-      if (!single) {
+    /** The same model on this device alone (same engine kind): the tokens every split must equal. `fresh`: from scratch (a new engine, nothing reused). */
+    async single(prompt: number[], n: number, sampling?: SamplingOptions, fresh = false) {
+      if (!single || fresh) {
         const source = await resolveModelSource(new URL(model, location.href).href);
         const weights = await loadWeights(source, { layers: [0, room.config.numLayers], embedding: true, head: true });
         single = new Generator(await engineFactory(engine)(weights, { ctx, range: [0, room.config.numLayers] }), { ctx });

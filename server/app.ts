@@ -9,6 +9,7 @@ import express from 'express';
 import { ExpressPeerServer } from 'peer';
 import { WebSocketServer, type ServerOptions } from 'ws';
 import { compressedStatic } from './compressed-static.ts';
+import { ISOLATION_HEADERS, MODEL_HOST_HEADERS } from './isolation.ts';
 import { guardSignalUpgrade, PEER_ID, PerAddress, refuseUpgrade, remoteAddress, SIGNAL_LIMITS } from './signal-guard.ts';
 
 export interface ServerOptionsIn {
@@ -19,7 +20,11 @@ export interface ServerOptionsIn {
   extraStatic?: Record<string, string>; // url prefix -> folder, served with Range support
   /** Answered at /pooled-config.json (signaling URL, STUN/TURN, run_js); default from POOLED_SIGNAL_URL / POOLED_ICE_SERVERS / POOLED_RUN_JS. */
   deployConfig?: DeployConfigOut;
+  /** Send the cross-origin isolation headers (ISOLATION_HEADERS) on every response; default true. */
+  isolated?: boolean;
 }
+
+export { ISOLATION_HEADERS, MODEL_HOST_HEADERS };
 
 export interface RunningServer {
   url: string;
@@ -35,6 +40,9 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
   const host = opts.host ?? '127.0.0.1';
   const app = express();
   const httpServer = http.createServer(app);
+  if (opts.isolated ?? true) {
+    app.use((_req, res, next) => { for (const [k, v] of Object.entries(ISOLATION_HEADERS)) res.setHeader(k, v); next(); });
+  }
 
   // PeerJS: its WebSocket server must not answer other upgrades (Vite HMR) with 400, so we create it
   // detached (noServer) and route upgrades for /signal/peerjs to it ourselves.
@@ -59,7 +67,12 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
   for (const [prefix, dir] of Object.entries(opts.extraStatic ?? {})) {
     // dotfiles 'ignore': a .env or .git beside the model files is a 404, never served.
     // Text files (tokenizer.json, configs) compressed; weights by Range as they are.
-    app.use(prefix, compressedStatic(dir, { immutable: false }), express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'ignore' }));
+    app.use(prefix, (req, res, next) => {
+      for (const [k, v] of Object.entries(MODEL_HOST_HEADERS)) res.setHeader(k, v);
+      // The CORS preflight a Range request from another origin may send.
+      if (req.method === 'OPTIONS') { res.setHeader('Access-Control-Allow-Headers', 'Range'); res.status(204).end(); return; }
+      next();
+    }, compressedStatic(dir, { immutable: false }), express.static(dir, { acceptRanges: true, fallthrough: false, dotfiles: 'ignore' }));
   }
 
   let closeVite: (() => Promise<void>) | undefined;

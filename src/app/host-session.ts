@@ -98,7 +98,7 @@ export class HostSession {
   constructor(private readonly opts: HostStartOptions) {
     this.tinyModel = opts.choice.kind === 'url' && opts.choice.id === TINY_MODEL_ID;
     const warnings: string[] = [];
-    if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU reference engine, which is slow. Use a recent Chrome, Edge or Safari 26+ for speed.');
+    if (!globalThis.navigator?.gpu) warnings.push('This browser has no WebGPU: this device runs its layers on the CPU (the WebAssembly engine), slower than a GPU. Use a recent Chrome, Edge or Safari 26+ for speed.');
     this.store = new Store<HostState>({
       phase: 'starting', step: 'opening the room…', modelName: opts.choice.name, ctx: opts.ctx ?? 0, ckpt: opts.ckpt,
       devices: [], deal: [], route: { stops: [opts.name ?? 'Host'], hops: 0 }, manualDeal: null, speculation: opts.speculate ?? true, draft: { kind: 'lookup' }, generating: false, tokensPerSecond: 0, warnings, events: [],

@@ -4,8 +4,9 @@
 //   ?ctx=<tokens>                 context size (default: by model size, see defaultContextFor; tools need about 8k)
 //   ?ckpt=<n>                     answer checkpoints kept (default 4; 0 = off, the pinned one too)
 //   ?room=<32 hex>                join this room as a guest (the invite link)
-//   ?engine=webgpu|wasm|reference which engine runs this device's layers (default: WebGPU when present;
-//                                 wasm: the WebAssembly SIMD engine of src/cpu for devices without a usable GPU)
+//   ?engine=webgpu|wasm|reference which engine runs this device's layers (default: the fastest of a short
+//                                 measured probe at join, src/room/engine-probe.ts; wasm: the WebAssembly SIMD
+//                                 engine of src/cpu for devices without a usable GPU)
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   &grammar=0                    replay: sample without the call grammar, as a server that takes none

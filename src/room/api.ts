@@ -21,8 +21,10 @@ import {
 } from './signaling.ts';
 import { CachingSource, IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
 import { JoinError } from './errors.ts';
+import type { EngineKind } from './engine-choice.ts';
+import { wasmThreadsHere } from './engine-probe.ts';
 
-export type EngineKind = 'webgpu' | 'reference' | 'wasm';
+export type { EngineKind } from './engine-choice.ts';
 
 /**
  * The engine for a device's share: our WebGPU kernels, our WASM SIMD kernels (src/cpu: devices without a
@@ -33,7 +35,7 @@ export function engineFactory(kind: EngineKind): EngineFactory {
   if (kind === 'wasm') {
     return async (weights, { ctx }) => {
       const { createCpuEngine } = await import('../cpu/create-engine.ts');
-      return createCpuEngine(weights, { ctx });
+      return createCpuEngine(weights, { ctx, threads: wasmThreadsHere() });
     };
   }
   return async (weights, { ctx }) => {
@@ -42,7 +44,8 @@ export function engineFactory(kind: EngineKind): EngineFactory {
   };
 }
 
-export const defaultEngineKind = (): EngineKind => (globalThis.navigator?.gpu ? 'webgpu' : 'reference');
+/** The engine to assume before the probe ran (the probe, engine-probe.ts, decides at join). */
+export const defaultEngineKind = (): EngineKind => (globalThis.navigator?.gpu ? 'webgpu' : 'wasm');
 
 interface DeviceOptions {
   name?: string;
@@ -82,8 +85,9 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
   const modelUrl = typeof opts.model === 'string' ? new URL(opts.model, location.href).href : '';
   const source = typeof opts.model === 'string' ? await resolveModelSource(modelUrl) : opts.model;
   const { config, file } = await readModelConfig(source);
-  const engine = opts.engine ?? defaultEngineKind();
-  const caps = await measureCapabilities({ engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  // ?engine= forces one; otherwise a short probe of this device's engines offers the fastest.
+  const caps = await measureCapabilities({ engine: opts.engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  const engine = caps.engine;
   const store = opts.store ?? new IndexedDbByteStore();
   const modelKey = modelUrl || source.label;
   // The plan reads headers only (through the device cache, so the loads that follow reuse them) and
@@ -164,8 +168,9 @@ export async function joinRoom(linkOrId: string, opts: JoinOptions = {}): Promis
   const key = `pooled.device.${roomId}`;
   const deviceId = storage.getItem(key) ?? newDeviceId();
   storage.setItem(key, deviceId);
-  const engine = opts.engine ?? defaultEngineKind();
-  const caps = await measureCapabilities({ engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  // ?engine= forces one; otherwise a short probe of this device's engines offers the fastest.
+  const caps = await measureCapabilities({ engine: opts.engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
+  const engine = caps.engine;
   const peer = await openPeer(guestPeerId(roomId, deviceId), signalingOf(opts));
   const guest = new RoomGuest({
     roomId, deviceId, name: opts.name ?? `Device ${deviceId.slice(0, 4)}`, caps,

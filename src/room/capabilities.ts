@@ -1,38 +1,25 @@
 // What a device tells the host about itself: WebGPU adapter and limits, shader-f16, a memory budget
 // (suggested from what the browser reveals, adjustable by the user: suggestedOffer) and a quick measured
-// speed (a ~30 ms f32 matvec in JS: relative only, used to deal layers in proportion).
+// speed (the chosen engine's probe, a ~40 ms f32 matvec on that engine: engine-probe.ts; relative only, used
+// to deal layers in proportion).
 import { adapterLabel, requestAdapter, summarizeAdapter } from '../gpu/adapter.ts';
 import type { DeviceCaps } from './protocol.ts';
+import { chooseEngine, engineBudgetBytes, type EngineKind, type EngineProbe } from './engine-choice.ts';
+import { engineLabelHere, measureSpeed, probeEngines } from './engine-probe.ts';
+
+export { measureSpeed };
 
 const GiB = 2 ** 30;
 
 export interface CapabilityOptions {
-  engine: 'webgpu' | 'reference' | 'wasm';
+  /** Forced (?engine=); otherwise the probe's fastest. */
+  engine?: EngineKind;
+  /** The probe (tests give their own results). */
+  probe?: (o: { only?: EngineKind }) => Promise<EngineProbe[]>;
   /** Override the memory budget (bytes). Default: suggestedOffer from what the browser reveals. */
   memoryBudgetBytes?: number;
   /** Override the measured speed (tests that want a fixed deal). */
   speed?: number;
-}
-
-/** GFLOP/s of a 256×256 f32 matvec repeated for ~budgetMs. */
-export function measureSpeed(budgetMs = 30): number {
-  const n = 256;
-  const w = new Float32Array(n * n).map((_, i) => ((i * 7919) % 1000) / 1000 - 0.5);
-  const x = new Float32Array(n).map((_, i) => (i % 10) / 10);
-  const y = new Float32Array(n);
-  let reps = 0;
-  const t0 = performance.now();
-  let t = t0;
-  do {
-    for (let r = 0; r < n; r++) {
-      let acc = 0;
-      for (let k = 0; k < n; k++) acc += w[r * n + k]! * x[k]!;
-      y[r] = acc;
-    }
-    reps++;
-    t = performance.now();
-  } while (t - t0 < budgetMs);
-  return (reps * 2 * n * n) / ((t - t0) / 1000) / 1e9 + y[0]! * 0; // y read so the loop is not dead code
 }
 
 export async function measureCapabilities(opts: CapabilityOptions): Promise<DeviceCaps> {
@@ -46,11 +33,18 @@ export async function measureCapabilities(opts: CapabilityOptions): Promise<Devi
       adapter: adapterLabel(s), isFallbackAdapter: s.isFallbackAdapter, shaderF16: s.shaderF16,
       maxStorageBufferBindingSize: s.maxStorageBufferBindingSize, maxBufferSize: s.maxBufferSize,
     };
-  } catch { /* no WebGPU: the device can still run the reference engine */ }
+  } catch { /* no WebGPU: the device can still run the WASM or the reference engine */ }
+  // The probe: only the forced engine's (its speed), or every engine's, offering the fastest.
+  // A forced engine with a fixed speed (tests) needs no measuring, only its name.
+  const probes = opts.engine && opts.speed !== undefined && !opts.probe
+    ? [{ engine: opts.engine, speed: opts.speed, label: engineLabelHere(opts.engine, caps.adapter) }]
+    : await (opts.probe ?? probeEngines)({ ...(opts.engine ? { only: opts.engine } : {}) });
+  const choice = chooseEngine(probes, opts.engine);
+  const offered = opts.memoryBudgetBytes ?? suggestedOffer({ deviceMemoryGiB, platform: platformOf(globalThis.navigator) }).bytes;
   return {
-    ...caps, engine: opts.engine, deviceMemoryGiB,
-    memoryBudgetBytes: opts.memoryBudgetBytes ?? suggestedOffer({ deviceMemoryGiB, platform: platformOf(globalThis.navigator) }).bytes,
-    speed: opts.speed ?? measureSpeed(),
+    ...caps, engine: choice.engine, engineLabel: choice.label, deviceMemoryGiB,
+    memoryBudgetBytes: engineBudgetBytes(choice.engine, offered),
+    speed: opts.speed ?? (choice.speed > 0 ? choice.speed : measureSpeed()),
   };
 }
 

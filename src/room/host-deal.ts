@@ -1,6 +1,7 @@
 // What the host deals (host.ts): the cost model its options give, and the entries for the devices here (its
 // manual deal while every device that deal names is here, else an automatic one at the largest context
 // the room holds, up to the one wanted). Kept apart so host.ts holds the steps of a deal, not its arithmetic.
+import { engineBudgetBytes } from './engine-choice.ts';
 import { dealLargestContext, type ContextDeal } from './context-choice.ts';
 import { dealCost, dealCostFromPlan, snapshotsForCkpt, validateDeal, type DealCost, type DealDevice, type DealEntry } from './deal.ts';
 import type { HostDevice } from './host-device.ts';
@@ -27,12 +28,15 @@ export function hostDealCost(opts: HostOptions, ctx = opts.ctx): DealCost {
   return roomDealCost(opts, ctx);
 }
 
-/** The devices as the deal sees them: the host's memory less `hostReserved` bytes it keeps outside the deal (a draft model). */
+/**
+ * The devices as the deal sees them: the host's memory less `hostReserved` bytes it keeps outside the deal
+ * (a draft model); a WASM device at most a wasm32 memory (4 GiB), whatever its hello offered.
+ */
 export function dealDevices(devices: ReadonlyMap<string, HostDevice>, hostId: string, hostReserved = 0): DealDevice[] {
-  return [...devices.values()].map((d) => ({
-    id: d.id, name: d.name, speed: d.caps.speed,
-    memoryBudgetBytes: d.id === hostId ? Math.max(0, d.caps.memoryBudgetBytes - hostReserved) : d.caps.memoryBudgetBytes,
-  }));
+  return [...devices.values()].map((d) => {
+    const offered = engineBudgetBytes(d.caps.engine, d.caps.memoryBudgetBytes);
+    return { id: d.id, name: d.name, speed: d.caps.speed, memoryBudgetBytes: d.id === hostId ? Math.max(0, offered - hostReserved) : offered };
+  });
 }
 
 /**

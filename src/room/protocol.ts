@@ -2,13 +2,13 @@
 // A frame is `u8 kind` + the kind's fields in the order below; wire.ts cuts frames into ≤256 KiB
 // messages. decodeFrame validates every field (ranges, finiteness, sizes, trailing bytes) and throws a
 // ProtocolError naming the frame kind and field; it never trusts a length before checking it.
-// Version 2 (direct hops): `assign` names the device's pipeline neighbours, `forward` also travels guest →
+// Version 3: hello carries the engine's card name (caps.engineLabel). Version 2 (direct hops): `assign` names the device's pipeline neighbours, `forward` also travels guest →
 // guest along a chain, and `link-lost` reports a broken direct channel.
 import type { LayerRange } from '../model/engine-types.ts';
 import { ByteReader, ByteWriter } from './bytes.ts';
 import { ProtocolError } from './errors.ts';
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** Layer indices travel as u16: no model has more. */
 const MAX_LAYER = 0xffff;
 const MAX_POSITION = 1 << 24;
@@ -43,6 +43,8 @@ export interface DeviceCaps {
   deviceMemoryGiB: number;         // navigator.deviceMemory (0 = unknown)
   memoryBudgetBytes: number;       // what the device offers for weights + KV (user-adjustable)
   speed: number;                   // quick measured speed, GFLOP/s of an f32 matvec (relative use only)
+  /** What the device card names the engine: "WebGPU · <adapter>", "CPU · 2 threads · SIMD", "reference (JS on the CPU)". */
+  engineLabel?: string;
 }
 
 /**
@@ -119,7 +121,7 @@ export function encodeFrame(f: Frame): Uint8Array {
       w.str(f.caps.adapter).u8(ENGINE_CODES[f.caps.engine])
         .u8((f.caps.isFallbackAdapter ? 1 : 0) | (f.caps.shaderF16 ? 2 : 0))
         .f64(f.caps.maxStorageBufferBindingSize).f64(f.caps.maxBufferSize).f64(f.caps.deviceMemoryGiB)
-        .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed);
+        .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed).str(f.caps.engineLabel ?? '');
       break;
     case 'assign':
       w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? '').str(f.prev).str(f.next);
@@ -208,6 +210,8 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
         maxStorageBufferBindingSize: r.f64('caps.maxStorageBufferBindingSize'), maxBufferSize: r.f64('caps.maxBufferSize'),
         deviceMemoryGiB: r.f64('caps.deviceMemoryGiB'), memoryBudgetBytes: r.f64('caps.memoryBudgetBytes'), speed: r.f64('caps.speed'),
       };
+      const engineLabel = r.str('caps.engineLabel', 256);
+      if (engineLabel) caps.engineLabel = engineLabel;
       for (const [k, max] of Object.entries(CAP_LIMITS) as [keyof typeof CAP_LIMITS, number][]) {
         check(caps[k] >= 0 && caps[k] <= max, kind, `caps.${k} ${caps[k]} is out of range [0, ${max}]`);
       }

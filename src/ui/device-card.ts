@@ -3,6 +3,7 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { DeviceInfo } from '../room/host.ts';
+import { cappedByWasm32, engineBudgetBytes } from '../room/engine-choice.ts';
 import { formatBytes, theme } from './theme.ts';
 import './layer-bar.ts';
 
@@ -11,6 +12,11 @@ export type ShownStatus = 'loading' | 'ready' | 'computing' | 'gone' | 'failed' 
 /** Whether a device works on every token: it holds layers, or it is the host (embedding, head, sampling). */
 export function computesTokens(d: DeviceInfo): boolean {
   return d.isHost || d.range[1] > d.range[0];
+}
+
+/** The engine as the card names it: the device's own words from its hello, or the kind (an older hello). */
+export function engineName(caps: DeviceInfo['caps']): string {
+  return caps.engineLabel || (caps.engine === 'webgpu' ? `WebGPU · ${caps.adapter}` : caps.engine === 'wasm' ? 'CPU (WebAssembly)' : 'reference (JS on the CPU)');
 }
 
 /** What the room screen calls a device's state: the room's own, plus "computing" while a request runs. */
@@ -51,7 +57,8 @@ export class DeviceCard extends LitElement {
     if (!d) return nothing;
     const status = shownStatus(d, this.generating);
     const pct = d.bytesTotal > 0 ? Math.round((d.bytesDone / d.bytesTotal) * 100) : d.status === 'ready' ? 100 : 0;
-    const memory = `${formatBytes(d.caps.memoryBudgetBytes)} offered${d.caps.deviceMemoryGiB > 0 ? ` of ${d.caps.deviceMemoryGiB} GB` : ''}`;
+    const memory = `${formatBytes(engineBudgetBytes(d.caps.engine, d.caps.memoryBudgetBytes))} offered${d.caps.deviceMemoryGiB > 0 ? ` of ${d.caps.deviceMemoryGiB} GB` : ''}`
+      + (cappedByWasm32(d.caps.engine, d.caps.memoryBudgetBytes) ? ' · at most 4 GiB on the CPU engine (a wasm32 memory)' : '');
     return html`<article class="card" data-testid="device" data-device-id=${d.id} data-status=${status} aria-label=${`Device ${d.name}`}>
       <header>
         <h3>${d.name}${d.isHost ? html` <span class="muted">(this device)</span>` : nothing}</h3>
@@ -59,7 +66,8 @@ export class DeviceCard extends LitElement {
         ${d.isHost ? nothing : html`<button class="danger" @click=${this.removeDevice} aria-label=${`Remove ${d.name} from the room`} ?disabled=${status === 'gone'}>Remove</button>`}
       </header>
       <dl>
-        <dt>Adapter</dt><dd>${d.caps.adapter}${d.caps.engine === 'reference' ? ' · CPU engine' : ''}</dd>
+        <dt>Engine</dt><dd data-testid="device-engine" data-engine=${d.caps.engine}>${engineName(d.caps)}</dd>
+        ${d.caps.engine === 'webgpu' ? nothing : html`<dt>Adapter</dt><dd>${d.caps.adapter}</dd>`}
         <dt>Memory</dt><dd data-testid="device-memory">${memory}</dd>
         ${d.isHost ? nothing : html`<dt>Link</dt><dd>${d.rttMs > 0 ? `${d.rttMs.toFixed(1)} ms round trip` : '—'}</dd>`}
         ${d.snapshotBytes > 0 ? html`<dt>Checkpoints</dt><dd data-testid="device-snapshots"

@@ -7,12 +7,15 @@ import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, normalize, sep } from 'node:path';
+import { MODEL_HOST_HEADERS } from '../../server/isolation.ts';
 
 export interface RangeServerOptions {
   /** Answer every GET with 200 and the whole file, as some static hosts do. */
   ignoreRange?: boolean;
   /** Return a status code to fail a request for this path (relative, no leading slash). */
   failWith?: (path: string) => number | undefined;
+  /** Send what a model host on another origin must (server/isolation.ts MODEL_HOST_HEADERS: CORS, CORP) and answer the CORS preflight. */
+  crossOrigin?: boolean;
 }
 
 export interface ServedRequest { method: string; path: string; range?: string; status: number; bytes: number }
@@ -56,6 +59,14 @@ export async function startRangeServer(root: string, opts: RangeServerOptions = 
       if (bytes > 0) bytesSent.set(path, (bytesSent.get(path) ?? 0) + bytes);
     };
     const full = normalize(join(rootDir, path));
+    if (opts.crossOrigin) {
+      for (const [k, v] of Object.entries(MODEL_HOST_HEADERS)) res.setHeader(k, v);
+      if (method === 'OPTIONS') {
+        res.writeHead(204, { 'Access-Control-Allow-Headers': 'Range', 'Access-Control-Allow-Methods': 'GET, HEAD' }).end();
+        record(204, 0);
+        return;
+      }
+    }
     const fail = opts.failWith?.(path);
     if (fail !== undefined) {
       res.writeHead(fail, { 'Content-Type': 'text/plain' }).end(`failing ${path} on purpose`);
