@@ -239,10 +239,19 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     });
 
   // [Hq, Hkv, D, tokens, cached, splits, minKeys]: splits > 1 is decode's flash-decoding (key splits
-  // merged by attention_combine); the splits used grow with the position (1 key: one split).
+  // merged by attention_combine); the splits used grow with the position (1 key: one split). A decode
+  // step (1 token) runs the grouped kernel (attention_decode, a workgroup per KV head) and the
+  // per-query-head one (the bench's "before"); groups of 1, 2, 3, 8, 12 (D 10 has no grouped variant: a multiple
+  // of 4 is needed, it runs per head); key counts on either side of a
+  // split boundary (64·k and 64·k + 1 keys with splits of ≥ 64), of a 64-key tile inside a split, and
+  // ≥ 8,000 (the A3B shape, 32 query / 4 KV heads of 128, with the GPU's and the CPU's splits).
   it.each([
     [4, 2, 16, 1, 0, 1, 64], [4, 2, 16, 70, 0, 1, 64], [16, 8, 128, 1, 300, 1, 64], [16, 8, 128, 9, 60, 4, 16],
     [4, 2, 16, 1, 0, 8, 1], [4, 2, 16, 1, 9, 3, 4], [16, 8, 128, 1, 300, 3, 4], [16, 8, 128, 1, 2000, 16, 64], [6, 3, 10, 1, 100, 7, 9],
+    [4, 4, 64, 1, 63, 16, 64], [4, 4, 64, 1, 64, 16, 64], [8, 4, 128, 1, 127, 16, 64], [8, 4, 128, 1, 128, 16, 64],
+    [16, 2, 64, 1, 200, 1, 64], [32, 4, 128, 1, 1088, 16, 64], [32, 4, 128, 1, 1024, 16, 64], [32, 4, 128, 1, 1023, 16, 64],
+    [12, 4, 32, 1, 150, 5, 16], [12, 1, 256, 1, 90, 2, 32],
+    [32, 4, 128, 1, 8000, 16, 64], [32, 4, 128, 1, 8191, 4, 512], [8, 1, 64, 1, 8200, 32, 64], [32, 4, 128, 5, 8000, 16, 64],
   ])('causal GQA attention over the f16 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached, ≤ %i splits of ≥ %i keys', async (Hq, Hkv, D, n, pos0, splits, minKeys) => {
       const ctx = pos0 + n;
       const kvw = Hkv * D;
@@ -259,10 +268,13 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       const out = h.buffer(n * Hq * D * 4);
       const part = h.buffer(attentionPartFloats({ Hq, Hkv, D }, splits) * 4);
       const b = { step: h.step, q: h.buffer(q), kcache: h.buffer(pack(keys)), vcache: h.buffer(pack(values)), out, part };
-      const op = attentionOp(h.cache, b, { Hq, Hkv, D }, 'attention', { splits, minKeys });
-      await h.run([op], n, pos0);
-      expect(relErr(await h.readF32(out, n * Hq * D), ref)).toBeLessThan(5e-6);
-    });
+      for (const perHead of n === 1 ? [false, true] : [false]) {
+        device.queue.writeBuffer(out, 0, new Float32Array(n * Hq * D).fill(Number.NaN));
+        const op = attentionOp(h.cache, b, { Hq, Hkv, D }, 'attention', { splits, minKeys, perHead });
+        await h.run([op], n, pos0);
+        expect(relErr(await h.readF32(out, n * Hq * D), ref), `per head ${perHead}`).toBeLessThan(5e-6);
+      }
+    }, 120_000); // the ≥ 8,000-key cases run the reference and two kernels over 8k keys on a CPU adapter
 });
 
 // The engine picks a decode matvec layout and a prefill tile per adapter (src/gpu/tuning.ts, timed by

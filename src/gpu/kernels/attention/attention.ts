@@ -1,12 +1,16 @@
 // attention (shaders/attention.wgsl): causal grouped-query attention over the f16 KV cache. Prefill
-// runs one workgroup per (query head, token); decode splits the keys across `splits` workgroups per
-// head (flash-decoding) and merges them with attention_combine (./attention-combine.ts).
+// runs one workgroup per (query head, token). Decode runs attention_decode (./attention-decode.ts), one
+// workgroup per (KV head, split) serving the KV head's query heads from one read of its K/V, unless the
+// shape does not fit it (or the tuning asks for the per-query-head decode, kept for the bench): then
+// attention.wgsl with one workgroup per (query head, split). Either way the keys are split across
+// `splits` workgroups (flash-decoding) and merged by attention_combine (./attention-combine.ts).
 import source from '../../../../shaders/attention.wgsl?raw';
 import { defineKernel, read, rw, STEP } from '../../kernel.ts';
 import { kernelOp, type Op } from '../../op.ts';
 import type { PipelineCache } from '../../pipelines.ts';
 import type { AttentionSplit } from '../../tuning.ts';
 import { ATTENTION_COMBINE } from './attention-combine.ts';
+import { ATTENTION_DECODE, decodeConsts, groupedDecodeFits } from './attention-decode.ts';
 import type { HeadShape } from './qk-norm-rope.ts';
 
 export const ATTENTION = defineKernel({
@@ -42,18 +46,29 @@ export function attentionOp(cache: PipelineCache, b: AttentionBuffers, s: HeadSh
   const base = { HQ: s.Hq, HKV: s.Hkv, D: s.D, SCALE: Math.fround(1 / Math.sqrt(s.D)), WG: 64 };
   const buffers = { step: b.step, q: b.q, kcache: b.kcache, vcache: b.vcache, out: b.out, part: b.part };
   const whole = kernelOp(cache, ATTENTION, { label, consts: { ...base, SPLITS: 1 }, buffers, grid: (n) => [s.Hq, n, 1] });
-  if (split.splits <= 1) return whole;
-  const consts = { SPLITS: split.splits, MIN_KEYS: split.minKeys };
-  const parts = kernelOp(cache, ATTENTION, { label: `${label} splits`, consts: { ...base, ...consts }, buffers, grid: () => [s.Hq, 1, split.splits] });
-  const combine = kernelOp(cache, ATTENTION_COMBINE, {
-    label: `${label} combine`, consts: { HQ: s.Hq, D: s.D, WG: 64, ...consts },
-    buffers: { step: b.step, part: b.part, out: b.out }, grid: () => [s.Hq, 1, 1],
-  });
+  const splits = Math.max(1, split.splits);
+  const consts = { SPLITS: splits, MIN_KEYS: split.minKeys };
+  const grouped = !split.perHead && groupedDecodeFits(s, cache.device.limits.maxComputeWorkgroupStorageSize);
+  const decode = grouped
+    ? kernelOp(cache, ATTENTION_DECODE, {
+      label: `${label} decode`,
+      consts: { ...base, ...consts, ...decodeConsts(s) },
+      buffers, grid: () => [s.Hkv, 1, splits],
+    })
+    : splits > 1
+      ? kernelOp(cache, ATTENTION, { label: `${label} splits`, consts: { ...base, ...consts }, buffers, grid: () => [s.Hq, 1, splits] })
+      : whole;
+  const combine = splits > 1
+    ? kernelOp(cache, ATTENTION_COMBINE, {
+      label: `${label} combine`, consts: { HQ: s.Hq, D: s.D, WG: 64, ...consts },
+      buffers: { step: b.step, part: b.part, out: b.out }, grid: () => [s.Hq, 1, 1],
+    })
+    : undefined;
   return {
     label,
     encode(pass, n) {
       if (n !== 1) return whole.encode(pass, n);
-      return parts.encode(pass, 1) + combine.encode(pass, 1);
+      return decode.encode(pass, 1) + (combine ? combine.encode(pass, 1) : 0);
     },
   };
 }
