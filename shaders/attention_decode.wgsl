@@ -1,4 +1,4 @@
-// attention_decode: one decode token's causal grouped-query attention over the f16 KV cache, one
+// attention_decode: one decode token's causal grouped-query attention over the KV cache (f16 or q8_0), one
 // workgroup per (KV head, split): the GROUP = HQ / HKV query heads that share a KV head are served by
 // one read of each key and value (the per-query-head kernel, attention.wgsl, reads them GROUP times).
 // Keys are visited in tiles of WG, one key per thread: thread j scores key j against every head of the
@@ -17,8 +17,9 @@
 // Bindings (declared in src/gpu/kernels/attention/attention-decode.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: one token at pos0
 //   q      storage, read  array<f32> [HQ·D] (already normalised and rotated)
-//   kcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs (this step's key already written)
-//   vcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs
+//   kcache storage, read  array<u32> the K cache, f16 pairs [ctx, HKV·D/2] or q8_0 (KV_Q8 = 1; layout in
+//                         shaders/lib/kv_read.wgsl), this step's key already written
+//   vcache storage, read  array<u32> the V cache, the same layout
 //   out    storage, rw    array<f32> [HQ·D] (SPLITS = 1)
 //   part   storage, rw    array<f32> [HQ, SPLITS, D + 2] (SPLITS > 1): acc[D], max, sum per split
 // Dispatch: (HKV, 1, SPLITS)
@@ -30,6 +31,8 @@ override SCALE: f32;             // 1 / sqrt(D)
 override WG: u32 = 64u;          // keys per tile, one per thread
 override SPLITS: u32 = 1u;       // key splits (1: none)
 override MIN_KEYS: u32 = 64u;    // fewest keys worth a split of their own
+override KV_Q8: u32 = 0u;        // 1: the cache is q8_0 blocks (shaders/lib/kv_read.wgsl), else f16
+override KV_SCALES: u32 = 0u;    // q8_0: the word where the scales start
 override G4: u32;                // ⌈GROUP / 4⌉: the group's heads in fours
 override QS: u32;                // D·G4 query vec4s
 override SW: u32;                // WG·G4 score vec4s of a tile
@@ -58,7 +61,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (range.y <= range.x) { return; }  // a split this position does not need (uniform per workgroup)
   let group = HQ / HKV;
   let half = D / 2u;
-  let kv_stride = HKV * half;        // words per cached token
   let h0 = kvh * group;              // the group's first query head
   for (var i = lid; i < QS * 4u; i += WG) {
     let g = i / D;
@@ -79,9 +81,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var dots: array<vec4<f32>, MAX_G4>;
     for (var c = 0u; c < MAX_G4; c++) { dots[c] = vec4<f32>(0.0); }
     if (lid < keys) {
-      let kb = (base + lid) * kv_stride + kvh * half;
       for (var w = 0u; w < half; w++) {
-        let kv = unpack_f16x2(kcache[kb + w]);
+        let kv = k_pair(base + lid, kvh, w);
         for (var c = 0u; c < G4; c++) {
           dots[c] += qs[2u * w * G4 + c] * kv.x + qs[(2u * w + 1u) * G4 + c] * kv.y;
         }
@@ -110,7 +111,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let w = k * WG + lid;
       for (var c = 0u; c < G4; c++) { ax[k * G4 + c] *= corr[c]; ay[k * G4 + c] *= corr[c]; }
       for (var jj = 0u; jj < keys; jj++) {
-        let v = unpack_f16x2(vcache[(base + jj) * kv_stride + kvh * half + w]);
+        let v = v_pair(base + jj, kvh, w);
         for (var c = 0u; c < G4; c++) {
           let p = probs[jj * G4 + c];
           ax[k * G4 + c] += p * v.x;

@@ -1,17 +1,19 @@
 // attention_decode (shaders/attention_decode.wgsl): a decode step's grouped-query attention, one
 // workgroup per (KV head, split) serving all of that KV head's query heads from one read of its K/V.
 import source from '../../../../shaders/attention_decode.wgsl?raw';
+import kvRead from '../../../../shaders/lib/kv_read.wgsl?raw';
 import { defineKernel, read, rw, STEP } from '../../kernel.ts';
 import type { HeadShape } from './qk-norm-rope.ts';
 
 export const ATTENTION_DECODE = defineKernel({
   name: 'attention_decode',
   source,
+  libs: [kvRead],
   bindings: {
     step: STEP,                      // one token at pos0
     q: read('array<f32>'),           // [HQ·D], normalised and rotated
-    kcache: read('array<u32>'),      // [ctx, HKV·D/2] f16 pairs, this step's key already written
-    vcache: read('array<u32>'),      // [ctx, HKV·D/2] f16 pairs
+    kcache: read('array<u32>'),      // the K cache (./kv-layout.ts: f16 or q8_0), this step's key already written
+    vcache: read('array<u32>'),      // the V cache, the same layout
     out: rw('array<f32>'),           // [HQ·D] (no split)
     part: rw('array<f32>'),          // [HQ, SPLITS, D + 2]: partials per split
   },
