@@ -26,10 +26,10 @@ export type EngineKind = 'webgpu' | 'reference';
 
 /** The engine for a device's share: our WebGPU kernels, or the CPU reference (no WebGPU, or tests). */
 export function engineFactory(kind: EngineKind): EngineFactory {
-  if (kind === 'reference') return async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
-  return async (weights, { ctx }) => {
+  if (kind === 'reference') return async (weights, { ctx, range, kv }) => new ReferenceEngine(weights, { ctx, range, kvType: kv ?? 'f16' });
+  return async (weights, { ctx, kv }) => {
     const { createWebGPUEngine } = await import('../gpu/create-engine.ts');
-    return createWebGPUEngine(weights, { ctx });
+    return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16' });
   };
 }
 
