@@ -1,5 +1,5 @@
 // npm run generate -- --model DIR|URL|HF-ID|FILE.gguf --prompt TEXT | --prompt-ids 1,2,3 [--chat] [--max-new-tokens N]
-//   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu|wasm] [--ctx N] [--json]
+//   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--backend reference|webgpu|wasm] [--ctx N] [--kv f16|q8_0] [--json]
 //   [--speculate lookup|draft:MODEL [--max-draft K] [--draft-length K|auto]]
 // Loads the whole model, encodes the prompt with the model's own tokenizer (with --chat: rendered as one
 // user turn through its chat template, thinking off), generates, and prints the ids, the text and stats.
@@ -14,6 +14,7 @@
 // --draft-length K fixes it (a sampled answer repeats for its --seed only at a fixed length).
 // Exit codes: 0 done, 1 failed (model, engine), 2 bad usage or backend not available.
 
+import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../src/model/kv-quant.ts';
 import { parseArgs } from 'node:util';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadModelConfig } from '../src/model/config.ts';
@@ -43,6 +44,7 @@ const USAGE = `usage: npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [o
   --seed S             sampling seed (default: random when sampling; printed in stats)
   --backend B          reference (CPU, default) | webgpu (Dawn in Node) | wasm (the WebAssembly SIMD engine, src/cpu)
   --ctx N              context size in tokens (default: prompt + max-new-tokens, at most the model's)
+  --kv T               KV cache type: f16 (default) or q8_0 (llama.cpp's 8-bit blocks, about half the bytes)
   --json               print one JSON object {"ids", "text", "stats"} and nothing else on stdout
   --speculate lookup   speculative decoding with prompt-lookup drafts (same tokens; stats add drafted, accepted, passes)
   --speculate draft:M  speculative decoding with drafts from a small model M of the same tokenizer (any source
@@ -66,7 +68,7 @@ function numberOption(name: string, v: string | undefined, check: (n: number) =>
 
 interface Args {
   model: string; prompt?: string; promptIds?: number[]; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
-  topP?: number; seed?: number; backend: 'reference' | 'webgpu' | 'wasm'; ctx?: number; json: boolean;
+  topP?: number; seed?: number; backend: 'reference' | 'webgpu' | 'wasm'; ctx?: number; kv?: KvCacheType; json: boolean;
   speculate?: 'lookup' | { draft: string }; maxDraft?: number; draftLength?: number | 'auto';
 }
 
@@ -77,7 +79,7 @@ function parse(): Args {
       options: {
         model: { type: 'string' }, prompt: { type: 'string' }, 'prompt-ids': { type: 'string' }, chat: { type: 'boolean' },
         'max-new-tokens': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' },
-        'top-p': { type: 'string' }, seed: { type: 'string' }, backend: { type: 'string' }, ctx: { type: 'string' },
+        'top-p': { type: 'string' }, seed: { type: 'string' }, backend: { type: 'string' }, ctx: { type: 'string' }, kv: { type: 'string' },
         json: { type: 'boolean' }, speculate: { type: 'string' }, 'max-draft': { type: 'string' }, 'draft-length': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -118,6 +120,11 @@ function parse(): Args {
   if (topP !== undefined) args.topP = topP;
   if (seed !== undefined) args.seed = seed;
   if (ctx !== undefined) args.ctx = ctx;
+  const kv = str('kv');
+  if (kv !== undefined) {
+    if (!isKvCacheType(kv)) fail(2, `--kv must be ${KV_CACHE_TYPES.join(' or ')}, got "${kv}"`, true);
+    args.kv = kv;
+  }
   const speculate = str('speculate');
   if (speculate !== undefined) {
     if (speculate.startsWith('draft:')) {
@@ -144,7 +151,7 @@ function parse(): Args {
   return args;
 }
 
-type CreateWebGPUEngine = (weights: ModelWeights, opts: { ctx: number }) => Promise<LayerEngine>;
+type CreateWebGPUEngine = (weights: ModelWeights, opts: { ctx: number; kv?: KvCacheType }) => Promise<LayerEngine>;
 
 /** The WebGPU engine arrives with the kernels issue; until then say so instead of a stack trace. */
 async function webgpuFactory(): Promise<CreateWebGPUEngine> {
@@ -229,7 +236,8 @@ async function main(): Promise<void> {
   const weights = await loadWeights(source, { layers: [0, numLayers], embedding: true, head: true });
   const config = weights.config;
   const ctx = args.ctx ?? Math.min(config.maxPositionEmbeddings, prompt.length + Math.max(1, args.maxNewTokens));
-  const engine = createWebGPU ? await createWebGPU(weights, { ctx }) : new ReferenceEngine(weights, { ctx });
+  const kv = args.kv ?? 'f16';
+  const engine = createWebGPU ? await createWebGPU(weights, { ctx, kv }) : new ReferenceEngine(weights, { ctx, kvType: kv });
   const draftModel = typeof args.speculate === 'object'
     ? await loadDraftModel(args.speculate.draft, vocabularyOf(config, tokenizer), ctx + (args.maxDraft ?? 7), args.draftLength ?? 'auto', createWebGPU)
     : undefined;
@@ -248,7 +256,7 @@ async function main(): Promise<void> {
   const answer = tokenizer.decode(result.ids);
   const stats = {
     finish: result.finish, ...(result.stopToken === undefined ? {} : { stopToken: result.stopToken }), ...result.stats,
-    promptIds: prompt, loadSeconds, backend: args.backend, model: source.label, format: weights.format, ctx,
+    promptIds: prompt, loadSeconds, backend: args.backend, model: source.label, format: weights.format, ctx, kv,
     ...(draftModel ? { draftModel: draftModel.label, draftLength: draftModel.drafter.draftLength, draftAgreement: draftModel.drafter.estimate.agreement } : {}),
     ...(draftModel?.drafter.failure ? { draftFailure: `${draftModel.drafter.failure.name}: ${draftModel.drafter.failure.message}` } : {}),
   };

@@ -1,4 +1,4 @@
-// attention: causal grouped-query attention over the f16 KV cache. One workgroup per (query head,
+// attention: causal grouped-query attention over the KV cache (f16 or q8_0, read by k_pair / v_pair). One workgroup per (query head,
 // token, split); keys are visited in tiles of WG with an online softmax (running max and sum), so any
 // context length works with fixed workgroup memory. Query head h reads KV head h / (HQ / HKV); the
 // token at position p sees keys 0..p; scale 1/√D.
@@ -10,8 +10,9 @@
 // Bindings (declared in src/gpu/kernels/attention/attention.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: tokens at positions pos0 .. pos0 + n − 1
 //   q      storage, read  array<f32> [n, HQ·D] (already normalised and rotated)
-//   kcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs (this step's keys already written)
-//   vcache storage, read  array<u32> [ctx, HKV·D/2] f16 pairs
+//   kcache storage, read  array<u32> the K cache, f16 pairs [ctx, HKV·D/2] or q8_0 (KV_Q8 = 1; layout in
+//                         shaders/lib/kv_read.wgsl), this step's keys already written
+//   vcache storage, read  array<u32> the V cache, the same layout
 //   out    storage, rw    array<f32> [n, HQ·D] (SPLITS = 1)
 //   part   storage, rw    array<f32> [HQ, SPLITS, D + 2] (SPLITS > 1): acc[D], max, sum per split
 // Dispatch: (HQ, n, SPLITS)
@@ -23,6 +24,8 @@ override SCALE: f32;             // 1 / sqrt(D)
 override WG: u32 = 64u;          // power of two; keys per tile
 override SPLITS: u32 = 1u;       // key splits of a decode step (1: no split)
 override MIN_KEYS: u32 = 64u;    // fewest keys worth a split of their own
+override KV_Q8: u32 = 0u;        // 1: the cache is q8_0 blocks (shaders/lib/kv_read.wgsl), else f16
+override KV_SCALES: u32 = 0u;    // q8_0: the word where the scales start
 
 const MAX_WORDS_PER_THREAD: u32 = 8u;    // D/2 / WG, rounded up
 var<workgroup> probs: array<f32, WG>;
@@ -71,7 +74,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (range.y <= range.x) { return; }  // a split this position does not need
   let kvh = h / (HQ / HKV);
   let half = D / 2u;
-  let kv_stride = HKV * half;        // words per cached token
   let q_base = t * HQ * D + h * D;
 
   var m = -3.4e38;                   // running max (finite so exp(m − m_new) is 0, not NaN)
@@ -83,10 +85,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let j = base + lid;
     var s = -3.4e38;
     if (j < range.y) {
-      let kb = j * kv_stride + kvh * half;
       var dot = 0.0;
       for (var w = 0u; w < half; w++) {
-        let kv = unpack_f16x2(kcache[kb + w]);
+        let kv = k_pair(j, kvh, w);
         dot += q[q_base + 2u * w] * kv.x + q[q_base + 2u * w + 1u] * kv.y;
       }
       s = dot * SCALE;
@@ -103,7 +104,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       if (w >= half) { break; }
       var a = acc[k] * corr;
       for (var jj = 0u; jj < keys; jj++) {
-        a += probs[jj] * unpack_f16x2(vcache[(base + jj) * kv_stride + kvh * half + w]);
+        a += probs[jj] * v_pair(base + jj, kvh, w);
       }
       acc[k] = a;
     }

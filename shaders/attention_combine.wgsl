@@ -3,7 +3,7 @@
 // l_s = Σ exp(score − m_s); with m = max m_s and c_s = exp(m_s − m) the output is Σ c_s·acc_s / Σ c_s·l_s.
 // The number of splits used is recomputed from the position exactly as attention.wgsl chose it.
 //
-// Bindings (declared in src/gpu/kernels/attention/attention.ts, which generates their WGSL):
+// Bindings (declared in src/gpu/kernels/attention/attention-combine.ts, which generates their WGSL):
 //   step  uniform        Step { n, pos0 }: one token at pos0
 //   part  storage, read  array<f32> [HQ, SPLITS, D + 2]
 //   out   storage, rw    array<f32> [HQ·D]

@@ -12,8 +12,9 @@
 //   rope   storage, read  array<vec2<f32>> [ctx, ROT/2] (cos, sin)
 //   q      storage, rw    array<f32> [n, HQ·D]
 //   gate   storage, rw    array<f32> [n, HQ·D]
-//   kcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
-//   vcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs
+//   kcache storage, rw    array<u32> [ctx, HKV·D/2] f16 pairs; KV_STAGE = 1 (a q8_0 cache): the step's
+//                         keys as f32 bits [n, HKV·D], for kv_store_q8_0 to quantize
+//   vcache storage, rw    array<u32> the same for values
 // Dispatch: (HQ + 2·HKV, n): one workgroup per head per token.
 
 override HQ: u32;
@@ -22,6 +23,7 @@ override D: u32;                 // even, ≤ 512
 override ROT: u32;               // even, ≤ D
 override EPS: f32;
 override WG: u32 = 64u;          // power of two
+override KV_STAGE: u32 = 0u;     // 1: write K/V as f32 into a stage (see kcache), not f16 into the cache
 
 var<workgroup> xs: array<f32, 512>;
 var<workgroup> sums: array<f32, WG>;
@@ -54,7 +56,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let src = t * width + 2u * HQ * D + HKV * D + vh * D;
     for (var w = lid; w < D / 2u; w += WG) {
       let v = vec2<f32>(qkv[src + 2u * w], qkv[src + 2u * w + 1u]);
-      vcache[kv_row + vh * D / 2u + w] = pack_f16x2(v);
+      if (KV_STAGE == 1u) {
+        vcache[(t * HKV + vh) * D + 2u * w] = bitcast<u32>(v.x);
+        vcache[(t * HKV + vh) * D + 2u * w + 1u] = bitcast<u32>(v.y);
+      } else {
+        vcache[kv_row + vh * D / 2u + w] = pack_f16x2(v);
+      }
     }
     return;
   }
@@ -84,7 +91,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let kh = head - HQ;
     for (var w = lid; w < D / 2u; w += WG) {
       let v = vec2<f32>(rotated(2u * w, pos), rotated(2u * w + 1u, pos));
-      kcache[kv_row + kh * D / 2u + w] = pack_f16x2(v);
+      if (KV_STAGE == 1u) {
+        kcache[(t * HKV + kh) * D + 2u * w] = bitcast<u32>(v.x);
+        kcache[(t * HKV + kh) * D + 2u * w + 1u] = bitcast<u32>(v.y);
+      } else {
+        kcache[kv_row + kh * D / 2u + w] = pack_f16x2(v);
+      }
     }
   }
 }

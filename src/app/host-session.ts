@@ -14,7 +14,7 @@ import { createHostRoom, defaultEngineKind, type HostRoom } from '../room/api.ts
 import { draftLoaderFor, type DraftLoader, type DraftTarget } from './draft-loader.ts';
 import { DraftSwitch, type DraftChoiceState } from './draft-switch.ts';
 import { loadDeployment } from './deploy-config.ts';
-import type { DealCost, DealEntry } from '../room/deal.ts';
+import type { DealCost, DealEntry, KvType } from '../room/deal.ts';
 import { HOST_ID, type DeviceInfo } from '../room/host.ts';
 import type { TokenRoute } from '../room/host-chains.ts';
 import { hostModelUrl } from './models.ts';
@@ -37,6 +37,8 @@ export interface HostStartOptions {
   choice: ModelChoice;
   /** Absent: the model's default context by its size (src/agent/budget.ts defaultContextFor). */
   ctx?: number;
+  /** The room's KV cache type (?kv=; absent: f16). */
+  kv?: KvType;
   ckpt: number;
   engine?: 'webgpu' | 'reference' | 'wasm';
   name?: string;
@@ -131,7 +133,7 @@ export class HostSession {
       const { signaling, runJs } = await loadDeployment();
       const room = await createHostRoom({
         signaling,
-        model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt },
+        model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt }, ...(this.opts.kv ? { kv: this.opts.kv } : {}),
         ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });

@@ -3,6 +3,7 @@
 //   ?draft=<HF id | URL | tiny>   hosting: a draft model for speculative decoding (same tokenizer), loaded once the room is open
 //   ?ctx=<tokens>                 context size (default: by model size, see defaultContextFor; tools need about 8k)
 //   ?ckpt=<n>                     answer checkpoints kept (default 4; 0 = off, the pinned one too)
+//   ?kv=f16|q8_0                  hosting: the KV cache type of every device (default f16; q8_0 about halves it)
 //   ?room=<32 hex>                join this room as a guest (the invite link)
 //   ?engine=webgpu|wasm|reference which engine runs this device's layers (default: the fastest of a short
 //                                 measured probe at join, src/room/engine-probe.ts; wasm: the WebAssembly SIMD
@@ -16,6 +17,7 @@
 //   ?speed=<n>                    this device's speed for dealing, instead of the quick measurement (tests, demos)
 //   ?server=<url>&server-model=<name>&tokenizer=<src>   the agent on an OpenAI-compatible server (src/app/server-session.ts)
 
+import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { memoryBudgetFromGiB } from './memory-budget.ts';
 
 /** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */
@@ -31,6 +33,8 @@ export interface AppParams {
   draft?: string;
   /** ?ctx=; absent = the model's default context (src/agent/budget.ts defaultContextFor). */
   ctx?: number;
+  /** ?kv=: the room's KV cache type (absent: f16). */
+  kv?: KvCacheType;
   ckpt: number;
   room?: string;
   engine?: 'webgpu' | 'reference' | 'wasm';
@@ -77,6 +81,11 @@ export function parseAppParams(search: string): AppParams {
   };
   const ctx = wholeNumber(q, 'ctx', undefined, 256, 262_144);
   if (ctx !== undefined) params.ctx = ctx;
+  const kv = q.get('kv');
+  if (kv !== null && kv !== '') {
+    if (!isKvCacheType(kv)) throw new UrlParamError('kv', `must be ${KV_CACHE_TYPES.join(' or ')}, got "${kv}"`);
+    params.kv = kv;
+  }
   const model = q.get('model')?.trim();
   if (model) params.model = model;
   const draft = q.get('draft')?.trim();

@@ -7,6 +7,7 @@ import { EngineUsageError } from '../model/engine-errors.ts';
 import { RecurrentState } from '../model/reference/recurrent-state.ts';
 import { tensorToF32 } from '../model/reference/ops.ts';
 import { isLinearLayer, type LoadProgress, type ModelWeights } from '../model/types.ts';
+import type { KvCacheType } from '../model/kv-quant.ts';
 import { CpuEngine } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
 import { loadKernelBinary } from './kernel-binary.ts';
@@ -19,6 +20,8 @@ export interface CpuEngineOptions {
   ctx?: number;
   /** Recurrent-state snapshots kept at most (default 66). */
   maxSnapshots?: number;
+  /** The KV cache's storage: only 'f16' (the default) here; a q8_0 cache is refused by name. */
+  kv?: KvCacheType;
   /**
    * Threads the linears run on (default 1). More than 1 needs a caller that may block (Node, a Web
    * Worker; a page only when cross-origin isolated) and loads the `threads` build of the kernels.
@@ -45,6 +48,9 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const cfg = weights.config;
   const ctx = opts.ctx ?? Math.min(cfg.maxPositionEmbeddings, DEFAULT_CTX_CAP);
   if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createCpuEngine: ctx ${ctx} must be a positive integer`);
+  if ((opts.kv ?? 'f16') !== 'f16') {
+    throw new CpuUnsupportedError(`the WASM engine keeps its KV cache in f16; a ${opts.kv} cache is not supported on it yet (use ?kv=f16, or put this device on WebGPU)`);
+  }
   for (const w of weights.layers.values()) checkLayer(cfg, w);
   if (weights.embedding) checkLinear(weights.embedding, 'embedding');
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);

@@ -1,6 +1,7 @@
 // The activation buffers an engine's layers share (layer-contract.ts Activations), sized for T tokens a
 // step and for the kinds of layer it holds: the Qwen3.5 mixers' scratch when it holds one, the MoE
 // buffers when it holds an MoE ffn, a [T, 2·I] gate|up when a dense ffn's gate|up is split.
+import type { KvCacheType } from '../model/kv-quant.ts';
 import type { DecoderLayerWeights, ModelConfig } from '../model/types.ts';
 import { createMoeActivations, type MoeLayer } from './ffns/moe.ts';
 import { chunkCount, uploadF32 } from './gpu-weights.ts';
@@ -29,10 +30,11 @@ export interface ActivationSizes {
   T: number;                   // tokens a step (maxBatch)
   ctx: number;                 // RoPE table rows
   maxBindingBytes: number;     // decides whether a dense gate|up is split
+  kv?: KvCacheType;            // q8_0: a [T, Hkv·D] f32 stage for K and for V
 }
 
 export function createActivations(
-  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, held: readonly DecoderLayerWeights[], { T, ctx, maxBindingBytes }: ActivationSizes,
+  device: GPUDevice, cache: PipelineCache, cfg: ModelConfig, held: readonly DecoderLayerWeights[], { T, ctx, maxBindingBytes, kv }: ActivationSizes,
 ): Activations {
   const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
@@ -53,5 +55,6 @@ export function createActivations(
       conv: buf('conv out', T * hybrid.conv), delta: buf('delta out', T * hybrid.delta),
     },
     moe: moeLayers.length > 0 ? createMoeActivations(device, cfg.moe!, H, T, moeLayers) : undefined,
+    kvStage: kv === 'q8_0' ? { k: buf('K stage', T * Hkv * D), v: buf('V stage', T * Hkv * D) } : undefined,
   };
 }

@@ -14,6 +14,8 @@ import { checkLayer, layerLinears, uploadLayer } from './layers.ts';
 import { GpuSnapshots } from './recurrent-snapshots.ts';
 import { embedOps } from './kernels/linear/linear.ts';
 import { PipelineCache } from './pipelines.ts';
+import { kvBufferBytes } from './kernels/attention/kv-layout.ts';
+import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { autotune } from './autotune.ts';
 import type { LinearFormat, TopkLayout, Tuning } from './tuning.ts';
 
@@ -39,6 +41,8 @@ export interface WebGPUEngineOptions {
   maxSnapshots?: number;
   /** The head's top-k layout instead of the tuning's (benches compare them on one adapter). */
   topk?: TopkLayout;
+  /** How the KV cache stores values: 'f16' (default) or 'q8_0' (llama.cpp's blocks: half the bytes). */
+  kv?: KvCacheType;
 }
 
 /** Without a ctx option a model's full context (40k for Qwen3) would cost 4.7 GB of KV for 1.7B. */
@@ -120,7 +124,9 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createWebGPUEngine: ctx ${ctx} must be a positive integer`);
   if (cfg.headDim % 2 !== 0 || cfg.headDim > 512) throw new EngineUsageError(`createWebGPUEngine: head_dim ${cfg.headDim} must be even and ≤ 512`);
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);
-  const kvBytes = ctx * cfg.numKvHeads * cfg.headDim * 2;
+  const kv = opts.kv ?? 'f16';
+  if (!isKvCacheType(kv)) throw new EngineUsageError(`createWebGPUEngine: kv ${String(kv)} must be one of ${KV_CACHE_TYPES.join(', ')}`);
+  const kvBytes = kvBufferBytes({ Hkv: cfg.numKvHeads, D: cfg.headDim }, { type: kv, ctx });
   const attentionLayers = [...weights.layers.keys()].filter((i) => !isLinearLayer(cfg, i)).length;
   if (attentionLayers > 0 && kvBytes > maxBindingBytes) {
     throw new GpuResourceError(`createWebGPUEngine: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per layer buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
@@ -132,7 +138,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
 
   const T = maxBatch;
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-  const act = createActivations(device, cache, cfg, [...held.values()], { T, ctx, maxBindingBytes });
+  const act = createActivations(device, cache, cfg, [...held.values()], { T, ctx, maxBindingBytes, kv });
 
   const total = tensorBytes(held, weights);
   let done = 0;
@@ -144,7 +150,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
   for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
     const w = held.get(i)!;
-    const layer = uploadLayer({ device, cache, cfg, act, ctx, maxBindingBytes }, w);
+    const layer = uploadLayer({ device, cache, cfg, act, ctx, kv, maxBindingBytes }, w);
     layers.push(layer);
     progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
   }

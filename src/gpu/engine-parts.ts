@@ -94,5 +94,7 @@ export function destroyParts(parts: EngineParts): void {
   a.gu?.destroy();
   if (a.hybrid) Object.values(a.hybrid).forEach((b) => b.destroy());
   if (a.moe) destroyMoeActivations(a.moe);
+  a.kvStage?.k.destroy();
+  a.kvStage?.v.destroy();
   if (parts.ownsDevice) parts.device.destroy();
 }

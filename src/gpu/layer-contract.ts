@@ -2,6 +2,7 @@
 // the shared buffers): the activations every layer reads and writes, a layer on the device, and what a
 // row of the layer table is — for each mixer or ffn kind, the linears it uploads, what it refuses before
 // a device is asked for, and the ops it records.
+import type { KvCacheType } from '../model/kv-quant.ts';
 import type { Linear, ModelConfig } from '../model/types.ts';
 import type { GpuLinear } from './gpu-weights.ts';
 import type { MoeShape } from './kernels/moe/moe.ts';
@@ -23,6 +24,13 @@ export interface Activations {
   rope: GPUBuffer;             // [ctx, R/2] (cos, sin) for R rotary dims (D; Qwen3.5: D · partial_rotary_factor)
   hybrid?: HybridActivations;  // Qwen3.5 mixers (./mixers/gated-attention.ts, ./mixers/gated-delta-net.ts)
   moe?: MoeActivations;        // when the engine holds MoE layers (./ffns/moe.ts)
+  kvStage?: KvStage;           // a q8_0 KV cache: where qk_norm_rope leaves a step's K/V for kv_store_q8_0
+}
+
+/** A step's keys and values in f32, [T, Hkv·D] each, before kv_store_q8_0 quantizes them into the cache. */
+export interface KvStage {
+  k: GPUBuffer;
+  v: GPUBuffer;
 }
 
 /** Activations only the Qwen3.5 mixers use, sized for T tokens a step. */
@@ -61,7 +69,7 @@ export interface GpuLayer {
   index: number;
   linears: GpuLinear[];
   norms: GPUBuffer[];
-  kcache?: GPUBuffer;          // [ctx, Hkv·D/2] u32 (f16 pairs); mixers with a KV cache
+  kcache?: GPUBuffer;          // mixers with a KV cache: f16 pairs or q8_0 (./kernels/attention/kv-layout.ts)
   vcache?: GPUBuffer;
   state?: LinearState;         // Gated DeltaNet (./mixers/gated-delta-net.ts): conv and delta state
   ops: Op[];
@@ -75,6 +83,7 @@ export interface LayerUpload {
   cfg: ModelConfig;
   act: Activations;
   ctx: number;                 // KV capacity in tokens
+  kv?: KvCacheType;            // how the KV cache stores values (default f16)
   maxBindingBytes: number;
   index: number;               // the layer's index
   name: string;                // "layer 3", the prefix of its ops' labels

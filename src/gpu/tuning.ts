@@ -50,6 +50,8 @@ export const LINEAR_FORMATS: readonly LinearFormat[] = ['dense', 'ggml', 'q4'];
 export interface AttentionSplit {
   splits: number;              // most splits per head (1: none)
   minKeys: number;             // fewest keys a split takes: short contexts use fewer splits
+  /** Decode with one workgroup per query head (attention.wgsl) instead of per KV head: the bench's "before". */
+  perHead?: boolean;
 }
 
 export interface Tuning {

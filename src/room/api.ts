@@ -31,16 +31,16 @@ export type { EngineKind } from './engine-choice.ts';
  * usable GPU), or the CPU reference (tests, and the oracle).
  */
 export function engineFactory(kind: EngineKind): EngineFactory {
-  if (kind === 'reference') return async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
+  if (kind === 'reference') return async (weights, { ctx, range, kv }) => new ReferenceEngine(weights, { ctx, range, kvType: kv ?? 'f16' });
   if (kind === 'wasm') {
-    return async (weights, { ctx }) => {
+    return async (weights, { ctx, kv }) => {
       const { createCpuEngine } = await import('../cpu/create-engine.ts');
-      return createCpuEngine(weights, { ctx, threads: wasmThreadsHere() });
+      return createCpuEngine(weights, { ctx, kv: kv ?? 'f16', threads: wasmThreadsHere() });
     };
   }
-  return async (weights, { ctx }) => {
+  return async (weights, { ctx, kv }) => {
     const { createWebGPUEngine } = await import('../gpu/create-engine.ts');
-    return createWebGPUEngine(weights, { ctx });
+    return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16' });
   };
 }
 

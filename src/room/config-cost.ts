@@ -64,7 +64,7 @@ export function dealCost(config: ModelConfig, format: WeightFormat, ctx: number,
   return {
     numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), ...(uniform ? {} : { layerBytes }),
     hostFixedBytes: fixedWeightEstimate(config, format) + headScratchBytes(config),
-    deviceFixedBytes: engineScratchBytes(config, { ctx, gateUpSplit: gateUp > SPLIT_BINDING_BYTES }) + LOAD_PEAK_BYTES,
+    deviceFixedBytes: engineScratchBytes(config, { ctx, gateUpSplit: gateUp > SPLIT_BINDING_BYTES, kv }) + LOAD_PEAK_BYTES,
     ctx, kv,
   };
 }

@@ -68,7 +68,7 @@ export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: Readonly
   return {
     numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), layerBytes,
     hostFixedBytes: fixedBytes + headScratchBytes(config),
-    deviceFixedBytes: engineScratchBytes(config, { ctx, gateUpSplit }) + LOAD_PEAK_BYTES,
+    deviceFixedBytes: engineScratchBytes(config, { ctx, gateUpSplit, kv }) + LOAD_PEAK_BYTES,
     ctx, kv,
   };
 }

@@ -6,7 +6,7 @@
 //   - per Gated DeltaNet layer: its recurrent state, live and once per checkpoint snapshot;
 //   - per device ("engine scratch"): the RoPE table [ctx, R] f32 (grows with ctx: 16 MiB at 32k for
 //     R = 128), the activations for maxBatch tokens a step, the MoE routing / expert buffers, the decode
-//     attention partials, read-back staging;
+//     attention partials, a q8_0 cache's f32 K/V stages, read-back staging;
 //   - on the host: the head's logits, mask and top-k buffers, and its read-backs;
 //   - the load's own peak: the weights in flight in JS while a share loads (LOAD_PEAK_BYTES).
 // Layer fields are read through the helpers of src/model/types.ts (isLinearLayer, isMoeLayer), never
@@ -66,6 +66,8 @@ export interface ScratchOptions {
   maxBatch?: number;
   /** A dense layer's gate|up weight is split across buffers (it then needs a [T, 2I] buffer). */
   gateUpSplit?: boolean;
+  /** The KV cache's type: q8_0 adds the f32 K and V stages [T, Hkv·D] that kv_store_q8_0 quantizes from. */
+  kv?: KvType;
 }
 
 /**
@@ -90,6 +92,7 @@ export function engineScratchBytes(config: ModelConfig, opts: ScratchOptions): n
     + act(T * I)                                             // act
     + act(Hq * MAX_ATTENTION_SPLITS * (D + 2))               // decode attention partials
     + (opts.gateUpSplit ? act(T * 2 * I) : 0)
+    + (opts.kv === 'q8_0' ? 2 * act(T * Hkv * D) : 0)         // q8_0: K and V stages
     + Math.max(4, opts.ctx * rotary * 4)                     // RoPE (cos, sin) [ctx, R/2] f32 pairs
     + Math.max(16, T * 4)                                    // token ids
     + pow2(MAX_READ_ROWS * H * 4) + 2 * pow2(MICRO_ROWS * H * 4);   // read-back staging (one per power of two): a step's rows, micro-chunks and the smaller reads below them

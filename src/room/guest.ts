@@ -11,6 +11,7 @@
 // the ones before it came; a request that failed upstream reaches it as `skip`.
 import type { LayerEngine, LayerRange } from '../model/engine-types.ts';
 import type { ModelSource, ModelWeights, WeightRequest } from '../model/types.ts';
+import type { KvType } from './device-bytes.ts';
 import { HopError, OutOfOrderError, ProtocolError } from './errors.ts';
 import { NeighbourLinks, type DialFn } from './guest-links.ts';
 import { PeerModelSource } from './peer-source.ts';
@@ -20,7 +21,8 @@ import { FrameChannel, MAX_FRAME_BYTES, type MessageLink } from './wire.ts';
 
 export type LoadWeightsFn = (source: ModelSource, request: WeightRequest) => Promise<ModelWeights>;
 /** Makes the engine for a device's share (ReferenceEngine, or the WebGPU engine). */
-export type EngineFactory = (weights: ModelWeights, opts: { ctx: number; range: LayerRange }) => Promise<LayerEngine>;
+/** kv: the room's KV cache type (absent: f16). */
+export type EngineFactory = (weights: ModelWeights, opts: { ctx: number; range: LayerRange; kv?: KvType }) => Promise<LayerEngine>;
 
 export interface GuestOptions {
   roomId: string;
@@ -332,7 +334,7 @@ export class RoomGuest {
         },
       });
       if (abort.signal.aborted || this.epoch !== f.epoch) return;
-      this.engine = await this.opts.createEngine(weights, { ctx: f.ctx, range: f.range });
+      this.engine = await this.opts.createEngine(weights, { ctx: f.ctx, range: f.range, ...(f.kv ? { kv: f.kv } : {}) });
       this.engineModel = f.modelKey;
       this.engineCtx = f.ctx;
       this.hiddenSize = weights.config.hiddenSize;

@@ -75,7 +75,7 @@ export function stageEngines(groups: readonly DealEntry[][], devices: ReadonlyMa
 export function assignFrame(opts: HostOptions, epoch: number, range: LayerRange, route: { prev: string; next: string } | undefined, ctx = opts.ctx): Frame {
   const modelFile = opts.modelUrl === '' ? opts.source.modelFile : undefined;
   const { prev, next } = route ?? { prev: '', next: '' };
-  return { kind: 'assign', epoch, model: opts.modelUrl, modelKey: opts.modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next };
+  return { kind: 'assign', epoch, model: opts.modelUrl, modelKey: opts.modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next, ...(opts.kv === 'q8_0' ? { kv: 'q8_0' as const } : {}) };
 }
 
 /** The way a decode token's activations travel through the room, for the room panel. */

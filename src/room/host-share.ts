@@ -34,7 +34,7 @@ export class HostShare {
       });
       if (epoch !== currentEpoch()) return;
       await this.engine?.dispose();
-      this.engine = await this.opts.createEngine(weights, { ctx, range });
+      this.engine = await this.opts.createEngine(weights, { ctx, range, ...(this.opts.kv ? { kv: this.opts.kv } : {}) });
       this.range = range;
       this.ctx = ctx;
       h.onLoadFrame({ kind: 'ready', epoch, ...source.counts, ms: performance.now() - t0 });

@@ -6,6 +6,7 @@
 // guest along a chain, and `link-lost` reports a broken direct channel.
 import type { LayerRange } from '../model/engine-types.ts';
 import { ByteReader, ByteWriter } from './bytes.ts';
+import type { KvType } from './device-bytes.ts';
 import { ProtocolError } from './errors.ts';
 
 export const PROTOCOL_VERSION = 3;
@@ -67,7 +68,7 @@ export type Frame =
    * prev/next: the pipeline neighbours of this deal ('' = the host): `forward` frames come from prev, and
    * the output goes to next as a `forward` (a direct hop) or, when next is the host, as a `result`.
    */
-  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number; modelFile?: string; prev: string; next: string }
+  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number; modelFile?: string; prev: string; next: string; kv?: KvType }
   /** guest → host while loading. networkBytes/cacheBytes: where the bytes came from. */
   | { kind: 'progress'; epoch: number; bytesDone: number; bytesTotal: number; tensorsDone: number; tensorsTotal: number; networkBytes: number; cacheBytes: number }
   /** guest → host: layers loaded, engine ready, KV empty. */
@@ -124,7 +125,7 @@ export function encodeFrame(f: Frame): Uint8Array {
         .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed).str(f.caps.engineLabel ?? '');
       break;
     case 'assign':
-      w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? '').str(f.prev).str(f.next);
+      w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? '').str(f.prev).str(f.next).u8(f.kv === 'q8_0' ? 1 : 0);
       break;
     case 'progress':
       w.u32(f.epoch).f64(f.bytesDone).f64(f.bytesTotal).u32(f.tensorsDone).u32(f.tensorsTotal).f64(f.networkBytes).f64(f.cacheBytes);
@@ -232,7 +233,9 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
         check(id === '' || DEVICE_ID.test(id), kind, `${field} "${id}" is neither '' (the host) nor a device id`);
       }
       check(prev === '' || prev !== next, kind, `prev and next are the same device "${prev}"`);
-      return { kind, epoch, model, modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next };
+      const kvCode = r.u8('kv');
+      check(kvCode <= 1, kind, `kv ${kvCode} is neither f16 (0) nor q8_0 (1)`);
+      return { kind, epoch, model, modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next, ...(kvCode === 1 ? { kv: 'q8_0' as const } : {}) };
     }
     case 'progress': {
       const f = {

@@ -58,7 +58,7 @@ export class PooledApp extends LitElement {
   private hostRoom(req: HostRequest): void {
     this.lastHost = req;
     const session = new HostSession({
-      choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }),
+      choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }), ...(this.params.kv ? { kv: this.params.kv } : {}),
       ...(this.params.engine ? { engine: this.params.engine } : {}), name: this.params.name ?? defaultDeviceName(),
       ...(this.params.speed ? { speed: this.params.speed } : {}), ...(this.params.draft ? { draft: this.params.draft } : {}),
       ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),

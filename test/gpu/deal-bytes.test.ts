@@ -15,7 +15,7 @@ import { resolveModelSource } from '../../src/model/sources/resolve.ts';
 import { sampleNext, type LayerRange } from '../../src/model/engine-types.ts';
 import type { ModelSource } from '../../src/model/types.ts';
 import { dealCostFromPlan, shareTotal } from '../../src/room/deal.ts';
-import { LOAD_PEAK_BYTES } from '../../src/room/device-bytes.ts';
+import { LOAD_PEAK_BYTES, type KvType } from '../../src/room/device-bytes.ts';
 import { tinyModelDir } from '../helpers/tiny-model.ts';
 import { randomF32 } from './helpers.ts';
 
@@ -51,7 +51,7 @@ async function countedPhoneDevice(): Promise<{ device: GPUDevice; live: () => nu
   return { device, live: () => live, peak: () => peak, byLabel };
 }
 
-interface Case { name: string; source: () => Promise<ModelSource>; range: LayerRange; host: boolean; ctx: number }
+interface Case { name: string; source: () => Promise<ModelSource>; range: LayerRange; host: boolean; ctx: number; kv?: KvType }
 
 const CASES: Case[] = [
   {
@@ -63,6 +63,11 @@ const CASES: Case[] = [
     name: 'the host\'s 1-layer share of a tiny Qwen3 (BF16 safetensors) with the embedding and head at ctx 2,048',
     source: async () => resolveModelSource(await tinyModelDir({ format: 'safetensors', layers: 2 })),
     range: [0, 1], host: true, ctx: 2048,
+  },
+  {
+    name: 'a guest\'s 2-layer share of a tiny Qwen3 (q4f16_1 MLC) at ctx 4,096 with the q8_0 KV cache',
+    source: async () => resolveModelSource(await tinyModelDir({ format: 'mlc', layers: 4 })),
+    range: [1, 3], host: false, ctx: 4096, kv: 'q8_0',
   },
 ];
 
@@ -77,12 +82,12 @@ describe('the deal counts what the engine allocates', () => {
       const source = await c.source();
       const { config } = await readModelConfig(source);
       const plan = await planWeights(source, { layers: [0, config.numLayers], embedding: true, head: true });
-      const cost = dealCostFromPlan(config, plan.layerBytes, plan.fixedBytes, c.ctx, 0);
+      const cost = dealCostFromPlan(config, plan.layerBytes, plan.fixedBytes, c.ctx, 0, c.kv);
       const dealt = shareTotal(cost, c.range, c.host ? 0 : 1) - LOAD_PEAK_BYTES;
       const weights = await loadWeights(source, { layers: c.range, embedding: c.host, head: c.host });
       const counted = await countedPhoneDevice();
       // tuning 'default': the start-up timing's buffers are destroyed once it is done (not held), and it takes minutes on lavapipe.
-      const engine = await createWebGPUEngine(weights, { device: counted.device, ctx: c.ctx, tuning: 'default' });
+      const engine = await createWebGPUEngine(weights, { device: counted.device, ctx: c.ctx, tuning: 'default', kv: c.kv });
       // As the room runs a share: a prefill chunk, a micro-chunk, a draft batch, decode.
       const H = config.hiddenSize;
       let at = 0;

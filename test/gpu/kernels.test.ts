@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
 import { ropeTable } from '../../src/gpu/layers.ts';
 import { attentionOp, attentionPartFloats } from '../../src/gpu/kernels/attention/attention.ts';
+import { F16_KV, kvBufferBytes, q8Blocks, q8ScalesWord } from '../../src/gpu/kernels/attention/kv-layout.ts';
+import { kvStoreQ8Op } from '../../src/gpu/kernels/attention/kv-store-q8-0.ts';
 import { copyOp } from '../../src/gpu/kernels/common/copy.ts';
+import { quantizeQ8_0Block, roundHeadToQ8_0 } from '../../src/model/kv-quant.ts';
 import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear/linear.ts';
 import { qkNormRopeOp } from '../../src/gpu/kernels/attention/qk-norm-rope.ts';
 import { rmsnormOp } from '../../src/gpu/kernels/common/rmsnorm.ts';
@@ -25,6 +28,25 @@ import type { Linear } from '../../src/model/types.ts';
 import type { MatmulLayout, MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
+
+/** A q8_0 cache of `x` [ctx, Hkv·D] as the GPU lays it out, and the values it reads back. */
+function q8Cache(x: Float32Array, ctx: number, Hkv: number, D: number): { words: Uint32Array; values: Float32Array } {
+  const nb = q8Blocks(D);
+  const words = new Uint32Array(kvBufferBytes({ Hkv, D }, { type: 'q8_0', ctx }) / 4);
+  const quants = new Int8Array(words.buffer);
+  const scalesAt = q8ScalesWord({ Hkv, D }, ctx);
+  const values = x.slice();
+  for (let head = 0; head < ctx * Hkv; head++) {
+    for (let blk = 0; blk < nb; blk++) {
+      const b = head * nb + blk;
+      const { d, qs } = quantizeQ8_0Block(x, head * D + blk * 32, Math.min(32, D - blk * 32));
+      quants.set(qs, b * 32);
+      words[scalesAt + (b >> 1)] = (words[scalesAt + (b >> 1)]! | (d << (16 * (b & 1)))) >>> 0;
+    }
+    roundHeadToQ8_0(values, head * D, D);
+  }
+  return { words, values };
+}
 
 function denseLinear(name: string, rows: number, cols: number, dtype: 'F32' | 'F16' | 'BF16', seed: number): Linear {
   return { kind: 'dense', rows, cols, weight: fromFloat32(name, randomF32(rows * cols, seed, 0.5), [rows, cols], dtype) };
@@ -186,7 +208,8 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
   });
 
   // Prepares q/k/v at positions pos0.. and runs qk_norm_rope; returns GPU q, K/V cache and the reference.
-  async function normRope(Hq: number, Hkv: number, D: number, n: number, pos0: number, ctx: number) {
+  // q8: a q8_0 cache pair; K/V are then staged in f32 and quantized by kv_store_q8_0.
+  async function normRope(Hq: number, Hkv: number, D: number, n: number, pos0: number, ctx: number, q8?: { kcache: GPUBuffer; vcache: GPUBuffer }) {
     const eps = 1e-6;
     const theta = 1e6;
     const width = (Hq + 2 * Hkv) * D;
@@ -205,12 +228,13 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     ropeNeox(kRef, positions, Hkv, D, theta);
     const vRef = cols((Hq + Hkv) * D, width);
     const q = h.buffer(n * Hq * D * 4);
-    const kc = h.buffer(ctx * Hkv * D * 2);
-    const vc = h.buffer(ctx * Hkv * D * 2);
+    const kc = q8 ? h.buffer(n * Hkv * D * 4) : h.buffer(ctx * Hkv * D * 2);   // q8: the f32 stages
+    const vc = q8 ? h.buffer(n * Hkv * D * 4) : h.buffer(ctx * Hkv * D * 2);
     const op = qkNormRopeOp(h.cache, {
       step: h.step, qkv: h.buffer(qkv), qnorm: h.buffer(qn), knorm: h.buffer(kn), rope: h.buffer(ropeTable(ctx, D, theta)), q, kcache: kc, vcache: vc,
-    }, { Hq, Hkv, D }, eps, 'qk_norm_rope');
-    await h.run([op], n, pos0);
+    }, { Hq, Hkv, D }, eps, 'qk_norm_rope', Boolean(q8));
+    const store = q8 ? [kvStoreQ8Op(h.cache, { step: h.step, kstage: kc, vstage: vc, ...q8 }, { Hq, Hkv, D }, ctx, 'kv_store_q8_0')] : [];
+    await h.run([op, ...store], n, pos0);
     return { q, kc, vc, qRef, kRef, vRef };
   }
 
@@ -238,12 +262,67 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       expect(offByOne).toBeLessThanOrEqual(Math.ceil(r.kRef.length / 200));
     });
 
+  // The q8_0 cache (src/gpu/kernels/attention/kv-layout.ts): qk_norm_rope stages f32 K/V and
+  // kv_store_q8_0 quantizes them as src/model/kv-quant.ts does (llama.cpp's rounding). Blocks are
+  // compared with the reference's: scales to the f16 bit, quants to the integer, except where the
+  // GPU's f32 division or (for K) its rotation lands a value on the other side of a rounding tie
+  // (off by one, counted, must be rare). The cache starts full of a pattern that every word outside
+  // the step's blocks must keep, the other half of a scale word shared with a stored token included.
+  it.each([[4, 2, 16, 5, 0], [16, 8, 128, 3, 1000], [6, 3, 10, 1, 7], [8, 1, 96, 4, 3], [4, 4, 64, 1, 9]])(
+    'q8_0 K/V write (stage + kv_store_q8_0): Hq %i, Hkv %i, D %i, %i tokens at %i', async (Hq, Hkv, D, n, pos0) => {
+      const ctx = pos0 + n + 3;
+      const layout = { type: 'q8_0' as const, ctx };
+      const bytes = kvBufferBytes({ Hkv, D }, layout);
+      const pattern = new Uint32Array(bytes / 4).map((_, i) => (Math.imul(i + 1, 2654435761) >>> 0));
+      const kc = h.buffer(pattern);
+      const vc = h.buffer(pattern);
+      const r = await normRope(Hq, Hkv, D, n, pos0, ctx, { kcache: kc, vcache: vc });
+      const nb = q8Blocks(D);
+      const scalesAt = q8ScalesWord({ Hkv, D }, ctx);
+      for (const [buf, ref] of [[kc, r.kRef], [vc, r.vRef]] as const) {
+        const words = new Uint32Array(await h.read(buf, bytes));
+        const bytesOf = new Int8Array(words.buffer);
+        const inStep = (b: number): boolean => b >= pos0 * Hkv * nb && b < (pos0 + n) * Hkv * nb;
+        let off = 0;
+        for (let b = 0; b < ctx * Hkv * nb; b++) {
+          const scale = (words[scalesAt + (b >> 1)]! >>> (16 * (b & 1))) & 0xffff;
+          const patternScale = (pattern[scalesAt + (b >> 1)]! >>> (16 * (b & 1))) & 0xffff;
+          if (!inStep(b)) {
+            expect(scale).toBe(patternScale);
+            for (let w = 0; w < 8; w++) expect(words[b * 8 + w]).toBe(pattern[b * 8 + w]);
+            continue;
+          }
+          const t = Math.floor(b / (Hkv * nb)) - pos0;
+          const head = Math.floor((b % (Hkv * nb)) / nb);
+          const blk = b % nb;
+          const from = (t * Hkv + head) * D + blk * 32;
+          const count = Math.min(32, D - blk * 32);
+          const want = quantizeQ8_0Block(ref, from, count);
+          if (scale !== want.d) { expect(Math.abs(scale - want.d)).toBe(1); off++; }
+          for (let j = 0; j < 32; j++) {
+            const got = bytesOf[b * 32 + j]!;
+            if (got !== want.qs[j]) { expect(Math.abs(got - want.qs[j]!)).toBe(1); off++; }
+          }
+        }
+        expect(off).toBeLessThanOrEqual(Math.ceil(ref.length / 200));
+      }
+    });
+
   // [Hq, Hkv, D, tokens, cached, splits, minKeys]: splits > 1 is decode's flash-decoding (key splits
-  // merged by attention_combine); the splits used grow with the position (1 key: one split).
+  // merged by attention_combine); the splits used grow with the position (1 key: one split). A decode
+  // step (1 token) runs the grouped kernel (attention_decode, a workgroup per KV head) and the
+  // per-query-head one (the bench's "before"); groups of 1, 2, 3, 8, 12 (D 10 has no grouped variant: a multiple
+  // of 4 is needed, it runs per head); key counts on either side of a
+  // split boundary (64·k and 64·k + 1 keys with splits of ≥ 64), of a 64-key tile inside a split, and
+  // ≥ 8,000 (the A3B shape, 32 query / 4 KV heads of 128, with the GPU's and the CPU's splits).
   it.each([
     [4, 2, 16, 1, 0, 1, 64], [4, 2, 16, 70, 0, 1, 64], [16, 8, 128, 1, 300, 1, 64], [16, 8, 128, 9, 60, 4, 16],
     [4, 2, 16, 1, 0, 8, 1], [4, 2, 16, 1, 9, 3, 4], [16, 8, 128, 1, 300, 3, 4], [16, 8, 128, 1, 2000, 16, 64], [6, 3, 10, 1, 100, 7, 9],
-  ])('causal GQA attention over the f16 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached, ≤ %i splits of ≥ %i keys', async (Hq, Hkv, D, n, pos0, splits, minKeys) => {
+    [4, 4, 64, 1, 63, 16, 64], [4, 4, 64, 1, 64, 16, 64], [8, 4, 128, 1, 127, 16, 64], [8, 4, 128, 1, 128, 16, 64],
+    [16, 2, 64, 1, 200, 1, 64], [32, 4, 128, 1, 1088, 16, 64], [32, 4, 128, 1, 1024, 16, 64], [32, 4, 128, 1, 1023, 16, 64],
+    [12, 4, 32, 1, 150, 5, 16], [12, 1, 256, 1, 90, 2, 32],
+    [32, 4, 128, 1, 8000, 16, 64], [32, 4, 128, 1, 8191, 4, 512], [8, 1, 64, 1, 8200, 32, 64], [32, 4, 128, 5, 8000, 16, 64],
+  ])('causal GQA attention over the f16 and the q8_0 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached, ≤ %i splits of ≥ %i keys', async (Hq, Hkv, D, n, pos0, splits, minKeys) => {
       const ctx = pos0 + n;
       const kvw = Hkv * D;
       const keys = randomF32(ctx * kvw, 21, 2).map(roundToF16);
@@ -256,13 +335,23 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       const q = randomF32(n * Hq * D, 23, 3);
       const positions = Array.from({ length: n }, (_, i) => pos0 + i);
       const ref = attention(q, { keys, values }, positions, Hq, Hkv, D);
+      // the same keys and values in a q8_0 cache, against the reference over what it reads back
+      const kq = q8Cache(keys, ctx, Hkv, D);
+      const vq = q8Cache(values, ctx, Hkv, D);
+      const refQ8 = attention(q, { keys: kq.values, values: vq.values }, positions, Hq, Hkv, D);
       const out = h.buffer(n * Hq * D * 4);
       const part = h.buffer(attentionPartFloats({ Hq, Hkv, D }, splits) * 4);
       const b = { step: h.step, q: h.buffer(q), kcache: h.buffer(pack(keys)), vcache: h.buffer(pack(values)), out, part };
-      const op = attentionOp(h.cache, b, { Hq, Hkv, D }, 'attention', { splits, minKeys });
-      await h.run([op], n, pos0);
-      expect(relErr(await h.readF32(out, n * Hq * D), ref)).toBeLessThan(5e-6);
-    });
+      const bq8 = { ...b, kcache: h.buffer(kq.words), vcache: h.buffer(vq.words) };
+      for (const perHead of n === 1 ? [false, true] : [false]) {
+        for (const [kv, buffers, want] of [[F16_KV, b, ref], [{ type: 'q8_0' as const, ctx }, bq8, refQ8]] as const) {
+          device.queue.writeBuffer(out, 0, new Float32Array(n * Hq * D).fill(Number.NaN));
+          const op = attentionOp(h.cache, buffers, { Hq, Hkv, D }, 'attention', { splits, minKeys, perHead }, kv);
+          await h.run([op], n, pos0);
+          expect(relErr(await h.readF32(out, n * Hq * D), want), `per head ${perHead}, ${kv.type}`).toBeLessThan(5e-6);
+        }
+      }
+    }, 120_000); // the ≥ 8,000-key cases run the reference and two kernels over 8k keys on a CPU adapter
 });
 
 // The engine picks a decode matvec layout and a prefill tile per adapter (src/gpu/tuning.ts, timed by

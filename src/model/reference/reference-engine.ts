@@ -14,6 +14,7 @@ import { pickRow, sortedCandidates } from '../sampler.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../engine-errors.ts';
 import { bindLayer, layerForward, type BoundLayer } from './layer-table.ts';
 import { KvCache } from './kv-cache.ts';
+import type { KvCacheType } from '../kv-quant.ts';
 import { RecurrentState } from './recurrent-state.ts';
 import { decodeLinear, embedRows, type DecodedLinear, matmul, rmsNorm, tensorToF32 } from './ops.ts';
 
@@ -24,6 +25,8 @@ export interface ReferenceEngineOptions {
   range?: LayerRange;
   /** Store K/V rounded to f16 as the GPU engine does (default true). */
   kvF16?: boolean;
+  /** How the KV cache stores a value: f16 (default, or f32 with kvF16 false) or q8_0 blocks (../kv-quant.ts). */
+  kvType?: KvCacheType;
   /**
    * Weights are decoded to f32 on first use and kept while their total stays under this many bytes
    * (default 512 MiB): a tiny model runs ~5× faster, a real one keeps what fits. Results are identical.
@@ -97,7 +100,7 @@ export class ReferenceEngine implements LayerEngine {
     const linear = layers.filter((i) => isLinearLayer(c, i));
     this.cache = new KvCache({
       capacity: opts.ctx ?? c.maxPositionEmbeddings, kvWidth: c.numKvHeads * c.headDim, layers: layers.filter((i) => !isLinearLayer(c, i)),
-      roundToF16: opts.kvF16 ?? true,
+      roundToF16: opts.kvF16 ?? true, kvType: opts.kvType ?? 'f16', headDim: c.headDim,
     });
     const h = c.hybrid;
     this.state = new RecurrentState({

@@ -20,6 +20,9 @@ describe('URL parameters', () => {
     expect(parseAppParams('?ask=0').ask).toBe(false);
     expect(parseAppParams('?draft=%20Qwen/Qwen3-0.6B%20').draft).toBe('Qwen/Qwen3-0.6B');   // the host's draft model
     expect(parseAppParams('?draft=').draft).toBeUndefined();
+    expect(parseAppParams('?kv=q8_0').kv).toBe('q8_0');   // the room's KV cache type
+    expect(parseAppParams('?kv=f16').kv).toBe('f16');
+    expect(parseAppParams('').kv).toBeUndefined();
   });
 
   test('bad values get a named error that names the parameter', () => {
@@ -32,6 +35,7 @@ describe('URL parameters', () => {
     expect((bad('?room=abc') as Error).message).toMatch(/^\?room= must be a room id of 32 hex digits/);
     expect((bad('?engine=cuda') as Error).message).toBe('?engine= must be webgpu, wasm or reference, got "cuda"');
     expect(parseAppParams('?engine=wasm').engine).toBe('wasm');
+    expect((bad('?kv=q4_0') as Error).message).toBe('?kv= must be f16 or q8_0, got "q4_0"');
     expect((bad('?speed=fast') as Error).message).toBe('?speed= must be a positive number, got "fast"');
     expect((bad('?agent=openai') as Error).message).toMatch(/^\?agent= must be replay/);
   });

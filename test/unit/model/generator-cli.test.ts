@@ -7,6 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { GOLDEN_FILE, GOLDEN_MODEL, type GoldenFile } from '../../goldens/golden-setup.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../../goldens/gguf-golden-setup.ts';
 import { tinyGgufModel, tinyModelDir } from '../../helpers/tiny-model.ts';
+import { Generator } from '../../../src/model/generator.ts';
+import { loadWeights } from '../../../src/model/load-weights.ts';
+import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
+import { NodeFolderSource } from '../../../src/model/sources/node-folder.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 const golden = JSON.parse(readFileSync(GOLDEN_FILE, 'utf8')) as GoldenFile;
@@ -135,6 +139,21 @@ describe('npm run generate', () => {
     const lookup = await generate('--model', model, '--prompt', 'x', '--speculate', 'lookup', '--draft-length', '3');
     expect(lookup.code).toBe(2);
     expect(lookup.stderr).toMatch(/--draft-length needs --speculate draft:MODEL/);
+  }, SLOW);
+
+  it('--kv q8_0: the reference with a q8_0 KV cache generates, stats say so; another type is refused', async () => {
+    const r = await generate('--model', model, '--prompt-ids', golden.promptIds.join(','), '--max-new-tokens', '32', '--kv', 'q8_0', '--json');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout.trim()) as { ids: number[]; stats: Record<string, unknown> };
+    const weights = await loadWeights(new NodeFolderSource(model), { layers: [0, GOLDEN_MODEL.layers!], embedding: true, head: true });
+    const ctx = out.stats.ctx as number;
+    const want = await new Generator(new ReferenceEngine(weights, { ctx, kvType: 'q8_0' }), { ctx }).generate(golden.promptIds, { maxNewTokens: 32 });
+    expect(out.ids).toEqual(want.ids);
+    expect(out.stats).toMatchObject({ kv: 'q8_0', backend: 'reference' });
+    const bad = await generate('--model', model, '--prompt', 'x', '--kv', 'q4_0');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--kv must be f16 or q8_0, got "q4_0"/);
   }, SLOW);
 
   it('bad usage exits 2 naming the problem', async () => {

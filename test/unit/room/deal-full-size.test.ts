@@ -4,8 +4,8 @@
 // The deal counts weights (exact, from the plan), KV at the context it picks, recurrent state and its
 // snapshots, RoPE, activations, MoE and head scratch and the load's peak (src/room/device-bytes.ts); it
 // picks the largest context the room holds, and every device's total stays within its offer.
-// The q8_0 figures are the deal's byte math for that KV type (34 bytes per 32 values); the q8_0 kernels
-// are not part of this test.
+// The q8_0 figures are the deal's byte math for that KV type (34 bytes per 32 values); that the WebGPU
+// engine's q8_0 cache allocates those bytes is test/gpu/deal-bytes.test.ts's q8_0 case.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,6 @@
 // Test helpers for the room in Node: an in-memory tiny model source that counts bytes, a host and guests
 // joined by memory links, and the single-device reference tokens to compare with.
+import type { KvType } from '../../../src/room/device-bytes.ts';
 import { loadWeights } from '../../../src/model/load-weights.ts';
 import { Generator } from '../../../src/model/generator.ts';
 import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
@@ -47,7 +48,7 @@ export function tinyFiles(opts: TinyModelOptions = TINY): Map<string, Uint8Array
   return tinySafetensorsFiles(opts, empty);
 }
 
-export const referenceFactory: EngineFactory = async (weights, { ctx, range }) => new ReferenceEngine(weights, { ctx, range });
+export const referenceFactory: EngineFactory = async (weights, { ctx, range, kv }) => new ReferenceEngine(weights, { ctx, range, kvType: kv ?? 'f16' });
 
 /** A reference engine whose runLayers waits `ms` first: a slow device. */
 export const slowFactory = (ms: number): EngineFactory => async (weights, opts) => {
@@ -65,11 +66,11 @@ export function caps(memoryBudgetBytes = 2 ** 30, speed = 1): DeviceCaps {
 }
 
 /** Greedy tokens from one ReferenceEngine holding everything: what every split must reproduce. */
-export async function singleDeviceTokens(files: Map<string, Uint8Array>, prompt: number[], n: number, modelFile?: string): Promise<number[]> {
+export async function singleDeviceTokens(files: Map<string, Uint8Array>, prompt: number[], n: number, modelFile?: string, kvType: KvType = 'f16'): Promise<number[]> {
   const src = new CountingMemorySource(files, modelFile);
   const { config } = await readModelConfig(src);
   const weights = await loadWeights(src, { layers: [0, config.numLayers], embedding: true, head: true });
-  const gen = new Generator(new ReferenceEngine(weights, { ctx: 256 }), { ctx: 256 });
+  const gen = new Generator(new ReferenceEngine(weights, { ctx: 256, kvType }), { ctx: 256 });
   const r = await gen.generate(prompt, { maxNewTokens: n });
   if (r.finish !== 'cap') throw new Error(`reference run ended ${r.finish}: ${r.error?.message}`);
   return r.ids;

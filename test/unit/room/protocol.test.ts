@@ -13,6 +13,7 @@ const every: Frame[] = [
   { kind: 'hello', protocol: 1, roomId: '0123456789abcdef0123456789abcdef', deviceId: 'abc123xyz', name: 'Phone', caps },
   { kind: 'assign', epoch: 3, model: 'http://127.0.0.1:1/models/tiny', modelKey: 'tiny@1', range: [2, 4], ctx: 512, prev: '', next: '' },
   { kind: 'assign', epoch: 4, model: '', modelKey: 'local', range: [0, 2], ctx: 512, modelFile: 'Qwen3-30B-A3B-Q4_K_M-00001-of-00002.gguf', prev: 'abc123xyz', next: 'def456uvw' },
+  { kind: 'assign', epoch: 5, model: '', modelKey: 'local', range: [0, 2], ctx: 32768, prev: '', next: '', kv: 'q8_0' },
   { kind: 'read', id: 9, op: 'size', path: 'm.gguf', start: 0, end: 0 },
   ...sampleFrames(4),
   { kind: 'checkpoint', epoch: 2, seq: 9, op: 'truncate', position: 17 },
@@ -64,6 +65,9 @@ describe('frames', () => {
     expect(bad({ kind: 'read', id: 1, op: 'range', path: '../etc/passwd', start: 0, end: 1 })).toThrowError(/leaves the model folder/);
     expect(bad({ ...every[1], next: 'Not An Id' } as Frame)).toThrowError(/"assign" frame: next "Not An Id" is neither '' \(the host\) nor a device id/);
     expect(bad({ ...every[1], prev: 'abc123xyz', next: 'abc123xyz' } as Frame)).toThrowError(/prev and next are the same device "abc123xyz"/);
+    const kv2 = encodeFrame(every[1]!);
+    kv2[kv2.length - 1] = 2;   // assign's last byte: the KV cache type
+    expect(() => decodeFrame(kv2)).toThrowError(/"assign" frame: kv 2 is neither f16 \(0\) nor q8_0 \(1\)/);
     const work: Frame = { kind: 'result', epoch: 1, seq: 1, kvLength: 1, hidden: new Float32Array(4), work: [1.5, 0] };
     expect(decodeFrame(encodeFrame(work))).toEqual(work);
     expect(bad({ ...work, work: [-1] })).toThrowError(/"result" frame: work -1 ms is out of range/);

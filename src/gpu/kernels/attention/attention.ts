@@ -1,22 +1,29 @@
-// attention (shaders/attention.wgsl): causal grouped-query attention over the f16 KV cache. Prefill
-// runs one workgroup per (query head, token); decode splits the keys across `splits` workgroups per
-// head (flash-decoding) and merges them with attention_combine (./attention-combine.ts).
+// attention (shaders/attention.wgsl): causal grouped-query attention over the KV cache (./kv-layout.ts). Prefill
+// runs one workgroup per (query head, token). Decode runs attention_decode (./attention-decode.ts), one
+// workgroup per (KV head, split) serving the KV head's query heads from one read of its K/V, unless the
+// shape does not fit it (or the tuning asks for the per-query-head decode, kept for the bench): then
+// attention.wgsl with one workgroup per (query head, split). Either way the keys are split across
+// `splits` workgroups (flash-decoding) and merged by attention_combine (./attention-combine.ts).
 import source from '../../../../shaders/attention.wgsl?raw';
+import kvRead from '../../../../shaders/lib/kv_read.wgsl?raw';
 import { defineKernel, read, rw, STEP } from '../../kernel.ts';
 import { kernelOp, type Op } from '../../op.ts';
 import type { PipelineCache } from '../../pipelines.ts';
 import type { AttentionSplit } from '../../tuning.ts';
 import { ATTENTION_COMBINE } from './attention-combine.ts';
+import { ATTENTION_DECODE, decodeConsts, groupedDecodeFits } from './attention-decode.ts';
+import { F16_KV, kvReadConsts, type KvLayout } from './kv-layout.ts';
 import type { HeadShape } from './qk-norm-rope.ts';
 
 export const ATTENTION = defineKernel({
   name: 'attention',
   source,
+  libs: [kvRead],
   bindings: {
     step: STEP,
     q: read('array<f32>'),           // [n, HQ·D], normalised and rotated
-    kcache: read('array<u32>'),      // [ctx, HKV·D/2] f16 pairs, this step's keys already written
-    vcache: read('array<u32>'),      // [ctx, HKV·D/2] f16 pairs
+    kcache: read('array<u32>'),      // the K cache (./kv-layout.ts: f16 or q8_0), this step's keys already written
+    vcache: read('array<u32>'),      // the V cache, the same layout
     out: rw('array<f32>'),           // [n, HQ·D]
     part: rw('array<f32>'),          // [HQ, SPLITS, D + 2]: a decode step's partials per split
   },
@@ -38,22 +45,33 @@ export function attentionPartFloats(s: HeadShape, splits: number): number {
   return s.Hq * Math.max(1, splits) * (s.D + 2);
 }
 
-export function attentionOp(cache: PipelineCache, b: AttentionBuffers, s: HeadShape, label: string, split: AttentionSplit = NO_SPLIT): Op {
-  const base = { HQ: s.Hq, HKV: s.Hkv, D: s.D, SCALE: Math.fround(1 / Math.sqrt(s.D)), WG: 64 };
+export function attentionOp(cache: PipelineCache, b: AttentionBuffers, s: HeadShape, label: string, split: AttentionSplit = NO_SPLIT, kv: KvLayout = F16_KV): Op {
+  const base = { HQ: s.Hq, HKV: s.Hkv, D: s.D, SCALE: Math.fround(1 / Math.sqrt(s.D)), WG: 64, ...kvReadConsts(s, kv) };
   const buffers = { step: b.step, q: b.q, kcache: b.kcache, vcache: b.vcache, out: b.out, part: b.part };
   const whole = kernelOp(cache, ATTENTION, { label, consts: { ...base, SPLITS: 1 }, buffers, grid: (n) => [s.Hq, n, 1] });
-  if (split.splits <= 1) return whole;
-  const consts = { SPLITS: split.splits, MIN_KEYS: split.minKeys };
-  const parts = kernelOp(cache, ATTENTION, { label: `${label} splits`, consts: { ...base, ...consts }, buffers, grid: () => [s.Hq, 1, split.splits] });
-  const combine = kernelOp(cache, ATTENTION_COMBINE, {
-    label: `${label} combine`, consts: { HQ: s.Hq, D: s.D, WG: 64, ...consts },
-    buffers: { step: b.step, part: b.part, out: b.out }, grid: () => [s.Hq, 1, 1],
-  });
+  const splits = Math.max(1, split.splits);
+  const consts = { SPLITS: splits, MIN_KEYS: split.minKeys };
+  const grouped = !split.perHead && groupedDecodeFits(s, cache.device.limits.maxComputeWorkgroupStorageSize);
+  const decode = grouped
+    ? kernelOp(cache, ATTENTION_DECODE, {
+      label: `${label} decode`,
+      consts: { ...base, ...consts, ...decodeConsts(s) },
+      buffers, grid: () => [s.Hkv, 1, splits],
+    })
+    : splits > 1
+      ? kernelOp(cache, ATTENTION, { label: `${label} splits`, consts: { ...base, ...consts }, buffers, grid: () => [s.Hq, 1, splits] })
+      : whole;
+  const combine = splits > 1
+    ? kernelOp(cache, ATTENTION_COMBINE, {
+      label: `${label} combine`, consts: { HQ: s.Hq, D: s.D, WG: 64, ...consts },
+      buffers: { step: b.step, part: b.part, out: b.out }, grid: () => [s.Hq, 1, 1],
+    })
+    : undefined;
   return {
     label,
     encode(pass, n) {
       if (n !== 1) return whole.encode(pass, n);
-      return parts.encode(pass, 1) + combine.encode(pass, 1);
+      return decode.encode(pass, 1) + (combine ? combine.encode(pass, 1) : 0);
     },
   };
 }

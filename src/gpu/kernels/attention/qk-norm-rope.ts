@@ -15,8 +15,8 @@ export const QK_NORM_ROPE = defineKernel({
     knorm: read('array<f32>'),       // [D]
     rope: read('array<vec2<f32>>'),  // [ctx, D/2] (cos, sin)
     q: rw('array<f32>'),             // [n, HQ·D]
-    kcache: rw('array<u32>'),        // [ctx, HKV·D/2] f16 pairs
-    vcache: rw('array<u32>'),        // [ctx, HKV·D/2] f16 pairs
+    kcache: rw('array<u32>'),        // [ctx, HKV·D/2] f16 pairs, or (stage) [n, HKV·D] f32 bits
+    vcache: rw('array<u32>'),        // the same for values
   },
 });
 
@@ -26,9 +26,10 @@ export interface HeadShape {
   D: number;
 }
 
-export function qkNormRopeOp(cache: PipelineCache, buffers: BufferSet<typeof QK_NORM_ROPE.bindings>, s: HeadShape, eps: number, label: string): Op {
+/** stage: write K/V as f32 [n, HKV·D] into kcache/vcache (a q8_0 cache's stage), not f16 into the cache. */
+export function qkNormRopeOp(cache: PipelineCache, buffers: BufferSet<typeof QK_NORM_ROPE.bindings>, s: HeadShape, eps: number, label: string, stage = false): Op {
   return kernelOp(cache, QK_NORM_ROPE, {
-    label, consts: { HQ: s.Hq, HKV: s.Hkv, D: s.D, EPS: eps, WG: 64 }, buffers,
+    label, consts: { HQ: s.Hq, HKV: s.Hkv, D: s.D, EPS: eps, WG: 64, KV_STAGE: stage ? 1 : 0 }, buffers,
     grid: (n) => [s.Hq + 2 * s.Hkv, n, 1],   // one workgroup per head per token
   });
 }
