@@ -25,7 +25,7 @@ import { GGML_BLOCK_TYPES, type ChunkFormat, type GgmlBlockType } from '../../gp
 import { read, type Binding } from '../../kernel.ts';
 import type { Consts } from '../../pipelines.ts';
 
-export interface WeightFormat {
+export interface FormatKernelRow {
   /** The kernels' name suffix: matvec_<id>, matmul_<id>, matmul_rows_<id>, embed_<id>. */
   id: string;
   /** Libraries giving the block decode (PARTS, WRaw, w_raw, w_decode), in composition order. */
@@ -46,7 +46,7 @@ const WEIGHT = read('array<vec4<u32>>');
 const one = (chunk: { buffers: readonly GPUBuffer[] }) => ({ weight: chunk.buffers[0]! });
 const none = (): Consts => ({});
 
-const DENSE: WeightFormat = {
+const DENSE: FormatKernelRow = {
   id: 'dense', decode: [dense], dot: [denseDot], parts: 1, weights: { weight: WEIGHT }, buffers: one,
   consts: (f) => {
     if (f.kind !== 'dense') throw new Error(`a ${f.kind} chunk given to a dense kernel`);
@@ -54,7 +54,7 @@ const DENSE: WeightFormat = {
   },
 };
 
-const Q4F16_1: WeightFormat = {
+const Q4F16_1: FormatKernelRow = {
   id: 'q4', decode: [q4], dot: [q4Dot], parts: 4,
   weights: { qweight: WEIGHT, scales: read('array<u32>') },
   buffers: (chunk) => ({ qweight: chunk.buffers[0]!, scales: chunk.buffers[1]! }),
@@ -66,15 +66,15 @@ const GGML_BLOCKS: Record<GgmlBlockType, readonly string[]> = {
   Q8_0: [q8_0], Q4_0: [q4_0], Q4_1: [q4_1], Q5_0: [q5_0], Q5_1: [q5_1], Q4_K: [kScales, q4_k], Q5_K: [kScales, q5_k], Q6_K: [q6_k],
 };
 
-const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, WeightFormat] => [t, {
+const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, FormatKernelRow] => [t, {
   id: `ggml_${t.toLowerCase()}`, decode: [words, ...GGML_BLOCKS[t], ggml], dot: [ggmlDot], parts: 4,
   weights: { weight: WEIGHT }, buffers: one, consts: none,
-}])) as Record<GgmlBlockType, WeightFormat>;
+}])) as Record<GgmlBlockType, FormatKernelRow>;
 
 /** Every weight format (ggml: one per block type). */
-export const WEIGHT_FORMATS: readonly WeightFormat[] = [DENSE, Q4F16_1, ...GGML_BLOCK_TYPES.map((t) => GGML[t])];
+export const WEIGHT_FORMATS: readonly FormatKernelRow[] = [DENSE, Q4F16_1, ...GGML_BLOCK_TYPES.map((t) => GGML[t])];
 
 /** The weight format of a chunk. */
-export function weightFormat(f: ChunkFormat): WeightFormat {
+export function weightFormat(f: ChunkFormat): FormatKernelRow {
   return f.kind === 'dense' ? DENSE : f.kind === 'q4' ? Q4F16_1 : GGML[f.type];
 }

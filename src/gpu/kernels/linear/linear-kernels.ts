@@ -12,7 +12,7 @@ import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct, type Bindin
 import { kernelOp, type Op } from '../../op.ts';
 import type { PipelineCache } from '../../pipelines.ts';
 import type { MatmulRowsLayout, MatmulTilesLayout } from '../../tuning.ts';
-import { WEIGHT_FORMATS, weightFormat, type WeightFormat } from './formats.ts';
+import { WEIGHT_FORMATS, weightFormat, type FormatKernelRow } from './formats.ts';
 import { CHUNK, Epilogue, jobPlain, type LinearTarget } from './linear-contract.ts';
 import { matmulRowsOp, ROWS_X_LIBS } from './matmul-rows.ts';
 import { matmulTilesOp } from './matmul-tiles.ts';
@@ -33,11 +33,11 @@ export interface LinearKernels {
   embed: Kernel;
 }
 
-function linearBindings(f: WeightFormat, x: string): Bindings {
+function linearBindings(f: FormatKernelRow, x: string): Bindings {
   return { step: STEP, ...f.weights, x: read(x), y: rw('array<f32>'), chunk: CHUNK };
 }
 
-function make(f: WeightFormat): LinearKernels {
+function make(f: FormatKernelRow): LinearKernels {
   const constants = { ...Epilogue, PARTS: f.parts };
   return {
     matvec: defineKernel({
@@ -59,10 +59,10 @@ function make(f: WeightFormat): LinearKernels {
   };
 }
 
-const made = new Map<WeightFormat, LinearKernels>();
+const made = new Map<FormatKernelRow, LinearKernels>();
 
 /** The four kernels of a weight format (made once per format). */
-export function linearKernels(f: WeightFormat): LinearKernels {
+export function linearKernels(f: FormatKernelRow): LinearKernels {
   let k = made.get(f);
   if (!k) {
     k = make(f);
