@@ -8,6 +8,8 @@ import { requestEngineDevice } from './device.ts';
 import { GpuResourceError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
 import { uploadLinear, type GpuLinear } from './gpu-weights.ts';
+import { WeightWriter, withWriter } from './weight-writer.ts';
+import { heldOrStreamedBytes } from '../model/load-stream.ts';
 import { createHead } from './head.ts';
 import type { GpuLayer } from './layer-contract.ts';
 import { checkLayer, layerLinears, uploadLayer } from './layers.ts';
@@ -61,8 +63,8 @@ function layerRange(weights: ModelWeights, hasHead: boolean): LayerRange {
 }
 
 function linearBytes(l: Linear): number {
-  if (l.kind === 'ggml') return l.segments.reduce((a, s) => a + s.bytes.byteLength, 0);
-  return l.kind === 'dense' ? l.weight.bytes.byteLength : l.qweight.bytes.byteLength + l.scales.bytes.byteLength;
+  if (l.kind === 'ggml') return l.segments.reduce((a, s) => a + heldOrStreamedBytes(s), 0);
+  return l.kind === 'dense' ? heldOrStreamedBytes(l.weight) : heldOrStreamedBytes(l.qweight) + heldOrStreamedBytes(l.scales);
 }
 
 type EngineLayer = DecoderLayerWeights;
@@ -109,6 +111,12 @@ async function pipelineCache(
   return cache.withTuning((await autotune(cache, formats)).tuning);
 }
 
+/**
+ * Weights with `pending` (openWeights) stream: every weight buffer is made empty, the engine is built,
+ * then the pending bytes are written into their places as they are read (weight-writer.ts), at most
+ * LOAD_IN_FLIGHT_BYTES of them in JS at once. A failed stream (truncated file, network, abort) disposes of
+ * the engine before the error is rethrown: nothing stays allocated.
+ */
 export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngineOptions = {}): Promise<WebGPUEngine> {
   const cfg = weights.config;
   const held = engineLayers(weights);
@@ -140,24 +148,26 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     done += bytes;
     opts.onProgress?.({ bytesDone: done, bytesTotal: total, tensorsDone, tensorsTotal });
   };
+  const writer = weights.pending ? new WeightWriter(device) : undefined;
+  const upload = <T>(make: () => T): T => (writer ? withWriter(writer, make) : make());
   const layers: GpuLayer[] = [];
   const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
   for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
     const w = held.get(i)!;
-    const layer = uploadLayer({ device, cache, cfg, act, ctx, maxBindingBytes }, w);
+    const layer = upload(() => uploadLayer({ device, cache, cfg, act, ctx, maxBindingBytes }, w));
     layers.push(layer);
     progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
   }
   let embedding: GpuLinear | undefined;
   if (weights.embedding) {
-    embedding = uploadLinear(device, weights.embedding, maxBindingBytes);
+    embedding = upload(() => uploadLinear(device, weights.embedding!, maxBindingBytes));
     progress(embedding.bytes, layers.length + 1, parts);
   }
   const ids = device.createBuffer({ label: 'ids', size: Math.max(16, T * 4), usage: storage });
   let head;
   let headBytes = 0;
   if (hasHead) {
-    const own = weights.lmHead ? uploadLinear(device, weights.lmHead, maxBindingBytes) : undefined;
+    const own = weights.lmHead ? upload(() => uploadLinear(device, weights.lmHead!, maxBindingBytes)) : undefined;
     if (own) progress((headBytes = own.bytes), parts, parts);
     head = createHead(device, cache, cfg, weights.finalNorm!, own ?? embedding!, Boolean(own), act, ids);
   }
@@ -169,6 +179,16 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     ownsDevice: !opts.device,
     snapshots: new GpuSnapshots(device, layers.flatMap((l) => (l.state ? [l.state] : [])), opts.maxSnapshots),
   });
+  if (weights.pending && writer) {
+    try {
+      writer.checkCovered(weights.pending.tensors);
+      await weights.pending.run((piece) => writer.write(piece));
+      await writer.finish();
+    } catch (e) {
+      await engine.dispose();
+      throw e;
+    }
+  }
   await device.queue.onSubmittedWorkDone();
   return engine;
 }

@@ -12,7 +12,8 @@ import { prepareGguf } from './formats/gguf/gguf-load.ts';
 import { findMlcCacheFile, openMlc } from './formats/mlc.ts';
 import { HF, MLC, layerShapes, type LinearSpec } from './formats/qwen3-names.ts';
 import { openSafetensors, SAFETENSORS_FILE, SAFETENSORS_INDEX } from './formats/safetensors.ts';
-import { checkRequest, executeLoad, makePlan, type LoadOptions, type Located, type PreparedLoad, type WeightPlan } from './load-plan.ts';
+import { checkRequest, executeLoad, makePlan, readTensors, startProgress, type LoadOptions, type Located, type PreparedLoad, type WeightPlan } from './load-plan.ts';
+import { materializeWeights, pendingWeights } from './load-stream.ts';
 import { concatRows } from './tensor-utils.ts';
 import {
   isMoeLayer, type AttentionWeights, type DecoderLayerWeights, type FfnWeights, type Linear, type ModelConfig, type ModelSource, type ModelWeights, type StoredDType,
@@ -216,11 +217,31 @@ function assemble(config: ModelConfig, format: 'safetensors' | 'mlc', needs: Nee
 }
 
 /**
- * Load what `request` asks for. Progress is reported after each read; `request.signal` aborts between
- * reads. Any failure (bad header, shape, size, md5, HTTP) throws; nothing half-loaded is returned.
+ * Open what `request` asks for as a streamed load: the small tensors are read now, every matrix carries a
+ * `stream` ref and `weights.pending` delivers their bytes once, in bounded pieces (load-stream.ts), for
+ * the WebGPU engine to write into its buffers as they pass. Formats that do not stream yet (safetensors,
+ * MLC) are read whole, as loadWeights does. Bad headers, shapes and requests throw here, before any
+ * weight data is read; a truncated file throws when its bytes are streamed.
  */
-export async function loadWeights(source: ModelSource, request: WeightRequest, opts: LoadOptions = {}): Promise<ModelWeights> {
+export async function openWeights(source: ModelSource, request: WeightRequest, opts: LoadOptions = {}): Promise<ModelWeights> {
   request.signal?.throwIfAborted();
   const p = await prepare(source, request, opts);
-  return executeLoad(source, p, request, opts);
+  if (!p.eager) return executeLoad(source, p, request, opts);
+  const eager = p.eager;
+  const streamed = new Set([...p.located.keys()].filter((n) => !eager.has(n)));
+  const progress = startProgress(p, request);
+  const data = await readTensors(source, p, request, opts, progress, eager);
+  const weights = p.assemble(data, streamed);
+  weights.pending = pendingWeights(source, p, streamed, request, progress);
+  return weights;
+}
+
+/**
+ * Load what `request` asks for, every byte in JS. Progress is reported after each read; `request.signal`
+ * aborts between reads. Any failure (bad header, shape, size, md5, HTTP) throws; nothing half-loaded is
+ * returned. Streamed formats are filled tensor by tensor (materializeWeights): the peak is the weights
+ * plus LOAD_IN_FLIGHT_BYTES, never the weights twice.
+ */
+export async function loadWeights(source: ModelSource, request: WeightRequest, opts: LoadOptions = {}): Promise<ModelWeights> {
+  return materializeWeights(await openWeights(source, request, opts));
 }
