@@ -90,6 +90,12 @@ export function uploadF32(device: GPUDevice, values: Float32Array, label: string
 
 /** A norm weight (any float dtype) as f32 on the device. */
 export function uploadNorm(device: GPUDevice, t: TensorData): GPUBuffer {
+  if (t.stream) {
+    // Streamed: only F32 norms stream (their file bytes are the f32 the kernels read).
+    if (t.dtype !== 'F32') throw new UnsupportedWeightError(`tensor "${t.name}": a streamed norm must be F32, got ${t.dtype}`);
+    const n = t.stream.byteLength;
+    return weightBuffer(device, t, 0, n, n, n, t.name);
+  }
   return uploadF32(device, toFloat32(t), t.name);
 }
 

@@ -113,8 +113,10 @@ export async function prepareGguf(source: ModelSource, file: string, config: Mod
   }
   const metadataBytes = model.headers.reduce((a, h) => a + h.headerBytes, 0);
   const plan = makePlan(config, 'gguf', located, metadataBytes, opts);
-  // Norms and the small tensors converted to f32 are read whole; every matrix may stream.
-  const eager = new Set([...want].filter(([, w]) => w.norm).map(([name]) => name));
+  // Small tensors stored in another float type than F32 are converted at assembly, so they are read
+  // first; everything else streams (an F32 norm's bytes are what the engines hold), so a share's reads
+  // stay the plan's merged reads, in file order.
+  const eager = new Set([...want].filter(([name, w]) => w.norm && infos.get(name)!.type !== 'F32').map(([name]) => name));
   return { plan, located, eager, assemble: (data, streamed) => assemble(config, req, infos, data, streamed) };
 }
 
@@ -134,7 +136,12 @@ function assemble(c: ModelConfig, req: WeightRequest, infos: Map<string, GgufTen
   /** A small float tensor (norm, ssm_a, conv taps) as F32, shape = ne reversed (HF order). */
   const norm = (name: string): TensorData => {
     const { info, bytes: b } = part(name);
-    if (!b) throw new Error(`GGUF assemble: "${name}" is converted at load, so it cannot be streamed`);
+    const shape = [...info.ne].reverse();
+    if (!b) {
+      if (info.type !== 'F32') throw new Error(`GGUF assemble: "${name}" is converted at load, so it cannot be streamed`);
+      const stream: StreamRef = { parts: [{ tensor: name, bytes: info.end - info.start }], byteLength: info.end - info.start };
+      return { name, dtype: 'F32', shape, bytes: NO_BYTES, stream };
+    }
     const bytes = b;
     const t: TensorData = { name, dtype: info.type as StoredDType, shape: [...info.ne].reverse(), bytes };
     return t.dtype === 'F32' ? t : { ...t, dtype: 'F32', bytes: new Uint8Array(toFloat32(t).buffer) };
