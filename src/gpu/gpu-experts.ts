@@ -3,7 +3,9 @@
 // id alone. Here the parts a kernel runs together are laid out expert by expert — for gate|up, expert
 // e's gate rows then its up rows, the layout of a dense layer's fused gate|up, so the silu epilogue
 // applies within each expert — and cut into chunks of whole experts within the binding limit. Rows are
-// copied as stored (dense rows padded to 16 bytes as for any dense weight; ggml blocks untouched).
+// copied as stored (dense rows padded to 16 bytes as for any dense weight; ggml blocks untouched): laid out
+// in JS for held weights; for a streamed load the chunk is made empty and each expert's rows are placed
+// straight from the pieces (weight-writer.ts), so no chunk is ever built in JS.
 import { ggmlRowBytes } from '../model/formats/gguf/ggml-types.ts';
 import { linearName } from '../model/tensor-utils.ts';
 import type { Linear } from '../model/types.ts';
