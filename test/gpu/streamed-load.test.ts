@@ -11,6 +11,7 @@
 //     collected (V8 frees an ArrayBuffer at its next GC, which it starts once ~64 MiB of them is garbage), the
 //     header, the norms, the engine's own objects — far under the share, which the whole-share loader
 //     held in JS (about 1.1 GiB at the peak for this share);
+//   - a tiny safetensors share streamed gives bit-equal hidden states and logits to the same share loaded whole;
 //   - a file that ends inside a tensor fails the load by naming the tensor, and leaves no buffer allocated.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,12 +22,12 @@ import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
 import { TruncatedFileError } from '../../src/model/errors.ts';
 import { Generator } from '../../src/model/generator.ts';
 import { LOAD_IN_FLIGHT_BYTES } from '../../src/model/load-stream.ts';
-import { openWeights, planWeights } from '../../src/model/load-weights.ts';
+import { loadWeights, openWeights, planWeights } from '../../src/model/load-weights.ts';
 import { resolveModelSource } from '../../src/model/sources/resolve.ts';
 import type { ModelSource } from '../../src/model/types.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile, type GgufGoldenName } from '../goldens/gguf-golden-setup.ts';
 import { writeFullSizeGguf } from '../helpers/full-size-models.ts';
-import { tinyGgufModel } from '../helpers/tiny-model.ts';
+import { tinyGgufModel, tinyModelDir } from '../helpers/tiny-model.ts';
 import { testDevice } from './helpers.ts';
 
 const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
@@ -80,6 +81,27 @@ describe.each(NAMES)('tiny GGUF %s streamed into the WebGPU engine', (name) => {
       device.destroy();
     }
   });
+});
+
+it('a tiny safetensors Qwen3 (BF16, 4 layers, embedding and head) streamed: the same hidden states and logits as loaded whole', async () => {
+  const source = await resolveModelSource(await tinyModelDir({ layers: 4 }));
+  const req = { layers: [0, 4] as [number, number], embedding: true, head: true };
+  const streamed = await openWeights(source, req);
+  expect(streamed.pending?.tensors.size).toBeGreaterThan(0);
+  const device = await testDevice(false);
+  const a = await createWebGPUEngine(streamed, { device, ctx: CTX, useF16: false, tuning: 'default' });
+  const b = await createWebGPUEngine(await loadWeights(source, req), { device, ctx: CTX, useF16: false, tuning: 'default' });
+  try {
+    const ids = [1, 17, 400, 9000, 151000];
+    const [ha, hb] = [await a.runLayers([0, 4], 0, await a.embed(ids)), await b.runLayers([0, 4], 0, await b.embed(ids))];
+    expect([...ha]).toEqual([...hb]);
+    const H = ha.length / ids.length;
+    expect([...await a.logits(ha.subarray(-H))]).toEqual([...await b.logits(hb.subarray(-H))]);
+  } finally {
+    await a.dispose();
+    await b.dispose();
+    device.destroy();
+  }
 });
 
 /**
