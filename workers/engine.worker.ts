@@ -1,6 +1,7 @@
 // The engine worker: owns the GPUDevice and one WebGPUEngine, exposed with comlink. The page talks to it
 // through src/gpu/worker-engine.ts (a LayerEngine). Weights are fetched here (ranged reads of only this
-// device's tensors), so they never cross the worker boundary.
+// device's tensors), so they never cross the worker boundary, and streamed (openWeights): each piece is
+// written into its GPU buffer as it arrives, at most LOAD_IN_FLIGHT_BYTES in JS at once.
 import * as Comlink from 'comlink';
 import { requestAdapter, summarizeAdapter } from '../src/gpu/adapter.ts';
 import { createWebGPUEngine } from '../src/gpu/create-engine.ts';
@@ -10,7 +11,7 @@ import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
 import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from '../src/gpu/worker-wire.ts';
 import type { LayerRange, RowCandidates, RowSampling } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
-import { loadWeights } from '../src/model/load-weights.ts';
+import { openWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import type { LoadProgress } from '../src/model/types.ts';
 
@@ -28,7 +29,7 @@ const api: EngineWorkerApi = {
     const adapter = await requestAdapter();
     const device = await requestEngineDevice({ adapter, useF16: req.useF16 });
     const source = await resolveModelSource(req.model);
-    const weights = await loadWeights(source, {
+    const weights = await openWeights(source, {
       layers: req.layers, embedding: req.embedding, head: req.head,
       onProgress: (p) => onProgress?.({ ...p, phase: 'fetch' }),
     });

@@ -1,9 +1,8 @@
 // Joining a room from the app (src/room joinRoom): what this device does — its layers of the model,
 // memory, load progress, status — and a screen Wake Lock while it computes, so a phone keeps working.
 import { readModelConfig } from '../model/config.ts';
-import { loadWeights } from '../model/load-weights.ts';
 import type { LayerRange } from '../model/engine-types.ts';
-import { joinRoom, type GuestRoom } from '../room/api.ts';
+import { defaultEngineKind, joinRoom, weightLoader, type GuestRoom } from '../room/api.ts';
 import { loadSignalingConfig } from './deploy-config.ts';
 import type { DeviceCaps } from '../room/protocol.ts';
 import { Store } from './store.ts';
@@ -80,7 +79,7 @@ export class GuestSession {
             const { config } = await readModelConfig(source);
             this.store.set({ numLayers: config.numLayers, config });
           }
-          return loadWeights(source, request);
+          return weightLoader(this.opts.engine ?? defaultEngineKind())(source, request);   // streamed into a WebGPU engine
         },
       });
       this.room = room;

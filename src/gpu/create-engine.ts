@@ -8,6 +8,8 @@ import { requestEngineDevice } from './device.ts';
 import { GpuResourceError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
 import { uploadLinear, type GpuLinear } from './gpu-weights.ts';
+import { WeightWriter, withWriter } from './weight-writer.ts';
+import { heldOrStreamedBytes } from '../model/load-stream.ts';
 import { createHead } from './head.ts';
 import type { GpuLayer } from './layer-contract.ts';
 import { checkLayer, layerLinears, uploadLayer } from './layers.ts';
@@ -65,8 +67,8 @@ function layerRange(weights: ModelWeights, hasHead: boolean): LayerRange {
 }
 
 function linearBytes(l: Linear): number {
-  if (l.kind === 'ggml') return l.segments.reduce((a, s) => a + s.bytes.byteLength, 0);
-  return l.kind === 'dense' ? l.weight.bytes.byteLength : l.qweight.bytes.byteLength + l.scales.bytes.byteLength;
+  if (l.kind === 'ggml') return l.segments.reduce((a, s) => a + heldOrStreamedBytes(s), 0);
+  return l.kind === 'dense' ? heldOrStreamedBytes(l.weight) : heldOrStreamedBytes(l.qweight) + heldOrStreamedBytes(l.scales);
 }
 
 type EngineLayer = DecoderLayerWeights;
@@ -113,6 +115,36 @@ async function pipelineCache(
   return cache.withTuning((await autotune(cache, formats)).tuning);
 }
 
+/**
+ * Run the (synchronous) making of an engine's buffers; if it throws, destroy every buffer it made, so a
+ * failed engine leaves nothing allocated. With a writer, streamed tensors register their places there.
+ */
+function builtOrUndone<T>(device: GPUDevice, writer: WeightWriter | undefined, make: () => T): T {
+  const made: GPUBuffer[] = [];
+  const own = Object.prototype.hasOwnProperty.call(device, 'createBuffer');
+  const original = device.createBuffer;
+  device.createBuffer = (desc: GPUBufferDescriptor): GPUBuffer => {
+    const b = original.call(device, desc);
+    made.push(b);
+    return b;
+  };
+  try {
+    return writer ? withWriter(writer, make) : make();
+  } catch (e) {
+    for (const b of made) b.destroy();
+    throw e;
+  } finally {
+    if (own) device.createBuffer = original;
+    else delete (device as { createBuffer?: unknown }).createBuffer;
+  }
+}
+
+/**
+ * Weights with `pending` (openWeights) stream: every weight buffer is made empty, the engine is built,
+ * then the pending bytes are written into their places as they are read (weight-writer.ts), at most
+ * LOAD_IN_FLIGHT_BYTES of them in JS at once. A failed stream (truncated file, network, abort) disposes of
+ * the engine before the error is rethrown: nothing stays allocated.
+ */
 export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngineOptions = {}): Promise<WebGPUEngine> {
   const cfg = weights.config;
   const held = engineLayers(weights);
@@ -136,45 +168,58 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const tuned = await pipelineCache(device, useF16, held, weights, opts.tuning ?? 'auto');
   const cache = opts.topk ? tuned.withTuning({ ...tuned.tuning, topk: opts.topk }) : tuned;
 
-  const T = maxBatch;
-  const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-  const act = createActivations(device, cache, cfg, [...held.values()], { T, ctx, maxBindingBytes, kv });
+  const writer = weights.pending ? new WeightWriter(device) : undefined;
+  const engine = builtOrUndone(device, writer, () => {
+    const T = maxBatch;
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const act = createActivations(device, cache, cfg, [...held.values()], { T, ctx, maxBindingBytes, kv });
 
-  const total = tensorBytes(held, weights);
-  let done = 0;
-  const progress = (bytes: number, tensorsDone: number, tensorsTotal: number): void => {
-    done += bytes;
-    opts.onProgress?.({ bytesDone: done, bytesTotal: total, tensorsDone, tensorsTotal });
-  };
-  const layers: GpuLayer[] = [];
-  const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
-  for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
-    const w = held.get(i)!;
-    const layer = uploadLayer({ device, cache, cfg, act, ctx, kv, maxBindingBytes }, w);
-    layers.push(layer);
-    progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
-  }
-  let embedding: GpuLinear | undefined;
-  if (weights.embedding) {
-    embedding = uploadLinear(device, weights.embedding, maxBindingBytes);
-    progress(embedding.bytes, layers.length + 1, parts);
-  }
-  const ids = device.createBuffer({ label: 'ids', size: Math.max(16, T * 4), usage: storage });
-  let head;
-  let headBytes = 0;
-  if (hasHead) {
-    const own = weights.lmHead ? uploadLinear(device, weights.lmHead, maxBindingBytes) : undefined;
-    if (own) progress((headBytes = own.bytes), parts, parts);
-    head = createHead(device, cache, cfg, weights.finalNorm!, own ?? embedding!, Boolean(own), act, ids);
-  }
-  const weightBytes = layers.reduce((s, l) => s + l.linears.reduce((a, b) => a + b.bytes, 0), 0)
-    + (embedding?.bytes ?? 0) + headBytes;
-  const engine = new WebGPUEngine({
-    device, cache, config: cfg, range, layers, act, maxBatch, ctx, maxBindingBytes, weightBytes,
-    embedding, embedOps: embedding ? embedOps(cache, embedding, { step: act.step, ids, out: act.x }) : [], ids, head,
-    ownsDevice: !opts.device,
-    snapshots: new GpuSnapshots(device, layers.flatMap((l) => (l.state ? [l.state] : [])), opts.maxSnapshots),
+    const total = tensorBytes(held, weights);
+    let done = 0;
+    const progress = (bytes: number, tensorsDone: number, tensorsTotal: number): void => {
+      done += bytes;
+      opts.onProgress?.({ bytesDone: done, bytesTotal: total, tensorsDone, tensorsTotal });
+    };
+    const layers: GpuLayer[] = [];
+    const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
+    for (let i = range[0]; i < range[1] && weights.layers.size > 0; i++) {
+      const w = held.get(i)!;
+      const layer = uploadLayer({ device, cache, cfg, act, ctx, kv, maxBindingBytes }, w);
+      layers.push(layer);
+      progress(layer.linears.reduce((s, l) => s + l.bytes, 0), layers.length, parts);
+    }
+    let embedding: GpuLinear | undefined;
+    if (weights.embedding) {
+      embedding = uploadLinear(device, weights.embedding!, maxBindingBytes);
+      progress(embedding.bytes, layers.length + 1, parts);
+    }
+    const ids = device.createBuffer({ label: 'ids', size: Math.max(16, T * 4), usage: storage });
+    let head;
+    let headBytes = 0;
+    if (hasHead) {
+      const own = weights.lmHead ? uploadLinear(device, weights.lmHead!, maxBindingBytes) : undefined;
+      if (own) progress((headBytes = own.bytes), parts, parts);
+      head = createHead(device, cache, cfg, weights.finalNorm!, own ?? embedding!, Boolean(own), act, ids);
+    }
+    const weightBytes = layers.reduce((s, l) => s + l.linears.reduce((a, b) => a + b.bytes, 0), 0)
+      + (embedding?.bytes ?? 0) + headBytes;
+    return new WebGPUEngine({
+      device, cache, config: cfg, range, layers, act, maxBatch, ctx, maxBindingBytes, weightBytes,
+      embedding, embedOps: embedding ? embedOps(cache, embedding, { step: act.step, ids, out: act.x }) : [], ids, head,
+      ownsDevice: !opts.device,
+      snapshots: new GpuSnapshots(device, layers.flatMap((l) => (l.state ? [l.state] : [])), opts.maxSnapshots),
+    });
   });
+  if (weights.pending && writer) {
+    try {
+      writer.checkCovered(weights.pending.tensors);
+      await weights.pending.run((piece) => writer.write(piece));
+      await writer.finish();
+    } catch (e) {
+      await engine.dispose();
+      throw e;
+    }
+  }
   await device.queue.onSubmittedWorkDone();
   return engine;
 }

@@ -3,12 +3,15 @@
 // id alone. Here the parts a kernel runs together are laid out expert by expert — for gate|up, expert
 // e's gate rows then its up rows, the layout of a dense layer's fused gate|up, so the silu epilogue
 // applies within each expert — and cut into chunks of whole experts within the binding limit. Rows are
-// copied as stored (dense rows padded to 16 bytes as for any dense weight; ggml blocks untouched).
+// copied as stored (dense rows padded to 16 bytes as for any dense weight; ggml blocks untouched): laid out
+// in JS for held weights; for a streamed load the chunk is made empty and each expert's rows are placed
+// straight from the pieces (weight-writer.ts), so no chunk is ever built in JS.
 import { ggmlRowBytes } from '../model/formats/gguf/ggml-types.ts';
 import { linearName } from '../model/tensor-utils.ts';
 import type { Linear } from '../model/types.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
-import { createBufferFrom, type ChunkFormat, type GpuLinear, type GpuLinearChunk } from './gpu-weights.ts';
+import { createBufferFrom, type ChunkFormat, type GpuLinear, type GpuLinearChunk, type HeldBytes } from './gpu-weights.ts';
+import { writerOf } from './weight-writer.ts';
 
 export interface GpuExpertChunk extends GpuLinearChunk {
   experts: [number, number];   // [e0, e1)
@@ -21,25 +24,35 @@ export interface GpuExperts extends GpuLinear {
   chunks: GpuExpertChunk[];
 }
 
-interface Stored { format: ChunkFormat; bytes: Uint8Array; rowBytes: number; rowStride: number; key: string }
+interface Stored { format: ChunkFormat; src: HeldBytes; rowBytes: number; rowStride: number; key: string }
 
 /** A part as stored: its format and bytes (one ggml type, or one dense dtype). */
 function stored(l: Linear): Stored {
   if (l.kind === 'dense') {
-    const { dtype, bytes } = l.weight;
+    const { dtype } = l.weight;
     if (!(dtype === 'F32' || dtype === 'F16' || dtype === 'BF16')) throw new UnsupportedWeightError(`tensor "${l.weight.name}": dense experts must be F32, F16 or BF16, got ${dtype}`);
     const rowBytes = l.cols * (dtype === 'F32' ? 4 : 2);
-    return { format: { kind: 'dense', wdtype: dtype === 'F32' ? 0 : dtype === 'F16' ? 1 : 2 }, bytes, rowBytes, rowStride: Math.ceil(rowBytes / 16) * 16, key: dtype };
+    return { format: { kind: 'dense', wdtype: dtype === 'F32' ? 0 : dtype === 'F16' ? 1 : 2 }, src: l.weight, rowBytes, rowStride: Math.ceil(rowBytes / 16) * 16, key: dtype };
   }
   if (l.kind === 'ggml' && l.segments.length === 1) {
     const s = l.segments[0]!;
     if (s.type === 'F32' || s.type === 'F16' || s.type === 'BF16') {
-      return stored({ kind: 'dense', rows: l.rows, cols: l.cols, weight: { name: s.name, dtype: s.type, shape: [l.rows, l.cols], bytes: s.bytes } });
+      return stored({ kind: 'dense', rows: l.rows, cols: l.cols, weight: { name: s.name, dtype: s.type, shape: [l.rows, l.cols], bytes: s.bytes, ...(s.stream ? { stream: s.stream } : {}) } });
     }
     const rowBytes = ggmlRowBytes(s.type, l.cols);
-    return { format: { kind: 'ggml', type: s.type }, bytes: s.bytes, rowBytes, rowStride: rowBytes, key: s.type };
+    return { format: { kind: 'ggml', type: s.type }, src: s, rowBytes, rowStride: rowBytes, key: s.type };
   }
   throw new UnsupportedWeightError(`tensor "${linearName(l)}": MoE experts on the GPU must be one dense or ggml type (got ${l.kind}${l.kind === 'ggml' ? ` with ${l.segments.length} segments` : ''})`);
+}
+
+/** A zero-filled weight buffer of `bytes` (padded to 4), for a streamed load to write into. */
+function emptyBuffer(device: GPUDevice, bytes: number, label: string): GPUBuffer {
+  const size = Math.max(4, Math.ceil(bytes / 4) * 4);
+  try {
+    return device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  } catch (e) {
+    throw new GpuResourceError(`${label}: cannot allocate ${size} bytes on the GPU (${(e as Error).message})`, { cause: e });
+  }
 }
 
 /** True when the parts can share one expert layout (the same stored format): gate and up fused. */
@@ -65,18 +78,31 @@ export function uploadExperts(device: GPUDevice, parts: readonly Linear[], E: nu
   const chunks: GpuExpertChunk[] = [];
   for (let e0 = 0; e0 < E; e0 += per) {
     const e1 = Math.min(E, e0 + per);
-    const data = new Uint8Array((e1 - e0) * expertBytes);
+    const label = `${name} experts [${e0}, ${e1})`;
+    const tail = format.kind === 'ggml' ? 16 : 0;
+    const streamed = ps.some((p) => p.src.stream);
+    // In JS: the chunk laid out here, then uploaded. Streamed: the buffer made empty and each expert's
+    // rows of each part placed where this layout puts them (no copy in JS).
+    const data = streamed ? undefined : new Uint8Array((e1 - e0) * expertBytes);
+    const buffer = data ? undefined : emptyBuffer(device, (e1 - e0) * expertBytes + tail, label);
     let at = 0;
     for (let e = e0; e < e1; e++) {
       ps.forEach((p, i) => {
-        for (let r = e * rowsOf[i]!; r < (e + 1) * rowsOf[i]!; r++) {
-          data.set(p.bytes.subarray(r * p.rowBytes, (r + 1) * p.rowBytes), at);
+        const r0 = e * rowsOf[i]!, r1 = (e + 1) * rowsOf[i]!;
+        if (!data) {
+          if (!p.src.stream) throw new UnsupportedWeightError(`experts "${name}": parts must all be streamed or all be held`);
+          writerOf(device, label).place(p.src.stream, r0 * p.rowBytes, r1 * p.rowBytes, buffer!, at, p.rowBytes, rowStride);
+          at += (r1 - r0) * rowStride;
+          return;
+        }
+        for (let r = r0; r < r1; r++) {
+          data.set(p.src.bytes.subarray(r * p.rowBytes, (r + 1) * p.rowBytes), at);
           at += rowStride;
         }
       });
     }
-    const buffer = createBufferFrom(device, data, usage, `${name} experts [${e0}, ${e1})`, format.kind === 'ggml' ? 16 : 0);
-    chunks.push({ rowStart: e0 * rowsPerExpert, rows: (e1 - e0) * rowsPerExpert, format, buffers: [buffer], experts: [e0, e1] });
+    const made = data ? createBufferFrom(device, data, usage, label, tail) : buffer!;
+    chunks.push({ rowStart: e0 * rowsPerExpert, rows: (e1 - e0) * rowsPerExpert, format, buffers: [made], experts: [e0, e1] });
   }
   const bytes = chunks.reduce((a, c) => a + c.buffers[0]!.size, 0);
   return { name, rows: E * rowsPerExpert, cols, chunks, bytes, experts: E, rowsPerExpert, rowBytes };

@@ -10,8 +10,9 @@
 //         of the last block stay inside the buffer
 import { toFloat32 } from '../model/tensor-utils.ts';
 import { GGML_TYPES, ggmlRowBytes } from '../model/formats/gguf/ggml-types.ts';
-import type { GgmlType, Linear, StoredDType, TensorData } from '../model/types.ts';
+import type { GgmlType, Linear, StoredDType, StreamRef, TensorData } from '../model/types.ts';
 import { GpuResourceError, UnsupportedWeightError } from './errors.ts';
+import { writerOf } from './weight-writer.ts';
 
 /** The ggml block types with WGSL kernels (shaders/lib/ggml/<type>.wgsl); float types run as dense. */
 export type GgmlBlockType = Exclude<GgmlType, 'F32' | 'F16' | 'BF16'>;
@@ -59,12 +60,42 @@ export function createBufferFrom(device: GPUDevice, data: Uint8Array, usage: num
   return buffer;
 }
 
+/** Bytes held in JS, or streamed (the tensor's `stream`: its bytes arrive later, see weight-writer.ts). */
+export interface HeldBytes { bytes: Uint8Array; stream?: StreamRef }
+
+/**
+ * A weight buffer holding bytes [m0, m1) of `src` (whole rows of rowBytes, each placed every rowStride),
+ * plus tailBytes of zeros: filled now from JS, or created empty and placed for the streamed load.
+ */
+export function weightBuffer(device: GPUDevice, src: HeldBytes, m0: number, m1: number, rowBytes: number, rowStride: number, label: string, tailBytes = 0): GPUBuffer {
+  if (!src.stream) {
+    const r0 = m0 / rowBytes, r1 = m1 / rowBytes;
+    return createBufferFrom(device, rowsWithStride(src.bytes, r0, r1, rowBytes, rowStride), USAGE(), label, tailBytes);
+  }
+  const writer = writerOf(device, label);
+  const size = Math.max(4, padded(((m1 - m0) / rowBytes) * rowStride + tailBytes));
+  let buffer: GPUBuffer;
+  try {
+    buffer = device.createBuffer({ label, size, usage: USAGE() });
+  } catch (e) {
+    throw new GpuResourceError(`${label}: cannot allocate ${size} bytes on the GPU (${(e as Error).message})`, { cause: e });
+  }
+  writer.place(src.stream, m0, m1, buffer, 0, rowBytes, rowStride);
+  return buffer;
+}
+
 export function uploadF32(device: GPUDevice, values: Float32Array, label: string): GPUBuffer {
   return createBufferFrom(device, new Uint8Array(values.buffer, values.byteOffset, values.byteLength), GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, label);
 }
 
 /** A norm weight (any float dtype) as f32 on the device. */
 export function uploadNorm(device: GPUDevice, t: TensorData): GPUBuffer {
+  if (t.stream) {
+    // Streamed: only F32 norms stream (their file bytes are the f32 the kernels read).
+    if (t.dtype !== 'F32') throw new UnsupportedWeightError(`tensor "${t.name}": a streamed norm must be F32, got ${t.dtype}`);
+    const n = t.stream.byteLength;
+    return weightBuffer(device, t, 0, n, n, n, t.name);
+  }
   return uploadF32(device, toFloat32(t), t.name);
 }
 
@@ -87,7 +118,7 @@ function rowsWithStride(bytes: Uint8Array, row0: number, row1: number, rowBytes:
 const USAGE = (): number => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
 
 /** Rows [rowStart, rowStart + rows) of the matrix from a dense F32/F16/BF16 row block, chunked. */
-function denseChunks(device: GPUDevice, name: string, dtype: StoredDType, bytes: Uint8Array, rowStart: number, rows: number, cols: number, maxBindingBytes: number): GpuLinearChunk[] {
+function denseChunks(device: GPUDevice, name: string, dtype: StoredDType, src: HeldBytes, rowStart: number, rows: number, cols: number, maxBindingBytes: number): GpuLinearChunk[] {
   if (!(dtype === 'F32' || dtype === 'F16' || dtype === 'BF16')) {
     throw new UnsupportedWeightError(`tensor "${name}": dense weights must be F32, F16 or BF16, got ${dtype}`);
   }
@@ -98,22 +129,22 @@ function denseChunks(device: GPUDevice, name: string, dtype: StoredDType, bytes:
   const chunks: GpuLinearChunk[] = [];
   for (let r0 = 0; r0 < rows; r0 += per) {
     const r1 = Math.min(rows, r0 + per);
-    const data = rowsWithStride(bytes, r0, r1, rowBytes, rowStride);
     const label = `${name}[${rowStart + r0}:${rowStart + r1}]`;
-    chunks.push({ rowStart: rowStart + r0, rows: r1 - r0, format: { kind: 'dense', wdtype: WDTYPE[dtype] }, buffers: [createBufferFrom(device, data, USAGE(), label)] });
+    const buffer = weightBuffer(device, src, r0 * rowBytes, r1 * rowBytes, rowBytes, rowStride, label);
+    chunks.push({ rowStart: rowStart + r0, rows: r1 - r0, format: { kind: 'dense', wdtype: WDTYPE[dtype] }, buffers: [buffer] });
   }
   return chunks;
 }
 
 /** A ggml segment's rows as stored, chunked by whole rows (each chunk + its 16-byte tail within the limit). */
-function ggmlChunks(device: GPUDevice, name: string, type: GgmlBlockType, bytes: Uint8Array, rowStart: number, rows: number, cols: number, maxBindingBytes: number): GpuLinearChunk[] {
+function ggmlChunks(device: GPUDevice, name: string, type: GgmlBlockType, src: HeldBytes, rowStart: number, rows: number, cols: number, maxBindingBytes: number): GpuLinearChunk[] {
   const rowBytes = ggmlRowBytes(type, cols);
   const per = rowsPerChunk(rowBytes, maxBindingBytes - 32, name, rows);
   const chunks: GpuLinearChunk[] = [];
   for (let r0 = 0; r0 < rows; r0 += per) {
     const r1 = Math.min(rows, r0 + per);
     const label = `${name}[${rowStart + r0}:${rowStart + r1}] ${type}`;
-    const buffer = createBufferFrom(device, bytes.subarray(r0 * rowBytes, r1 * rowBytes), USAGE(), label, 16);
+    const buffer = weightBuffer(device, src, r0 * rowBytes, r1 * rowBytes, rowBytes, rowBytes, label, 16);
     chunks.push({ rowStart: rowStart + r0, rows: r1 - r0, format: { kind: 'ggml', type }, buffers: [buffer] });
   }
   return chunks;
@@ -125,8 +156,8 @@ function chunkBytes(chunks: GpuLinearChunk[]): number {
 
 export function uploadLinear(device: GPUDevice, l: Linear, maxBindingBytes: number): GpuLinear {
   if (l.kind === 'dense') {
-    const { name, dtype, bytes } = l.weight;
-    const chunks = denseChunks(device, name, dtype, bytes, 0, l.rows, l.cols, maxBindingBytes);
+    const { name, dtype } = l.weight;
+    const chunks = denseChunks(device, name, dtype, l.weight, 0, l.rows, l.cols, maxBindingBytes);
     return { name, rows: l.rows, cols: l.cols, chunks, bytes: chunkBytes(chunks) };
   }
   if (l.kind === 'ggml') {
@@ -134,10 +165,10 @@ export function uploadLinear(device: GPUDevice, l: Linear, maxBindingBytes: numb
     let row = 0;
     for (const s of l.segments) {
       if (s.type === 'F32' || s.type === 'F16' || s.type === 'BF16') {
-        chunks.push(...denseChunks(device, s.name, s.type, s.bytes, row, s.rows, l.cols, maxBindingBytes));
+        chunks.push(...denseChunks(device, s.name, s.type, s, row, s.rows, l.cols, maxBindingBytes));
       } else {
         if (!GGML_TYPES[s.type]) throw new UnsupportedWeightError(`tensor "${s.name}": ggml type ${String(s.type)} has no WebGPU kernels`);
-        chunks.push(...ggmlChunks(device, s.name, s.type, s.bytes, row, s.rows, l.cols, maxBindingBytes));
+        chunks.push(...ggmlChunks(device, s.name, s.type, s, row, s.rows, l.cols, maxBindingBytes));
       }
       row += s.rows;
     }
@@ -151,11 +182,12 @@ export function uploadLinear(device: GPUDevice, l: Linear, maxBindingBytes: numb
   const chunks: GpuLinearChunk[] = [];
   for (let r0 = 0; r0 < l.rows; r0 += per) {
     const r1 = Math.min(l.rows, r0 + per);
-    const q = l.qweight.bytes.subarray(r0 * qRowBytes, r1 * qRowBytes);
-    const s = l.scales.bytes.subarray(r0 * sRowBytes, r1 * sRowBytes);
     chunks.push({
       rowStart: r0, rows: r1 - r0, format: { kind: 'q4' },
-      buffers: [createBufferFrom(device, q, USAGE(), `${name}[${r0}:${r1}]`), createBufferFrom(device, s, USAGE(), `${l.scales.name}[${r0}:${r1}]`)],
+      buffers: [
+        weightBuffer(device, l.qweight, r0 * qRowBytes, r1 * qRowBytes, qRowBytes, qRowBytes, `${name}[${r0}:${r1}]`),
+        weightBuffer(device, l.scales, r0 * sRowBytes, r1 * sRowBytes, sRowBytes, sRowBytes, `${l.scales.name}[${r0}:${r1}]`),
+      ],
     });
   }
   return { name, rows: l.rows, cols: l.cols, chunks, bytes: chunkBytes(chunks) };

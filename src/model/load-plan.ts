@@ -54,8 +54,16 @@ export interface PreparedLoad {
   /** MLC: shards read whole and verified; the index file that records them. */
   wholeFiles?: Map<string, WholeFile>;
   indexFile?: string;
-  /** Canonical weights from the bytes of every located tensor. */
-  assemble(data: Map<string, Uint8Array>): ModelWeights;
+  /**
+   * Formats that stream (GGUF): the tensors that must be in JS before the weights are assembled (norms and
+   * the small tensors a format converts); every other located tensor may be streamed (load-stream.ts).
+   */
+  eager?: ReadonlySet<string>;
+  /**
+   * Canonical weights from the bytes of every located tensor; with `streamed`, those tensors are absent
+   * from `data` and their holders carry a `stream` ref instead of bytes.
+   */
+  assemble(data: Map<string, Uint8Array>, streamed?: ReadonlySet<string>): ModelWeights;
 }
 
 export function checkRequest(c: ModelConfig, req: WeightRequest, file: string): void {
@@ -159,12 +167,12 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
   await Promise.all(runners);
 }
 
-/** Read every planned range (progress after each, abort between reads) and assemble. Complete or throws. */
-export async function executeLoad(source: ModelSource, p: PreparedLoad, request: WeightRequest, opts: LoadOptions): Promise<ModelWeights> {
-  const progress: LoadProgress = { bytesDone: 0, bytesTotal: p.plan.dataBytes, tensorsDone: 0, tensorsTotal: p.plan.tensorCount };
-  request.onProgress?.({ ...progress });
+/** Read the planned ranges of `names` (all when absent) into views by tensor, progress after each read. */
+export async function readTensors(source: ModelSource, p: PreparedLoad, request: WeightRequest, opts: LoadOptions,
+  progress: LoadProgress, names?: ReadonlySet<string>): Promise<Map<string, Uint8Array>> {
+  const reads = names ? planReads([...names].map((n) => p.located.get(n)!), opts) : p.plan.reads;
   const data = new Map<string, Uint8Array>();
-  await pool(p.plan.reads, Math.max(1, opts.concurrency ?? 4), async (read) => {
+  await pool(reads, Math.max(1, opts.concurrency ?? 4), async (read) => {
     request.signal?.throwIfAborted();
     const bytes = await readPlanned(source, read, p);
     for (const name of read.tensors) {
@@ -176,5 +184,16 @@ export async function executeLoad(source: ModelSource, p: PreparedLoad, request:
     request.onProgress?.({ ...progress });
   });
   request.signal?.throwIfAborted();
-  return p.assemble(data);
+  return data;
+}
+
+export function startProgress(p: PreparedLoad, request: WeightRequest): LoadProgress {
+  const progress: LoadProgress = { bytesDone: 0, bytesTotal: p.plan.dataBytes, tensorsDone: 0, tensorsTotal: p.plan.tensorCount };
+  request.onProgress?.({ ...progress });
+  return progress;
+}
+
+/** Read every planned range (progress after each, abort between reads) and assemble. Complete or throws. */
+export async function executeLoad(source: ModelSource, p: PreparedLoad, request: WeightRequest, opts: LoadOptions): Promise<ModelWeights> {
+  return p.assemble(await readTensors(source, p, request, opts, startProgress(p, request)));
 }

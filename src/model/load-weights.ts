@@ -5,14 +5,15 @@
 // Complete or throws. GGUF's preparation lives in formats/gguf/gguf-load.ts, the reading in load-plan.ts.
 
 import { readModelConfig, type ConfigFileName } from './config.ts';
-import { ShapeMismatchError, UnknownFormatError, UnsupportedArchitectureError, UnsupportedDTypeError } from './errors.ts';
+import { ShapeMismatchError, TruncatedFileError, UnknownFormatError, UnsupportedArchitectureError, UnsupportedDTypeError } from './errors.ts';
 import { prepareHybridSafetensors } from './formats/hybrid-safetensors.ts';
 import type { TensorCatalogue, TensorEntry } from './formats/catalogue.ts';
 import { prepareGguf } from './formats/gguf/gguf-load.ts';
 import { findMlcCacheFile, openMlc } from './formats/mlc.ts';
 import { HF, MLC, layerShapes, type LinearSpec } from './formats/qwen3-names.ts';
 import { openSafetensors, SAFETENSORS_FILE, SAFETENSORS_INDEX } from './formats/safetensors.ts';
-import { checkRequest, executeLoad, makePlan, type LoadOptions, type Located, type PreparedLoad, type WeightPlan } from './load-plan.ts';
+import { checkRequest, executeLoad, makePlan, readTensors, startProgress, type LoadOptions, type Located, type PreparedLoad, type WeightPlan } from './load-plan.ts';
+import { materializeWeights, pendingWeights } from './load-stream.ts';
 import { concatRows } from './tensor-utils.ts';
 import {
   isMoeLayer, type AttentionWeights, type DecoderLayerWeights, type FfnWeights, type Linear, type ModelConfig, type ModelSource, type ModelWeights, type StoredDType,
@@ -167,8 +168,26 @@ async function prepare(source: ModelSource, req: WeightRequest, opts: LoadOption
   return {
     plan, located,
     ...(catalogue.wholeFiles ? { wholeFiles: catalogue.wholeFiles, indexFile: catalogue.metadataReads[0]!.file } : {}),
-    assemble: (data) => assemble(config, format, needs, entries, data),
+    ...(format === 'safetensors' ? { eager: eagerSafetensors(needs, entries) } : {}),
+    assemble: (data, streamed) => assemble(config, format, needs, entries, data, streamed),
   };
+}
+
+/**
+ * Safetensors tensors read before a streamed load's weights are assembled: the norms (the engines convert
+ * them to f32) and the parts of a stacked matrix whose dtypes differ (stacked as f32). Every other matrix
+ * streams. (MLC streams nothing: its shards are read whole so their md5 can be checked.)
+ */
+function eagerSafetensors(needs: Needs, entries: Map<string, TensorEntry>): Set<string> {
+  const out = new Set<string>();
+  const norms = needs.layers.flatMap((l) => [l.inputNorm, l.postNorm, l.qNorm, l.kNorm]);
+  if (needs.finalNorm) norms.push(needs.finalNorm);
+  for (const n of norms) out.add(n.name);
+  const linears = [...needs.layers.flatMap((l) => [l.qkv, l.o, ...mlpLinears(l.mlp)]), needs.embedding, needs.lmHead];
+  for (const l of linears) {
+    if (l?.kind === 'dense' && new Set(l.names.map((n) => entries.get(n)!.dtype)).size > 1) for (const n of l.names) out.add(n);
+  }
+  return out;
 }
 
 /** The byte ranges a request needs, without reading any weight data. */
@@ -180,10 +199,21 @@ export async function planWeights(source: ModelSource, req: WeightRequest, opts:
 
 type Catalogue = Pick<TensorCatalogue, 'tensors'>['tensors'];
 
-function assemble(config: ModelConfig, format: 'safetensors' | 'mlc', needs: Needs, entries: Catalogue, data: Map<string, Uint8Array>): ModelWeights {
+const NO_BYTES = new Uint8Array(0);
+
+function assemble(config: ModelConfig, format: 'safetensors' | 'mlc', needs: Needs, entries: Catalogue, data: Map<string, Uint8Array>,
+  streamed?: ReadonlySet<string>): ModelWeights {
+  const isStreamed = (name: string) => !data.has(name) && Boolean(streamed?.has(name));
   const tensor = (name: string): TensorData => {
     const e = entries.get(name)!;
+    if (isStreamed(name)) return { name, dtype: e.dtype, shape: e.shape, bytes: NO_BYTES, stream: { parts: [{ tensor: name, bytes: e.end - e.start }], byteLength: e.end - e.start } };
     return { name, dtype: e.dtype, shape: e.shape, bytes: data.get(name)! };
+  };
+  /** Row blocks stacked: streamed parts as one stream ref (same dtype: eagerSafetensors read mixed ones). */
+  const stacked = (label: string, names: string[], rows: number, cols: number): TensorData => {
+    if (!names.every(isStreamed)) return concatRows(label, names.map(tensor), rows, cols);
+    const parts = names.map((n) => ({ tensor: n, bytes: entries.get(n)!.end - entries.get(n)!.start }));
+    return { name: label, dtype: entries.get(names[0]!)!.dtype, shape: [rows, cols], bytes: NO_BYTES, stream: { parts, byteLength: parts.reduce((a, q) => a + q.bytes, 0) } };
   };
   const linear = (l: LinearNeed): Linear => {
     if (l.kind === 'q4') {
@@ -191,7 +221,7 @@ function assemble(config: ModelConfig, format: 'safetensors' | 'mlc', needs: Nee
     }
     const rows = l.parts.reduce((a, s) => a + s.rows, 0);
     const cols = l.parts[0]!.cols;
-    const weight = l.names.length === 1 ? tensor(l.names[0]!) : concatRows(l.label, l.names.map(tensor), rows, cols);
+    const weight = l.names.length === 1 ? tensor(l.names[0]!) : stacked(l.label, l.names, rows, cols);
     return { kind: 'dense', rows, cols, weight };
   };
   const layers = new Map<number, DecoderLayerWeights>();
@@ -216,11 +246,45 @@ function assemble(config: ModelConfig, format: 'safetensors' | 'mlc', needs: Nee
 }
 
 /**
- * Load what `request` asks for. Progress is reported after each read; `request.signal` aborts between
- * reads. Any failure (bad header, shape, size, md5, HTTP) throws; nothing half-loaded is returned.
+ * Open what `request` asks for as a streamed load: the small tensors are read now, every matrix carries a
+ * `stream` ref and `weights.pending` delivers their bytes once, in bounded pieces (load-stream.ts), for
+ * the WebGPU engine to write into its buffers as they pass. GGUF and safetensors stream; MLC (whose shards
+ * are read whole to check their md5) and the hybrid safetensors layout are read whole, as loadWeights does. Bad headers, shapes and requests throw here, before any
+ * weight data is read; a truncated file throws when its bytes are streamed.
  */
-export async function loadWeights(source: ModelSource, request: WeightRequest, opts: LoadOptions = {}): Promise<ModelWeights> {
+export async function openWeights(source: ModelSource, request: WeightRequest, opts: LoadOptions = {}): Promise<ModelWeights> {
   request.signal?.throwIfAborted();
   const p = await prepare(source, request, opts);
-  return executeLoad(source, p, request, opts);
+  if (!p.eager) return executeLoad(source, p, request, opts);
+  const eager = p.eager;
+  const streamed = new Set([...p.located.keys()].filter((n) => !eager.has(n)));
+  const progress = startProgress(p, request);
+  const data = await readTensors(source, p, request, opts, progress, eager).catch(async (e: unknown) => { throw await firstCut(source, p, e); });
+  const weights = p.assemble(data, streamed);
+  weights.pending = pendingWeights(source, p, streamed, request, progress);
+  return weights;
+}
+
+/**
+ * A file cut short, found while reading the small tensors first: the error names the first tensor of the
+ * whole request the file ends inside (or before), as a whole read in file order would. The file's length
+ * comes from the source where it can tell (a read past the end reports only where that read stopped).
+ */
+async function firstCut(source: ModelSource, p: PreparedLoad, e: unknown): Promise<unknown> {
+  if (!(e instanceof TruncatedFileError) || !e.file) return e;
+  const size = await source.size?.(e.file).catch(() => undefined);
+  if (size === undefined) return e;
+  const cut = [...p.located.values()].filter((t) => t.file === e.file && t.end > size).sort((a, b) => a.start - b.start)[0];
+  if (!cut || cut.name === e.tensor) return e;
+  return new TruncatedFileError(`the file ends inside this tensor's bytes [${cut.start}, ${cut.end})`, { file: cut.file, tensor: cut.name, fileSize: size, cause: e });
+}
+
+/**
+ * Load what `request` asks for, every byte in JS. Progress is reported after each read; `request.signal`
+ * aborts between reads. Any failure (bad header, shape, size, md5, HTTP) throws; nothing half-loaded is
+ * returned. Streamed formats are filled tensor by tensor (materializeWeights): the peak is the weights
+ * plus LOAD_IN_FLIGHT_BYTES, never the weights twice.
+ */
+export async function loadWeights(source: ModelSource, request: WeightRequest, opts: LoadOptions = {}): Promise<ModelWeights> {
+  return materializeWeights(await openWeights(source, request, opts));
 }

@@ -103,7 +103,18 @@ export interface TensorData {
   name: string;                // name in the file, for error messages
   dtype: StoredDType;
   shape: number[];
-  bytes: Uint8Array;           // byteLength = product(shape) * sizeof(dtype)
+  bytes: Uint8Array;           // byteLength = product(shape) * sizeof(dtype); empty while `stream` is set
+  /** Streamed (src/model/load-stream.ts): the bytes are not here but arrive through `ModelWeights.pending`. */
+  stream?: StreamRef;
+}
+
+/**
+ * Where a streamed tensor's bytes come from: the file tensors whose bytes, back to back in this order, are
+ * its bytes (q | k | v of a fused matrix, say). They arrive as pieces through `ModelWeights.pending`.
+ */
+export interface StreamRef {
+  parts: { tensor: string; bytes: number }[];
+  byteLength: number;          // Σ parts' bytes
 }
 
 /** A dense weight matrix [N, K] (BF16, F16 or F32). */
@@ -170,7 +181,8 @@ export interface GgmlSegment {
   name: string;                // GGUF tensor name, for messages ("blk.3.attn_v.weight")
   type: GgmlType;
   rows: number;                // rows of the matrix this segment holds, after the previous segments'
-  bytes: Uint8Array;           // rows × rowBytes
+  bytes: Uint8Array;           // rows × rowBytes; empty while `stream` is set
+  stream?: StreamRef;          // streamed: see TensorData.stream
 }
 
 export type Linear = DenseLinear | Q4Linear | GgmlLinear;
@@ -311,6 +323,31 @@ export interface ModelWeights {
   embedding?: Linear;          // [V, H]
   finalNorm?: TensorData;      // [H]
   lmHead?: Linear;             // [V, H]; absent when tied (use embedding)
+  /**
+   * Set by openWeights (src/model/load-stream.ts): the big tensors carry a `stream` instead of bytes, and
+   * this delivers their bytes once, in bounded pieces. The WebGPU engine writes them into its buffers as
+   * they pass; materializeWeights fills them in for anything that needs bytes in JS (the reference engine).
+   */
+  pending?: PendingWeights;
+}
+
+/** Bytes [offset, offset + bytes.byteLength) of one file tensor. Valid only during the onPiece call. */
+export interface WeightPiece {
+  tensor: string;
+  offset: number;
+  bytes: Uint8Array;
+}
+
+export interface PendingWeights {
+  /** Bytes of every streamed file tensor, by name. */
+  readonly tensors: ReadonlyMap<string, number>;
+  /**
+   * Read every streamed tensor's bytes once, in pieces, awaiting onPiece before a piece's bytes leave
+   * the in-flight budget (LOAD_IN_FLIGHT_BYTES). Complete or throws; runs at most once.
+   */
+  run(onPiece: (piece: WeightPiece) => void | Promise<void>): Promise<void>;
+  /** Most bytes ever in flight (read or being read, not yet handed back by onPiece). */
+  readonly peakInFlightBytes: number;
 }
 
 export interface ReadFileOptions {

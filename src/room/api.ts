@@ -4,7 +4,8 @@
 // The host object (RoomHost) carries the device list, events, remove, re-deal, manual deal and generate.
 import type { DataConnection, Peer } from 'peerjs';
 import { readModelConfig } from '../model/config.ts';
-import { loadWeights as loadModelWeights, planWeights } from '../model/load-weights.ts';
+import { loadWeights as loadModelWeights, openWeights, planWeights } from '../model/load-weights.ts';
+import { materializeWeights } from '../model/load-stream.ts';
 import { ReferenceEngine } from '../model/reference/reference-engine.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
@@ -31,17 +32,26 @@ export type { EngineKind } from './engine-choice.ts';
  * usable GPU), or the CPU reference (tests, and the oracle).
  */
 export function engineFactory(kind: EngineKind): EngineFactory {
-  if (kind === 'reference') return async (weights, { ctx, range, kv }) => new ReferenceEngine(weights, { ctx, range, kvType: kv ?? 'f16' });
+  if (kind === 'reference') return async (weights, { ctx, range, kv }) => new ReferenceEngine(await materializeWeights(weights), { ctx, range, kvType: kv ?? 'f16' });
   if (kind === 'wasm') {
     return async (weights, { ctx, kv }) => {
       const { createCpuEngine } = await import('../cpu/create-engine.ts');
-      return createCpuEngine(weights, { ctx, kv: kv ?? 'f16', threads: wasmThreadsHere() });
+      return createCpuEngine(await materializeWeights(weights), { ctx, kv: kv ?? 'f16', threads: wasmThreadsHere() });
     };
   }
   return async (weights, { ctx, kv }) => {
     const { createWebGPUEngine } = await import('../gpu/create-engine.ts');
     return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16' });
   };
+}
+
+/**
+ * How a device loads its share for that engine: streamed into the WebGPU engine's buffers (openWeights:
+ * at most LOAD_IN_FLIGHT_BYTES of weights in JS at once), or whole for the reference engine, which holds
+ * its weights in JS anyway (loadWeights fills each tensor once: its weights plus that bound at the peak).
+ */
+export function weightLoader(kind: EngineKind): LoadWeightsFn {
+  return kind === 'webgpu' ? (s, r) => openWeights(s, r) : (s, r) => loadModelWeights(s, r);
 }
 
 /** The engine to assume before the probe ran (the probe, engine-probe.ts, decides at join). */
@@ -98,7 +108,7 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
     format: source.modelFile ? 'gguf' : file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
     weightBytes: { layerBytes: plan.layerBytes, fixedBytes: plan.fixedBytes },
     source, modelUrl, modelKey, ctx: opts.ctx ?? 2048, ...(opts.ctxExact ? { ctxExact: true } : {}), ...(opts.kv ? { kv: opts.kv } : {}),
-    loadWeights: opts.loadWeights ?? ((s, r) => loadModelWeights(s, r)), createEngine: engineFactory(engine),
+    loadWeights: opts.loadWeights ?? weightLoader(engine), createEngine: engineFactory(engine),
     store, ...opts.host,
   });
   const sig = signalingOf(opts);
@@ -174,7 +184,7 @@ export async function joinRoom(linkOrId: string, opts: JoinOptions = {}): Promis
   const peer = await openPeer(guestPeerId(roomId, deviceId), signalingOf(opts));
   const guest = new RoomGuest({
     roomId, deviceId, name: opts.name ?? `Device ${deviceId.slice(0, 4)}`, caps,
-    loadWeights: opts.loadWeights ?? ((s, r) => loadModelWeights(s, r)), createEngine: engineFactory(engine),
+    loadWeights: opts.loadWeights ?? weightLoader(engine), createEngine: engineFactory(engine),
     store: opts.store ?? new IndexedDbByteStore(), resolveSource: (model) => resolveModelSource(model),
     dial: (to, signal) => dialGuest(peer, roomId, to, signal),
   });

@@ -11,6 +11,7 @@
 //   - the load's own peak: the weights in flight in JS while a share loads (LOAD_PEAK_BYTES).
 // Layer fields are read through the helpers of src/model/types.ts (isLinearLayer, isMoeLayer), never
 // from the layer types themselves.
+import { LOAD_IN_FLIGHT_BYTES } from '../model/load-stream.ts';
 import { isLinearLayer, isMoeLayer, linearStateBytes, type ModelConfig } from '../model/types.ts';
 
 export type KvType = 'f16' | 'q8_0';
@@ -30,12 +31,11 @@ export const MAX_ATTENTION_SPLITS = 32;
 /** Top-k candidates: 2 words each, 64 + 1 a block (src/gpu/head.ts); blocks of WG·ITEMS logits, 256 at the smallest (a CPU adapter's). */
 const TOPK = { maxK: 64, logitsPerBlock: 256 } as const;
 /**
- * What a load holds at its peak beyond its share's place on the GPU: the streamed load's bound on
- * weights in flight in JS (issue 25: ≤ 64 MiB in flight, written to GPU buffers as they pass). NOT what
- * today's loader does: until the load streams, a share's whole weights sit in JS while it loads (on a
- * phone, where JS and GPU memory are one pool, about twice the share at the peak).
+ * What a load holds at its peak beyond its share's place on the GPU: the streamed load's bound on weights
+ * in flight in JS (src/model/load-stream.ts LOAD_IN_FLIGHT_BYTES, one constant: pieces are written to
+ * their GPU buffers as they pass; test/gpu/streamed-load.test.ts measures it on a 30B-A3B share).
  */
-export const LOAD_PEAK_BYTES = 64 * 2 ** 20;
+export const LOAD_PEAK_BYTES = LOAD_IN_FLIGHT_BYTES;
 
 /** Bytes of one token's K (or V) row of an attention layer: numKvHeads heads of headDim values. */
 export function kvRowBytes(config: Pick<ModelConfig, 'numKvHeads' | 'headDim'>, kv: KvType = 'f16'): number {

@@ -75,6 +75,7 @@ export class ReferenceEngine implements LayerEngine {
   readonly expertRuns: { layer: number; expert: number; tokens: number }[] = [];
 
   constructor(weights: ModelWeights, opts: ReferenceEngineOptions = {}) {
+    if (weights.pending) throw new EngineUsageError('ReferenceEngine: these weights are streamed (openWeights); materializeWeights them first (or use loadWeights)');
     const c = weights.config;
     this.weights = weights;
     this.config = c;

@@ -10,7 +10,7 @@ import { checkRequest, makePlan, type LoadOptions, type Located, type PreparedLo
 import { toFloat32 } from '../../tensor-utils.ts';
 import {
   isMoeLayer, type AttentionWeights, type DecoderLayerWeights, type FfnWeights, type GgmlSegment, type GgmlType, type Linear, type ModelConfig, type ModelSource,
-  type ModelWeights, type StoredDType, type TensorData, type WeightRequest,
+  type ModelWeights, type StoredDType, type StreamRef, type TensorData, type WeightRequest,
 } from '../../types.ts';
 import { GGUF_NAMES as N } from './gguf-names.ts';
 import { assembleHybridLayers, hybridWanted } from './gguf-hybrid.ts';
@@ -58,11 +58,21 @@ function check(model: GgufModel, name: string, want: Want): GgufTensorInfo {
 
 const rowsOf = (t: GgufTensorInfo): number => t.ne.slice(1).reduce((a, d) => a * d, 1);
 
-/** Rows of these tensors stacked in order, as a 'dense' Linear when every part is the same float type. */
-function stack(parts: { info: GgufTensorInfo; bytes: Uint8Array }[]): Linear {
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * Rows of these tensors stacked in order, as a 'dense' Linear when every part is the same float type.
+ * Parts without bytes are streamed: the holder gets a `stream` ref to them (in order) and no bytes.
+ */
+function stack(parts: { info: GgufTensorInfo; bytes: Uint8Array | undefined }[]): Linear {
   const cols = parts[0]!.info.ne[0]!;
   const rows = parts.reduce((a, p) => a + rowsOf(p.info), 0);
   const type = parts[0]!.info.type!;
+  const held = (run: typeof parts): { bytes: Uint8Array; stream?: StreamRef } => {
+    if (run.every((p) => p.bytes)) return { bytes: concat(run.map((p) => p.bytes!)) };
+    const refs = run.map((p) => ({ tensor: p.info.name, bytes: p.info.end - p.info.start }));
+    return { bytes: NO_BYTES, stream: { parts: refs, byteLength: refs.reduce((a, r) => a + r.bytes, 0) } };
+  };
   const concat = (list: Uint8Array[]) => {
     if (list.length === 1) return list[0]!;
     const out = new Uint8Array(list.reduce((a, b) => a + b.byteLength, 0));
@@ -72,13 +82,13 @@ function stack(parts: { info: GgufTensorInfo; bytes: Uint8Array }[]): Linear {
   };
   if (FLOAT_TYPES.includes(type) && parts.every((p) => p.info.type === type)) {
     const name = parts.map((p) => p.info.name).join('+');
-    return { kind: 'dense', rows, cols, weight: { name, dtype: type as StoredDType, shape: [rows, cols], bytes: concat(parts.map((p) => p.bytes)) } };
+    return { kind: 'dense', rows, cols, weight: { name, dtype: type as StoredDType, shape: [rows, cols], ...held(parts) } };
   }
   const segments: GgmlSegment[] = [];
   let run: typeof parts = [];
   const flush = () => {
     if (run.length === 0) return;
-    segments.push({ name: run.map((p) => p.info.name).join('+'), type: run[0]!.info.type!, rows: run.reduce((a, p) => a + rowsOf(p.info), 0), bytes: concat(run.map((p) => p.bytes)) });
+    segments.push({ name: run.map((p) => p.info.name).join('+'), type: run[0]!.info.type!, rows: run.reduce((a, p) => a + rowsOf(p.info), 0), ...held(run) });
     run = [];
   };
   for (const p of parts) {
@@ -103,7 +113,11 @@ export async function prepareGguf(source: ModelSource, file: string, config: Mod
   }
   const metadataBytes = model.headers.reduce((a, h) => a + h.headerBytes, 0);
   const plan = makePlan(config, 'gguf', located, metadataBytes, opts);
-  return { plan, located, assemble: (data) => assemble(config, req, infos, data) };
+  // Small tensors stored in another float type than F32 are converted at assembly, so they are read
+  // first; everything else streams (an F32 norm's bytes are what the engines hold), so a share's reads
+  // stay the plan's merged reads, in file order.
+  const eager = new Set([...want].filter(([name, w]) => w.norm && infos.get(name)!.type !== 'F32').map(([name]) => name));
+  return { plan, located, eager, assemble: (data, streamed) => assemble(config, req, infos, data, streamed) };
 }
 
 /** The embedding, final norm and head a request needs, beside a hybrid request's layer tensors. */
@@ -112,12 +126,23 @@ function withFixedTensors(c: ModelConfig, req: WeightRequest, layers: Map<string
   return layers;
 }
 
-function assemble(c: ModelConfig, req: WeightRequest, infos: Map<string, GgufTensorInfo>, data: Map<string, Uint8Array>): ModelWeights {
-  const part = (name: string) => ({ info: infos.get(name)!, bytes: data.get(name)! });
+function assemble(c: ModelConfig, req: WeightRequest, infos: Map<string, GgufTensorInfo>, data: Map<string, Uint8Array>, streamed?: ReadonlySet<string>): ModelWeights {
+  const part = (name: string) => {
+    const bytes = data.get(name);
+    if (!bytes && !streamed?.has(name)) throw new Error(`GGUF assemble: tensor "${name}" was neither read nor streamed`);
+    return { info: infos.get(name)!, bytes };
+  };
   const linear = (...names: string[]) => stack(names.map(part));
   /** A small float tensor (norm, ssm_a, conv taps) as F32, shape = ne reversed (HF order). */
   const norm = (name: string): TensorData => {
-    const { info, bytes } = part(name);
+    const { info, bytes: b } = part(name);
+    const shape = [...info.ne].reverse();
+    if (!b) {
+      if (info.type !== 'F32') throw new Error(`GGUF assemble: "${name}" is converted at load, so it cannot be streamed`);
+      const stream: StreamRef = { parts: [{ tensor: name, bytes: info.end - info.start }], byteLength: info.end - info.start };
+      return { name, dtype: 'F32', shape, bytes: NO_BYTES, stream };
+    }
+    const bytes = b;
     const t: TensorData = { name, dtype: info.type as StoredDType, shape: [...info.ne].reverse(), bytes };
     return t.dtype === 'F32' ? t : { ...t, dtype: 'F32', bytes: new Uint8Array(toFloat32(t).buffer) };
   };
