@@ -3,10 +3,10 @@
 // per attention layer (./kv-cache.ts), Gated DeltaNet state and snapshots (the reference's
 // RecurrentState), positions checked before any cache changes. Weights sit in the kernels' memory as the
 // file stores them (./create-engine.ts places them); activations are f32.
-import { checkDecode, type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../model/engine-types.ts';
+import { type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import type { RecurrentState } from '../model/reference/recurrent-state.ts';
-import { pickRow, sortedCandidates } from '../model/sampler.ts';
+import { decodeRows, sampleThenRun } from '../model/host-decode.ts';
 import type { ModelConfig } from '../model/types.ts';
 import type { CpuKvCache } from './kv-cache.ts';
 import { layerForward, type CpuLayer } from './layers.ts';
@@ -165,18 +165,12 @@ export class CpuEngine implements LayerEngine {
 
   async decode(request: DecodeRequest): Promise<RowCandidates[]> {
     this.alive();
-    const H = this.config.hiddenSize;
-    const checked = checkDecode(request, H, { range: this.range, hasEmbedding: this.hasEmbedding, hasHead: this.hasHead, numLayers: this.config.numLayers });
-    const hidden = request.tokens ? await this.runLayers(this.range, this.kvLength(), await this.embed([...request.tokens])) : checked.hidden!;
-    const out: RowCandidates[] = [];
-    for (const [i, r] of request.rows.entries()) out.push(sortedCandidates(await this.logits(hidden.subarray(i * H, (i + 1) * H)), r.opts, r.constraint));
-    return out;
+    return decodeRows(this, request);
   }
 
   async sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
-    const [candidates] = await this.decode({ hidden, rows: [row] });
-    const token = pickRow(candidates!, row.opts, row.constraint);
-    return { token, candidates: candidates!, hidden: await this.runLayers(range, this.kvLength(), await this.embed([token])) };
+    this.alive();
+    return sampleThenRun(this, hidden, row, range);
   }
 
   async dispose(): Promise<void> {

@@ -8,9 +8,9 @@
 //   x += ffn(rms(x) · post_attention_layernorm)    SwiGLU (./ffns/dense.ts) or MoE (./ffns/moe.ts, ./moe.ts)
 // KV caches live in ./kv-cache.ts; Gated DeltaNet's recurrent state and its snapshots in ./recurrent-state.ts.
 
-import { checkDecode, type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../engine-types.ts';
+import { type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../engine-types.ts';
 import { isLinearLayer, type Linear, type ModelConfig, type ModelWeights } from '../types.ts';
-import { pickRow, sortedCandidates } from '../sampler.ts';
+import { decodeRows, sampleThenRun } from '../host-decode.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../engine-errors.ts';
 import { bindLayer, layerForward, type BoundLayer } from './layer-table.ts';
 import { KvCache } from './kv-cache.ts';
@@ -238,22 +238,11 @@ export class ReferenceEngine implements LayerEngine {
    * from its logits (sortedCandidates). The CPU has no dispatch overhead to save by fusing anything.
    */
   async decode(request: DecodeRequest): Promise<RowCandidates[]> {
-    const H = this.config.hiddenSize;
-    const checked = checkDecode(request, H, { range: this.range, hasEmbedding: this.hasEmbedding, hasHead: this.hasHead, numLayers: this.config.numLayers });
-    const hidden = request.tokens ? await this.runLayers(this.range, this.kvLength(), await this.embed([...request.tokens])) : checked.hidden!;
-    const out: RowCandidates[] = [];
-    for (const [i, r] of request.rows.entries()) out.push(sortedCandidates(await this.logits(hidden.subarray(i * H, (i + 1) * H)), r.opts, r.constraint));
-    return out;
+    return decodeRows(this, request);
   }
 
-  /**
-   * Pick, then embed the token and run `range` on it. The CPU has nothing to fuse; a split room's host
-   * takes the same decode path on this engine as on the WebGPU one.
-   */
   async sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
-    const [candidates] = await this.decode({ hidden, rows: [row] });
-    const token = pickRow(candidates!, row.opts, row.constraint);
-    return { token, candidates: candidates!, hidden: await this.runLayers(range, this.kvLength(), await this.embed([token])) };
+    return sampleThenRun(this, hidden, row, range);
   }
 
   async dispose(): Promise<void> {
