@@ -39,20 +39,23 @@ function nativeSpeeds(gguf: string, threads: number): { prefill: number; decode:
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as { prefill: number; decode: number; decodeUnsampled: number };
 }
 
-/** The peers on `weights` beside ours at `ours` (THREADS threads); ratios are ours ÷ peer. */
-async function peers(type: CpuBenchType, weights: ModelWeights, ours: { prefill: number; decode: number }, out: Record<string, number | string>): Promise<void> {
+/**
+ * The peers on `weights` between two rounds of ours on THREADS threads (`again` runs it): a change of load
+ * on the shared machine then falls on both sides; ours is the mean of both rounds. Ratios are ours ÷ peer.
+ */
+async function peers(type: CpuBenchType, weights: ModelWeights, before: { prefill: number; decode: number }, again: () => Promise<{ prefill: number; decode: number }>, out: Record<string, number | string>): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'pooled-cpu-peers-'));
   try {
     const gguf = path.join(dir, `${type}.gguf`);
     writeCpuPeerGguf(gguf, weights);
     out[`${type} load before peers`] = +loadavg()[0]!.toFixed(2);
+    const ratios: [string, 'prefill' | 'decode', number][] = [];
     try {
       const n = nativeSpeeds(gguf, THREADS);
       out[`${type} native llama.cpp ${THREADS} threads prefill tok/s`] = n.prefill;
       out[`${type} native llama.cpp ${THREADS} threads decode tok/s`] = n.decode;
       out[`${type} native llama.cpp ${THREADS} threads decode tok/s (no sampler)`] = n.decodeUnsampled;
-      out[`${type} wasmOverNativePrefill`] = ours.prefill / n.prefill;
-      out[`${type} wasmOverNativeDecode`] = ours.decode / n.decode;
+      ratios.push([`${type} wasmOverNativePrefill`, 'prefill', n.prefill], [`${type} wasmOverNativeDecode`, 'decode', n.decode]);
     } catch (e) {
       out[`${type} native llama.cpp`] = `failed: ${(e as Error).message.slice(0, 400)}`;
     }
@@ -61,12 +64,16 @@ async function peers(type: CpuBenchType, weights: ModelWeights, ours: { prefill:
       out[`${type} wllama ${THREADS} threads prefill tok/s`] = w.prefill;
       out[`${type} wllama ${THREADS} threads decode tok/s`] = w.decode;
       out[`${type} wllama page`] = `${w.isolated ? 'cross-origin isolated' : 'not isolated'}, ${w.note}`;
-      out[`${type} wasmOverWllamaPrefill`] = ours.prefill / w.prefill;
-      out[`${type} wasmOverWllamaDecode`] = ours.decode / w.decode;
+      ratios.push([`${type} wasmOverWllamaPrefill`, 'prefill', w.prefill], [`${type} wasmOverWllamaDecode`, 'decode', w.decode]);
     } catch (e) {
       out[`${type} wllama`] = `failed: ${(e as Error).message.split('\n')[0]!.slice(0, 400)}`;
     }
     out[`${type} load after peers`] = +loadavg()[0]!.toFixed(2);
+    const after = await again();
+    const ours = { prefill: (before.prefill + after.prefill) / 2, decode: (before.decode + after.decode) / 2 };
+    out[`${type} wasm ${THREADS} threads prefill tok/s (before / after peers)`] = `${before.prefill.toPrecision(3)} / ${after.prefill.toPrecision(3)}`;
+    out[`${type} wasm ${THREADS} threads decode tok/s (before / after peers)`] = `${before.decode.toPrecision(3)} / ${after.decode.toPrecision(3)}`;
+    for (const [key, what, peer] of ratios) out[key] = ours[what] / peer;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -118,7 +125,7 @@ export async function run(): Promise<Record<string, number | string>> {
       out[`${type} threadsOverOneDecode`] = t.decode / ours.decode;
       oursT = t;
     }
-    if (PEERS) await peers(type, weights, oursT, out);
+    if (PEERS) await peers(type, weights, oursT, () => wasm(THREADS), out);
     const gpu = process.env.CPU_BENCH_WEBGPU === '0' ? undefined : await webgpu(weights);
     if (gpu) {
       await speeds(gpu, L, 1);

@@ -74,6 +74,7 @@ export async function wllamaSpeeds(peerDir: string, gguf: string, threads: numbe
   try {
     const page = await browser.newPage();
     if (process.env.WLLAMA_LOG === '1') page.on('response', (r) => { if (r.status() >= 400) console.log('[404]', r.url()); });
+    if (process.env.WLLAMA_LOG === '1') page.on('worker', (w) => (w as unknown as { on(e: string, f: (m: { text(): string }) => void): void }).on('console', (m) => console.log('[worker]', m.text().slice(0, 300))));
     if (process.env.WLLAMA_LOG === '1') page.on('console', (m) => console.log('[page]', m.text().slice(0, 300)));
     await page.goto(url);
     await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true, undefined, { timeout: 60_000 });
