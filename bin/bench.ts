@@ -5,7 +5,7 @@
 // `npm run bench -- --room` runs bench/room-speed/run.ts (modelled devices over delayed links, the agent
 // corpus) and writes bench-results/room.json: its figures at the top level.
 // `npm run bench -- --cpu` runs bench/cpu/run.ts (the WASM engine beside the reference and WebGPU on the
-// software adapter) and writes bench-results/cpu.json.
+// software adapter) and writes bench-results/cpu.json; `--cpu --peers` adds native llama.cpp and wllama (docs/peer-benchmarks.md).
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -4,7 +4,7 @@
 // data. Dimensions: a row-major [N, K] matrix is ne = [K, N].
 import { closeSync, openSync, writeSync } from 'node:fs';
 
-export const GGML_TYPE = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8, BF16: 30 } as const;
+export const GGML_TYPE = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8, Q4_K: 12, BF16: 30 } as const;
 
 const ALIGN = 32;
 

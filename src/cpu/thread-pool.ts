@@ -4,6 +4,12 @@
 // bit-identical results. Synchronisation is a generation counter and a done counter in a small shared
 // Int32Array (Atomics.wait / notify), so a call stays synchronous: the caller must be allowed to block
 // (Node, or a Web Worker; never a page's main thread, where the engine runs single-threaded).
+// Why no wake-up is lost: a worker waits on GEN only while GEN still equals the generation it last ran
+// (Atomics.wait compares and sleeps atomically, so a notify before it sleeps is not needed); the caller
+// waits on DONE with the count it just read, so a count that moved in between returns at once. DONE
+// counts each worker exactly once per generation (a try around the kernel, the count after it), and the
+// caller never leaves a job before every worker counted (not even when its own share throws): a worker
+// counting late into the next job would push DONE past threads − 1 and that job would wait forever.
 
 // control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE,
 // FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits)
@@ -23,14 +29,17 @@ listen(async ({ binary, memory, control, index }) => {
     gen = Atomics.load(c, ${GEN});
     if (Atomics.load(c, ${STOP}) === 1) return;
     const j = ${JOB};
-    const rows = c[j + 5], threads = c[j + 10];
-    const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
-    const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
+    const threads = c[j + 10];
+    // whatever happens below, this worker counts itself done exactly once for this generation: a worker
+    // that died or skipped the count would leave the caller waiting for a count that never comes
     try {
+      const rows = c[j + 5];
+      const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
+      const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
       if (r1 > r0) k.linear(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
     } catch (e) {
       Atomics.store(c, ${FAILED}, index);
-      port.postMessage(String(e && e.stack || e));
+      try { port.postMessage(String(e && e.stack || e)); } catch {}
     }
     if (Atomics.add(c, ${DONE}, 1) + 1 === threads - 1) Atomics.notify(c, ${DONE});
   }
@@ -44,11 +53,15 @@ export interface LinearJob { fmt: number; w: number; scales: number; x: number; 
 export class ThreadPool {
   /** Jobs split across the workers so far (tests check the pool really ran). */
   jobs = 0;
+  /** Why the pool refuses jobs (a worker failed or timed out), or '' while it is sound. */
+  private broken = '';
 
-  private constructor(readonly threads: number, private readonly control: Int32Array, private readonly workers: AnyWorker[]) {}
+  private constructor(readonly threads: number, private readonly control: Int32Array, private readonly workers: AnyWorker[], private readonly timeoutMs: number) {}
 
   /** threads − 1 workers on `memory` (shared), each with its own instance of `binary`. */
-  static async create(binary: Uint8Array, memory: WebAssembly.Memory, threads: number): Promise<ThreadPool> {
+  static async create(binary: Uint8Array, memory: WebAssembly.Memory, threads: number, opts: { timeoutMs?: number } = {}): Promise<ThreadPool> {
+    const timeoutMs = opts.timeoutMs ?? 60_000;   // one linear's share takes well under a second; 60 s is a stuck worker
+    if (!(timeoutMs > 0)) throw new RangeError(`ThreadPool: timeoutMs ${timeoutMs} must be positive`);
     if (!(Number.isInteger(threads) && threads >= 2 && threads <= 64)) throw new RangeError(`ThreadPool: ${threads} threads (2..64)`);
     if (!(memory.buffer instanceof SharedArrayBuffer)) throw new TypeError('ThreadPool: the memory is not shared');
     const control = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
@@ -60,31 +73,61 @@ export class ThreadPool {
       ready.push(first);
       worker.postMessage({ binary, memory, control: control.buffer, index: i });
     }
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('ThreadPool: workers did not start within 30 s')), 30_000));
-    await Promise.race([Promise.all(ready), timeout]).catch((e: unknown) => { workers.forEach((w) => w.terminate()); throw e; });
-    return new ThreadPool(threads, control, workers);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('ThreadPool: workers did not start within 30 s')), 30_000); });
+    try {
+      await Promise.race([Promise.all(ready), timeout]);
+    } catch (e) {
+      workers.forEach((w) => w.terminate());
+      throw e;
+    } finally {
+      clearTimeout(timer);   // a pending timer kept Node alive 30 s after a quick start
+    }
+    return new ThreadPool(threads, control, workers, timeoutMs);
   }
 
   /**
    * The linear kernel over all `rows` of the job, split across the threads; `linear` runs the caller's
-   * share. scratch: threads × align16(K·4) bytes, one slice per thread.
+   * share. scratch: threads × align16(K·4) bytes, one slice per thread. Throws (never hangs) when a
+   * worker's kernel failed or the workers did not finish within `timeoutMs`; the pool is then broken
+   * and refuses further jobs, since a late worker would otherwise count itself into the next job.
    */
   run(job: LinearJob, scratch: number, linear: (row0: number, row1: number, scratch: number) => void): void {
     const c = this.control, T = this.threads;
+    if (this.broken) throw new Error(`ThreadPool: broken by an earlier failure (${this.broken})`);
     this.jobs++;
     c.set([job.fmt, job.w | 0, job.scales | 0, job.x | 0, job.y | 0, job.rows, job.K, job.n, job.yStride, scratch | 0, T], JOB);
     Atomics.store(c, DONE, 0);
     Atomics.add(c, GEN, 1);
     Atomics.notify(c, GEN);
     const r1 = Math.floor(job.rows / T);
-    if (r1 > 0) linear(0, r1, scratch);
+    let own: unknown;
+    try {
+      if (r1 > 0) linear(0, r1, scratch);
+    } catch (e) {
+      own = e;   // still wait for the workers: they are reading this job's buffers and counting into DONE
+    }
+    const deadline = performance.now() + this.timeoutMs;
     for (;;) {
       const done = Atomics.load(c, DONE);
       if (done === T - 1) break;
-      if (Atomics.load(c, FAILED) !== 0) throw new Error(`ThreadPool: worker ${Atomics.load(c, FAILED)}'s kernel failed`);
-      if (Atomics.wait(c, DONE, done, 60_000) === 'timed-out') throw new Error(`ThreadPool: a worker did not finish its rows within 60 s (generation ${Atomics.load(c, GEN)}, ${done} of ${T - 1} done)`);
+      if (done > T - 1) {   // the invariant above broken: say so rather than wait for a count that is past
+        this.broken = `${done} of ${T - 1} workers counted done in generation ${Atomics.load(c, GEN)}`;
+        throw new Error(`ThreadPool: ${this.broken}`);
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        this.broken = `a worker did not finish its rows within ${this.timeoutMs} ms (generation ${Atomics.load(c, GEN)}, ${done} of ${T - 1} done)`;
+        throw new Error(`ThreadPool: ${this.broken}`);
+      }
+      Atomics.wait(c, DONE, done, left);   // returns at once if DONE moved since the load: no lost wake-up
     }
-    if (Atomics.load(c, FAILED) !== 0) throw new Error(`ThreadPool: worker ${Atomics.load(c, FAILED)}'s kernel failed`);
+    if (own !== undefined) throw own;
+    const failed = Atomics.load(c, FAILED);
+    if (failed !== 0) {
+      this.broken = `worker ${failed}'s kernel failed`;
+      throw new Error(`ThreadPool: ${this.broken}`);
+    }
   }
 
   close(): void {

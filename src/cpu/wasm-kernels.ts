@@ -49,11 +49,11 @@ export class WasmKernels {
    * One instance on a fresh memory. threads > 1 needs the `threads` build (shared memory) and a caller
    * that may block (Node, a Web Worker): the linears' rows are then split over a pool of workers.
    */
-  static async create(binary: Uint8Array, opts: { threads?: number } = {}): Promise<WasmKernels> {
+  static async create(binary: Uint8Array, opts: { threads?: number; poolTimeoutMs?: number } = {}): Promise<WasmKernels> {
     const threads = opts.threads ?? 1;
     const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, ...(threads > 1 ? { shared: true } : {}) });
     const { instance } = await WebAssembly.instantiate(binary as Uint8Array<ArrayBuffer>, { env: { memory } });
-    const pool = threads > 1 ? await ThreadPool.create(binary, memory, threads) : undefined;
+    const pool = threads > 1 ? await ThreadPool.create(binary, memory, threads, opts.poolTimeoutMs === undefined ? {} : { timeoutMs: opts.poolTimeoutMs }) : undefined;
     return new WasmKernels(memory, instance.exports as unknown as KernelExports, pool);
   }
 
