@@ -105,25 +105,7 @@ export class HttpModelSource implements ModelSource {
     if (start === end) return new Uint8Array(0);
     const url = this.urlFor(path);
     const res = await this.request(path, url, { Range: `bytes=${start}-${end - 1}` });
-    if (res.status === 206) {
-      // Only a Content-Range that starts where we asked says what the bytes are; then at most end − start are read.
-      const range = parseContentRange(res.headers.get('content-range'));
-      if (range === null) {
-        void res.body?.cancel().catch(() => undefined);
-        throw new ModelSourceError(`the server answered 206 without a Content-Range (or with one that does not parse: ${JSON.stringify(res.headers.get('content-range'))}), so its bytes cannot be checked`, { file: path, url, status: 206 });
-      }
-      if (range.start !== start) {
-        void res.body?.cancel().catch(() => undefined);
-        throw new ModelSourceError(`asked for bytes from ${start}, server sent from ${range.start}`, { file: path, url, status: 206 });
-      }
-      const bytes = await this.body(path, url, res, { take: end - start });
-      if (bytes.byteLength < end - start) {
-        throw new TruncatedFileError(
-          `needs bytes [${start}, ${end}) but the file is only ${range.total ?? start + bytes.byteLength} bytes long`,
-          { file: path, ...(range.total !== null ? { fileSize: range.total } : {}) });
-      }
-      return bytes;
-    }
+    if (res.status === 206) return this.rangeBody(path, url, res, start, end);
     if (res.status === 200) {
       // The server ignores Range: keep the whole file so every later range is a slice of it.
       const pending = this.body(path, url, res, { max: this.maxFileBytes });
@@ -138,6 +120,50 @@ export class HttpModelSource implements ModelSource {
         { file: path, ...(total !== null ? { fileSize: total } : {}) });
     }
     throw this.statusError(path, url, res);
+  }
+
+  /**
+   * The bytes [start, end) from a 206 answer, and from follow-up requests when it brings fewer: a server
+   * may send part of a range (HTTP lets it; CDNs cap range sizes) and a connection may end early, and
+   * neither means the file is short. Only a Content-Range total below `end` (or a 416) says that.
+   * A follow-up that brings nothing counts as a try, so a server that keeps sending nothing fails after
+   * `retries` more tries instead of looping.
+   */
+  private async rangeBody(path: string, url: string, first: Response, start: number, end: number): Promise<Uint8Array> {
+    const out = new Uint8Array(end - start);
+    let got = 0, empty = 0, res = first;
+    for (;;) {
+      const at = start + got;
+      // Only a Content-Range that starts where we asked says what the bytes are; then at most end − at are read.
+      const range = parseContentRange(res.headers.get('content-range'));
+      if (range === null) {
+        void res.body?.cancel().catch(() => undefined);
+        throw new ModelSourceError(`the server answered 206 without a Content-Range (or with one that does not parse: ${JSON.stringify(res.headers.get('content-range'))}), so its bytes cannot be checked`, { file: path, url, status: 206 });
+      }
+      if (range.start !== at) {
+        void res.body?.cancel().catch(() => undefined);
+        throw new ModelSourceError(`asked for bytes from ${at}, server sent from ${range.start}`, { file: path, url, status: 206 });
+      }
+      if (range.total !== null && range.total < end) {
+        void res.body?.cancel().catch(() => undefined);
+        throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is only ${range.total} bytes long`, { file: path, fileSize: range.total });
+      }
+      const bytes = await this.body(path, url, res, { take: end - at });
+      out.set(bytes, got);
+      got += bytes.byteLength;
+      if (got === end - start) return out;
+      empty = bytes.byteLength === 0 ? empty + 1 : 0;
+      if (empty > this.retries) {
+        throw new ModelSourceError(`the server sent ${got} of the ${end - start} bytes asked for in [${start}, ${end}), then ${empty} answers with none of the rest`, { file: path, url, status: 206 });
+      }
+      res = await this.request(path, url, { Range: `bytes=${start + got}-${end - 1}` });
+      if (res.status === 416) {
+        const total = contentRangeTotal(res.headers.get('content-range'));
+        throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is ${total === null ? 'shorter' : `only ${total} bytes long`}`, { file: path, ...(total !== null ? { fileSize: total } : {}) });
+      }
+      // A 200 now would resend the whole file from byte 0, not the rest of this range.
+      if (res.status !== 206) throw this.statusError(path, url, res);
+    }
   }
 
   async exists(path: string): Promise<boolean> {
