@@ -79,7 +79,7 @@ export class GuestSession {
             const { config } = await readModelConfig(source);
             this.store.set({ numLayers: config.numLayers, config });
           }
-          return weightLoader(this.opts.engine ?? defaultEngineKind())(source, request);   // streamed into a WebGPU engine
+          return weightLoader(this.opts.engine ?? defaultEngineKind())(source, request);   // streamed into the engine (WebGPU buffers, WASM memory)
         },
       });
       this.room = room;

@@ -1,7 +1,8 @@
 // createCpuEngine: put exactly the parts in `weights` (a layer range, the embedding and head when
 // present) into one WASM kernels instance and return a LayerEngine over them. Everything it cannot run
 // is refused by name (CpuUnsupportedError) before any memory is taken; weights are copied into the
-// kernels' memory as stored (blocks, never dequantized), so the engine keeps no second copy.
+// kernels' memory as stored (blocks, never dequantized), so the engine keeps no second copy. Streamed
+// weights (openWeights) are read straight into their places in that memory (./stream-sink.ts).
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import { RecurrentState } from '../model/reference/recurrent-state.ts';
@@ -13,6 +14,7 @@ import { CpuUnsupportedError } from './errors.ts';
 import { loadKernelBinary } from './kernel-binary.ts';
 import { CpuKvCache } from './kv-cache.ts';
 import { checkLayer, checkLinear, placeLayer, type CpuLayer } from './layers.ts';
+import { WasmStreamSink } from './stream-sink.ts';
 import { WasmKernels } from './wasm-kernels.ts';
 
 export interface CpuEngineOptions {
@@ -65,6 +67,27 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const threads = opts.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new EngineUsageError(`createCpuEngine: threads ${threads} must be a whole number in 1..64`);
   const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1), { threads });
+  try {
+    return await placeAll(k, weights, { ctx, range, held, attention, linear, hasHead, opts });
+  } catch (e) {
+    k.close();                         // a failed load (a cut stream, a bad tensor) leaves no worker running
+    throw e;
+  }
+}
+
+interface Placement { ctx: number; range: LayerRange; held: number[]; attention: number[]; linear: number[]; hasHead: boolean; opts: CpuEngineOptions }
+
+/** Everything in `weights` into k's memory (streamed weights read straight into their places first). */
+async function placeAll(k: WasmKernels, weights: ModelWeights, { ctx, range, held, attention, linear, hasHead, opts }: Placement): Promise<CpuEngine> {
+  const cfg = weights.config;
+  if (weights.pending) {
+    // Streamed: every byte gets its final place first, then the load runs straight into those places.
+    const sink = new WasmStreamSink(k);
+    sink.reserve(weights);
+    sink.checkCovered(weights.pending.tensors);
+    await weights.pending.run((piece) => sink.write(piece));
+    k.streamSink = sink;
+  }
   const parts = weights.layers.size + (weights.embedding ? 1 : 0) + (weights.lmHead ? 1 : 0);
   let done = 0, placed = 0;
   const progress = (bytes: number): void => {
@@ -88,6 +111,7 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   }
   const weightBytes = k.used;
   const cache = new CpuKvCache(k, { capacity: ctx, kvWidth: cfg.numKvHeads * cfg.headDim, layers: attention });
+  k.streamSink = undefined;
   const h = cfg.hybrid;
   const state = new RecurrentState({
     layers: linear, ...(opts.maxSnapshots === undefined ? {} : { maxSnapshots: opts.maxSnapshots }),

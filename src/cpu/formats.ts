@@ -1,6 +1,6 @@
 // The weight formats the WASM kernels read, by the codes src/cpu/asm/formats.ts gives them, and how a
 // Linear of src/model/types.ts maps onto them (one part per ggml segment).
-import type { GgmlType, Linear, StoredDType } from '../model/types.ts';
+import type { GgmlType, Linear, StoredDType, StreamRef } from '../model/types.ts';
 
 export const FORMAT = {
   F32: 0, F16: 1, BF16: 2, Q8_0: 3, Q4_0: 4, Q4_1: 5, Q5_0: 6, Q5_1: 7, Q4_K: 8, Q5_K: 9, Q6_K: 10, MLC_Q4: 11,
@@ -14,7 +14,8 @@ export const BLOCK_SIZE: Record<FormatCode, number> = { 0: 1, 1: 1, 2: 1, 3: 32,
 export interface LinearPart {
   fmt: FormatCode;
   rows: number;
-  bytes: Uint8Array;           // rows × rowBytes
+  bytes: Uint8Array;           // rows × rowBytes (empty while `stream` is set)
+  stream?: StreamRef;          // streamed (openWeights): the bytes arrive through the load; see ./stream-sink.ts
   scales?: Uint8Array;         // MLC q4f16_1 only: f16 [rows, K/32]
   name: string;
 }
@@ -26,7 +27,7 @@ function denseCode(dtype: StoredDType, name: string): FormatCode {
 
 /** A Linear's row runs as the kernels take them (nothing decoded, nothing copied). */
 export function linearParts(l: Linear): LinearPart[] {
-  if (l.kind === 'dense') return [{ fmt: denseCode(l.weight.dtype, l.weight.name), rows: l.rows, bytes: l.weight.bytes, name: l.weight.name }];
+  if (l.kind === 'dense') return [{ fmt: denseCode(l.weight.dtype, l.weight.name), rows: l.rows, bytes: l.weight.bytes, name: l.weight.name, ...(l.weight.stream ? { stream: l.weight.stream } : {}) }];
   if (l.kind === 'q4f16_1') return [{ fmt: FORMAT.MLC_Q4, rows: l.rows, bytes: l.qweight.bytes, scales: l.scales.bytes, name: l.qweight.name }];
-  return l.segments.map((s) => ({ fmt: FORMAT[s.type], rows: s.rows, bytes: s.bytes, name: s.name }));
+  return l.segments.map((s) => ({ fmt: FORMAT[s.type], rows: s.rows, bytes: s.bytes, name: s.name, ...(s.stream ? { stream: s.stream } : {}) }));
 }

@@ -5,6 +5,8 @@
 import { linearParts, type FormatCode } from './formats.ts';
 import { ThreadPool } from './thread-pool.ts';
 import type { Linear } from '../model/types.ts';
+import { EngineUsageError } from '../model/engine-errors.ts';
+import type { WasmStreamSink } from './stream-sink.ts';
 
 const PAGE = 65536;
 const MAX_PAGES = 65536;       // 4 GiB
@@ -109,15 +111,25 @@ export class WasmKernels {
   f32(ptr: number, n: number): Float32Array { return new Float32Array(this.memory.buffer, ptr, n); }
   u16(ptr: number, n: number): Uint16Array { return new Uint16Array(this.memory.buffer, ptr, n); }
 
+  /** Where streamed weights were reserved (set by createCpuEngine for weights from openWeights). */
+  streamSink: WasmStreamSink | undefined;
+
+  private requireSink(name: string): WasmStreamSink {
+    if (!this.streamSink) throw new EngineUsageError(`tensor "${name}" is streamed (weights from openWeights) but this CPU engine was made without its load`);
+    return this.streamSink;
+  }
+
   /** A Linear's bytes, as stored, placed in the memory. */
   placeLinear(l: Linear): WasmLinear {
     let bytes = 0;
     const parts = linearParts(l).map((p) => {
       const rowBytes = this.k.rowBytes(p.fmt, l.cols);
-      if (rowBytes < 0 || p.bytes.byteLength !== rowBytes * p.rows) throw new RangeError(`${p.name}: ${p.bytes.byteLength} bytes for ${p.rows} rows of ${l.cols}`);
-      const ptr = this.put(p.bytes);
+      const have = p.stream ? p.stream.byteLength : p.bytes.byteLength;
+      if (rowBytes < 0 || have !== rowBytes * p.rows) throw new RangeError(`${p.name}: ${have} bytes for ${p.rows} rows of ${l.cols}`);
+      // a streamed part already has its place (reserved before the load ran, filled as it passed)
+      const ptr = p.stream ? this.requireSink(p.name).addressOf(p.stream, p.name) : this.put(p.bytes);
       const scales = p.scales ? this.put(p.scales) : 0;
-      bytes += p.bytes.byteLength + (p.scales?.byteLength ?? 0);
+      bytes += have + (p.scales?.byteLength ?? 0);
       return { fmt: p.fmt, rows: p.rows, ptr, scales, rowBytes, scaleRowBytes: (l.cols / 32) * 2 };
     });
     return { rows: l.rows, cols: l.cols, parts, bytes, name: linearParts(l).map((p) => p.name).join('+') };

@@ -46,12 +46,13 @@ export function engineFactory(kind: EngineKind): EngineFactory {
 }
 
 /**
- * How a device loads its share for that engine: streamed into the WebGPU engine's buffers (openWeights:
- * at most LOAD_IN_FLIGHT_BYTES of weights in JS at once), or whole for the reference engine, which holds
- * its weights in JS anyway (loadWeights fills each tensor once: its weights plus that bound at the peak).
+ * How a device loads its share for that engine: streamed into the WebGPU engine's buffers or the WASM
+ * engine's memory (openWeights: at most LOAD_IN_FLIGHT_BYTES of weights in JS at once), or whole for the
+ * reference engine, which holds its weights in JS anyway (loadWeights fills each tensor once: its weights
+ * plus that bound at the peak).
  */
 export function weightLoader(kind: EngineKind): LoadWeightsFn {
-  return kind === 'webgpu' ? (s, r) => openWeights(s, r) : (s, r) => loadModelWeights(s, r);
+  return kind === 'reference' ? (s, r) => loadModelWeights(s, r) : (s, r) => openWeights(s, r);
 }
 
 /** The engine to assume before the probe ran (the probe, engine-probe.ts, decides at join). */
