@@ -4,7 +4,6 @@
 // kernels' memory as stored (blocks, never dequantized), so the engine keeps no second copy.
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import { RecurrentState } from '../model/reference/recurrent-state.ts';
 import { tensorToF32 } from '../model/reference/ops.ts';
 import { isLinearLayer, type LoadProgress, type ModelWeights } from '../model/types.ts';
 import type { KvCacheType } from '../model/kv-quant.ts';
@@ -12,6 +11,7 @@ import { CpuEngine } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
 import { loadKernelBinary } from './kernel-binary.ts';
 import { CpuKvCache } from './kv-cache.ts';
+import { CpuRecurrentState } from './recurrent-state.ts';
 import { checkLayer, checkLinear, placeLayer, type CpuLayer } from './layers.ts';
 import { WasmKernels } from './wasm-kernels.ts';
 
@@ -89,7 +89,7 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const weightBytes = k.used;
   const cache = new CpuKvCache(k, { capacity: ctx, kvWidth: cfg.numKvHeads * cfg.headDim, layers: attention });
   const h = cfg.hybrid;
-  const state = new RecurrentState({
+  const state = new CpuRecurrentState(k, {
     layers: linear, ...(opts.maxSnapshots === undefined ? {} : { maxSnapshots: opts.maxSnapshots }),
     dims: {
       numKeyHeads: h?.linearNumKeyHeads ?? 1, numValueHeads: h?.linearNumValueHeads ?? 1, keyDim: h?.linearKeyHeadDim ?? 1,

@@ -1,14 +1,14 @@
 // CpuEngine: a LayerEngine on the WASM SIMD128 kernels (src/cpu/asm/), for devices without a usable GPU.
 // Same contract and semantics as the reference (src/model/reference/reference-engine.ts): an f16 KV cache
-// per attention layer (./kv-cache.ts), Gated DeltaNet state and snapshots (the reference's
-// RecurrentState), positions checked before any cache changes. Weights sit in the kernels' memory as the
+// per attention layer (./kv-cache.ts), Gated DeltaNet state in the kernels' memory and its snapshots
+// (./recurrent-state.ts, the reference's semantics), positions checked before any cache changes. Weights sit in the kernels' memory as the
 // file stores them (./create-engine.ts places them); activations are f32.
 import { type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../model/engine-errors.ts';
-import type { RecurrentState } from '../model/reference/recurrent-state.ts';
 import { decodeRows, sampleThenRun } from '../model/host-decode.ts';
 import type { ModelConfig } from '../model/types.ts';
 import type { CpuKvCache } from './kv-cache.ts';
+import type { CpuRecurrentState } from './recurrent-state.ts';
 import { layerForward, type CpuLayer } from './layers.ts';
 import type { WasmKernels, WasmLinear } from './wasm-kernels.ts';
 
@@ -18,7 +18,7 @@ export interface CpuEngineParts {
   range: LayerRange;
   layers: Map<number, CpuLayer>;
   cache: CpuKvCache;
-  state: RecurrentState;
+  state: CpuRecurrentState;
   embedding?: WasmLinear;
   head?: { norm: number; weight: WasmLinear };
   weightBytes: number;
