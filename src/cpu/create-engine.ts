@@ -6,11 +6,11 @@ import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import { tensorToF32 } from '../model/reference/ops.ts';
 import { isLinearLayer, type LoadProgress, type ModelWeights } from '../model/types.ts';
-import type { KvCacheType } from '../model/kv-quant.ts';
+import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { CpuEngine } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
 import { loadKernelBinary } from './kernel-binary.ts';
-import { CpuKvCache } from './kv-cache.ts';
+import { CpuKvCache, kvRowBytes } from './kv-cache.ts';
 import { CpuRecurrentState } from './recurrent-state.ts';
 import { checkLayer, checkLinear, placeLayer, type CpuLayer } from './layers.ts';
 import { WasmKernels } from './wasm-kernels.ts';
@@ -20,7 +20,7 @@ export interface CpuEngineOptions {
   ctx?: number;
   /** Recurrent-state snapshots kept at most (default 66). */
   maxSnapshots?: number;
-  /** The KV cache's storage: only 'f16' (the default) here; a q8_0 cache is refused by name. */
+  /** The KV cache's storage: 'f16' (the default) or 'q8_0' (llama.cpp's 8-bit blocks, about half the bytes). */
   kv?: KvCacheType;
   /**
    * Threads the linears run on (default 1). More than 1 needs a caller that may block (Node, a Web
@@ -48,9 +48,8 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const cfg = weights.config;
   const ctx = opts.ctx ?? Math.min(cfg.maxPositionEmbeddings, DEFAULT_CTX_CAP);
   if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createCpuEngine: ctx ${ctx} must be a positive integer`);
-  if ((opts.kv ?? 'f16') !== 'f16') {
-    throw new CpuUnsupportedError(`the WASM engine keeps its KV cache in f16; a ${opts.kv} cache is not supported on it yet (use ?kv=f16, or put this device on WebGPU)`);
-  }
+  const kvType = opts.kv ?? 'f16';
+  if (!isKvCacheType(kvType)) throw new EngineUsageError(`createCpuEngine: kv ${String(kvType)} must be ${KV_CACHE_TYPES.join(' or ')}`);
   for (const w of weights.layers.values()) checkLayer(cfg, w);
   if (weights.embedding) checkLinear(weights.embedding, 'embedding');
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);
@@ -59,7 +58,7 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const range = layerRange(weights, hasHead);
   const held = Array.from({ length: range[1] - range[0] }, (_, i) => range[0] + i);
   const attention = held.filter((i) => !isLinearLayer(cfg, i)), linear = held.filter((i) => isLinearLayer(cfg, i));
-  const kvBytes = attention.length * 2 * ctx * cfg.numKvHeads * cfg.headDim * 2;
+  const kvBytes = attention.length * 2 * ctx * kvRowBytes(kvType, cfg.numKvHeads, cfg.headDim);
   if (kvBytes > 2 ** 31) throw new CpuUnsupportedError(`createCpuEngine: a KV cache of ${ctx} tokens over ${attention.length} layers needs ${kvBytes} bytes; a wasm32 memory holds 4 GiB in all; choose a smaller ctx`);
 
   const threads = opts.threads ?? 1;
@@ -87,7 +86,7 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
     head = { norm: k.put(tensorToF32(weights.finalNorm!)), weight: own ?? embedding! };
   }
   const weightBytes = k.used;
-  const cache = new CpuKvCache(k, { capacity: ctx, kvWidth: cfg.numKvHeads * cfg.headDim, layers: attention });
+  const cache = new CpuKvCache(k, { capacity: ctx, kvHeads: cfg.numKvHeads, headDim: cfg.headDim, layers: attention, type: kvType });
   const h = cfg.hybrid;
   const state = new CpuRecurrentState(k, {
     layers: linear, ...(opts.maxSnapshots === undefined ? {} : { maxSnapshots: opts.maxSnapshots }),

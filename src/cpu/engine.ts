@@ -6,6 +6,7 @@
 import { type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { decodeRows, sampleThenRun } from '../model/host-decode.ts';
+import type { KvCacheType } from '../model/kv-quant.ts';
 import type { ModelConfig } from '../model/types.ts';
 import type { CpuKvCache } from './kv-cache.ts';
 import type { CpuRecurrentState } from './recurrent-state.ts';
@@ -30,6 +31,7 @@ export interface CpuEngineStats {
   threads: number;             // threads the linears run on
   weightBytes: number;         // weight bytes in the kernels' memory
   memoryBytes: number;         // the whole memory (weights, KV cache, scratch)
+  kv: KvCacheType;             // how the KV cache stores K/V (f16 or q8_0 blocks)
   kvBytes: number;
   bytesRead: number;           // weight bytes the linears have read since the engine was made
   layerTokens: number;         // tokens run through this engine's layers (per runLayers call) since it was made
@@ -68,7 +70,7 @@ export class CpuEngine implements LayerEngine {
     const positions = this.p.state.positions(), perSnapshot = this.p.state.bytesPerSnapshot();
     return {
       engine: 'wasm', simd: 'simd128', threads: this.p.kernels.threads, weightBytes: this.p.weightBytes,
-      memoryBytes: this.p.kernels.memory.buffer.byteLength, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
+      memoryBytes: this.p.kernels.memory.buffer.byteLength, kv: this.p.cache.type, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
       layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
       bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,
     };
