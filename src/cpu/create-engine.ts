@@ -5,14 +5,14 @@
 // weights (openWeights) are read straight into their places in that memory (./stream-sink.ts).
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import { RecurrentState } from '../model/reference/recurrent-state.ts';
 import { tensorToF32 } from '../model/reference/ops.ts';
 import { isLinearLayer, type LoadProgress, type ModelWeights } from '../model/types.ts';
-import type { KvCacheType } from '../model/kv-quant.ts';
+import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { CpuEngine } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
 import { loadKernelBinary } from './kernel-binary.ts';
-import { CpuKvCache } from './kv-cache.ts';
+import { CpuKvCache, kvRowBytes } from './kv-cache.ts';
+import { CpuRecurrentState } from './recurrent-state.ts';
 import { checkLayer, checkLinear, placeLayer, type CpuLayer } from './layers.ts';
 import { WasmStreamSink } from './stream-sink.ts';
 import { WasmKernels } from './wasm-kernels.ts';
@@ -22,7 +22,7 @@ export interface CpuEngineOptions {
   ctx?: number;
   /** Recurrent-state snapshots kept at most (default 66). */
   maxSnapshots?: number;
-  /** The KV cache's storage: only 'f16' (the default) here; a q8_0 cache is refused by name. */
+  /** The KV cache's storage: 'f16' (the default) or 'q8_0' (llama.cpp's 8-bit blocks, about half the bytes). */
   kv?: KvCacheType;
   /**
    * Threads the linears run on (default 1). More than 1 needs a caller that may block (Node, a Web
@@ -50,9 +50,8 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const cfg = weights.config;
   const ctx = opts.ctx ?? Math.min(cfg.maxPositionEmbeddings, DEFAULT_CTX_CAP);
   if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createCpuEngine: ctx ${ctx} must be a positive integer`);
-  if ((opts.kv ?? 'f16') !== 'f16') {
-    throw new CpuUnsupportedError(`the WASM engine keeps its KV cache in f16; a ${opts.kv} cache is not supported on it yet (use ?kv=f16, or put this device on WebGPU)`);
-  }
+  const kvType = opts.kv ?? 'f16';
+  if (!isKvCacheType(kvType)) throw new EngineUsageError(`createCpuEngine: kv ${String(kvType)} must be ${KV_CACHE_TYPES.join(' or ')}`);
   for (const w of weights.layers.values()) checkLayer(cfg, w);
   if (weights.embedding) checkLinear(weights.embedding, 'embedding');
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);
@@ -61,24 +60,24 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const range = layerRange(weights, hasHead);
   const held = Array.from({ length: range[1] - range[0] }, (_, i) => range[0] + i);
   const attention = held.filter((i) => !isLinearLayer(cfg, i)), linear = held.filter((i) => isLinearLayer(cfg, i));
-  const kvBytes = attention.length * 2 * ctx * cfg.numKvHeads * cfg.headDim * 2;
+  const kvBytes = attention.length * 2 * ctx * kvRowBytes(kvType, cfg.numKvHeads, cfg.headDim);
   if (kvBytes > 2 ** 31) throw new CpuUnsupportedError(`createCpuEngine: a KV cache of ${ctx} tokens over ${attention.length} layers needs ${kvBytes} bytes; a wasm32 memory holds 4 GiB in all; choose a smaller ctx`);
 
   const threads = opts.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new EngineUsageError(`createCpuEngine: threads ${threads} must be a whole number in 1..64`);
   const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1), { threads });
   try {
-    return await placeAll(k, weights, { ctx, range, held, attention, linear, hasHead, opts });
+    return await placeAll(k, weights, { ctx, range, held, attention, linear, hasHead, kvType, opts });
   } catch (e) {
     k.close();                         // a failed load (a cut stream, a bad tensor) leaves no worker running
     throw e;
   }
 }
 
-interface Placement { ctx: number; range: LayerRange; held: number[]; attention: number[]; linear: number[]; hasHead: boolean; opts: CpuEngineOptions }
+interface Placement { ctx: number; range: LayerRange; held: number[]; attention: number[]; linear: number[]; hasHead: boolean; kvType: KvCacheType; opts: CpuEngineOptions }
 
 /** Everything in `weights` into k's memory (streamed weights read straight into their places first). */
-async function placeAll(k: WasmKernels, weights: ModelWeights, { ctx, range, held, attention, linear, hasHead, opts }: Placement): Promise<CpuEngine> {
+async function placeAll(k: WasmKernels, weights: ModelWeights, { ctx, range, held, attention, linear, hasHead, kvType, opts }: Placement): Promise<CpuEngine> {
   const cfg = weights.config;
   if (weights.pending) {
     // Streamed: every byte gets its final place first, then the load runs straight into those places.
@@ -110,10 +109,10 @@ async function placeAll(k: WasmKernels, weights: ModelWeights, { ctx, range, hel
     head = { norm: k.put(tensorToF32(weights.finalNorm!)), weight: own ?? embedding! };
   }
   const weightBytes = k.used;
-  const cache = new CpuKvCache(k, { capacity: ctx, kvWidth: cfg.numKvHeads * cfg.headDim, layers: attention });
+  const cache = new CpuKvCache(k, { capacity: ctx, kvHeads: cfg.numKvHeads, headDim: cfg.headDim, layers: attention, type: kvType });
   k.streamSink = undefined;
   const h = cfg.hybrid;
-  const state = new RecurrentState({
+  const state = new CpuRecurrentState(k, {
     layers: linear, ...(opts.maxSnapshots === undefined ? {} : { maxSnapshots: opts.maxSnapshots }),
     dims: {
       numKeyHeads: h?.linearNumKeyHeads ?? 1, numValueHeads: h?.linearNumValueHeads ?? 1, keyDim: h?.linearKeyHeadDim ?? 1,

@@ -1,14 +1,15 @@
 // CpuEngine: a LayerEngine on the WASM SIMD128 kernels (src/cpu/asm/), for devices without a usable GPU.
 // Same contract and semantics as the reference (src/model/reference/reference-engine.ts): an f16 KV cache
-// per attention layer (./kv-cache.ts), Gated DeltaNet state and snapshots (the reference's
-// RecurrentState), positions checked before any cache changes. Weights sit in the kernels' memory as the
+// per attention layer (./kv-cache.ts), Gated DeltaNet state in the kernels' memory and its snapshots
+// (./recurrent-state.ts, the reference's semantics), positions checked before any cache changes. Weights sit in the kernels' memory as the
 // file stores them (./create-engine.ts places them); activations are f32.
 import { type DecodeRequest, type LayerEngine, type LayerRange, type RowCandidates, type RowSampling } from '../model/engine-types.ts';
 import { ContextFullError, EngineUsageError, PositionError } from '../model/engine-errors.ts';
-import type { RecurrentState } from '../model/reference/recurrent-state.ts';
 import { decodeRows, sampleThenRun } from '../model/host-decode.ts';
+import type { KvCacheType } from '../model/kv-quant.ts';
 import type { ModelConfig } from '../model/types.ts';
 import type { CpuKvCache } from './kv-cache.ts';
+import type { CpuRecurrentState } from './recurrent-state.ts';
 import { layerForward, type CpuLayer } from './layers.ts';
 import type { WasmKernels, WasmLinear } from './wasm-kernels.ts';
 
@@ -18,7 +19,7 @@ export interface CpuEngineParts {
   range: LayerRange;
   layers: Map<number, CpuLayer>;
   cache: CpuKvCache;
-  state: RecurrentState;
+  state: CpuRecurrentState;
   embedding?: WasmLinear;
   head?: { norm: number; weight: WasmLinear };
   weightBytes: number;
@@ -30,6 +31,7 @@ export interface CpuEngineStats {
   threads: number;             // threads the linears run on
   weightBytes: number;         // weight bytes in the kernels' memory
   memoryBytes: number;         // the whole memory (weights, KV cache, scratch)
+  kv: KvCacheType;             // how the KV cache stores K/V (f16 or q8_0 blocks)
   kvBytes: number;
   bytesRead: number;           // weight bytes the linears have read since the engine was made
   layerTokens: number;         // tokens run through this engine's layers (per runLayers call) since it was made
@@ -68,7 +70,7 @@ export class CpuEngine implements LayerEngine {
     const positions = this.p.state.positions(), perSnapshot = this.p.state.bytesPerSnapshot();
     return {
       engine: 'wasm', simd: 'simd128', threads: this.p.kernels.threads, weightBytes: this.p.weightBytes,
-      memoryBytes: this.p.kernels.memory.buffer.byteLength, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
+      memoryBytes: this.p.kernels.memory.buffer.byteLength, kv: this.p.cache.type, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
       layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
       bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,
     };

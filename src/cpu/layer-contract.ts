@@ -3,16 +3,16 @@
 // memory once and returns the step that runs it. Steps work on addresses in the current frame of the
 // kernels' memory (./wasm-kernels.ts): they read the normalised input [n, H] and return the address of
 // what the layer adds to the residual stream [n, H].
-import type { LayerState } from '../model/reference/recurrent-state.ts';
 import type { Linear, ModelConfig } from '../model/types.ts';
 import type { CpuKvCache } from './kv-cache.ts';
+import type { CpuLayerState } from './recurrent-state.ts';
 import type { WasmKernels } from './wasm-kernels.ts';
 
 export interface CpuLayerContext {
   k: WasmKernels;
   config: ModelConfig;
   kv: CpuKvCache;              // holds this layer when its mixer keeps a KV cache
-  state?: LayerState;          // this layer's recurrent state when its mixer has one (Gated DeltaNet)
+  state?: CpuLayerState;       // this layer's recurrent state (in the kernels' memory) when its mixer has one (Gated DeltaNet)
   onExpert?: (expert: number, tokens: number) => void;
 }
 

@@ -23,7 +23,25 @@ interface KernelExports {
   fromHalf(src: number, dst: number, count: number): void;
   addInPlace(x: number, y: number, count: number): void;
   attention(q: number, keys: number, values: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number, kbuf: number, scores: number): void;
+  convSilu(x: number, xStride: number, n: number, wT: number, state: number, C: number, K: number, y: number): void;
+  deltaGates(ba: number, A: number, dtBias: number, n: number, nv: number, g: number, beta: number): void;
+  l2normHeads(x: number, stride: number, n: number, heads: number, dim: number, scale: number): void;
+  gatedDeltaRule(conv: number, C: number, g: number, beta: number, S: number, out: number, n: number, nk: number, nv: number, dk: number, dv: number, tiled: number): void;
+  gatedRmsNorm(o: number, z: number, zStride: number, w: number, y: number, n: number, nv: number, dv: number, eps: number): void;
+  sigmoidGate(x: number, gate: number, count: number): void;
+  quantizeQ8_0(src: number, qs: number, ds: number, rows: number, D: number): void;
+  dequantQ8_0(qs: number, ds: number, rows: number, D: number, dst: number): void;
+  attentionQ8_0(q: number, kq: number, kd: number, vq: number, vd: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number, kbuf: number, vbuf: number, scores: number): void;
 }
+
+/** Where a Gated DeltaNet layer's operations read and write (addresses in the kernels' memory). */
+export interface DeltaShape {
+  numKeyHeads: number; numValueHeads: number; keyDim: number; valueDim: number; convKernel: number;
+  tiled: boolean;              // value head j reads key head j mod n_k (llama.cpp's GGUFs), else j / (n_v / n_k)
+}
+
+/** A q8_0 cache's halves: int8 quants [tokens, Hkv·nb, 32] and f16 scales [tokens, Hkv·nb]. */
+export interface Q8Blocks { quants: number; scales: number }
 
 /** A weight placed in the kernels' memory: its row runs, each in one format. */
 export interface WasmLinear {
@@ -242,6 +260,57 @@ export class WasmKernels {
     const kbuf = this.alloc(D * 4);
     const scores = this.alloc((pos0 + n) * 8);
     this.k.attention(q, keys, values, out, n, pos0, Hq, Hkv, D, kbuf, scores);
+  }
+
+  /** Causal GQA as attentionAt, over a q8_0 cache (./asm/kv-q8.ts). */
+  attentionQ8At(q: number, keys: Q8Blocks, values: Q8Blocks, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number): void {
+    const kbuf = this.alloc(D * 4), vbuf = this.alloc(D * 4);
+    const scores = this.alloc((pos0 + n) * 8);
+    this.k.attentionQ8_0(q, keys.quants, keys.scales, values.quants, values.scales, out, n, pos0, Hq, Hkv, D, kbuf, vbuf, scores);
+  }
+
+  /** rows heads of D f32 at src to q8_0 blocks at dst (⌈D/32⌉ blocks a head). */
+  quantizeQ8At(src: number, dst: Q8Blocks, rows: number, D: number): void {
+    this.k.quantizeQ8_0(src, dst.quants, dst.scales, rows, D);
+  }
+
+  /** rows heads of q8_0 blocks at src back to f32 [rows, D] at dst. */
+  dequantQ8At(src: Q8Blocks, rows: number, D: number, dst: number): void {
+    this.k.dequantQ8_0(src.quants, src.scales, rows, D, dst);
+  }
+
+  /**
+   * Causal conv1d + SiLU over n tokens, continuing the conv state at `state` [K−1, C]: x the first C
+   * columns of rows of xStride floats; wT the taps [K, C]; y [n, C].
+   */
+  convSiluAt(x: number, xStride: number, n: number, wT: number, state: number, C: number, K: number, y: number): void {
+    this.k.convSilu(x, xStride, n, wT, state, C, K, y);
+  }
+
+  /** β = σ(b), g = A · softplus(a + dt_bias) from ba [n, 2·n_v]; g, beta [n, n_v]. */
+  deltaGatesAt(ba: number, A: number, dtBias: number, n: number, nv: number, g: number, beta: number): void {
+    this.k.deltaGates(ba, A, dtBias, n, nv, g, beta);
+  }
+
+  /** In place: heads vectors of dim per row (rows of stride floats) · scale / √(Σx² + 1e-6). */
+  l2normHeadsAt(x: number, stride: number, n: number, heads: number, dim: number, scale: number): void {
+    this.k.l2normHeads(x, stride, n, heads, dim, scale);
+  }
+
+  /** The gated delta rule over conv [n, C] (q̂ | k̂ | v), gates g, beta [n, n_v], state S [n_v, d_k, d_v]; out [n, n_v·d_v]. */
+  gatedDeltaRuleAt(conv: number, g: number, beta: number, S: number, out: number, n: number, d: DeltaShape): void {
+    const C = 2 * d.numKeyHeads * d.keyDim + d.numValueHeads * d.valueDim;
+    this.k.gatedDeltaRule(conv, C, g, beta, S, out, n, d.numKeyHeads, d.numValueHeads, d.keyDim, d.valueDim, d.tiled ? 1 : 0);
+  }
+
+  /** y = rmsnorm(o) · w · silu(z) per value head of dv; o, y [n, nv·dv]; z rows of zStride floats. */
+  gatedRmsNormAt(o: number, z: number, zStride: number, w: number, y: number, n: number, nv: number, dv: number, eps: number): void {
+    this.k.gatedRmsNorm(o, z, zStride, w, y, n, nv, dv, eps);
+  }
+
+  /** x ← x · σ(gate) over count f32. */
+  sigmoidGateAt(x: number, gate: number, count: number): void {
+    this.k.sigmoidGate(x, gate, count);
   }
 }
 

@@ -4,6 +4,8 @@
 export { dequantRow, rowBytes } from './dequant';
 export { linear } from './linear';
 export { addInPlace, attention, fromHalf, rmsnorm, rope, siluMul, toHalf } from './ops';
+export { convSilu, deltaGates, gatedDeltaRule, gatedRmsNorm, l2normHeads, sigmoidGate } from './gated-delta';
+export { attentionQ8_0, dequantQ8_0, quantizeQ8_0 } from './kv-q8';
 
 /** First byte JS may use (after the module's static data). */
 export function heapBase(): usize {

@@ -2,7 +2,7 @@
 // [n, H] at positions pos0..:
 //   qkv = xn · W_qkvᵀ                     [n, (Hq + 2·Hkv)·D]   one linear over the stacked rows
 //   q, k = rope(head_rms(q) · q_norm), rope(head_rms(k) · k_norm)   (NeoX halves, all D dims)
-//   K/V cache ← k, v rounded to f16;  out = attention(q, K, V) · W_oᵀ   [n, H]
+//   K/V cache ← k, v (f16 or q8_0 blocks);  out = attention(q, K, V) · W_oᵀ   [n, H]
 import { tensorToF32 } from '../../model/reference/ops.ts';
 import type { AttentionWeights, ModelConfig } from '../../model/types.ts';
 import type { CpuMixerRow, CpuLayerContext } from '../layer-contract.ts';
@@ -11,7 +11,7 @@ import type { WasmKernels, WasmLinear } from '../wasm-kernels.ts';
 
 /**
  * The part every attention kind shares once q [n·Hq, D], k and v [n, Hkv·D] are split out (at
- * addresses): the per-head norms, RoPE on the first R dims, the f16 cache append and causal GQA.
+ * addresses): the per-head norms, RoPE on the first R dims, the cache append (f16 or q8_0) and causal GQA.
  * Returns the address of attention's output [n, Hq·D].
  */
 export function attendHeads(ctx: CpuLayerContext, index: number, pos0: number, n: number,
@@ -26,7 +26,8 @@ export function attendHeads(ctx: CpuLayerContext, index: number, pos0: number, n
   ctx.kv.append(index, pos0, n, at.k, at.v);
   const cache = ctx.kv.view(index);
   const out = k.alloc(n * Hq * D * 4);
-  k.attentionAt(at.q, cache.keys, cache.values, out, n, pos0, Hq, Hkv, D);
+  if (cache.type === 'f16') k.attentionAt(at.q, cache.keys, cache.values, out, n, pos0, Hq, Hkv, D);
+  else k.attentionQ8At(at.q, cache.keys, cache.values, out, n, pos0, Hq, Hkv, D);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Qwen3.5 gated attention on the WASM kernels (src/model/reference/mixers/gated-attention.ts): q_proj gives
 // each head D query dims then D gate dims; q, k per-head RMSNorm then RoPE on their first rotaryDim dims;
-// causal GQA over the f16 cache; output · sigmoid(gate) (in f64, rounded once, as the reference); o_proj.
+// causal GQA over the KV cache; output · sigmoid(gate) (the sigmoidGate kernel: in f64, rounded once, as the
+// reference); o_proj.
 import type { GatedAttentionWeights } from '../../model/types.ts';
 import type { CpuMixerRow } from '../layer-contract.ts';
 import { attendHeads, placeAttention, qkvWidths, splitColumns } from './attention.ts';
@@ -28,8 +29,7 @@ export const gatedAttentionMixer: CpuMixerRow<GatedAttentionWeights> = {
         }
       }
       const att = attendHeads(ctx, index, pos0, n, { q, k: kk, v, qNorm: w.qNorm, kNorm: w.kNorm }, c.hybrid!.rotaryDim);
-      const av = k.f32(att, n * qWidth), g = k.f32(gate, n * qWidth);
-      for (let i = 0; i < av.length; i++) av[i] = av[i]! * (1 / (1 + Math.exp(-g[i]!)));
+      k.sigmoidGateAt(att, gate, n * qWidth);
       const y = k.alloc(n * c.hiddenSize * 4);
       k.linearAt(w.o, att, n, y, c.hiddenSize);
       return y;

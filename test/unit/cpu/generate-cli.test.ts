@@ -1,10 +1,14 @@
 // `npm run generate -- --backend wasm` end to end, spawned as a user runs it: the tiny safetensors
-// golden and the tiny Q4_K_M MoE GGUF golden on the CPU (WASM) engine.
+// golden and the tiny Q4_K_M MoE GGUF golden on the CPU (WASM) engine; with `--kv q8_0`, the reference
+// engine's tokens with a q8_0 cache (the oracle of the WebGPU engine's q8_0 test, test/gpu/kv-q8.test.ts).
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, it } from 'vitest';
-import { GOLDEN_FILE, GOLDEN_MODEL, type GoldenFile } from '../../goldens/golden-setup.ts';
+import { Generator } from '../../../src/model/generator.ts';
+import { loadWeights } from '../../../src/model/load-weights.ts';
+import { ReferenceEngine } from '../../../src/model/reference/reference-engine.ts';
+import { folderSource, GOLDEN_FILE, GOLDEN_MODEL, type GoldenFile } from '../../goldens/golden-setup.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../../goldens/gguf-golden-setup.ts';
 import { tinyGgufModel, tinyModelDir } from '../../helpers/tiny-model.ts';
 
@@ -32,4 +36,18 @@ it('--backend wasm gives the safetensors golden and the Q4_K_M MoE GGUF golden',
   const r2 = await generate('--model', m.path, '--prompt-ids', g.promptIds.join(','), '--max-new-tokens', '32', '--backend', 'wasm', '--json');
   expect(r2.code).toBe(0);
   expect((JSON.parse(r2.stdout) as { ids: number[] }).ids).toEqual(g.models['moe-Q4_K_M'].ids);
+}, SLOW);
+
+it('--backend wasm --kv q8_0 gives the reference engine\'s tokens with a q8_0 cache', async () => {
+  const golden = JSON.parse(readFileSync(GOLDEN_FILE, 'utf8')) as GoldenFile;
+  const dir = await tinyModelDir({ ...GOLDEN_MODEL, format: 'safetensors' });
+  const r = await generate('--model', dir, '--prompt-ids', golden.promptIds.join(','), '--max-new-tokens', '32', '--backend', 'wasm', '--kv', 'q8_0', '--json');
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  const out = JSON.parse(r.stdout) as { ids: number[]; stats: Record<string, unknown> };
+  expect(out.stats).toMatchObject({ backend: 'wasm', kv: 'q8_0', generated: 32 });
+  const weights = await loadWeights(folderSource(dir), { layers: [0, GOLDEN_MODEL.layers], embedding: true, head: true });
+  const ctx = out.stats.ctx as number;
+  const ref = await new Generator(new ReferenceEngine(weights, { ctx, kvType: 'q8_0' }), { ctx }).generate(golden.promptIds, { maxNewTokens: 32 });
+  expect(out.ids).toEqual(ref.ids);
 }, SLOW);

@@ -2,8 +2,10 @@
 // (dense and MoE; safetensors, GGUF Q8_0 and Q4_K_M; test/goldens/tiny-hybrid-greedy.json) gives the
 // golden's 32 greedy tokens; a prefill in chunks of 3 gives the same; and checkpoints (acceptance 3's
 // single-device half): the pinned snapshot after a system prompt lets a new conversation compute only
-// what follows and equal a run from scratch, and a truncate to a point without a snapshot is refused
-// with nothing changed.
+// what follows and equal a run from scratch (also on 2 threads), and a truncate to a point without a
+// snapshot is refused with nothing changed. The mixers' conv, delta rule and norms are WASM kernels
+// (src/cpu/asm/gated-delta.ts) on state in the kernels' memory; test/unit/cpu/gated-delta-kernels.test.ts
+// holds them to the reference.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../../src/cpu/create-engine.ts';
@@ -50,6 +52,20 @@ describe('tiny dense hybrid on the CPU engine: chunks and checkpoints', () => {
     expect(ours).toEqual(ref);
     return ours;
   };
+
+  it('on 2 threads (a shared memory holds the recurrent state) it gives the golden, and its pinned checkpoint restores', async () => {
+    const e = await createCpuEngine(weights, { ctx: CTX, threads: 2 });
+    try {
+      expect(e.stats().threads).toBe(2);
+      const g = new Generator(e, { ctx: CTX });
+      expect((await g.generate(PROMPT, greedy(32, system.length))).ids).toEqual(golden.models['dense-safetensors'].ids);
+      const again = await g.generate([...system, ...userB], greedy(8, system.length));
+      expect(again.stats).toMatchObject({ promptReused: system.length, promptComputed: userB.length });
+      expect(again.ids).toEqual(await fromScratch([...system, ...userB], 8));
+    } finally {
+      await e.dispose();
+    }
+  }, SLOW);
 
   it('a prefill in chunks of 3 tokens gives the golden', async () => {
     const r = await new Generator(await engine(), { ctx: CTX, prefillChunk: 3 }).generate(PROMPT, greedy(32));
