@@ -1,7 +1,7 @@
 // Issue 25's bound on the CPU engine: weights from openWeights (every matrix a stream ref) are read
 // straight into their places in the WASM memory, so a guest holds its share once plus the load's in-flight
 // bound while it loads, never a JS copy beside the WASM one. The tokens are the goldens (GGUF dense and
-// MoE, BF16 safetensors), the pieces in flight stay within LOAD_IN_FLIGHT_BYTES, and what JS still holds
+// MoE, BF16 safetensors, GGUF hybrids), the pieces in flight stay within LOAD_IN_FLIGHT_BYTES, and what JS still holds
 // of the weights afterwards is only the small tensors (norms), not the matrices.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -14,10 +14,12 @@ import { resolveModelSource } from '../../../src/model/sources/resolve.ts';
 import type { ModelSource, ModelWeights } from '../../../src/model/types.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../../goldens/gguf-golden-setup.ts';
 import { folderSource, GOLDEN_FILE, GOLDEN_MODEL, type GoldenFile } from '../../goldens/golden-setup.ts';
+import { HYBRID_GOLDEN_FILE, hybridGoldenSource, type HybridGoldenFile } from '../../goldens/hybrid-golden-setup.ts';
 import { tinyGgufModel, tinyModelDir } from '../../helpers/tiny-model.ts';
 
 const ggufGolden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
 const golden = JSON.parse(readFileSync(GOLDEN_FILE, 'utf8')) as GoldenFile;
+const hybridGolden = JSON.parse(readFileSync(HYBRID_GOLDEN_FILE, 'utf8')) as HybridGoldenFile;
 const CTX = 64;
 const SLOW = 240_000;   // a fresh clone writes the tiny models (full Qwen3 vocabulary) and compiles the kernels first
 
@@ -85,5 +87,17 @@ describe('a file cut short while it streams into the CPU engine', () => {
     });
     const weights = await openWeights(source, { layers: [0, 4], embedding: true, head: true });
     await expect(createCpuEngine(weights, { ctx: CTX, threads: 2 })).rejects.toBeInstanceOf(TruncatedFileError);
+  }, SLOW);
+});
+
+describe.each(['dense-Q8_0', 'moe-Q4_K_M'] as const)('tiny hybrid GGUF %s streamed into the CPU engine', (name) => {
+  it('32 greedy tokens equal the golden (the conv taps, gates and norms the mixers read stream too)', async () => {
+    const source = await resolveModelSource(await hybridGoldenSource(name));
+    const weights = await openWeights(source, { layers: [0, 4], embedding: true, head: true });
+    expect(weights.pending).toBeDefined();
+    const engine = await createCpuEngine(weights, { ctx: 96 });
+    const r = await new Generator(engine, { ctx: 96 }).generate(hybridGolden.promptIds, { maxNewTokens: hybridGolden.maxNewTokens });
+    expect(r.ids).toEqual(hybridGolden.models[name].ids);
+    await engine.dispose();
   }, SLOW);
 });
