@@ -44,8 +44,8 @@ export function pageIsolated(): boolean {
   return Boolean((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated);
 }
 
-/** Whether the WASM engine runs in its own worker here (a browser page) rather than on this thread (Node, a worker). */
-function wasmInWorker(): boolean {
+/** A browser page's main thread (the WASM engine then runs in a worker of its own), not Node or a worker. */
+function onPageMainThread(): boolean {
   return typeof (globalThis as { window?: unknown }).window !== 'undefined' && typeof Worker !== 'undefined';
 }
 
@@ -59,7 +59,7 @@ export function wasmThreadsHere(): number {
 
 /** Threads a WASM engine made on this very thread may run (a page's main thread may not block: one). */
 export function wasmThreadsOnThisThread(): number {
-  return wasmInWorker() ? 1 : wasmThreadsHere();
+  return onPageMainThread() ? 1 : wasmThreadsHere();
 }
 
 async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
@@ -74,7 +74,7 @@ async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
 
 /** In a browser the probe runs in the engine's worker with the pool it would run (a few tens of ms to start it). */
 async function probeWasm(budgetMs: number): Promise<EngineProbe> {
-  if (wasmInWorker()) {
+  if (onPageMainThread()) {
     const { CpuWorkerEngine } = await import('../cpu/worker-engine.ts');
     const p = await CpuWorkerEngine.probe(budgetMs, wasmThreadsHere());
     return { engine: 'wasm', speed: p.speed, label: wasmLabel({ threads: p.threads, relaxedSimd: false, isolated: p.isolated }) };
