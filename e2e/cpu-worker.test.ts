@@ -3,10 +3,11 @@
 //  - on a cross-origin isolated page the worker runs the thread pool: min(cores, 8) threads (> 1 on a
 //    machine with 2 cores or more), and the pool really ran the linears (its job count);
 //  - the 32 golden greedy tokens are unchanged;
-//  - the page stays responsive while they are generated: a 10 ms setInterval on the page kept running
-//    (counted, not timed: the engine on the main thread ran each token without yielding to it);
+//  - the page stays responsive while they are generated: a 10 ms setInterval on the page ran while engine
+//    calls were pending (counted, not timed: an engine on the page's thread computes inside the call
+//    before its promise returns, so no timer runs then: 0, checked by hand with the old in-page engine);
 //  - an error the engine throws in the worker arrives as its class (PositionError), and disposing the
-//    engine ends its worker and the pool's workers;
+//    engine ends the pool's workers;
 //  - served without COOP/COEP, the page is not isolated: one thread, and the label says why.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +23,7 @@ const models = path.resolve(import.meta.dirname, '../.cache/test-models');
 const env = useServerAndBrowser({ port: 0, extraStatic: { '/test-models': models } });
 
 interface Run {
-  state: string; message?: string; ids: number[]; prompt: number[]; ticks: number; pageIsolated: boolean;
+  state: string; message?: string; ids: number[]; prompt: number[]; ticks: number; ticksInCalls: number; pageIsolated: boolean;
   threads: number; isolated: boolean; label: string; typedError: { name: string; code: string; isPositionError: boolean } | null;
   stats: { threads: number; poolJobs: number; layerTokens: number };
 }
@@ -46,7 +47,7 @@ describe('the WASM engine in its worker (Chromium)', () => {
       expect(r.prompt).toEqual(golden.promptIds);
       const cores = await page.evaluate('navigator.hardwareConcurrency') as number;
       const threads = Math.min(cores, 8);
-      console.log(`[cpu-worker] isolated: ${r.threads} threads (cores ${cores}), pool jobs ${r.stats.poolJobs}, ${r.ticks} page ticks while generating, label "${r.label}"`);
+      console.log(`[cpu-worker] isolated: ${r.threads} threads (cores ${cores}), pool jobs ${r.stats.poolJobs}, ${r.ticks} page ticks while generating (${r.ticksInCalls} during engine calls), label "${r.label}"`);
       expect(r.pageIsolated).toBe(true);
       expect(r.isolated).toBe(true);
       expect(threads).toBeGreaterThan(1);                 // this test needs a machine with 2 cores or more
@@ -54,14 +55,21 @@ describe('the WASM engine in its worker (Chromium)', () => {
       expect(r.stats.threads).toBe(threads);
       expect(r.stats.poolJobs).toBeGreaterThan(0);        // the linears were split across the pool's workers
       expect(r.label).toBe(`CPU · ${threads} threads · SIMD`);
-      expect(r.ticks).toBeGreaterThan(0);                 // the page's timer ran during generation
+      expect(r.ticksInCalls).toBeGreaterThan(0);          // the page's timer ran while the engine computed
       expect(r.typedError).toEqual({ name: 'PositionError', code: 'bad-position', isPositionError: true });
-      // The engine's worker and its pool's threads - 1 workers (nested) are alive; disposal ends them all.
-      const before = page.workers().length;
-      expect(before).toBeGreaterThanOrEqual(1);
+      // The engine's worker and its pool's threads - 1 workers (nested, from blob: URLs) are alive; disposal
+      // closes the pool's workers. (The engine's worker is terminated too, but Chromium's worker list kept
+      // it in 1 of 4 runs after terminate() had returned, so only the pool's workers are asserted gone.)
+      const pool = () => page.workers().map((w) => w.url()).filter((u) => u.startsWith('blob:'));
+      expect(pool()).toHaveLength(threads - 1);
+      const engineWorker = page.workers().find((w) => w.url().includes('cpu-engine.worker'));
+      expect(engineWorker).toBeDefined();
+      expect(await engineWorker!.evaluate('typeof self.postMessage')).toBe('function');   // alive before
       await page.evaluate('window.__ggufDispose()');
-      await expect.poll(() => page.workers().length, { timeout: 10_000 }).toBe(0);
-      console.log(`[cpu-worker] workers before dispose ${before}, after 0`);
+      await expect.poll(pool, { timeout: 10_000 }).toEqual([]);
+      const late = await Promise.race([engineWorker!.evaluate('1').then(() => 'answered', () => 'gone'), new Promise((r) => setTimeout(() => r('no answer in 5 s'), 5000))]);
+      console.log(`[cpu-worker] after dispose: listed ${JSON.stringify(page.workers().map((w) => w.url()))}; the engine worker: ${late}`);
+      expect(late).not.toBe('answered');                  // a worker that still runs code was not terminated
     } finally {
       await context.close();
     }
@@ -78,7 +86,7 @@ describe('the WASM engine in its worker (Chromium)', () => {
       expect(r).toMatchObject({ threads: 1, isolated: false, label: 'CPU · 1 thread (page not cross-origin isolated) · SIMD' });
       expect(r.stats).toMatchObject({ threads: 1, poolJobs: 0 });
       expect(r.ids).toEqual(golden.models['dense-Q8_0'].ids);
-      expect(r.ticks).toBeGreaterThan(0);
+      expect(r.ticksInCalls).toBeGreaterThan(0);
     } finally {
       await context.close();
       await plain.close();

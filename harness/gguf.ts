@@ -5,7 +5,8 @@
 // worker as the app runs it: src/cpu/worker-engine.ts, the weights read in the worker, the pool's threads
 // where the page is cross-origin isolated). Result on window.__gguf = { state: 'done', ids, … } or
 // { state: 'error', … }; for wasm also the worker's threads, label and stats, and `ticks`: how often a
-// 10 ms setInterval on this page ran while the tokens were generated (the page stays responsive).
+// 10 ms setInterval on this page ran while the tokens were generated, `ticksInCalls` of them while an
+// engine call was pending (the page stays responsive while the engine computes).
 // window.__ggufDispose() disposes the engine (its pool's workers and its worker end).
 import { CpuWorkerEngine } from '../src/cpu/worker-engine.ts';
 import type { LayerEngine } from '../src/model/engine-types.ts';
@@ -44,9 +45,13 @@ async function main(): Promise<void> {
     ? await CpuWorkerEngine.start({ model, ...hfEndpoint, ...layers, ctx, threads: wasmThreadsHere() })
     : undefined;
   const engine: LayerEngine = worker ?? new ReferenceEngine(await loadWeights(source, layers), { ctx });
-  let ticks = 0;
-  const ticker = setInterval(() => { ticks++; }, 10);
-  const result = await new Generator(engine, { ctx }).generate(ids, { maxNewTokens: ctx - ids.length });
+  // The page's timer, counted while an engine call is pending: an engine on this thread computes inside
+  // the call before its promise returns, so no timer task can run then (0); one in a worker leaves the
+  // thread free while it computes.
+  let ticks = 0, ticksInCalls = 0;
+  const calls = countPending(engine);
+  const ticker = setInterval(() => { ticks++; if (calls.pending > 0) ticksInCalls++; }, 10);
+  const result = await new Generator(calls.engine, { ctx }).generate(ids, { maxNewTokens: ctx - ids.length });
   clearInterval(ticker);
   if (result.error) throw result.error;
   log(`ids: ${result.ids.join(' ')}`);
@@ -56,8 +61,24 @@ async function main(): Promise<void> {
   (window as unknown as { __ggufDispose: () => Promise<void> }).__ggufDispose = () => engine.dispose();
   w.__gguf = {
     state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize,
-    engine: wasm ? 'wasm' : 'reference', ticks, pageIsolated: crossOriginIsolated, ...cpu,
+    engine: wasm ? 'wasm' : 'reference', ticks, ticksInCalls, pageIsolated: crossOriginIsolated, ...cpu,
   };
+}
+
+/** The engine with its calls counted while pending (`pending`: calls whose promise has not settled). */
+function countPending(engine: LayerEngine): { engine: LayerEngine; pending: number } {
+  const out = { engine, pending: 0 };
+  out.engine = new Proxy(engine, {
+    get(target, key, receiver) {
+      const v = Reflect.get(target, key, receiver) as unknown;
+      if (typeof v !== 'function' || key === 'kvLength') return v;
+      return (...args: unknown[]) => {
+        out.pending++;
+        return Promise.resolve((v as (...a: unknown[]) => unknown).apply(target, args)).finally(() => { out.pending--; });
+      };
+    },
+  });
+  return out;
 }
 
 main().catch((e: Error & { code?: string }) => {
