@@ -9,7 +9,8 @@ import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
 import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from '../src/gpu/worker-wire.ts';
-import type { LayerRange, RowCandidates, RowSampling } from '../src/model/engine-types.ts';
+import type { LayerRange, RowCandidates } from '../src/model/engine-types.ts';
+import { fromWire } from '../src/model/row-wire.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { openWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
@@ -81,13 +82,6 @@ const api: EngineWorkerApi = {
   },
 };
 
-/** The row as the engine takes it: a `report` turns into an overruled callback setting flags[i]. */
-function fromWire(r: WireRow, flags: boolean[], i: number): RowSampling {
-  const c = r.constraint;
-  if (!c) return { opts: r.opts };
-  const { report, ...plain } = c;
-  return { opts: r.opts, constraint: report ? { ...plain, overruled: () => { flags[i] = true; } } : plain };
-}
 
 installErrorTransfer();
 Comlink.expose(api);

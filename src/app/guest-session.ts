@@ -2,7 +2,7 @@
 // memory, load progress, status — and a screen Wake Lock while it computes, so a phone keeps working.
 import { readModelConfig } from '../model/config.ts';
 import type { LayerRange } from '../model/engine-types.ts';
-import { defaultEngineKind, joinRoom, weightLoader, type GuestRoom } from '../room/api.ts';
+import { joinRoom, type GuestRoom } from '../room/api.ts';
 import { loadSignalingConfig } from './deploy-config.ts';
 import type { DeviceCaps } from '../room/protocol.ts';
 import { Store } from './store.ts';
@@ -74,12 +74,10 @@ export class GuestSession {
         ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...offerOf(this.opts.memoryBudgetBytes),
         // Learn the model's layer count from the same (cached) source, for the layer bar.
-        loadWeights: async (source, request) => {
-          if (this.state.numLayers === undefined) {
-            const { config } = await readModelConfig(source);
-            this.store.set({ numLayers: config.numLayers, config });
-          }
-          return weightLoader(this.opts.engine ?? defaultEngineKind())(source, request);   // streamed into the engine (WebGPU buffers, WASM memory)
+        beforeLoad: async (source) => {
+          if (this.state.numLayers !== undefined) return;
+          const { config } = await readModelConfig(source);
+          this.store.set({ numLayers: config.numLayers, config });
         },
       });
       this.room = room;

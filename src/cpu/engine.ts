@@ -29,6 +29,7 @@ export interface CpuEngineStats {
   engine: 'wasm';
   simd: 'simd128';
   threads: number;             // threads the linears run on
+  poolJobs: number;            // linears split across the thread pool since the engine was made (0 on one thread)
   weightBytes: number;         // weight bytes in the kernels' memory
   memoryBytes: number;         // the whole memory (weights, KV cache, scratch)
   kv: KvCacheType;             // how the KV cache stores K/V (f16 or q8_0 blocks)
@@ -69,7 +70,7 @@ export class CpuEngine implements LayerEngine {
   stats(): CpuEngineStats {
     const positions = this.p.state.positions(), perSnapshot = this.p.state.bytesPerSnapshot();
     return {
-      engine: 'wasm', simd: 'simd128', threads: this.p.kernels.threads, weightBytes: this.p.weightBytes,
+      engine: 'wasm', simd: 'simd128', threads: this.p.kernels.threads, poolJobs: this.p.kernels.poolJobs, weightBytes: this.p.weightBytes,
       memoryBytes: this.p.kernels.memory.buffer.byteLength, kv: this.p.cache.type, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
       layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
       bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,

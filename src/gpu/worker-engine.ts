@@ -3,7 +3,8 @@
 import * as Comlink from 'comlink';
 import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates, RowSampling } from '../model/engine-types.ts';
 import type { LoadProgress } from '../model/types.ts';
-import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from './worker-wire.ts';
+import { toWire } from '../model/row-wire.ts';
+import type { EngineWorkerApi, WorkerLoaded, WorkerLoadRequest } from './worker-wire.ts';
 import type { EngineStats } from './engine.ts';
 import { installErrorTransfer } from './worker-errors.ts';
 
@@ -115,12 +116,4 @@ export class WorkerEngine implements LayerEngine {
       this.worker.terminate();
     }
   }
-}
-
-/** The row without its constraint's callback (functions cannot cross to the worker): `report` asks for it instead. */
-function toWire(r: RowSampling): WireRow {
-  const c = r.constraint;
-  if (!c) return { opts: r.opts };
-  const { overruled, ...plain } = c;
-  return { opts: r.opts, constraint: overruled ? { ...plain, report: true } : plain };
 }

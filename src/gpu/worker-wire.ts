@@ -1,7 +1,8 @@
 // What crosses between the page (./worker-engine.ts) and the engine worker (workers/engine.worker.ts):
 // the load request and its answer, the worker's API as comlink exposes it, and a token constraint and
 // pick in a form that can be cloned. Here in src/gpu so the page side never imports the worker's module.
-import type { LayerRange, RowCandidates, SamplingOptions, TokenConstraint } from '../model/engine-types.ts';
+import type { LayerRange, RowCandidates } from '../model/engine-types.ts';
+import type { WireRow } from '../model/row-wire.ts';
 import type { LoadProgress } from '../model/types.ts';
 import type { AdapterInfoSummary } from './adapter.ts';
 import type { EngineStats } from './engine.ts';
@@ -29,12 +30,7 @@ export interface WorkerLoaded {
   recurrent: boolean;
 }
 
-/**
- * A TokenConstraint as it crosses to the worker: a function cannot be cloned, so `overruled` travels as
- * `report` and comes back with the row's candidates (same message, so the report belongs to this row).
- */
-export type WireConstraint = Omit<TokenConstraint, 'overruled'> & { report?: boolean };
-export type WireRow = { opts: SamplingOptions; constraint?: WireConstraint };
+export type { WireConstraint, WireRow } from '../model/row-wire.ts';
 
 /** The engine worker's API (one WebGPUEngine behind it); Float32Array results are transferred. */
 export interface EngineWorkerApi {

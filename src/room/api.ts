@@ -11,7 +11,7 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { measureCapabilities } from './capabilities.ts';
 import type { KvType } from './device-bytes.ts';
-import { RoomGuest, type EngineFactory, type LoadWeightsFn } from './guest.ts';
+import { RoomGuest, type EngineFactory, type LoadWeightsFn, type ShareLoadFn } from './guest.ts';
 import { RoomHost, type HostOptions } from './host.ts';
 import { peerjsLink } from './peerjs-link.ts';
 import { DEVICE_ID } from './protocol.ts';
@@ -23,7 +23,7 @@ import {
 import { CachingSource, IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
 import { JoinError } from './errors.ts';
 import type { EngineKind } from './engine-choice.ts';
-import { wasmThreadsHere } from './engine-probe.ts';
+import { wasmThreadsHere, wasmThreadsOnThisThread } from './engine-probe.ts';
 
 export type { EngineKind } from './engine-choice.ts';
 
@@ -34,9 +34,11 @@ export type { EngineKind } from './engine-choice.ts';
 export function engineFactory(kind: EngineKind): EngineFactory {
   if (kind === 'reference') return async (weights, { ctx, range, kv }) => new ReferenceEngine(await materializeWeights(weights), { ctx, range, kvType: kv ?? 'f16' });
   if (kind === 'wasm') {
+    // On this thread (a draft model, a harness's single-device run): one thread on a page's main thread.
+    // A room's share goes to the engine's worker instead (shareLoader).
     return async (weights, { ctx, kv }) => {
       const { createCpuEngine } = await import('../cpu/create-engine.ts');
-      return createCpuEngine(await materializeWeights(weights), { ctx, kv: kv ?? 'f16', threads: wasmThreadsHere() });
+      return createCpuEngine(await materializeWeights(weights), { ctx, kv: kv ?? 'f16', threads: wasmThreadsOnThisThread() });
     };
   }
   return async (weights, { ctx, kv }) => {
@@ -55,6 +57,30 @@ export function weightLoader(kind: EngineKind): LoadWeightsFn {
   return kind === 'reference' ? (s, r) => loadModelWeights(s, r) : (s, r) => openWeights(s, r);
 }
 
+/**
+ * How a device loads its share and makes its engine in one step, for the engines that run in a worker of
+ * their own: the WASM engine in a browser page (src/cpu/worker-engine.ts), so it never blocks the page and
+ * runs the pool's threads where the page is cross-origin isolated. The worker reads a model URL itself
+ * (through the device's IndexedDB cache, under the same key); a model only the page reaches (the host's
+ * local folder, the host over the channel: model '') it reads through the page's cached source.
+ * Undefined elsewhere (loadWeights + createEngine on this thread).
+ */
+export function shareLoader(kind: EngineKind): ShareLoadFn | undefined {
+  if (kind !== 'wasm' || typeof Worker === 'undefined' || typeof (globalThis as { window?: unknown }).window === 'undefined') return undefined;
+  return async ({ model, modelKey, source, request, ctx, kv }) => {
+    const { CpuWorkerEngine } = await import('../cpu/worker-engine.ts');
+    const engine = await CpuWorkerEngine.start({
+      ...(model ? { model, cacheKey: modelKey } : {}), layers: request.layers, ...(request.embedding ? { embedding: true } : {}),
+      ...(request.head ? { head: true } : {}), ctx, kv: kv ?? 'f16', threads: wasmThreadsHere(),
+    }, {
+      ...(model ? {} : { source }), ...(request.signal ? { signal: request.signal } : {}),
+      // the fetch phase is the download the device card's bar shows; placing the weights follows quickly
+      onProgress: (p) => { if (p.phase === 'fetch') request.onProgress?.(p); },
+    });
+    return { engine, hiddenSize: engine.info.hiddenSize, counts: engine.info.counts };
+  };
+}
+
 /** The engine to assume before the probe ran (the probe, engine-probe.ts, decides at join). */
 export const defaultEngineKind = (): EngineKind => (globalThis.navigator?.gpu ? 'webgpu' : 'wasm');
 
@@ -66,6 +92,8 @@ interface DeviceOptions {
   signaling?: Partial<SignalingConfig>;
   store?: ByteStore;           // default IndexedDB
   loadWeights?: LoadWeightsFn;
+  /** Load + engine in one step (default for 'wasm' in a page: its worker, shareLoader), unless loadWeights is given. */
+  loadShare?: ShareLoadFn;
 }
 
 export interface HostRoomOptions extends DeviceOptions {
@@ -85,6 +113,22 @@ export interface HostRoom {
   host: RoomHost;
   config: ModelConfig;
   close(): Promise<void>;
+}
+
+/** The loadShare a device uses: the caller's, else the engine's worker unless the caller loads weights its own way. */
+function shareOption(o: DeviceOptions, engine: EngineKind): { loadShare?: ShareLoadFn } {
+  const loadShare = o.loadShare ?? (o.loadWeights ? undefined : shareLoader(engine));
+  return loadShare ? { loadShare } : {};
+}
+
+/** The loaders with `before` run on the source first. */
+function beforeEachLoad(before: JoinOptions['beforeLoad'], l: { loadWeights: LoadWeightsFn; loadShare?: ShareLoadFn }): { loadWeights: LoadWeightsFn; loadShare?: ShareLoadFn } {
+  if (!before) return l;
+  const { loadWeights, loadShare } = l;
+  return {
+    loadWeights: async (source, request) => { await before(source); return loadWeights(source, request); },
+    ...(loadShare ? { loadShare: async (share) => { await before(share.source); return loadShare(share); } } : {}),
+  };
 }
 
 function signalingOf(o: DeviceOptions): SignalingConfig {
@@ -109,7 +153,7 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
     format: source.modelFile ? 'gguf' : file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
     weightBytes: { layerBytes: plan.layerBytes, fixedBytes: plan.fixedBytes },
     source, modelUrl, modelKey, ctx: opts.ctx ?? 2048, ...(opts.ctxExact ? { ctxExact: true } : {}), ...(opts.kv ? { kv: opts.kv } : {}),
-    loadWeights: opts.loadWeights ?? weightLoader(engine), createEngine: engineFactory(engine),
+    loadWeights: opts.loadWeights ?? weightLoader(engine), createEngine: engineFactory(engine), ...shareOption(opts, engine),
     store, ...opts.host,
   });
   const sig = signalingOf(opts);
@@ -139,6 +183,8 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
 }
 
 export interface JoinOptions extends DeviceOptions {
+  /** Runs on the share's (cached) source before each load (the app reads the model's config there for its layer bar). */
+  beforeLoad?: (source: ModelSource) => Promise<void>;
   /** Where the device id is kept so a reload rejoins as the same device (default sessionStorage). */
   storage?: Storage;
 }
@@ -185,7 +231,8 @@ export async function joinRoom(linkOrId: string, opts: JoinOptions = {}): Promis
   const peer = await openPeer(guestPeerId(roomId, deviceId), signalingOf(opts));
   const guest = new RoomGuest({
     roomId, deviceId, name: opts.name ?? `Device ${deviceId.slice(0, 4)}`, caps,
-    loadWeights: opts.loadWeights ?? weightLoader(engine), createEngine: engineFactory(engine),
+    ...beforeEachLoad(opts.beforeLoad, { loadWeights: opts.loadWeights ?? weightLoader(engine), ...shareOption(opts, engine) }),
+    createEngine: engineFactory(engine),
     store: opts.store ?? new IndexedDbByteStore(), resolveSource: (model) => resolveModelSource(model),
     dial: (to, signal) => dialGuest(peer, roomId, to, signal),
   });

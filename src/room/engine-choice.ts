@@ -6,6 +6,8 @@ export type EngineKind = 'webgpu' | 'reference' | 'wasm';
 const GiB = 2 ** 30;
 /** A wasm32 memory addresses at most 4 GiB: the most weights + KV one WASM device can hold. */
 export const WASM32_MEMORY_BYTES = 4 * GiB;
+/** The most threads the WASM engine's pool runs. */
+export const WASM_MAX_THREADS = 8;
 
 /** One engine's probe: its measured speed (GFLOP/s of a matvec on that engine) or why it could not run. */
 export interface EngineProbe {
@@ -65,15 +67,19 @@ export function cappedByWasm32(engine: EngineKind, offeredBytes: number): boolea
 
 /**
  * The WASM engine's card name: "CPU · 4 threads · relaxed SIMD"; a page that is not cross-origin isolated
- * has no SharedArrayBuffer, so it runs one thread and says why.
+ * has no SharedArrayBuffer, so its engine runs one thread and says why: "CPU · 1 thread (page not
+ * cross-origin isolated) · SIMD".
  */
 export function wasmLabel(o: { threads: number; relaxedSimd: boolean; isolated: boolean }): string {
-  const base = `CPU · ${o.threads} thread${o.threads === 1 ? '' : 's'} · ${o.relaxedSimd ? 'relaxed SIMD' : 'SIMD'}`;
-  return o.isolated ? base : `${base} · single-threaded: the page is not cross-origin isolated`;
+  const threads = `${o.threads} thread${o.threads === 1 ? '' : 's'}${o.isolated ? '' : ' (page not cross-origin isolated)'}`;
+  return `CPU · ${threads} · ${o.relaxedSimd ? 'relaxed SIMD' : 'SIMD'}`;
 }
 
-/** Threads the WASM engine may use: one unless the page is isolated and the caller may block (a worker, Node). */
+/**
+ * Threads the WASM engine may use: one unless the page is isolated and the caller may block (its worker,
+ * Node); at most WASM_MAX_THREADS (past that the rows per thread get few and the pool's start-up long).
+ */
 export function wasmThreads(o: { isolated: boolean; canBlock: boolean; cores: number }): number {
   if (!o.isolated || !o.canBlock) return 1;
-  return Math.max(1, Math.min(8, Math.floor(o.cores) || 1));
+  return Math.max(1, Math.min(WASM_MAX_THREADS, Math.floor(o.cores) || 1));
 }

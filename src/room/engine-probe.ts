@@ -1,10 +1,10 @@
 // The measured probe behind the engine choice (engine-choice.ts): each engine this device has times the
 // same kind of work, an f32 matvec, for a few tens of ms, on its own code: WebGPU on the adapter the
-// browser gives (real or software), the WASM SIMD kernels (src/cpu) on the threads the page allows, and
-// the JS reference (capabilities.ts measureSpeed). Each probe is bounded (PROBE_TIMEOUT_MS) and a failure
+// browser gives (real or software), the WASM SIMD kernels (src/cpu) where the engine will run them (in
+// a browser its worker, with the pool's threads when the page is cross-origin isolated), and the JS
+// reference (capabilities.ts measureSpeed). Each probe is bounded (PROBE_TIMEOUT_MS) and a failure
 // is reported, never thrown, so a device with one broken engine still joins on another.
 import { adapterLabel, requestAdapter, summarizeAdapter } from '../gpu/adapter.ts';
-import { fromFloat32 } from '../model/tensor-utils.ts';
 import { wasmLabel, wasmThreads, type EngineKind, type EngineProbe } from './engine-choice.ts';
 
 export const PROBE_TIMEOUT_MS = 15_000;
@@ -44,10 +44,22 @@ export function pageIsolated(): boolean {
   return Boolean((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated);
 }
 
-/** Threads the WASM engine runs on here (a page's main thread may not block: one there). */
+/** A browser page's main thread (the WASM engine then runs in a worker of its own), not Node or a worker. */
+function onPageMainThread(): boolean {
+  return typeof (globalThis as { window?: unknown }).window !== 'undefined' && typeof Worker !== 'undefined';
+}
+
+/**
+ * Threads the WASM engine runs on here: on a page its worker may block, so the pool runs
+ * min(cores, WASM_MAX_THREADS) threads when the page is cross-origin isolated (one otherwise).
+ */
 export function wasmThreadsHere(): number {
-  const canBlock = typeof (globalThis as { window?: unknown }).window === 'undefined';
-  return wasmThreads({ isolated: pageIsolated(), canBlock, cores: globalThis.navigator?.hardwareConcurrency ?? 1 });
+  return wasmThreads({ isolated: pageIsolated(), canBlock: true, cores: globalThis.navigator?.hardwareConcurrency ?? 1 });
+}
+
+/** Threads a WASM engine made on this very thread may run (a page's main thread may not block: one). */
+export function wasmThreadsOnThisThread(): number {
+  return onPageMainThread() ? 1 : wasmThreadsHere();
 }
 
 async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
@@ -60,24 +72,16 @@ async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
   return { engine: 'webgpu', speed: await measureGpuSpeed(adapter, budgetMs), label, software };
 }
 
+/** In a browser the probe runs in the engine's worker with the pool it would run (a few tens of ms to start it). */
 async function probeWasm(budgetMs: number): Promise<EngineProbe> {
-  const threads = wasmThreadsHere();
-  const label = wasmLabel({ threads, relaxedSimd: false, isolated: pageIsolated() });
-  const [{ WasmKernels }, { loadKernelBinary }] = await Promise.all([import('../cpu/wasm-kernels.ts'), import('../cpu/kernel-binary.ts')]);
-  const rows = 512, cols = 1024;
-  const k = await WasmKernels.create(await loadKernelBinary(threads > 1), { threads });
-  try {
-    const w = k.placeLinear({ kind: 'dense', rows, cols, weight: fromFloat32('probe.weight', Float32Array.from({ length: rows * cols }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5), [rows, cols], 'F32') });
-    const x = Float32Array.from({ length: cols }, (_, i) => Math.sin(i));
-    k.linear(w, x, 1);                                              // warm-up (tier-up of the module)
-    let reps = 0;
-    const t0 = performance.now();
-    let t = t0;
-    do { k.linear(w, x, 1); reps++; t = performance.now(); } while (t - t0 < budgetMs);
-    return { engine: 'wasm', speed: (reps * 2 * rows * cols) / ((t - t0) / 1000) / 1e9, label };
-  } finally {
-    k.close();
+  if (onPageMainThread()) {
+    const { CpuWorkerEngine } = await import('../cpu/worker-engine.ts');
+    const p = await CpuWorkerEngine.probe(budgetMs, wasmThreadsHere());
+    return { engine: 'wasm', speed: p.speed, label: wasmLabel({ threads: p.threads, relaxedSimd: false, isolated: p.isolated }) };
   }
+  const threads = wasmThreadsHere();
+  const { measureWasmSpeed } = await import('../cpu/speed-probe.ts');
+  return { engine: 'wasm', speed: await measureWasmSpeed(budgetMs, threads), label: wasmLabel({ threads, relaxedSimd: false, isolated: pageIsolated() }) };
 }
 
 /** What a card calls `engine` without measuring it (a forced engine with a fixed speed). */

@@ -2,6 +2,7 @@
 // for each deal (kept, its KV cut back, when its range and context are unchanged) and reported as the host device's load.
 // Kept apart so host.ts stays about the room.
 import type { LayerEngine } from '../model/engine-types.ts';
+import type { LoadProgress } from '../model/types.ts';
 import type { HostDevice } from './host-device.ts';
 import type { HostOptions } from './host-types.ts';
 import { CachingSource } from './weight-cache.ts';
@@ -28,16 +29,28 @@ export class HostShare {
       }
       const t0 = performance.now();
       const source = new CachingSource(this.opts.source, this.opts.store, this.opts.modelKey);
-      const weights = await this.opts.loadWeights(source, {
+      const request = {
         layers: range, embedding: true, head: true,
-        onProgress: (p) => { h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts }); },
-      });
-      if (epoch !== currentEpoch()) return;
-      await this.engine?.dispose();
-      this.engine = await this.opts.createEngine(weights, { ctx, range, ...(this.opts.kv ? { kv: this.opts.kv } : {}) });
+        onProgress: (p: LoadProgress) => { h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts }); },
+      };
+      const kv = this.opts.kv ? { kv: this.opts.kv } : {};
+      let engine: LayerEngine, extra = { networkBytes: 0, cacheBytes: 0 };
+      if (this.opts.loadShare) {
+        const share = await this.opts.loadShare({ model: this.opts.modelUrl, modelKey: this.opts.modelKey, source, request, ctx, ...kv });
+        if (epoch !== currentEpoch()) { await share.engine.dispose(); return; }
+        engine = share.engine;
+        extra = share.counts;
+        await this.engine?.dispose();
+      } else {
+        const weights = await this.opts.loadWeights(source, request);
+        if (epoch !== currentEpoch()) return;
+        await this.engine?.dispose();
+        engine = await this.opts.createEngine(weights, { ctx, range, ...kv });
+      }
+      this.engine = engine;
       this.range = range;
       this.ctx = ctx;
-      h.onLoadFrame({ kind: 'ready', epoch, ...source.counts, ms: performance.now() - t0 });
+      h.onLoadFrame({ kind: 'ready', epoch, networkBytes: source.counts.networkBytes + extra.networkBytes, cacheBytes: source.counts.cacheBytes + extra.cacheBytes, ms: performance.now() - t0 });
     } catch (e) {
       h.loadFailed(e as Error);
     } finally {

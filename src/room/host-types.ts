@@ -1,7 +1,7 @@
 // The host's options, events and results (host.ts), kept apart so host.ts stays about behaviour.
 import type { ModelConfig, ModelSource, WeightFormat } from '../model/types.ts';
 import type { DealEntry, KvType } from './deal.ts';
-import type { EngineFactory, LoadWeightsFn } from './guest.ts';
+import type { EngineFactory, LoadWeightsFn, ShareLoadFn } from './guest.ts';
 import type { DeviceInfo } from './host-device.ts';
 import type { DeviceCaps } from './protocol.ts';
 import type { ByteStore } from './weight-cache.ts';
@@ -26,6 +26,8 @@ export interface HostOptions {
   kv?: KvType;
   loadWeights: LoadWeightsFn;
   createEngine: EngineFactory;
+  /** Load + engine in one step (the WASM engine's worker); loadWeights and createEngine are then unused for the host's share. */
+  loadShare?: ShareLoadFn;
   store: ByteStore;
   heartbeatMs?: number;          // default 250
   lossTimeoutMs?: number;        // default 1250 (silence + one beat < 2 s)

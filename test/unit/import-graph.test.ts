@@ -110,7 +110,8 @@ const DIRECTIONS: Record<string, readonly string[]> = {
   'src/gpu': ['src/model'],
   'src/cpu': ['src/model'],
   'src/room': ['src/model', 'src/gpu/adapter.ts'],
-  workers: ['src/gpu', 'src/model'],
+  // the WASM engine's worker reads weights through the device's byte cache (a leaf of src/room)
+  workers: ['src/gpu', 'src/cpu', 'src/model', 'src/room/weight-cache.ts'],
 };
 
 describe('the circle finder and the parser (synthetic inputs)', () => {

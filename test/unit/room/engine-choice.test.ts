@@ -78,7 +78,8 @@ describe('the wasm32 cap and the names', () => {
   test('the card names: threads, SIMD kind, and single-threaded when the page is not isolated', () => {
     expect(wasmLabel({ threads: 4, relaxedSimd: true, isolated: true })).toBe('CPU · 4 threads · relaxed SIMD');
     expect(wasmLabel({ threads: 1, relaxedSimd: false, isolated: true })).toBe('CPU · 1 thread · SIMD');
-    expect(wasmLabel({ threads: 1, relaxedSimd: false, isolated: false })).toBe('CPU · 1 thread · SIMD · single-threaded: the page is not cross-origin isolated');
+    expect(wasmLabel({ threads: 4, relaxedSimd: true, isolated: false })).toBe('CPU · 4 threads (page not cross-origin isolated) · relaxed SIMD');
+    expect(wasmLabel({ threads: 1, relaxedSimd: false, isolated: false })).toBe('CPU · 1 thread (page not cross-origin isolated) · SIMD');
   });
 
   test('threads: one unless isolated and able to block; at most 8', () => {

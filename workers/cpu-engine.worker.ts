@@ -1,0 +1,121 @@
+// The WASM engine's worker: owns one CpuEngine (src/cpu) and its thread pool, exposed with comlink. The
+// page talks to it through src/cpu/worker-engine.ts (a LayerEngine). Here, off the page's main thread,
+// the engine may block (Atomics.wait), so where this worker is cross-origin isolated it runs the pool's
+// threads; otherwise one thread. Weights are read here (ranged reads of only this share's tensors,
+// streamed by openWeights, through the device's IndexedDB cache), so they never cross to the page;
+// only a source that only the page can reach (the host's local folder, the room's channel) is read
+// through the page (CpuPageSource).
+import * as Comlink from 'comlink';
+import { createCpuEngine } from '../src/cpu/create-engine.ts';
+import type { CpuEngine, CpuEngineStats } from '../src/cpu/engine.ts';
+import { CpuUnsupportedError } from '../src/cpu/errors.ts';
+import { measureWasmSpeed } from '../src/cpu/speed-probe.ts';
+import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe, CpuWorkerThreads } from '../src/cpu/worker-wire.ts';
+import type { LayerRange, RowCandidates } from '../src/model/engine-types.ts';
+import { EngineUsageError } from '../src/model/engine-errors.ts';
+import { openWeights } from '../src/model/load-weights.ts';
+import { fromWire, type WireRow } from '../src/model/row-wire.ts';
+import { resolveModelSource } from '../src/model/sources/resolve.ts';
+import type { ModelSource, ReadFileOptions } from '../src/model/types.ts';
+import { installErrorTransfer, registerRemoteError } from '../src/model/worker-errors.ts';
+import { CachingSource, IndexedDbByteStore } from '../src/room/weight-cache.ts';
+
+let engine: CpuEngine | undefined;
+
+function need(): CpuEngine {
+  if (!engine) throw new EngineUsageError('the CPU engine worker has no model loaded: call load first');
+  return engine;
+}
+
+/** The threads this worker runs: `wanted` where it may share memory with the pool's workers, else one. */
+function threadsHere(wanted: number): CpuWorkerThreads {
+  const isolated = Boolean((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated);
+  const cores = Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1) || 1;
+  return { isolated, threads: isolated ? Math.max(1, Math.min(Math.floor(wanted) || 1, cores)) : 1 };
+}
+
+/** The page's source as a ModelSource (each call crosses to the page). */
+function pageSource(p: CpuPageSource): ModelSource {
+  return {
+    label: p.label, ...(p.modelFile !== undefined ? { modelFile: p.modelFile } : {}),
+    readFile: (path: string, opts?: ReadFileOptions) => p.readFile(path, opts),
+    readRange: (path: string, start: number, end: number) => p.readRange(path, start, end),
+    exists: (path: string) => p.exists(path),
+    ...(p.hasSize ? { size: (path: string) => p.size(path) } : {}),
+  };
+}
+
+async function sourceOf(req: CpuWorkerLoadRequest, page?: CpuPageSource): Promise<{ source: ModelSource; counts: CpuWorkerLoaded['counts'] }> {
+  if (req.model === undefined) {
+    if (!page) throw new EngineUsageError('the CPU engine worker was given neither a model URL nor a source to read');
+    return { source: pageSource(page), counts: { networkBytes: 0, cacheBytes: 0 } };
+  }
+  const inner = await resolveModelSource(req.model, req.hfEndpoint ? { hfEndpoint: req.hfEndpoint } : {});
+  if (req.cacheKey === undefined) return { source: inner, counts: { networkBytes: 0, cacheBytes: 0 } };
+  const cached = new CachingSource(inner, new IndexedDbByteStore(), req.cacheKey);
+  return { source: cached, counts: cached.counts };
+}
+
+const api: CpuEngineWorkerApi = {
+  async load(req: CpuWorkerLoadRequest, page?: CpuPageSource, onProgress?: (p: CpuLoadPhase) => void): Promise<CpuWorkerLoaded> {
+    await engine?.dispose();
+    engine = undefined;
+    const t = threadsHere(req.threads);
+    const { source, counts } = await sourceOf(req, page);
+    const weights = await openWeights(source, {
+      layers: req.layers, ...(req.embedding ? { embedding: true } : {}), ...(req.head ? { head: true } : {}),
+      onProgress: (p) => onProgress?.({ ...p, phase: 'fetch' }),
+    });
+    // Streamed: createCpuEngine reads every matrix straight into its place in the WASM memory (at most
+    // LOAD_IN_FLIGHT_BYTES of weights in JS at once), so this worker never holds its share twice.
+    engine = await createCpuEngine(weights, {
+      ...(req.ctx !== undefined ? { ctx: req.ctx } : {}), ...(req.kv ? { kv: req.kv } : {}), threads: t.threads,
+      onProgress: (p) => onProgress?.({ ...p, phase: 'place' }),
+    });
+    return {
+      ...t, range: engine.range, hasEmbedding: engine.hasEmbedding, hasHead: engine.hasHead, recurrent: engine.recurrent,
+      vocabSize: weights.config.vocabSize, hiddenSize: weights.config.hiddenSize, counts: { ...counts },
+    };
+  },
+  async probe(budgetMs: number, threads: number): Promise<CpuWorkerProbe> {
+    const t = threadsHere(threads);
+    return { ...t, speed: await measureWasmSpeed(budgetMs, t.threads) };
+  },
+  kvLength: (): number => need().kvLength(),
+  truncate: (length: number): Promise<void> => need().truncate(length),
+  snapshot: (position: number): Promise<void> => need().snapshot(position),
+  releaseSnapshot: (position: number): Promise<void> => need().releaseSnapshot(position),
+  async embed(ids: number[]): Promise<Float32Array> {
+    const out = await need().embed(ids);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
+    const out = await need().runLayers(range, start, hidden);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  /** Pick + this engine's layers on the pick (CpuEngine.sampleAndRun); the row's overrule reported back. */
+  async sampleAndRun(hidden: Float32Array, row: WireRow, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; overruled: boolean; hidden: Float32Array }> {
+    const flags = [false];
+    const r = await need().sampleAndRun(hidden, fromWire(row, flags, 0), range);
+    return Comlink.transfer({ token: r.token, candidates: r.candidates, overruled: flags[0]!, hidden: r.hidden }, [r.hidden.buffer as ArrayBuffer]);
+  },
+  async decode(request: { tokens?: number[]; hidden?: Float32Array; rows: WireRow[]; ahead?: boolean }): Promise<(RowCandidates & { overruled: boolean })[]> {
+    const flags = request.rows.map(() => false);
+    const out = await need().decode({ ...request, rows: request.rows.map((r, i) => fromWire(r, flags, i)) });
+    return out.map((c, i) => ({ ...c, overruled: flags[i]! }));
+  },
+  async logits(hidden: Float32Array): Promise<Float32Array> {
+    const out = await need().logits(hidden);
+    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
+  },
+  stats: (): CpuEngineStats => need().stats(),
+  /** Stops the pool's workers (CpuEngine.dispose closes the kernels); the page then terminates this worker. */
+  async dispose(): Promise<void> {
+    await engine?.dispose();
+    engine = undefined;
+  },
+};
+
+registerRemoteError(CpuUnsupportedError);
+installErrorTransfer();
+Comlink.expose(api);
