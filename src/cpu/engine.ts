@@ -9,6 +9,7 @@ import type { RecurrentState } from '../model/reference/recurrent-state.ts';
 import { decodeRows, sampleThenRun } from '../model/host-decode.ts';
 import type { ModelConfig } from '../model/types.ts';
 import type { CpuKvCache } from './kv-cache.ts';
+import type { SimdPath } from './simd-path.ts';
 import { layerForward, type CpuLayer } from './layers.ts';
 import type { WasmKernels, WasmLinear } from './wasm-kernels.ts';
 
@@ -26,7 +27,7 @@ export interface CpuEngineParts {
 
 export interface CpuEngineStats {
   engine: 'wasm';
-  simd: 'simd128';
+  simd: SimdPath;              // the kernels' build: 'relaxed' (relaxed SIMD: fused multiply-adds) or 'plain' (SIMD128 only)
   threads: number;             // threads the linears run on
   weightBytes: number;         // weight bytes in the kernels' memory
   memoryBytes: number;         // the whole memory (weights, KV cache, scratch)
@@ -67,7 +68,7 @@ export class CpuEngine implements LayerEngine {
   stats(): CpuEngineStats {
     const positions = this.p.state.positions(), perSnapshot = this.p.state.bytesPerSnapshot();
     return {
-      engine: 'wasm', simd: 'simd128', threads: this.p.kernels.threads, weightBytes: this.p.weightBytes,
+      engine: 'wasm', simd: this.p.kernels.simd, threads: this.p.kernels.threads, weightBytes: this.p.weightBytes,
       memoryBytes: this.p.kernels.memory.buffer.byteLength, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
       layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
       bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,

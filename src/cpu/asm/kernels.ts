@@ -9,3 +9,8 @@ export { addInPlace, attention, fromHalf, rmsnorm, rope, siluMul, toHalf } from 
 export function heapBase(): usize {
   return __heap_base;
 }
+
+/** 1 in the relaxed-SIMD build (ASC_FEATURE_RELAXED_SIMD), 0 in the plain SIMD128 one: the engine reports it. */
+export function relaxedSimd(): i32 {
+  return ASC_FEATURE_RELAXED_SIMD ? 1 : 0;
+}
