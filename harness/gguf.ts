@@ -4,6 +4,7 @@
 // there until their kernels exist; ?engine=wasm runs the WebAssembly engine of src/cpu instead). Result on
 // window.__gguf = { state: 'done', ids, … } or { state: 'error', … }.
 import { createCpuEngine } from '../src/cpu/create-engine.ts';
+import { isSimdChoice } from '../src/cpu/simd-path.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
@@ -31,11 +32,14 @@ async function main(): Promise<void> {
   const weights = await loadWeights(source, { layers: [0, config.numLayers], embedding: true, head: true });
   const ctx = ids.length + Number(params.get('tokens') ?? 16);
   const wasm = params.get('engine') === 'wasm';
-  const engine = wasm ? await createCpuEngine(weights, { ctx }) : new ReferenceEngine(weights, { ctx });
+  const simd = params.get('simd');   // ?simd=plain|relaxed forces a build; absent: relaxed where the browser has it
+  if (simd !== null && !isSimdChoice(simd)) throw new Error(`?simd= must be auto, relaxed or plain, got "${simd}"`);
+  const cpu = wasm ? await createCpuEngine(weights, { ctx, simd: simd ?? 'auto' }) : undefined;
+  const engine = cpu ?? new ReferenceEngine(weights, { ctx });
   const result = await new Generator(engine, { ctx }).generate(ids, { maxNewTokens: ctx - ids.length });
   if (result.error) throw result.error;
   log(`ids: ${result.ids.join(' ')}`);
-  w.__gguf = { state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize, engine: wasm ? 'wasm' : 'reference' };
+  w.__gguf = { state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize, engine: wasm ? 'wasm' : 'reference', simd: cpu?.stats().simd ?? null };
 }
 
 main().catch((e: Error & { code?: string }) => {

@@ -36,7 +36,7 @@ async function enableRelaxedSimdInNode(): Promise<void> {
 
 /** The SIMD path `choice` resolves to on this engine (in Node, after turning the feature on where it can be). */
 export async function resolveSimdPath(choice: SimdChoice = 'auto'): Promise<SimdPath> {
-  if (isNode && choice !== 'plain') await enableRelaxedSimdInNode();
+  if (isNode) await enableRelaxedSimdInNode();
   return pickSimdPath(choice);
 }
 

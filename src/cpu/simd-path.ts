@@ -22,6 +22,13 @@ export const RELAXED_SIMD_PROBE = new Uint8Array([
 ]);
 
 let supported: boolean | undefined;
+/** The page's ?simd= (src/app sets it once at start): what 'auto' means here. */
+let preference: SimdChoice = 'auto';
+
+/** Sets what an 'auto' request resolves as on this page (?simd=plain forces the SIMD128-only build). */
+export function preferSimdPath(choice: SimdChoice): void {
+  preference = choice;
+}
 
 /** Whether this WebAssembly engine has relaxed SIMD (validated once, then remembered). */
 export function relaxedSimdSupported(): boolean {
@@ -41,10 +48,12 @@ export function recheckRelaxedSimd(): void {
 }
 
 /**
- * The path `choice` resolves to here: 'auto' → relaxed where supported; 'relaxed' where unsupported
+ * The path `asked` resolves to here: 'auto' → the page's preference (preferSimdPath), itself 'auto'
+ * unless ?simd= said otherwise → relaxed where supported; 'relaxed' where unsupported
  * throws (a forced path never silently becomes another); 'plain' always works.
  */
-export function pickSimdPath(choice: SimdChoice = 'auto'): SimdPath {
+export function pickSimdPath(asked: SimdChoice = 'auto'): SimdPath {
+  const choice = asked === 'auto' ? preference : asked;
   if (choice === 'plain') return 'plain';
   if (relaxedSimdSupported()) return 'relaxed';
   if (choice === 'relaxed') throw new Error('relaxed SIMD was asked for, but this WebAssembly engine does not validate relaxed-SIMD code (use simd: plain)');

@@ -1,6 +1,7 @@
 // The measured probe behind the engine choice (engine-choice.ts): each engine this device has times the
 // same kind of work, an f32 matvec, for a few tens of ms, on its own code: WebGPU on the adapter the
-// browser gives (real or software), the WASM SIMD kernels (src/cpu) on the threads the page allows, and
+// browser gives (real or software), the WASM SIMD kernels (src/cpu; relaxed SIMD where the browser has
+// it, the card says which) on the threads the page allows, and
 // the JS reference (capabilities.ts measureSpeed). Each probe is bounded (PROBE_TIMEOUT_MS) and a failure
 // is reported, never thrown, so a device with one broken engine still joins on another.
 import { adapterLabel, requestAdapter, summarizeAdapter } from '../gpu/adapter.ts';
@@ -62,10 +63,11 @@ async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
 
 async function probeWasm(budgetMs: number): Promise<EngineProbe> {
   const threads = wasmThreadsHere();
-  const label = wasmLabel({ threads, relaxedSimd: false, isolated: pageIsolated() });
   const [{ WasmKernels }, { loadKernelBinary }] = await Promise.all([import('../cpu/wasm-kernels.ts'), import('../cpu/kernel-binary.ts')]);
   const rows = 512, cols = 1024;
+  // the build the engine will load too: relaxed SIMD where the browser validates it, unless ?simd=plain
   const k = await WasmKernels.create(await loadKernelBinary(threads > 1), { threads });
+  const label = wasmLabel({ threads, relaxedSimd: k.simd === 'relaxed', isolated: pageIsolated() });
   try {
     const w = k.placeLinear({ kind: 'dense', rows, cols, weight: fromFloat32('probe.weight', Float32Array.from({ length: rows * cols }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5), [rows, cols], 'F32') });
     const x = Float32Array.from({ length: cols }, (_, i) => Math.sin(i));
@@ -81,9 +83,12 @@ async function probeWasm(budgetMs: number): Promise<EngineProbe> {
 }
 
 /** What a card calls `engine` without measuring it (a forced engine with a fixed speed). */
-export function engineLabelHere(engine: EngineKind, adapter: string): string {
+export async function engineLabelHere(engine: EngineKind, adapter: string): Promise<string> {
   if (engine === 'webgpu') return `WebGPU · ${adapter}`;
-  if (engine === 'wasm') return wasmLabel({ threads: wasmThreadsHere(), relaxedSimd: false, isolated: pageIsolated() });
+  if (engine === 'wasm') {
+    const { resolveSimdPath } = await import('../cpu/kernel-binary.ts');   // the path the engine will load
+    return wasmLabel({ threads: wasmThreadsHere(), relaxedSimd: await resolveSimdPath() === 'relaxed', isolated: pageIsolated() });
+  }
   return REFERENCE_LABEL;
 }
 
