@@ -38,7 +38,7 @@ describe('URL parameters', () => {
     expect(parseAppParams('?engine=wasm&simd=plain')).toMatchObject({ engine: 'wasm', simd: 'plain' });
     expect(parseAppParams('?simd=relaxed').simd).toBe('relaxed');
     expect(parseAppParams('?engine=wasm').simd).toBeUndefined();
-    expect((bad('?simd=avx') as Error).message).toBe('?simd= must be auto, relaxed, plain, got "avx"');
+    expect((bad('?simd=avx') as Error).message).toBe('?simd= must be auto, relaxed or plain, got "avx"');
     expect((bad('?kv=q4_0') as Error).message).toBe('?kv= must be f16 or q8_0, got "q4_0"');
     expect((bad('?speed=fast') as Error).message).toBe('?speed= must be a positive number, got "fast"');
     expect((bad('?agent=openai') as Error).message).toMatch(/^\?agent= must be replay/);
