@@ -8,7 +8,8 @@
 // PEER_DIR (default /tmp/peer); a peer that is missing or fails is recorded as such, the rest still run.
 // The wasm figures run the relaxed-SIMD build where Node has it (cpu.json's wasmSimd says which;
 // CPU_BENCH_SIMD=plain forces the SIMD128 one) and then, on the relaxed path, the plain build too, for
-// relaxedOverPlain* (CPU_BENCH_PLAIN=0 skips that).
+// relaxedOverPlain* (CPU_BENCH_PLAIN=0 skips that), and one linear of each build in CPU time
+// (./simd-linear.ts: relaxedOverPlainCpuTime, what load on a shared machine does not skew).
 // CPU_BENCH_TYPES=Q4_0 runs one type; CPU_BENCH_REF=0 skips the (slow) reference, CPU_BENCH_WEBGPU=0 the WebGPU engine, which runs on the first type only; CPU_BENCH_THREADS=N
 // the pool size beside one thread (default min(2, cores)).
 import { spawnSync } from 'node:child_process';
@@ -23,6 +24,7 @@ import { decodeNext, sampleNext, type LayerEngine } from '../../src/model/engine
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { randomCpuModel, type CpuBenchType } from './models.ts';
+import { relaxedOverPlainCpuTime } from './simd-linear.ts';
 import { writeCpuPeerGguf } from './peer-gguf.ts';
 import { wllamaSpeeds } from './wllama.ts';
 
@@ -169,6 +171,11 @@ export async function run(): Promise<Record<string, number | string>> {
       out[`${type} reference decode tok/s`] = r.decode;
       out[`${type} wasmOverReferencePrefill`] = ours.prefill / r.prefill;
       out[`${type} wasmOverReferenceDecode`] = ours.decode / r.decode;
+    }
+  }
+  if (simdPath === 'relaxed' && process.env.CPU_BENCH_PLAIN !== '0') {
+    for (const [type, n] of [['Q4_K', 64], ['Q8_0', 64], ['F32', 64], ['Q4_K', 1]] as const) {
+      out[`${type} n=${n} linear relaxedOverPlainCpuTime`] = await relaxedOverPlainCpuTime(type, n);
     }
   }
   out.loadAtEnd = +loadavg()[0]!.toFixed(2);
