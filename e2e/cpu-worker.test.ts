@@ -24,7 +24,7 @@ const env = useServerAndBrowser({ port: 0, extraStatic: { '/test-models': models
 
 interface Run {
   state: string; message?: string; ids: number[]; prompt: number[]; ticks: number; ticksInCalls: number; pageIsolated: boolean;
-  threads: number; isolated: boolean; label: string; typedError: { name: string; code: string; isPositionError: boolean } | null;
+  threads: number; isolated: boolean; label: string; simd: 'relaxed' | 'plain'; typedError: { name: string; code: string; isPositionError: boolean } | null;
   stats: { threads: number; poolJobs: number; layerTokens: number };
 }
 
@@ -54,7 +54,9 @@ describe('the WASM engine in its worker (Chromium)', () => {
       expect(r.threads).toBe(threads);
       expect(r.stats.threads).toBe(threads);
       expect(r.stats.poolJobs).toBeGreaterThan(0);        // the linears were split across the pool's workers
-      expect(r.label).toBe(`CPU · ${threads} threads · SIMD`);
+      // this Chromium validates relaxed SIMD: the worker's pool runs the threaded relaxed build
+      expect(r.simd).toBe('relaxed');
+      expect(r.label).toBe(`CPU · ${threads} threads · relaxed SIMD`);
       expect(r.ticksInCalls).toBeGreaterThan(0);          // the page's timer ran while the engine computed
       expect(r.typedError).toEqual({ name: 'PositionError', code: 'bad-position', isPositionError: true });
       // The engine's worker and its pool's threads - 1 workers (nested, from blob: URLs) are alive; disposal
@@ -83,7 +85,7 @@ describe('the WASM engine in its worker (Chromium)', () => {
       const r = await runHarness(page, plain.url);
       expect(r.state, r.message).toBe('done');
       expect(r.pageIsolated).toBe(false);
-      expect(r).toMatchObject({ threads: 1, isolated: false, label: 'CPU · 1 thread (page not cross-origin isolated) · SIMD' });
+      expect(r).toMatchObject({ threads: 1, isolated: false, label: 'CPU · 1 thread (page not cross-origin isolated) · relaxed SIMD' });
       expect(r.stats).toMatchObject({ threads: 1, poolJobs: 0 });
       expect(r.ids).toEqual(golden.models['dense-Q8_0'].ids);
       expect(r.ticksInCalls).toBeGreaterThan(0);

@@ -92,7 +92,7 @@ test('served without the headers (a static host that sends none) the page is not
     const page = await openRoomPage(context, `${plain.url}/harness/room.html?role=host&model=/models/tiny&engine=wasm&ctx=256&speed=1`);
     expect(await page.evaluate('crossOriginIsolated')).toBe(false);
     const engines = await ev<{ engine: string; label: string }[]>(page, 'window.__room.engines()');
-    expect(engines).toMatchObject([{ engine: 'wasm', label: 'CPU · 1 thread (page not cross-origin isolated) · SIMD' }]);
+    expect(engines).toMatchObject([{ engine: 'wasm', label: 'CPU · 1 thread (page not cross-origin isolated) · relaxed SIMD' }]);
   } finally {
     await context.close();
     await plain.close();

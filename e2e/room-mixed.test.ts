@@ -31,7 +31,8 @@ afterAll(async () => {
 });
 
 /** The WASM card on an isolated page: its worker's pool runs min(cores, 8) threads. */
-const cpuLabel = (cores: number): string => { const n = Math.min(cores, 8); return `CPU · ${n} thread${n === 1 ? '' : 's'} · SIMD`; };
+/** The WASM card on an isolated page: the worker's pool of min(cores, 8) threads, and the SIMD build loaded. */
+const cpuLabel = (cores: number, simd: 'SIMD' | 'relaxed SIMD'): string => { const n = Math.min(cores, 8); return `CPU · ${n} thread${n === 1 ? '' : 's'} · ${simd}`; };
 
 interface Run { ids: number[]; error: string | null; stats: { promptReused: number; promptComputed: number } }
 
@@ -68,8 +69,9 @@ describe.each([['dense', '/models/tiny'], ['hybrid', '/models/hybrid']] as const
     const engines = await ev<{ id: string; engine: string; label: string | null }[]>(host, 'window.__room.engines()');
     expect(engines.map((e) => e.engine)).toEqual(['webgpu', 'wasm', 'reference']);
     expect(engines[0]!.label).toMatch(/^WebGPU · /);
-    // The harness page is cross-origin isolated: the WASM engine's worker runs the pool's min(cores, 8) threads.
-    expect(engines[1]!.label).toBe(cpuLabel(await ev<number>(host, 'navigator.hardwareConcurrency')));
+    // The harness page is cross-origin isolated: the WASM engine's worker runs the pool's min(cores, 8)
+    // threads, and this Chromium validates relaxed SIMD, so the guest loads that build and says so.
+    expect(engines[1]!.label).toBe(cpuLabel(await ev<number>(host, 'navigator.hardwareConcurrency'), 'relaxed SIMD'));
     expect(engines[2]!.label).toBe('reference (JS on the CPU)');
     const expected = await single(PROMPT, 32);
     expect(expected.error).toBeNull();
@@ -109,7 +111,7 @@ describe.each([['dense', '/models/tiny'], ['hybrid', '/models/hybrid']] as const
   }, 300_000);
 });
 
-test('the app\'s room panel names each device\'s engine: the host\'s from the probe, a forced WASM guest and a reference guest', async () => {
+test('the app\'s room panel names each device\'s engine: the host\'s from the probe, a forced WASM guest on ?simd=plain and a reference guest', async () => {
   mkdirSync(artifactDir(), { recursive: true });
   const hostContext = await newDeviceContext(app.browser);
   contexts.push(hostContext);
@@ -122,7 +124,8 @@ test('the app\'s room panel names each device\'s engine: the host\'s from the pr
   for (const [engine, name] of [['wasm', 'Old laptop'], ['reference', 'Phone']] as const) {
     const c = await newDeviceContext(app.browser, { width: 390, height: 844 });
     contexts.push(c);
-    await (await c.newPage()).goto(`${link}&engine=${engine}&name=${encodeURIComponent(name)}&speed=1`);
+    // the WASM guest forces the plain SIMD128 build (?simd=plain), and its card says so
+    await (await c.newPage()).goto(`${link}&engine=${engine}${engine === 'wasm' ? '&simd=plain' : ''}&name=${encodeURIComponent(name)}&speed=1`);
   }
   const cards = host.getByTestId('device-engine');
   await expect.poll(() => cards.count(), { timeout: 120_000 }).toBe(3);
@@ -132,9 +135,9 @@ test('the app\'s room panel names each device\'s engine: the host\'s from the pr
   console.log(`[room-mixed] cards: ${JSON.stringify(texts)}`);
   // The host's probe chose WebGPU (SwiftShader) or the WASM engine, whichever measured faster here.
   expect(['webgpu', 'wasm']).toContain(kinds[0]);
-  const cpu = cpuLabel(await ev<number>(host, 'navigator.hardwareConcurrency'));
+  const cores = await ev<number>(host, 'navigator.hardwareConcurrency');
   if (kinds[0] === 'webgpu') expect(texts[0]).toMatch(/^WebGPU · /);
-  else expect(texts[0]).toBe(cpu);
-  expect(texts.slice(1)).toEqual([cpu, 'reference (JS on the CPU)']);
+  else expect(texts[0]).toBe(cpuLabel(cores, 'relaxed SIMD'));
+  expect(texts.slice(1)).toEqual([cpuLabel(cores, 'SIMD'), 'reference (JS on the CPU)']);
   expect(kinds.slice(1)).toEqual(['wasm', 'reference']);
 }, 300_000);

@@ -12,6 +12,7 @@ import { CpuWorkerEngine } from '../src/cpu/worker-engine.ts';
 import type { LayerEngine } from '../src/model/engine-types.ts';
 import { PositionError } from '../src/model/engine-errors.ts';
 import { wasmLabel } from '../src/room/engine-choice.ts';
+import { isSimdChoice } from '../src/cpu/simd-path.ts';
 import { wasmThreadsHere } from '../src/room/engine-probe.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadModelConfig } from '../src/model/config.ts';
@@ -40,9 +41,11 @@ async function main(): Promise<void> {
   log(`${source.label}: ${config.modelType}, ${config.numLayers} layers, vocab ${tokenizer.vocabSize}, calls ${format}`);
   const ctx = ids.length + Number(params.get('tokens') ?? 16);
   const wasm = params.get('engine') === 'wasm';
+  const simd = params.get('simd');   // ?simd=plain|relaxed forces a build; absent: relaxed where the browser has it
+  if (simd !== null && !isSimdChoice(simd)) throw new Error(`?simd= must be auto, relaxed or plain, got "${simd}"`);
   const layers = { layers: [0, config.numLayers] as [number, number], embedding: true, head: true };
   const worker = wasm
-    ? await CpuWorkerEngine.start({ model, ...hfEndpoint, ...layers, ctx, threads: wasmThreadsHere() })
+    ? await CpuWorkerEngine.start({ model, ...hfEndpoint, ...layers, ctx, threads: wasmThreadsHere(), simd: simd ?? 'auto' })
     : undefined;
   const engine: LayerEngine = worker ?? new ReferenceEngine(await loadWeights(source, layers), { ctx });
   // The page's timer, counted while an engine call is pending: an engine on this thread computes inside
@@ -57,7 +60,8 @@ async function main(): Promise<void> {
   log(`ids: ${result.ids.join(' ')}`);
   // An error the worker throws arrives as its own class (a start that does not continue the cache).
   const typedError = worker ? await worker.runLayers([0, 1], 12345, new Float32Array(config.hiddenSize)).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code, isPositionError: e instanceof PositionError })) : null;
-  const cpu = worker ? { typedError, threads: worker.threads, isolated: worker.info.isolated, label: wasmLabel({ threads: worker.threads, relaxedSimd: false, isolated: worker.info.isolated }), stats: await worker.stats() } : {};
+  const stats = worker ? await worker.stats() : undefined;
+  const cpu = worker ? { typedError, threads: worker.threads, isolated: worker.info.isolated, simd: stats!.simd, label: wasmLabel({ threads: worker.threads, relaxedSimd: stats!.simd === 'relaxed', isolated: worker.info.isolated }), stats } : {};
   (window as unknown as { __ggufDispose: () => Promise<void> }).__ggufDispose = () => engine.dispose();
   w.__gguf = {
     state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize,

@@ -6,6 +6,7 @@ import type { SamplingOptions } from '../src/model/engine-types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { createHostRoom, engineFactory, joinRoom, type EngineKind } from '../src/room/api.ts';
+import { isSimdChoice, preferSimdPath } from '../src/cpu/simd-path.ts';
 import type { DealEntry } from '../src/room/deal.ts';
 import { fuzzMessages, sampleFrames } from '../src/room/fuzz.ts';
 import { defaultSignaling, hostPeerId, peerPrefix } from '../src/room/signaling.ts';
@@ -14,6 +15,8 @@ import { chunkFrame, Reassembler } from '../src/room/wire.ts';
 
 const params = new URLSearchParams(location.search);
 const engine = (params.get('engine') ?? 'reference') as EngineKind;
+const simd = params.get('simd');   // ?simd=plain: the WASM engine's SIMD128-only build, as the app's ?simd=
+if (simd !== null && isSimdChoice(simd)) preferSimdPath(simd);
 const speed = params.has('speed') ? Number(params.get('speed')) : undefined;
 const logEl = document.getElementById('log')!;
 const events: Record<string, unknown>[] = [];

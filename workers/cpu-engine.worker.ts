@@ -10,6 +10,7 @@ import { createCpuEngine } from '../src/cpu/create-engine.ts';
 import type { CpuEngine, CpuEngineStats } from '../src/cpu/engine.ts';
 import { CpuUnsupportedError } from '../src/cpu/errors.ts';
 import { measureWasmSpeed } from '../src/cpu/speed-probe.ts';
+import type { SimdChoice } from '../src/cpu/simd-path.ts';
 import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe, CpuWorkerThreads } from '../src/cpu/worker-wire.ts';
 import type { LayerRange, RowCandidates } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
@@ -69,7 +70,7 @@ const api: CpuEngineWorkerApi = {
     // Streamed: createCpuEngine reads every matrix straight into its place in the WASM memory (at most
     // LOAD_IN_FLIGHT_BYTES of weights in JS at once), so this worker never holds its share twice.
     engine = await createCpuEngine(weights, {
-      ...(req.ctx !== undefined ? { ctx: req.ctx } : {}), ...(req.kv ? { kv: req.kv } : {}), threads: t.threads,
+      ...(req.ctx !== undefined ? { ctx: req.ctx } : {}), ...(req.kv ? { kv: req.kv } : {}), threads: t.threads, simd: req.simd ?? 'auto',
       onProgress: (p) => onProgress?.({ ...p, phase: 'place' }),
     });
     return {
@@ -77,9 +78,9 @@ const api: CpuEngineWorkerApi = {
       vocabSize: weights.config.vocabSize, hiddenSize: weights.config.hiddenSize, counts: { ...counts },
     };
   },
-  async probe(budgetMs: number, threads: number): Promise<CpuWorkerProbe> {
+  async probe(budgetMs: number, threads: number, simd?: SimdChoice): Promise<CpuWorkerProbe> {
     const t = threadsHere(threads);
-    return { ...t, speed: await measureWasmSpeed(budgetMs, t.threads) };
+    return { ...t, ...await measureWasmSpeed(budgetMs, t.threads, simd ?? 'auto') };
   },
   kvLength: (): number => need().kvLength(),
   truncate: (length: number): Promise<void> => need().truncate(length),

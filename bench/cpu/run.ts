@@ -6,6 +6,10 @@
 // with the same thread count: native llama.cpp (node-llama-cpp, ./native-peer.mjs, its own process) and
 // wllama in headless Chromium (./wllama.ts), both installed by the recipe in docs/peer-benchmarks.md into
 // PEER_DIR (default /tmp/peer); a peer that is missing or fails is recorded as such, the rest still run.
+// The wasm figures run the relaxed-SIMD build where Node has it (cpu.json's wasmSimd says which;
+// CPU_BENCH_SIMD=plain forces the SIMD128 one) and then, on the relaxed path, the plain build too, for
+// relaxedOverPlain* (CPU_BENCH_PLAIN=0 skips that), and one linear of each build in CPU time
+// (./simd-linear.ts: relaxedOverPlainCpuTime, what load on a shared machine does not skew).
 // CPU_BENCH_TYPES=Q4_0 runs one type; CPU_BENCH_REF=0 skips the (slow) reference, CPU_BENCH_WEBGPU=0 the WebGPU engine, which runs on the first type only; CPU_BENCH_THREADS=N
 // the pool size beside one thread (default min(2, cores)).
 import { spawnSync } from 'node:child_process';
@@ -14,20 +18,24 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCpuEngine } from '../../src/cpu/create-engine.ts';
+import { resolveSimdPath } from '../../src/cpu/kernel-binary.ts';
+import type { SimdChoice, SimdPath } from '../../src/cpu/simd-path.ts';
 import { decodeNext, sampleNext, type LayerEngine } from '../../src/model/engine-types.ts';
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
 import { randomCpuModel, type CpuBenchType } from './models.ts';
+import { relaxedOverPlainCpuTime } from './simd-linear.ts';
 import { writeCpuPeerGguf } from './peer-gguf.ts';
 import { wllamaSpeeds } from './wllama.ts';
 
-export const title = 'CPU engine (WASM SIMD128, 1 and N threads): Qwen3-0.6B shape, 8 layers, random weights, prefill 64 / decode tok/s';
+export const title = 'CPU engine (WASM SIMD128 / relaxed SIMD, 1 and N threads): Qwen3-0.6B shape, 8 layers, random weights, prefill 64 / decode tok/s';
 
 const PROMPT = 64;
 const THREADS = Number(process.env.CPU_BENCH_THREADS ?? Math.min(2, cpus().length));
 const TYPES = (process.env.CPU_BENCH_TYPES ?? 'Q8_0,Q4_0,Q4_K').split(',') as CpuBenchType[];
 const GEN = 32;
 const PEERS = process.argv.includes('--peers');
+const SIMD = (process.env.CPU_BENCH_SIMD ?? 'auto') as SimdChoice;
 const PEER_DIR = process.env.PEER_DIR ?? '/tmp/peer';
 const NATIVE_PEER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native-peer.mjs');
 const PROMPT_IDS = Array.from({ length: PROMPT }, (_, i) => (i * 7919 + 13) % 150000);
@@ -103,12 +111,15 @@ async function webgpu(weights: ModelWeights): Promise<LayerEngine | undefined> {
 }
 
 export async function run(): Promise<Record<string, number | string>> {
-  const out: Record<string, number | string> = { cores: cpus().length, loadAtStart: +loadavg()[0]!.toFixed(2) };
+  // the SIMD path every "wasm" figure below ran: relaxed where this Node validates it, unless forced
+  const simdPath = await resolveSimdPath(SIMD);
+  const out: Record<string, number | string> = { cores: cpus().length, loadAtStart: +loadavg()[0]!.toFixed(2), wasmSimd: simdPath };
   for (const type of TYPES) {
     const weights = randomCpuModel(type, 8);
     const L = weights.config.numLayers;
-    const wasm = async (threads: number): Promise<{ prefill: number; decode: number }> => {
-      const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40, threads });
+    const wasm = async (threads: number, simd: SimdPath = simdPath): Promise<{ prefill: number; decode: number }> => {
+      const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40, threads, simd });
+      if (cpu.stats().simd !== simd) throw new Error(`asked for the ${simd} SIMD build, the engine runs ${cpu.stats().simd}`);
       await speeds(cpu, L, 2);                                 // warm up (JIT, memory growth)
       await cpu.truncate(0);
       const s = await speeds(cpu, L, GEN);
@@ -126,6 +137,21 @@ export async function run(): Promise<Record<string, number | string>> {
       out[`${type} threadsOverOnePrefill`] = t.prefill / ours.prefill;
       out[`${type} threadsOverOneDecode`] = t.decode / ours.decode;
       oursT = t;
+    }
+    if (simdPath === 'relaxed' && process.env.CPU_BENCH_PLAIN !== '0') {
+      // the same engine on the plain SIMD128 build, right after: what relaxed SIMD (fused f32 dots) buys
+      const p1 = await wasm(1, 'plain');
+      out[`${type} wasm plain SIMD prefill tok/s`] = p1.prefill;
+      out[`${type} wasm plain SIMD decode tok/s`] = p1.decode;
+      out[`${type} relaxedOverPlainPrefill`] = ours.prefill / p1.prefill;
+      out[`${type} relaxedOverPlainDecode`] = ours.decode / p1.decode;
+      if (THREADS > 1) {
+        const pT = await wasm(THREADS, 'plain');
+        out[`${type} wasm plain SIMD ${THREADS} threads prefill tok/s`] = pT.prefill;
+        out[`${type} wasm plain SIMD ${THREADS} threads decode tok/s`] = pT.decode;
+        out[`${type} relaxedOverPlain${THREADS}ThreadsPrefill`] = oursT.prefill / pT.prefill;
+        out[`${type} relaxedOverPlain${THREADS}ThreadsDecode`] = oursT.decode / pT.decode;
+      }
     }
     if (PEERS) await peers(type, weights, oursT, () => wasm(THREADS), out);
     const gpu = process.env.CPU_BENCH_WEBGPU === '0' ? undefined : await webgpu(weights);
@@ -145,6 +171,11 @@ export async function run(): Promise<Record<string, number | string>> {
       out[`${type} reference decode tok/s`] = r.decode;
       out[`${type} wasmOverReferencePrefill`] = ours.prefill / r.prefill;
       out[`${type} wasmOverReferenceDecode`] = ours.decode / r.decode;
+    }
+  }
+  if (simdPath === 'relaxed' && process.env.CPU_BENCH_PLAIN !== '0') {
+    for (const [type, n] of [['Q4_K', 64], ['Q8_0', 64], ['F32', 64], ['Q4_K', 1]] as const) {
+      out[`${type} n=${n} linear relaxedOverPlainCpuTime`] = await relaxedOverPlainCpuTime(type, n);
     }
   }
   out.loadAtEnd = +loadavg()[0]!.toFixed(2);

@@ -8,6 +8,8 @@
 //   ?engine=webgpu|wasm|reference which engine runs this device's layers (default: the fastest of a short
 //                                 measured probe at join, src/room/engine-probe.ts; wasm: the WebAssembly SIMD
 //                                 engine of src/cpu for devices without a usable GPU)
+//   ?simd=plain|relaxed|auto      the WASM engine's build (default auto: relaxed SIMD where the browser
+//                                 validates it, src/cpu/simd-path.ts; plain forces the SIMD128-only one)
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   &grammar=0                    replay: sample without the call grammar, as a server that takes none
@@ -19,6 +21,7 @@
 
 import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { memoryBudgetFromGiB } from './memory-budget.ts';
+import { isSimdChoice, type SimdChoice } from '../cpu/simd-path.ts';
 
 /** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */
 export const DEFAULT_CTX = 8192;
@@ -38,6 +41,8 @@ export interface AppParams {
   ckpt: number;
   room?: string;
   engine?: 'webgpu' | 'reference' | 'wasm';
+  /** ?simd=: the WASM engine's SIMD path (absent: auto). */
+  simd?: SimdChoice;
   agent?: 'replay';
   script?: string;
   delay: number;
@@ -99,6 +104,11 @@ export function parseAppParams(search: string): AppParams {
   if (engine) {
     if (engine !== 'webgpu' && engine !== 'wasm' && engine !== 'reference') throw new UrlParamError('engine', `must be webgpu, wasm or reference, got "${engine}"`);
     params.engine = engine;
+  }
+  const simd = q.get('simd');
+  if (simd) {
+    if (!isSimdChoice(simd)) throw new UrlParamError('simd', `must be auto, relaxed or plain, got "${simd}"`);
+    params.simd = simd;
   }
   const agent = q.get('agent');
   if (agent) {

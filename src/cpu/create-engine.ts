@@ -13,6 +13,7 @@ import { CpuUnsupportedError } from './errors.ts';
 import { loadKernelBinary } from './kernel-binary.ts';
 import { CpuKvCache, kvRowBytes } from './kv-cache.ts';
 import { CpuRecurrentState } from './recurrent-state.ts';
+import type { SimdChoice } from './simd-path.ts';
 import { checkLayer, checkLinear, placeLayer, type CpuLayer } from './layers.ts';
 import { WasmStreamSink } from './stream-sink.ts';
 import { WasmKernels } from './wasm-kernels.ts';
@@ -29,7 +30,12 @@ export interface CpuEngineOptions {
    * Worker; a page only when cross-origin isolated) and loads the `threads` build of the kernels.
    */
   threads?: number;
-  /** The compiled kernels (default: loadKernelBinary(threads > 1)). */
+  /**
+   * The kernels' SIMD path: 'auto' (the default: relaxed SIMD where this WebAssembly engine validates it,
+   * src/cpu/simd-path.ts), or one forced ('plain': the SIMD128-only build, ?simd=plain in the app).
+   */
+  simd?: SimdChoice;
+  /** The compiled kernels (default: loadKernelBinary(threads > 1, simd)). */
   binary?: Uint8Array;
   onProgress?: (p: LoadProgress) => void;
 }
@@ -65,7 +71,7 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
 
   const threads = opts.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new EngineUsageError(`createCpuEngine: threads ${threads} must be a whole number in 1..64`);
-  const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1), { threads });
+  const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1, opts.simd ?? 'auto'), { threads });
   try {
     return await placeAll(k, weights, { ctx, range, held, attention, linear, hasHead, kvType, opts });
   } catch (e) {

@@ -25,8 +25,10 @@ listen(async ({ binary, memory, control, index }) => {
   port.postMessage('ready');
   let gen = 0;
   for (;;) {
-    Atomics.wait(c, ${GEN}, gen);
+    const last = gen;
+    Atomics.wait(c, ${GEN}, last);
     gen = Atomics.load(c, ${GEN});
+    if (gen === last) continue;   // woken with no new generation: never run (and count) one job twice
     if (Atomics.load(c, ${STOP}) === 1) return;
     const j = ${JOB};
     const threads = c[j + 10];

@@ -7,12 +7,14 @@ import { ThreadPool } from './thread-pool.ts';
 import type { Linear } from '../model/types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import type { WasmStreamSink } from './stream-sink.ts';
+import type { SimdPath } from './simd-path.ts';
 
 const PAGE = 65536;
 const MAX_PAGES = 65536;       // 4 GiB
 
 interface KernelExports {
   heapBase(): number;
+  relaxedSimd(): number;
   rowBytes(fmt: number, K: number): number;
   dequantRow(fmt: number, src: number, scales: number, dst: number, K: number): void;
   linear(fmt: number, w: number, scales: number, x: number, y: number, row0: number, row1: number, K: number, n: number, yStride: number, scratch: number): void;
@@ -54,6 +56,8 @@ export interface WasmLinear {
 
 export class WasmKernels {
   readonly memory: WebAssembly.Memory;
+  /** The build this instance runs, as the module itself says (its relaxedSimd export, set at compile time). */
+  readonly simd: SimdPath;
   private readonly k: KernelExports;
   private top: number;
   /** Weight bytes the linears have read (rows × row bytes, scales included); tests count active parameters with it. */
@@ -62,6 +66,7 @@ export class WasmKernels {
   private constructor(memory: WebAssembly.Memory, exports: KernelExports, private readonly pool?: ThreadPool) {
     this.memory = memory;
     this.k = exports;
+    this.simd = exports.relaxedSimd() === 1 ? 'relaxed' : 'plain';
     this.top = align(exports.heapBase());
   }
 

@@ -10,6 +10,7 @@ import type { ModelSource } from '../model/types.ts';
 import { installErrorTransfer, registerRemoteError } from '../model/worker-errors.ts';
 import type { CpuEngineStats } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
+import { simdPreference } from './simd-path.ts';
 import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe } from './worker-wire.ts';
 
 function startWorker(): { worker: Worker; remote: Comlink.Remote<CpuEngineWorkerApi> } {
@@ -60,7 +61,8 @@ export class CpuWorkerEngine implements LayerEngine {
   static async start(req: CpuWorkerLoadRequest, opts: { source?: ModelSource; onProgress?: (p: CpuLoadPhase) => void; signal?: AbortSignal } = {}): Promise<CpuWorkerEngine> {
     const { worker, remote } = startWorker();
     try {
-      const loading = remote.load(req, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
+      // the worker is another global: it gets this page's ?simd= preference with the request
+      const loading = remote.load({ simd: simdPreference(), ...req }, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
       const info = await Promise.race([loading, whenAborted(opts.signal)]);
       return new CpuWorkerEngine(remote, worker, info);
     } catch (e) {
@@ -74,7 +76,7 @@ export class CpuWorkerEngine implements LayerEngine {
   static async probe(budgetMs: number, threads: number): Promise<CpuWorkerProbe> {
     const { worker, remote } = startWorker();
     try {
-      return await remote.probe(budgetMs, threads);
+      return await remote.probe(budgetMs, threads, simdPreference());
     } finally {
       remote[Comlink.releaseProxy]();
       worker.terminate();

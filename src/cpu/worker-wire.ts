@@ -7,6 +7,7 @@ import type { LayerRange, RowCandidates } from '../model/engine-types.ts';
 import type { WireRow } from '../model/row-wire.ts';
 import type { LoadProgress, ReadFileOptions } from '../model/types.ts';
 import type { CpuEngineStats } from './engine.ts';
+import type { SimdChoice, SimdPath } from './simd-path.ts';
 
 export interface CpuWorkerLoadRequest {
   /**
@@ -26,6 +27,8 @@ export interface CpuWorkerLoadRequest {
   kv?: KvCacheType;
   /** The most threads wanted (the worker runs one unless it is cross-origin isolated). */
   threads: number;
+  /** The kernels' SIMD build (the page's ?simd=; 'auto': relaxed where the worker validates it). */
+  simd?: SimdChoice;
 }
 
 /** The page's ModelSource as the worker reads it (a comlink proxy: every call answers a promise). */
@@ -59,6 +62,8 @@ export interface CpuWorkerLoaded extends CpuWorkerThreads {
 /** The probe's answer: GFLOP/s of an f32 matvec on the WASM kernels, on the threads the engine would run. */
 export interface CpuWorkerProbe extends CpuWorkerThreads {
   speed: number;
+  /** The build the probe ran (the one the engine will load). */
+  simd: SimdPath;
 }
 
 export type CpuLoadPhase = LoadProgress & { phase: 'fetch' | 'place' };
@@ -66,7 +71,7 @@ export type CpuLoadPhase = LoadProgress & { phase: 'fetch' | 'place' };
 /** The worker's API (one CpuEngine behind it); Float32Array results are transferred. */
 export interface CpuEngineWorkerApi {
   load(req: CpuWorkerLoadRequest, source?: CpuPageSource, onProgress?: (p: CpuLoadPhase) => void): Promise<CpuWorkerLoaded>;
-  probe(budgetMs: number, threads: number): Promise<CpuWorkerProbe>;
+  probe(budgetMs: number, threads: number, simd?: SimdChoice): Promise<CpuWorkerProbe>;
   kvLength(): number;
   truncate(length: number): Promise<void>;
   snapshot(position: number): Promise<void>;

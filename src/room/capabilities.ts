@@ -37,7 +37,7 @@ export async function measureCapabilities(opts: CapabilityOptions): Promise<Devi
   // The probe: only the forced engine's (its speed), or every engine's, offering the fastest.
   // A forced engine with a fixed speed (tests) needs no measuring, only its name.
   const probes = opts.engine && opts.speed !== undefined && !opts.probe
-    ? [{ engine: opts.engine, speed: opts.speed, label: engineLabelHere(opts.engine, caps.adapter) }]
+    ? [{ engine: opts.engine, speed: opts.speed, label: await engineLabelHere(opts.engine, caps.adapter) }]
     : await (opts.probe ?? probeEngines)({ ...(opts.engine ? { only: opts.engine } : {}) });
   const choice = chooseEngine(probes, opts.engine);
   const offered = opts.memoryBudgetBytes ?? suggestedOffer({ deviceMemoryGiB, platform: platformOf(globalThis.navigator) }).bytes;

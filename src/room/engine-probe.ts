@@ -1,8 +1,9 @@
 // The measured probe behind the engine choice (engine-choice.ts): each engine this device has times the
 // same kind of work, an f32 matvec, for a few tens of ms, on its own code: WebGPU on the adapter the
-// browser gives (real or software), the WASM SIMD kernels (src/cpu) where the engine will run them (in
-// a browser its worker, with the pool's threads when the page is cross-origin isolated), and the JS
-// reference (capabilities.ts measureSpeed). Each probe is bounded (PROBE_TIMEOUT_MS) and a failure
+// browser gives (real or software), the WASM SIMD kernels (src/cpu; relaxed SIMD where the browser has
+// it, the card says which) where the engine will run them (in a browser its worker, with the pool's
+// threads when the page is cross-origin isolated), and the JS reference (capabilities.ts measureSpeed).
+// Each probe is bounded (PROBE_TIMEOUT_MS) and a failure
 // is reported, never thrown, so a device with one broken engine still joins on another.
 import { adapterLabel, requestAdapter, summarizeAdapter } from '../gpu/adapter.ts';
 import { wasmLabel, wasmThreads, type EngineKind, type EngineProbe } from './engine-choice.ts';
@@ -74,20 +75,25 @@ async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
 
 /** In a browser the probe runs in the engine's worker with the pool it would run (a few tens of ms to start it). */
 async function probeWasm(budgetMs: number): Promise<EngineProbe> {
+  // The build the probe ran is the one the engine will load (relaxed SIMD where validated, unless ?simd=plain).
   if (onPageMainThread()) {
     const { CpuWorkerEngine } = await import('../cpu/worker-engine.ts');
     const p = await CpuWorkerEngine.probe(budgetMs, wasmThreadsHere());
-    return { engine: 'wasm', speed: p.speed, label: wasmLabel({ threads: p.threads, relaxedSimd: false, isolated: p.isolated }) };
+    return { engine: 'wasm', speed: p.speed, label: wasmLabel({ threads: p.threads, relaxedSimd: p.simd === 'relaxed', isolated: p.isolated }) };
   }
   const threads = wasmThreadsHere();
   const { measureWasmSpeed } = await import('../cpu/speed-probe.ts');
-  return { engine: 'wasm', speed: await measureWasmSpeed(budgetMs, threads), label: wasmLabel({ threads, relaxedSimd: false, isolated: pageIsolated() }) };
+  const m = await measureWasmSpeed(budgetMs, threads);
+  return { engine: 'wasm', speed: m.speed, label: wasmLabel({ threads, relaxedSimd: m.simd === 'relaxed', isolated: pageIsolated() }) };
 }
 
 /** What a card calls `engine` without measuring it (a forced engine with a fixed speed). */
-export function engineLabelHere(engine: EngineKind, adapter: string): string {
+export async function engineLabelHere(engine: EngineKind, adapter: string): Promise<string> {
   if (engine === 'webgpu') return `WebGPU · ${adapter}`;
-  if (engine === 'wasm') return wasmLabel({ threads: wasmThreadsHere(), relaxedSimd: false, isolated: pageIsolated() });
+  if (engine === 'wasm') {
+    const { resolveSimdPath } = await import('../cpu/kernel-binary.ts');   // the path the engine will load
+    return wasmLabel({ threads: wasmThreadsHere(), relaxedSimd: await resolveSimdPath() === 'relaxed', isolated: pageIsolated() });
+  }
   return REFERENCE_LABEL;
 }
 

@@ -6,6 +6,7 @@ import { HostSession } from '../app/host-session.ts';
 import { openReplayWorkspace } from '../app/replay-session.ts';
 import { openServerWorkspace, saveServerChoice, type ServerChoice } from '../app/server-session.ts';
 import { DEMO_SCRIPT, parseAppParams, type AppParams } from '../app/url-params.ts';
+import { preferSimdPath } from '../cpu/simd-path.ts';
 import type { Workspace } from '../app/workspace.ts';
 import { inviteLink } from '../room/signaling.ts';
 import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts';
@@ -43,6 +44,7 @@ export class PooledApp extends LitElement {
     super.connectedCallback();
     try {
       this.params = parseAppParams(location.search);
+      preferSimdPath(this.params.simd ?? 'auto');   // ?simd=plain: every WASM engine of this page loads the plain build
     } catch (e) {
       this.screen = { kind: 'bad-url', error: `${(e as Error).name}: ${(e as Error).message}` };
       return;

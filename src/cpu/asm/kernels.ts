@@ -11,3 +11,8 @@ export { attentionQ8_0, dequantQ8_0, quantizeQ8_0 } from './kv-q8';
 export function heapBase(): usize {
   return __heap_base;
 }
+
+/** 1 in the relaxed-SIMD build (ASC_FEATURE_RELAXED_SIMD), 0 in the plain SIMD128 one: the engine reports it. */
+export function relaxedSimd(): i32 {
+  return ASC_FEATURE_RELAXED_SIMD ? 1 : 0;
+}

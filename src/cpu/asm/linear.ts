@@ -55,20 +55,29 @@ function dotBlocks(fmt: i32, row: usize, scales: usize, x: usize, K: i32): f32 {
   return lanes(f32x4.add(a0, a1));
 }
 
+/** acc + a·b in f32x4 lanes: one fused multiply-add where the build has relaxed SIMD, else mul then add. */
+@inline export function madd(a: v128, b: v128, acc: v128): v128 {
+  // relaxed_madd may round once (an FMA: x64 FMA3, arm64 fmla) or twice (mul + add), as the CPU has it;
+  // either is within the f32 error the tests allow, and one engine always picks the same on one machine,
+  // so 1 and N threads still agree bit for bit. The plain build compiles the else branch only.
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, acc);
+  return f32x4.add(acc, f32x4.mul(a, b));
+}
+
 /** Σ a[k]·b[k] over K f32 values, four f32x4 accumulators, then the lanes, then the scalar tail. */
 @inline export function dot(a: usize, b: usize, K: i32): f32 {
   let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
   let k = 0;
   for (; k + 16 <= K; k += 16) {
     const o = <usize>k << 2;
-    s0 = f32x4.add(s0, f32x4.mul(v128.load(a + o), v128.load(b + o)));
-    s1 = f32x4.add(s1, f32x4.mul(v128.load(a + o + 16), v128.load(b + o + 16)));
-    s2 = f32x4.add(s2, f32x4.mul(v128.load(a + o + 32), v128.load(b + o + 32)));
-    s3 = f32x4.add(s3, f32x4.mul(v128.load(a + o + 48), v128.load(b + o + 48)));
+    s0 = madd(v128.load(a + o), v128.load(b + o), s0);
+    s1 = madd(v128.load(a + o + 16), v128.load(b + o + 16), s1);
+    s2 = madd(v128.load(a + o + 32), v128.load(b + o + 32), s2);
+    s3 = madd(v128.load(a + o + 48), v128.load(b + o + 48), s3);
   }
   for (; k + 4 <= K; k += 4) {
     const o = <usize>k << 2;
-    s0 = f32x4.add(s0, f32x4.mul(v128.load(a + o), v128.load(b + o)));
+    s0 = madd(v128.load(a + o), v128.load(b + o), s0);
   }
   const s = f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3));
   let acc = f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1) + (f32x4.extract_lane(s, 2) + f32x4.extract_lane(s, 3));

@@ -1,8 +1,9 @@
 // The per-token operations around the linears, each the reference's equation (src/model/reference/ops.ts):
 // RMSNorm and RoPE compute in f64 exactly as the reference does (same order, one rounding to f32), SiLU·mul
-// too; attention reads an f16 K/V cache, dots in f32x4 and does the softmax in f64.
+// too; attention reads an f16 K/V cache, dots in f32x4 and does the softmax in f64 (q·k and Σ p·v fused
+// multiply-adds in the relaxed-SIMD build: ./linear.ts madd).
 import { f32ToHalf, half4, halfToF32 } from './half';
-import { dot } from './linear';
+import { dot, madd } from './linear';
 
 /** y [rows, width] = x / sqrt(mean(x²) + eps) · w, sums in f64 in index order. */
 export function rmsnorm(x: usize, w: usize, y: usize, rows: i32, width: i32, eps: f64): void {
@@ -100,7 +101,7 @@ export function attention(q: usize, keys: usize, values: usize, out: usize, n: i
         let d = 0;
         for (; d + 4 <= D; d += 4) {
           const o = op + (<usize>d << 2);
-          v128.store(o, f32x4.add(v128.load(o), f32x4.mul(wv, half4(vp + (<usize>d << 1)))));
+          v128.store(o, madd(wv, half4(vp + (<usize>d << 1)), v128.load(o)));
         }
         const w1 = f32x4.extract_lane(wv, 0);
         for (; d < D; d++) {

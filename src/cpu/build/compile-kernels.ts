@@ -9,8 +9,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** simd: one thread, plain memory; threads: a shared memory several workers run the same kernels on. */
-export type KernelVariant = 'simd' | 'threads';
+/**
+ * simd: one thread, plain memory; threads: a shared memory several workers run the same kernels on.
+ * The -relaxed twins add `--enable relaxed-simd` (ASC_FEATURE_RELAXED_SIMD is true in them, so the
+ * kernels' `if (ASC_FEATURE_RELAXED_SIMD)` branches use f32x4.relaxed_madd …); a browser without relaxed
+ * SIMD cannot even validate them, so ../simd-path.ts picks which one loads.
+ */
+export type KernelVariant = 'simd' | 'threads' | 'simd-relaxed' | 'threads-relaxed';
 
 const ASM_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../asm');
 const ROOT = path.resolve(ASM_DIR, '../../..');
@@ -20,6 +25,8 @@ const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'pooled-cpu-kernels'
 const FLAGS: Record<KernelVariant, string[]> = {
   simd: ['--runtime', 'stub', '--importMemory', '--use', 'abort=', '--noAssert', '-O3', '--enable', 'simd'],
   threads: ['--runtime', 'stub', '--importMemory', '--sharedMemory', '--maximumMemory', '65536', '--use', 'abort=', '--noAssert', '-O3', '--enable', 'simd', '--enable', 'threads'],
+  'simd-relaxed': ['--runtime', 'stub', '--importMemory', '--use', 'abort=', '--noAssert', '-O3', '--enable', 'simd', '--enable', 'relaxed-simd'],
+  'threads-relaxed': ['--runtime', 'stub', '--importMemory', '--sharedMemory', '--maximumMemory', '65536', '--use', 'abort=', '--noAssert', '-O3', '--enable', 'simd', '--enable', 'threads', '--enable', 'relaxed-simd'],
 };
 
 function sources(): { name: string; text: string }[] {

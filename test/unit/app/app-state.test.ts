@@ -35,6 +35,10 @@ describe('URL parameters', () => {
     expect((bad('?room=abc') as Error).message).toMatch(/^\?room= must be a room id of 32 hex digits/);
     expect((bad('?engine=cuda') as Error).message).toBe('?engine= must be webgpu, wasm or reference, got "cuda"');
     expect(parseAppParams('?engine=wasm').engine).toBe('wasm');
+    expect(parseAppParams('?engine=wasm&simd=plain')).toMatchObject({ engine: 'wasm', simd: 'plain' });
+    expect(parseAppParams('?simd=relaxed').simd).toBe('relaxed');
+    expect(parseAppParams('?engine=wasm').simd).toBeUndefined();
+    expect((bad('?simd=avx') as Error).message).toBe('?simd= must be auto, relaxed or plain, got "avx"');
     expect((bad('?kv=q4_0') as Error).message).toBe('?kv= must be f16 or q8_0, got "q4_0"');
     expect((bad('?speed=fast') as Error).message).toBe('?speed= must be a positive number, got "fast"');
     expect((bad('?agent=openai') as Error).message).toMatch(/^\?agent= must be replay/);

@@ -1,11 +1,19 @@
 // Shared by the CPU (WASM) engine's tests: one kernels instance per file, seeded data, the GPU tests'
 // error measure (test/gpu/helpers.ts, restated here so these Node tests load no WebGPU).
 import { loadKernelBinary } from '../../../src/cpu/kernel-binary.ts';
+import type { SimdChoice, SimdPath } from '../../../src/cpu/simd-path.ts';
 import { WasmKernels } from '../../../src/cpu/wasm-kernels.ts';
 
-export async function testKernels(): Promise<WasmKernels> {
-  return WasmKernels.create(await loadKernelBinary());
+/**
+ * A kernels instance of the `simd` build ('auto': the path this Node picks) on `threads` threads (more
+ * than 1: the threads build on a shared memory, with a worker pool; the caller closes it).
+ */
+export async function testKernels(simd: SimdChoice = 'auto', threads = 1): Promise<WasmKernels> {
+  return WasmKernels.create(await loadKernelBinary(threads > 1, simd), { threads });
 }
+
+/** The kernel tests' matrix: both SIMD paths × one thread and a pool of 3. */
+export const KERNEL_SETUPS: [SimdPath, number][] = [['plain', 1], ['plain', 3], ['relaxed', 1], ['relaxed', 3]];
 
 /** Deterministic uniform [−1, 1) samples (the GPU tests' generator). */
 export function randomF32(n: number, seed: number, scale = 1): Float32Array {

@@ -1,10 +1,12 @@
 // Issue 29 acceptance 1, threads: the linear kernel split over a worker pool on one shared memory gives
 // bit-identical results to one thread, for every weight format, on odd row counts; and a whole model on
-// 2 and 3 threads gives the same hidden states (bit for bit) and the golden tokens.
+// 2 and 3 threads gives the same hidden states (bit for bit) and the golden tokens. Each on both SIMD
+// paths (plain SIMD128, relaxed SIMD): within a path the thread count never changes a bit.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../../src/cpu/create-engine.ts';
 import { loadKernelBinary } from '../../../src/cpu/kernel-binary.ts';
+import type { SimdPath } from '../../../src/cpu/simd-path.ts';
 import { WasmKernels } from '../../../src/cpu/wasm-kernels.ts';
 import { Generator } from '../../../src/model/generator.ts';
 import { loadWeights } from '../../../src/model/load-weights.ts';
@@ -20,12 +22,14 @@ import { randomF32, testKernels } from './helpers.ts';
 const TYPES: GgmlType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K'];
 const SLOW = 240_000;   // the threads build compiles on first use; workers start
 
-describe('the linear kernel on 1 and 3 threads', () => {
+const PATHS: SimdPath[] = ['plain', 'relaxed'];
+
+describe.each(PATHS)('the linear kernel on 1 and 3 threads, %s SIMD', (simd) => {
   let one: WasmKernels, three: WasmKernels;
   beforeAll(async () => {
-    one = await testKernels();
-    three = await WasmKernels.create(await loadKernelBinary(true), { threads: 3 });
-    expect(three.threads).toBe(3);
+    one = await testKernels(simd);
+    three = await WasmKernels.create(await loadKernelBinary(true, simd), { threads: 3 });
+    expect([one.simd, three.simd, three.threads]).toEqual([simd, simd, 3]);
     expect(three.memory.buffer).toBeInstanceOf(SharedArrayBuffer);
   }, SLOW);
   afterAll(() => three?.close());
@@ -50,14 +54,14 @@ describe('the linear kernel on 1 and 3 threads', () => {
   });
 });
 
-it('a whole model (tiny GGUF dense-Q4_K_M) on 1, 2 and 3 threads: the same hidden states bit for bit, the golden tokens', async () => {
+it.each(PATHS)('a whole model (tiny GGUF dense-Q4_K_M) on 1, 2 and 3 threads, %s SIMD: the same hidden states bit for bit, the golden tokens', async (simd) => {
   const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
   const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['dense-Q4_K_M']);
   const weights = await loadWeights(await resolveModelSource(m.path), { layers: [0, 4], embedding: true, head: true });
   const hidden: Float32Array[] = [];
   for (const threads of [1, 2, 3]) {
-    const engine = await createCpuEngine(weights, { ctx: 64, threads });
-    expect(engine.stats().threads).toBe(threads);
+    const engine = await createCpuEngine(weights, { ctx: 64, threads, simd });
+    expect(engine.stats()).toMatchObject({ threads, simd });
     hidden.push(await engine.runLayers([0, 4], 0, await engine.embed(golden.promptIds)));
     await engine.truncate(0);
     const r = await new Generator(engine, { ctx: 64 }).generate(golden.promptIds, { maxNewTokens: golden.maxNewTokens });
