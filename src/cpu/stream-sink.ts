@@ -8,7 +8,7 @@
 import { EngineUsageError } from '../model/engine-errors.ts';
 import type { Linear, ModelWeights, StreamRef, TensorData, WeightPiece } from '../model/types.ts';
 import { linearParts } from './formats.ts';
-import type { WasmKernels } from './wasm-kernels.ts';
+import type { StreamPlaces, WasmKernels } from './wasm-kernels.ts';
 
 /** Bytes [tStart, tEnd) of a file tensor land at `dst` (+ the offset inside the run). */
 interface Place { tStart: number; tEnd: number; write(at: number, bytes: Uint8Array): void }
@@ -16,7 +16,7 @@ interface Place { tStart: number; tEnd: number; write(at: number, bytes: Uint8Ar
 const isLinear = (x: object): x is Linear =>
   'kind' in x && 'rows' in x && 'cols' in x && (x.kind === 'dense' || x.kind === 'ggml' || x.kind === 'q4f16_1');
 
-export class WasmStreamSink {
+export class WasmStreamSink implements StreamPlaces {
   /** Where each streamed linear part lives in the kernels' memory, by its stream ref. */
   private readonly reserved = new Map<StreamRef, number>();
   private readonly places = new Map<string, Place[]>();

@@ -4,9 +4,8 @@
 // most 4 GiB, so that is the most one CPU engine can hold.
 import { linearParts, type FormatCode } from './formats.ts';
 import { ThreadPool } from './thread-pool.ts';
-import type { Linear } from '../model/types.ts';
+import type { Linear, StreamRef } from '../model/types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import type { WasmStreamSink } from './stream-sink.ts';
 import type { SimdPath } from './simd-path.ts';
 
 const PAGE = 65536;
@@ -44,6 +43,11 @@ export interface DeltaShape {
 
 /** A q8_0 cache's halves: int8 quants [tokens, Hkv·nb, 32] and f16 scales [tokens, Hkv·nb]. */
 export interface Q8Blocks { quants: number; scales: number }
+
+/** Where a streamed part's bytes were reserved (./stream-sink.ts's WasmStreamSink; kept apart so the two files import one way). */
+export interface StreamPlaces {
+  addressOf(ref: StreamRef, name: string): number;
+}
 
 /** A weight placed in the kernels' memory: its row runs, each in one format. */
 export interface WasmLinear {
@@ -134,10 +138,10 @@ export class WasmKernels {
   f32(ptr: number, n: number): Float32Array { return new Float32Array(this.memory.buffer, ptr, n); }
   u16(ptr: number, n: number): Uint16Array { return new Uint16Array(this.memory.buffer, ptr, n); }
 
-  /** Where streamed weights were reserved (set by createCpuEngine for weights from openWeights). */
-  streamSink: WasmStreamSink | undefined;
+  /** Where streamed weights were reserved (./stream-sink.ts; set by createCpuEngine for weights from openWeights). */
+  streamSink: StreamPlaces | undefined;
 
-  private requireSink(name: string): WasmStreamSink {
+  private requireSink(name: string): StreamPlaces {
     if (!this.streamSink) throw new EngineUsageError(`tensor "${name}" is streamed (weights from openWeights) but this CPU engine was made without its load`);
     return this.streamSink;
   }
