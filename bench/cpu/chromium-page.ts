@@ -28,7 +28,7 @@ export class CpuBenchPage {
     const root = mkdtempSync(path.join(tmpdir(), 'pooled-cpu-bench-'));
     try {
       // NODE_ENV=production as e2e/global-setup.ts: the build `npm start` serves
-      execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn', '--outDir', path.join(root, 'dist')], {
+      execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn', '--emptyOutDir', '--outDir', path.join(root, 'dist')], {
         stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' },
       });
       const esm = path.join(peerDir, 'node_modules', '@wllama', 'wllama', 'esm');
