@@ -3,7 +3,7 @@
 // block bytes are copied as they are, the fused q|k|v and gate|up rows split into llama.cpp's tensors.
 // A SentencePiece-style vocabulary of placeholder pieces is included (byte pieces <0x00>..<0xFF> and
 // "▁t<id>"), because llama.cpp's server path (wllama) turns generated ids into text and takes its prompt as
-// text (each character one byte-fallback token: ./wllama.ts); native llama.cpp takes the prompt as ids.
+// text (each character one byte-fallback token: harness/cpu-bench.ts); native llama.cpp takes the prompt as ids.
 import { GGML_TYPES } from '../../src/model/formats/gguf/ggml-types.ts';
 import type { Linear, ModelWeights } from '../../src/model/types.ts';
 import { GGML_TYPE, writeGguf, type GgufTensor } from '../peers/gguf-writer.ts';
