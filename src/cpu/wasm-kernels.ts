@@ -192,14 +192,21 @@ export class WasmKernels {
     });
   }
 
-  /** x [n, K] quantized as the integer linears quantize it (./asm/quantize.ts): codes, scales, d·Σcodes. */
+  /** x [n, K] quantized as the integer linears quantize it (./asm/quantize.ts): codes, and per [n, K/32] block its scale and d·Σcodes. */
   quantizeQ8(x: Float32Array, n: number): { q: Int16Array; d: Float32Array; s: Float32Array } {
-    const K = x.length / n, B = K / 32;
+    const K = x.length / n, B = K / 32, tiles = Math.ceil(n / 4);
     return this.frame(() => {
       const xp = this.input(x), xq = this.alloc(this.k.q8Bytes(n, K));
       this.k.quantizeQ8(xp, xq, n, K);
-      const at = xq + n * K * 2;
-      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d: this.f32(at, n * B).slice(), s: this.f32(at + n * B * 4, n * B).slice() };
+      const dT = this.f32(xq + n * K * 2, tiles * B * 4), sT = this.f32(xq + n * K * 2 + tiles * B * 16, tiles * B * 4);
+      const d = new Float32Array(n * B), s = new Float32Array(n * B);
+      for (let t = 0; t < n; t++) {
+        for (let b = 0; b < B; b++) {   // stored [⌈n/4⌉, B, 4]: a prefill tile's 4 tokens side by side
+          d[t * B + b] = dT[((t >> 2) * B + b) * 4 + (t & 3)]!;
+          s[t * B + b] = sT[((t >> 2) * B + b) * 4 + (t & 3)]!;
+        }
+      }
+      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s };
     });
   }
 

@@ -1,16 +1,24 @@
 // The integer linears: y [n, yStride] (columns [0, rows) of each token written) = x · Wᵀ with x already
 // quantized per 32-block by ./quantize.ts (i16 q, f32 d, f32 s = d·Σq) and W read as stored. Each weight
-// block is widened once to i16x8 and dotted against every token of a tile (i32x4.dot_i16x8_s: exact
-// integer sums), then scaled once per block: Σ_b f32(dw_b · dx_b) · isum_b in f32x4 lanes. Formats:
-// Q8_0, Q4_0, Q4_K, Q6_K (linearQ8Covers); the others run the f32 path (./linear.ts).
-// Prefill (n > 1): tokens in tiles of 4, so a decoded weight block serves 4 tokens from registers, and a
-// row's blocks stay in L1 over all the tiles while the quantized x (n·K·2 bytes) streams from L2.
+// block is widened once to i16x8 and dotted against the tokens' codes (i32x4.dot_i16x8_s: exact integer
+// sums), then scaled once per block: Σ_b f32(dw_b · dx_b) · isum_b in f32. Formats: Q8_0, Q4_0, Q4_K,
+// Q6_K (linearQ8Covers); the others run the f32 path (./linear.ts).
+// Prefill (n > 1): tokens in tiles of 4. A decoded weight block serves the tile's 4 tokens from
+// registers; their 4 integer sums are reduced together into one i32x4 (lane = token) and scaled by one
+// f32x4 of the tile's block scales (./quantize.ts stores them side by side), so the float work is one
+// convert, two multiplies and one add per block for 4 tokens. Rows go in blocks of ROW_BLOCK so a
+// block's weights and one tile's codes both stay in L1 while they meet.
 // Rows are independent: a thread range [row0, row1) gives the same values as the whole, bit for bit.
 // Exactness: the integer sums are exact; the result differs from x·Wᵀ in f32 by the activations'
 // quantization (|x − d·q| ≤ d/2 per value, d = amax/127 of its block) plus f32 rounding of the scaling.
+// Plain SIMD128 only: relaxed SIMD's i8×i7 dot (4-bit weights are 7-bit) would halve Q4_0/Q4_K's work
+// but needs an i8 copy of the codes; not done yet.
 import { Q4_0, Q4_K, Q6_K, Q8_0 } from './formats';
 import { rowBytes } from './dequant';
 import { halfToF32 } from './half';
+import { scaleAt } from './quantize';
+
+const ROW_BLOCK = 16;
 
 /** Whether the integer path reads format fmt (the engine uses the f32 path for the others). */
 export function linearQ8Covers(fmt: i32): bool {
@@ -25,13 +33,11 @@ export function linearQ8Covers(fmt: i32): bool {
   return i32x4.add(s, i32x4.dot_i16x8_s(w3, v128.load(xp + 48)));
 }
 
-/** Σ of 16 products (w0, w1: values 0..15) with x's i16 at xp, as i32x4. */
-@inline function dot16(w0: v128, w1: v128, xp: usize): v128 {
-  return i32x4.add(i32x4.dot_i16x8_s(w0, v128.load(xp)), i32x4.dot_i16x8_s(w1, v128.load(xp + 16)));
-}
-
-@inline function scaled(acc: v128, isum: v128, f: f32): v128 {
-  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(f)));
+/** [Σ lanes of a, Σ b, Σ c, Σ d] (i32x4): the 4 tokens' sums of one block side by side. */
+@inline function sum4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = i32x4.add(v128.shuffle<i32>(a, b, 0, 1, 4, 5), v128.shuffle<i32>(a, b, 2, 3, 6, 7));
+  const cd = i32x4.add(v128.shuffle<i32>(c, d, 0, 1, 4, 5), v128.shuffle<i32>(c, d, 2, 3, 6, 7));
+  return i32x4.add(v128.shuffle<i32>(ab, cd, 0, 2, 4, 6), v128.shuffle<i32>(ab, cd, 1, 3, 5, 7));
 }
 
 @inline function lanes(a: v128): f32 {
@@ -39,14 +45,42 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 /**
- * One row of a 32-block format (Q8_0, Q4_0) against NT (1..4, a constant after inlining) tokens from
- * token t. xq: the quantized activations; dAt their scales; y: this row's output of token 0.
+ * Adds block blk's contribution (weights w0..w3, scale f) for NT tokens from t (NT 4: a tile, t a
+ * multiple of 4; NT 1: one token) to acc: lane i is token t + i (NT 4), or the 4 partial sums (NT 1).
+ * mf: the block's min factor (Q4_K's dmin·m; 0 elsewhere), times the tokens' s.
  */
+@inline function block(NT: i32, acc: v128, w0: v128, w1: v128, w2: v128, w3: v128, f: f32, mf: f32, hasMin: bool,
+  x0: usize, xs: usize, blk: i32, dAt: usize, sAt: usize, t: i32, B: i32): v128 {
+  const xo = <usize>blk << 6;
+  if (NT == 4) {
+    const at = scaleAt(t, blk, B);
+    const tot = sum4(dot32(w0, w1, w2, w3, x0 + xo), dot32(w0, w1, w2, w3, x0 + xs + xo),
+      dot32(w0, w1, w2, w3, x0 + 2 * xs + xo), dot32(w0, w1, w2, w3, x0 + 3 * xs + xo));
+    let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
+    if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
+    return a;
+  }
+  const at = scaleAt(t, blk, B);
+  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(dot32(w0, w1, w2, w3, x0 + xo)), f32x4.splat(f * load<f32>(dAt + at))));
+  if (hasMin) a = f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, mf * load<f32>(sAt + at)));   // in lane 0 only: lanes() sums them
+  return a;
+}
+
+/** Writes the tile's results: lane i to token t + i (NT 4), or the lanes' sum to token t (NT 1). */
+@inline function storeTile(NT: i32, acc: v128, y: usize, t: i32, yStride: i32): void {
+  const ys: usize = <usize>yStride << 2, yt = y + <usize>t * ys;
+  if (NT == 4) {
+    store<f32>(yt, f32x4.extract_lane(acc, 0));
+    store<f32>(yt + ys, f32x4.extract_lane(acc, 1));
+    store<f32>(yt + 2 * ys, f32x4.extract_lane(acc, 2));
+    store<f32>(yt + 3 * ys, f32x4.extract_lane(acc, 3));
+  } else store<f32>(yt, lanes(acc));
+}
+
+/** One row of a 32-block format (Q8_0, Q4_0) against NT tokens from t; y: this row's output of token 0. */
 @inline function rowTile32(fmt: i32, NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
-  const B = K >> 5;
-  const xs: usize = <usize>K << 1, ds: usize = <usize>B << 2;
-  const x0 = xq + <usize>t * xs, d0 = dAt + <usize>(t * B) * 4;
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
+  let acc = f32x4.splat(0);
   const mask = i8x16.splat(15), eight = i8x16.splat(8);
   for (let b = 0; b < B; b++) {
     let w0: v128, w1: v128, w2: v128, w3: v128, dw: f32;
@@ -64,17 +98,9 @@ export function linearQ8Covers(fmt: i32): bool {
       w0 = i16x8.extend_low_i8x16_s(lo); w1 = i16x8.extend_high_i8x16_s(lo);
       w2 = i16x8.extend_low_i8x16_s(hi); w3 = i16x8.extend_high_i8x16_s(hi);
     }
-    const xo = <usize>b << 6, dO = <usize>b << 2;
-    a0 = scaled(a0, dot32(w0, w1, w2, w3, x0 + xo), dw * load<f32>(d0 + dO));
-    if (NT > 1) a1 = scaled(a1, dot32(w0, w1, w2, w3, x0 + xs + xo), dw * load<f32>(d0 + ds + dO));
-    if (NT > 2) a2 = scaled(a2, dot32(w0, w1, w2, w3, x0 + 2 * xs + xo), dw * load<f32>(d0 + 2 * ds + dO));
-    if (NT > 3) a3 = scaled(a3, dot32(w0, w1, w2, w3, x0 + 3 * xs + xo), dw * load<f32>(d0 + 3 * ds + dO));
+    acc = block(NT, acc, w0, w1, w2, w3, dw, 0, false, x0, xs, b, dAt, 0, t, B);
   }
-  const ys: usize = <usize>yStride << 2, yt = y + <usize>t * ys;
-  store<f32>(yt, lanes(a0));
-  if (NT > 1) store<f32>(yt + ys, lanes(a1));
-  if (NT > 2) store<f32>(yt + 2 * ys, lanes(a2));
-  if (NT > 3) store<f32>(yt + 3 * ys, lanes(a3));
+  storeTile(NT, acc, y, t, yStride);
 }
 
 /** Q4_K sub-block s's 6-bit scale (low 8 bits) and min (next 8) (as ./dequant.ts reads them). */
@@ -87,82 +113,60 @@ export function linearQ8Covers(fmt: i32): bool {
 
 /**
  * One Q4_K row against NT tokens: w = d·sc·q − dmin·m per 32-value sub-block, so a sub-block adds
- * f32(d·sc·dx)·Σ q·qx to the lanes and dmin·m·s (s = dx·Σqx, from the quantizer) to a scalar taken off.
+ * f32(d·sc·dx)·Σ q·qx and takes off dmin·m·s (s = dx·Σqx, from the quantizer).
  */
 @inline function rowTileQ4K(NT: i32, row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
-  const B = K >> 5;
-  const xs: usize = <usize>K << 1, ds: usize = <usize>B << 2;
-  const x0 = xq + <usize>t * xs, d0 = dAt + <usize>(t * B) * 4, s0 = sAt + <usize>(t * B) * 4;
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let m0: f32 = 0, m1: f32 = 0, m2: f32 = 0, m3: f32 = 0;
+  const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
+  let acc = f32x4.splat(0);
   const mask = i8x16.splat(15);
   for (let sb = 0; sb < K >> 8; sb++) {
     const p = row + <usize>sb * 144;
     const d = halfToF32(load<u16>(p)), dmin = halfToF32(load<u16>(p + 2));
-    for (let s = 0; s < 8; s++) {
-      const sm = scaleMin(p + 4, s);
-      const dsc = d * <f32>(sm & 255), dm = dmin * <f32>(sm >> 8);
-      const q = p + 16 + 32 * (s >> 1);
-      let u = v128.load(q), v = v128.load(q + 16);
-      if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
-      const w0 = i16x8.extend_low_i8x16_u(u), w1 = i16x8.extend_high_i8x16_u(u);
-      const w2 = i16x8.extend_low_i8x16_u(v), w3 = i16x8.extend_high_i8x16_u(v);
-      const blk = (sb << 3) + s, xo = <usize>blk << 6, dO = <usize>blk << 2;
-      a0 = scaled(a0, dot32(w0, w1, w2, w3, x0 + xo), dsc * load<f32>(d0 + dO));
-      m0 += dm * load<f32>(s0 + dO);
-      if (NT > 1) { a1 = scaled(a1, dot32(w0, w1, w2, w3, x0 + xs + xo), dsc * load<f32>(d0 + ds + dO)); m1 += dm * load<f32>(s0 + ds + dO); }
-      if (NT > 2) { a2 = scaled(a2, dot32(w0, w1, w2, w3, x0 + 2 * xs + xo), dsc * load<f32>(d0 + 2 * ds + dO)); m2 += dm * load<f32>(s0 + 2 * ds + dO); }
-      if (NT > 3) { a3 = scaled(a3, dot32(w0, w1, w2, w3, x0 + 3 * xs + xo), dsc * load<f32>(d0 + 3 * ds + dO)); m3 += dm * load<f32>(s0 + 3 * ds + dO); }
+    for (let pair = 0; pair < 4; pair++) {
+      const q = p + 16 + 32 * pair, u = v128.load(q), v = v128.load(q + 16);
+      for (let h = 0; h < 2; h++) {
+        const s = 2 * pair + h, sm = scaleMin(p + 4, s);
+        const uu = h ? i8x16.shr_u(u, 4) : v128.and(u, mask), vv = h ? i8x16.shr_u(v, 4) : v128.and(v, mask);
+        acc = block(NT, acc, i16x8.extend_low_i8x16_u(uu), i16x8.extend_high_i8x16_u(uu), i16x8.extend_low_i8x16_u(vv), i16x8.extend_high_i8x16_u(vv),
+          d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, x0, xs, (sb << 3) + s, dAt, sAt, t, B);
+      }
     }
   }
-  const ys: usize = <usize>yStride << 2, yt = y + <usize>t * ys;
-  store<f32>(yt, lanes(a0) - m0);
-  if (NT > 1) store<f32>(yt + ys, lanes(a1) - m1);
-  if (NT > 2) store<f32>(yt + 2 * ys, lanes(a2) - m2);
-  if (NT > 3) store<f32>(yt + 3 * ys, lanes(a3) - m3);
+  storeTile(NT, acc, y, t, yStride);
 }
 
 /**
- * One Q6_K row against NT tokens: w = d·sc·(q − 32), one i8 scale per 16 values, so the two halves of a
- * 32-block are combined in integers (sc₀·Σ₀ + sc₁·Σ₁, exact) and scaled once by f32(d·dx).
+ * One Q6_K row against NT tokens: w = d·sc·(q − 32), one i8 scale per 16 values, folded into the
+ * widened weights ((q − 32)·sc fits i16: |·| ≤ 32·128), so a 32-block is one dot32 scaled by f32(d·dx).
  */
 @inline function rowTileQ6K(NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
-  const B = K >> 5;
-  const xs: usize = <usize>K << 1, ds: usize = <usize>B << 2;
-  const x0 = xq + <usize>t * xs, d0 = dAt + <usize>(t * B) * 4;
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
+  let acc = f32x4.splat(0);
   const low = i8x16.splat(15), two = i8x16.splat(3), off = i8x16.splat(32);
   for (let sb = 0; sb < K >> 8; sb++) {
     const p = row + <usize>sb * 210;
     const d = halfToF32(load<u16>(p + 208));
     for (let h = 0; h < 2; h++) {
       const ql = p + 64 * h, qh = p + 128 + 32 * h, sc = p + 192 + 8 * h;
+      const hb0 = v128.load(qh), hb1 = v128.load(qh + 16);
       // quarter qi of this half: values 32·qi + 16·j + 0..15 from (ql, qh) bytes j·16.., scale sc[j + 2·qi]
       for (let qi = 0; qi < 4; qi++) {
         const aAt = ql + ((qi & 1) ? 32 : 0), shift = 2 * qi;
-        const lo0 = v128.load(aAt), lo1 = v128.load(aAt + 16), hb0 = v128.load(qh), hb1 = v128.load(qh + 16);
+        const lo0 = v128.load(aAt), lo1 = v128.load(aAt + 16);
         const n0 = qi < 2 ? v128.and(lo0, low) : i8x16.shr_u(lo0, 4), n1 = qi < 2 ? v128.and(lo1, low) : i8x16.shr_u(lo1, 4);
         const v0 = i8x16.sub(v128.or(n0, i8x16.shl(v128.and(i8x16.shr_u(hb0, shift), two), 4)), off);
         const v1 = i8x16.sub(v128.or(n1, i8x16.shl(v128.and(i8x16.shr_u(hb1, shift), two), 4)), off);
-        const w0 = i16x8.extend_low_i8x16_s(v0), w1 = i16x8.extend_high_i8x16_s(v0);
-        const w2 = i16x8.extend_low_i8x16_s(v1), w3 = i16x8.extend_high_i8x16_s(v1);
-        const sc0 = i32x4.splat(<i32>load<i8>(sc + 2 * qi)), sc1 = i32x4.splat(<i32>load<i8>(sc + 2 * qi + 1));
-        const blk = (sb << 3) + (h << 2) + qi, xo = <usize>blk << 6, dO = <usize>blk << 2;
-        a0 = scaled(a0, i32x4.add(i32x4.mul(sc0, dot16(w0, w1, x0 + xo)), i32x4.mul(sc1, dot16(w2, w3, x0 + xo + 32))), d * load<f32>(d0 + dO));
-        if (NT > 1) a1 = scaled(a1, i32x4.add(i32x4.mul(sc0, dot16(w0, w1, x0 + xs + xo)), i32x4.mul(sc1, dot16(w2, w3, x0 + xs + xo + 32))), d * load<f32>(d0 + ds + dO));
-        if (NT > 2) a2 = scaled(a2, i32x4.add(i32x4.mul(sc0, dot16(w0, w1, x0 + 2 * xs + xo)), i32x4.mul(sc1, dot16(w2, w3, x0 + 2 * xs + xo + 32))), d * load<f32>(d0 + 2 * ds + dO));
-        if (NT > 3) a3 = scaled(a3, i32x4.add(i32x4.mul(sc0, dot16(w0, w1, x0 + 3 * xs + xo)), i32x4.mul(sc1, dot16(w2, w3, x0 + 3 * xs + xo + 32))), d * load<f32>(d0 + 3 * ds + dO));
+        const sc0 = i16x8.splat(<i16>load<i8>(sc + 2 * qi)), sc1 = i16x8.splat(<i16>load<i8>(sc + 2 * qi + 1));
+        acc = block(NT, acc, i16x8.mul(i16x8.extend_low_i8x16_s(v0), sc0), i16x8.mul(i16x8.extend_high_i8x16_s(v0), sc0),
+          i16x8.mul(i16x8.extend_low_i8x16_s(v1), sc1), i16x8.mul(i16x8.extend_high_i8x16_s(v1), sc1),
+          d, 0, false, x0, xs, (sb << 3) + (h << 2) + qi, dAt, 0, t, B);
       }
     }
   }
-  const ys: usize = <usize>yStride << 2, yt = y + <usize>t * ys;
-  store<f32>(yt, lanes(a0));
-  if (NT > 1) store<f32>(yt + ys, lanes(a1));
-  if (NT > 2) store<f32>(yt + 2 * ys, lanes(a2));
-  if (NT > 3) store<f32>(yt + 3 * ys, lanes(a3));
+  storeTile(NT, acc, y, t, yStride);
 }
 
-// Each (format, tile) as its own function: NT and fmt are constants there, so the unused lanes fold away.
+// Each (format, tile) as its own function: NT and fmt are constants there, so the other branches fold away.
 function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 4, row, xq, dAt, t, K, y, ys); }
 function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys); }
 function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys); }
@@ -179,14 +183,29 @@ function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, y
  */
 export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize, row0: i32, row1: i32, K: i32, n: i32, yStride: i32, unused: usize): void {
   const rb = <usize>rowBytes(fmt, K);
-  const dAt = xq + (<usize>(n * K) << 1), sAt = dAt + (<usize>(n * (K >> 5)) << 2);
-  for (let r = row0; r < row1; r++) {
-    const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
+  const dAt = xq + (<usize>(n * K) << 1), sAt = dAt + (<usize>(((n + 3) >> 2) * (K >> 5)) << 4);
+  for (let rb0 = row0; rb0 < row1; rb0 += ROW_BLOCK) {
+    const rEnd = min(rb0 + ROW_BLOCK, row1);
     let t = 0;
-    if (fmt == Q8_0) { for (; t + 4 <= n; t += 4) q8Tile4(row, xq, dAt, t, K, yr, yStride); for (; t < n; t++) q8Tile1(row, xq, dAt, t, K, yr, yStride); }
-    else if (fmt == Q4_0) { for (; t + 4 <= n; t += 4) q4Tile4(row, xq, dAt, t, K, yr, yStride); for (; t < n; t++) q4Tile1(row, xq, dAt, t, K, yr, yStride); }
-    else if (fmt == Q4_K) { for (; t + 4 <= n; t += 4) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride); for (; t < n; t++) q4kTile1(row, xq, dAt, sAt, t, K, yr, yStride); }
-    else if (fmt == Q6_K) { for (; t + 4 <= n; t += 4) q6kTile4(row, xq, dAt, t, K, yr, yStride); for (; t < n; t++) q6kTile1(row, xq, dAt, t, K, yr, yStride); }
-    else unreachable();
+    for (; t + 4 <= n; t += 4) {
+      for (let r = rb0; r < rEnd; r++) {
+        const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
+        if (fmt == Q8_0) q8Tile4(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_0) q4Tile4(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride);
+        else if (fmt == Q6_K) q6kTile4(row, xq, dAt, t, K, yr, yStride);
+        else unreachable();
+      }
+    }
+    for (; t < n; t++) {
+      for (let r = rb0; r < rEnd; r++) {
+        const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
+        if (fmt == Q8_0) q8Tile1(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_K) q4kTile1(row, xq, dAt, sAt, t, K, yr, yStride);
+        else if (fmt == Q6_K) q6kTile1(row, xq, dAt, t, K, yr, yStride);
+        else unreachable();
+      }
+    }
   }
 }
