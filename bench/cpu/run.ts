@@ -8,12 +8,16 @@
 // PEER_DIR (default /tmp/peer); a peer that is missing or fails is recorded as such, the rest still run.
 // CPU_BENCH_TYPES=Q4_0 runs one type; CPU_BENCH_REF=0 skips the (slow) reference, CPU_BENCH_WEBGPU=0 the WebGPU engine, which runs on the first type only; CPU_BENCH_THREADS=N
 // the pool size beside one thread (default min(2, cores)).
+// Ours runs with the engine's default activations (DEFAULT_ACTIVATIONS, keys without a prefix) and, where
+// that is not it, also with the fast path's ('q8': integer linears; keys `<type> q8 …`, ratios
+// `<type> q8 wasmOverNative…`), each before and after the peers.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createCpuEngine } from '../../src/cpu/create-engine.ts';
+import { createCpuEngine, DEFAULT_ACTIVATIONS } from '../../src/cpu/create-engine.ts';
+import type { CpuActivations } from '../../src/cpu/wasm-kernels.ts';
 import { decodeNext, sampleNext, type LayerEngine } from '../../src/model/engine-types.ts';
 import { ReferenceEngine } from '../../src/model/reference/reference-engine.ts';
 import type { ModelWeights } from '../../src/model/types.ts';
@@ -30,6 +34,8 @@ const GEN = 32;
 const PEERS = process.argv.includes('--peers');
 const PEER_DIR = process.env.PEER_DIR ?? '/tmp/peer';
 const NATIVE_PEER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native-peer.mjs');
+/** The fast path, measured beside the default when it is not the default. */
+const FAST: CpuActivations = 'q8';
 const PROMPT_IDS = Array.from({ length: PROMPT }, (_, i) => (i * 7919 + 13) % 150000);
 
 /** Native llama.cpp through node-llama-cpp, in its own process (bounded: 10 minutes). */
@@ -43,7 +49,10 @@ function nativeSpeeds(gguf: string, threads: number): { prefill: number; decode:
  * The peers on `weights` between two rounds of ours on THREADS threads (`again` runs it): a change of load
  * on the shared machine then falls on both sides. Ratios are ours ÷ peer, best round against best round.
  */
-async function peers(type: CpuBenchType, weights: ModelWeights, before: { prefill: number; decode: number }, again: () => Promise<{ prefill: number; decode: number }>, out: Record<string, number | string>): Promise<void> {
+/** One activation path of ours: its key prefix ('' for the default), its first round, and how to run another. */
+interface OursPath { prefix: string; before: { prefill: number; decode: number }; again: () => Promise<{ prefill: number; decode: number }> }
+
+async function peers(type: CpuBenchType, weights: ModelWeights, paths: OursPath[], out: Record<string, number | string>): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'pooled-cpu-peers-'));
   try {
     const gguf = path.join(dir, `${type}.gguf`);
@@ -55,7 +64,7 @@ async function peers(type: CpuBenchType, weights: ModelWeights, before: { prefil
       out[`${type} native llama.cpp ${THREADS} threads prefill tok/s`] = n.prefill;
       out[`${type} native llama.cpp ${THREADS} threads decode tok/s`] = n.decode;
       out[`${type} native llama.cpp ${THREADS} threads decode tok/s (no sampler)`] = n.decodeUnsampled;
-      ratios.push([`${type} wasmOverNativePrefill`, 'prefill', n.prefill], [`${type} wasmOverNativeDecode`, 'decode', Math.max(n.decode, n.decodeUnsampled)]);
+      ratios.push(['wasmOverNativePrefill', 'prefill', n.prefill], ['wasmOverNativeDecode', 'decode', Math.max(n.decode, n.decodeUnsampled)]);
     } catch (e) {
       out[`${type} native llama.cpp`] = `failed: ${(e as Error).message.slice(0, 400)}`;
     }
@@ -64,18 +73,20 @@ async function peers(type: CpuBenchType, weights: ModelWeights, before: { prefil
       out[`${type} wllama ${THREADS} threads prefill tok/s`] = w.prefill;
       out[`${type} wllama ${THREADS} threads decode tok/s`] = w.decode;
       out[`${type} wllama page`] = `${w.isolated ? 'cross-origin isolated' : 'not isolated'}, ${w.note}`;
-      ratios.push([`${type} wasmOverWllamaPrefill`, 'prefill', w.prefill], [`${type} wasmOverWllamaDecode`, 'decode', w.decode]);
+      ratios.push(['wasmOverWllamaPrefill', 'prefill', w.prefill], ['wasmOverWllamaDecode', 'decode', w.decode]);
     } catch (e) {
       out[`${type} wllama`] = `failed: ${(e as Error).message.split('\n')[0]!.slice(0, 400)}`;
     }
     out[`${type} load after peers`] = +loadavg()[0]!.toFixed(2);
-    const after = await again();
-    // best against best: ours the better of its two rounds, the peer its best round (and, for native
-    // decode, the faster of with and without its sampler), since load only ever slows a round down
-    const ours = { prefill: Math.max(before.prefill, after.prefill), decode: Math.max(before.decode, after.decode) };
-    out[`${type} wasm ${THREADS} threads prefill tok/s (before / after peers)`] = `${before.prefill.toPrecision(3)} / ${after.prefill.toPrecision(3)}`;
-    out[`${type} wasm ${THREADS} threads decode tok/s (before / after peers)`] = `${before.decode.toPrecision(3)} / ${after.decode.toPrecision(3)}`;
-    for (const [key, what, peer] of ratios) out[key] = ours[what] / peer;
+    for (const { prefix, before, again } of paths) {
+      const after = await again();
+      // best against best: ours the better of its two rounds, the peer its best round (and, for native
+      // decode, the faster of with and without its sampler), since load only ever slows a round down
+      const ours = { prefill: Math.max(before.prefill, after.prefill), decode: Math.max(before.decode, after.decode) };
+      out[`${type} ${prefix}wasm ${THREADS} threads prefill tok/s (before / after peers)`] = `${before.prefill.toPrecision(3)} / ${after.prefill.toPrecision(3)}`;
+      out[`${type} ${prefix}wasm ${THREADS} threads decode tok/s (before / after peers)`] = `${before.decode.toPrecision(3)} / ${after.decode.toPrecision(3)}`;
+      for (const [key, what, peer] of ratios) out[`${type} ${prefix}${key}`] = ours[what] / peer;
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -103,12 +114,15 @@ async function webgpu(weights: ModelWeights): Promise<LayerEngine | undefined> {
 }
 
 export async function run(): Promise<Record<string, number | string>> {
-  const out: Record<string, number | string> = { cores: cpus().length, loadAtStart: +loadavg()[0]!.toFixed(2) };
+  const out: Record<string, number | string> = {
+    cores: cpus().length, loadAtStart: +loadavg()[0]!.toFixed(2), activationsDefault: DEFAULT_ACTIVATIONS,
+    activationsFast: `${FAST} (activations quantized per 32 values; integer dot products for Q8_0/Q4_0/Q4_K/Q6_K weights)`,
+  };
   for (const type of TYPES) {
     const weights = randomCpuModel(type, 8);
     const L = weights.config.numLayers;
-    const wasm = async (threads: number): Promise<{ prefill: number; decode: number }> => {
-      const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40, threads });
+    const wasm = async (threads: number, activations: CpuActivations = DEFAULT_ACTIVATIONS): Promise<{ prefill: number; decode: number }> => {
+      const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40, threads, activations });
       await speeds(cpu, L, 2);                                 // warm up (JIT, memory growth)
       await cpu.truncate(0);
       const s = await speeds(cpu, L, GEN);
@@ -127,7 +141,16 @@ export async function run(): Promise<Record<string, number | string>> {
       out[`${type} threadsOverOneDecode`] = t.decode / ours.decode;
       oursT = t;
     }
-    if (PEERS) await peers(type, weights, oursT, () => wasm(THREADS), out);
+    const paths: OursPath[] = [{ prefix: '', before: oursT, again: () => wasm(THREADS) }];
+    if (FAST !== DEFAULT_ACTIVATIONS) {
+      const f = await wasm(THREADS, FAST);
+      out[`${type} ${FAST} wasm ${THREADS} threads prefill tok/s`] = f.prefill;
+      out[`${type} ${FAST} wasm ${THREADS} threads decode tok/s`] = f.decode;
+      out[`${type} ${FAST}OverDefaultPrefill`] = f.prefill / oursT.prefill;
+      out[`${type} ${FAST}OverDefaultDecode`] = f.decode / oursT.decode;
+      paths.push({ prefix: `${FAST} `, before: f, again: () => wasm(THREADS, FAST) });
+    }
+    if (PEERS) await peers(type, weights, paths, out);
     const gpu = process.env.CPU_BENCH_WEBGPU === '0' ? undefined : await webgpu(weights);
     if (gpu) {
       await speeds(gpu, L, 1);
