@@ -33,6 +33,77 @@ export function linearQ8Covers(fmt: i32): bool {
   return i32x4.add(s, i32x4.dot_i16x8_s(w3, v128.load(xp + 48)));
 }
 
+/** dot32 with the 32 codes already in registers (a decode row pair shares them). */
+@inline function dot32r(w0: v128, w1: v128, w2: v128, w3: v128, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  return i32x4.add(i32x4.add(i32x4.dot_i16x8_s(w0, x0), i32x4.dot_i16x8_s(w1, x1)), i32x4.add(i32x4.dot_i16x8_s(w2, x2), i32x4.dot_i16x8_s(w3, x3)));
+}
+
+/** Q8_0 or Q4_0 block at p (its f16 scale first) dotted with codes x0..x3: the integer sums, i32x4. */
+@inline function isum32(fmt: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  if (fmt == Q8_0) {
+    const u = v128.load(p + 2), v = v128.load(p + 18);
+    return dot32r(i16x8.extend_low_i8x16_s(u), i16x8.extend_high_i8x16_s(u), i16x8.extend_low_i8x16_s(v), i16x8.extend_high_i8x16_s(v), x0, x1, x2, x3);
+  }
+  const v = v128.load(p + 2), eight = i8x16.splat(8);
+  const lo = i8x16.sub(v128.and(v, i8x16.splat(15)), eight), hi = i8x16.sub(i8x16.shr_u(v, 4), eight);
+  return dot32r(i16x8.extend_low_i8x16_s(lo), i16x8.extend_high_i8x16_s(lo), i16x8.extend_low_i8x16_s(hi), i16x8.extend_high_i8x16_s(hi), x0, x1, x2, x3);
+}
+
+/**
+ * Decode's matvec (one token) over two rows of Q8_0 or Q4_0 at once: each block's 32 codes and scale
+ * are loaded once for both rows. Row A's result is bit for bit rowTile32's for NT 1 (same operations).
+ */
+@inline function rowPair32(fmt: i32, rowA: usize, rowB: usize, xq: usize, dAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32): void {
+  const B = K >> 5, bytes: usize = fmt == Q8_0 ? 34 : 18, x = xq + <usize>t * (<usize>K << 1);
+  let a = f32x4.splat(0), c = f32x4.splat(0);
+  for (let b = 0; b < B; b++) {
+    const xp = x + (<usize>b << 6);
+    const x0 = v128.load(xp), x1 = v128.load(xp + 16), x2 = v128.load(xp + 32), x3 = v128.load(xp + 48);
+    const dx = load<f32>(dAt + scaleAt(t, b, B));
+    const pA = rowA + <usize>b * bytes, pB = rowB + <usize>b * bytes;
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, pA, x0, x1, x2, x3)), f32x4.splat(halfToF32(load<u16>(pA)) * dx)));
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, pB, x0, x1, x2, x3)), f32x4.splat(halfToF32(load<u16>(pB)) * dx)));
+  }
+  const ys: usize = <usize>yStride << 2;
+  store<f32>(yA + <usize>t * ys, lanes(a));
+  store<f32>(yB + <usize>t * ys, lanes(c));
+}
+
+/** Q4_K sub-block s of the super-block at p dotted with codes x0..x3 (its nibbles 0..15, unsigned). */
+@inline function isumQ4K(p: usize, s: i32, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  const q = p + 16 + 32 * (s >> 1), mask = i8x16.splat(15);
+  let u = v128.load(q), v = v128.load(q + 16);
+  if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
+  return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v), x0, x1, x2, x3);
+}
+
+/** A Q4_K sub-block's term for one token: f32(d·sc·dx)·Σ in the lanes, dmin·m·s off lane 0 (as block() NT 1). */
+@inline function q4kTerm(acc: v128, p: usize, s: i32, d: f32, dmin: f32, dx: f32, sx: f32, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  const sm = scaleMin(p + 4, s);
+  const a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isumQ4K(p, s, x0, x1, x2, x3)), f32x4.splat(d * <f32>(sm & 255) * dx)));
+  return f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, dmin * <f32>(sm >> 8) * sx));
+}
+
+/** Decode's matvec over two Q4_K rows at once (codes loaded once); each row bit for bit rowTileQ4K's NT 1. */
+function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32): void {
+  const B = K >> 5, x = xq + <usize>t * (<usize>K << 1);
+  let a = f32x4.splat(0), c = f32x4.splat(0);
+  for (let sb = 0; sb < K >> 8; sb++) {
+    const pA = rowA + <usize>sb * 144, pB = rowB + <usize>sb * 144;
+    const dA = halfToF32(load<u16>(pA)), mA = halfToF32(load<u16>(pA + 2)), dB = halfToF32(load<u16>(pB)), mB = halfToF32(load<u16>(pB + 2));
+    for (let s = 0; s < 8; s++) {
+      const blk = (sb << 3) + s, xp = x + (<usize>blk << 6), at = scaleAt(t, blk, B);
+      const x0 = v128.load(xp), x1 = v128.load(xp + 16), x2 = v128.load(xp + 32), x3 = v128.load(xp + 48);
+      const dx = load<f32>(dAt + at), sx = load<f32>(sAt + at);
+      a = q4kTerm(a, pA, s, dA, mA, dx, sx, x0, x1, x2, x3);
+      c = q4kTerm(c, pB, s, dB, mB, dx, sx, x0, x1, x2, x3);
+    }
+  }
+  const ys: usize = <usize>yStride << 2;
+  store<f32>(yA + <usize>t * ys, lanes(a));
+  store<f32>(yB + <usize>t * ys, lanes(c));
+}
+
 /** [Σ lanes of a, Σ b, Σ c, Σ d] (i32x4): the 4 tokens' sums of one block side by side. */
 @inline function sum4(a: v128, b: v128, c: v128, d: v128): v128 {
   const ab = i32x4.add(v128.shuffle<i32>(a, b, 0, 1, 4, 5), v128.shuffle<i32>(a, b, 2, 3, 6, 7));
@@ -171,6 +242,8 @@ function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys
 function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys); }
 function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys); }
 function q4Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q4_0, 1, row, xq, dAt, t, K, y, ys); }
+function q8Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q8_0, a, b, xq, dAt, t, K, ya, yb, ys); }
+function q4Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q4_0, a, b, xq, dAt, t, K, ya, yb, ys); }
 function q4kTile4(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ4K(4, row, xq, dAt, sAt, t, K, y, ys); }
 function q4kTile1(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ4K(1, row, xq, dAt, sAt, t, K, y, ys); }
 function q6kTile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(4, row, xq, dAt, t, K, y, ys); }
@@ -198,7 +271,16 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
       }
     }
     for (; t < n; t++) {
-      for (let r = rb0; r < rEnd; r++) {
+      let r = rb0;
+      if (fmt != Q6_K) {   // decode's matvec and a prefill's last tokens: rows in pairs (same bits as alone)
+        for (; r + 2 <= rEnd; r += 2) {
+          const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
+          if (fmt == Q8_0) q8Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride);
+          else if (fmt == Q4_0) q4Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride);
+          else q4kPair(row, row + rb, xq, dAt, sAt, t, K, yr, yr + 4, yStride);
+        }
+      }
+      for (; r < rEnd; r++) {
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
         if (fmt == Q8_0) q8Tile1(row, xq, dAt, t, K, yr, yStride);
         else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride);
