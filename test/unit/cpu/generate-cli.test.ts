@@ -33,3 +33,16 @@ it('--backend wasm gives the safetensors golden and the Q4_K_M MoE GGUF golden',
   expect(r2.code).toBe(0);
   expect((JSON.parse(r2.stdout) as { ids: number[] }).ids).toEqual(g.models['moe-Q4_K_M'].ids);
 }, SLOW);
+
+it('--cpu-activations q8 runs the integer linears (32 tokens; not the golden\'s, see the README) and is refused off --backend wasm', async () => {
+  const g = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
+  const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['dense-Q4_K_M']);
+  const r = await generate('--model', m.path, '--prompt-ids', g.promptIds.join(','), '--max-new-tokens', '32', '--backend', 'wasm', '--cpu-activations', 'q8', '--json');
+  expect(r.code).toBe(0);
+  const ids = (JSON.parse(r.stdout) as { ids: number[] }).ids;
+  expect(ids).toHaveLength(32);
+  expect(ids).not.toEqual(g.models['dense-Q4_K_M'].ids);   // it flips at token 2 (README, "CPU activations")
+  const bad = await generate('--model', m.path, '--prompt-ids', '1,2', '--cpu-activations', 'q8');
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--cpu-activations applies to --backend wasm only');
+}, SLOW);
