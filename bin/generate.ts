@@ -43,6 +43,8 @@ const USAGE = `usage: npm run generate -- --model DIR|URL|HF-ID --prompt TEXT [o
   --top-p P            nucleus sampling threshold in (0, 1] (default off)
   --seed S             sampling seed (default: random when sampling; printed in stats)
   --backend B          reference (CPU, default) | webgpu (Dawn in Node) | wasm (the WebAssembly SIMD engine, src/cpu)
+  --cpu-activations A  with --backend wasm: f32 (default: exact, weights decoded to f32) or q8 (activations
+                       quantized per 32 values, integer dot products for Q8_0/Q4_0/Q4_K/Q6_K: faster, not exact)
   --ctx N              context size in tokens (default: prompt + max-new-tokens, at most the model's)
   --kv T               KV cache type: f16 (default) or q8_0 (llama.cpp's 8-bit blocks, about half the bytes)
   --json               print one JSON object {"ids", "text", "stats"} and nothing else on stdout
@@ -69,7 +71,7 @@ function numberOption(name: string, v: string | undefined, check: (n: number) =>
 interface Args {
   model: string; prompt?: string; promptIds?: number[]; chat: boolean; maxNewTokens: number; temperature: number; topK?: number;
   topP?: number; seed?: number; backend: 'reference' | 'webgpu' | 'wasm'; ctx?: number; kv?: KvCacheType; json: boolean;
-  speculate?: 'lookup' | { draft: string }; maxDraft?: number; draftLength?: number | 'auto';
+  speculate?: 'lookup' | { draft: string }; maxDraft?: number; draftLength?: number | 'auto'; cpuActivations?: 'f32' | 'q8';
 }
 
 function parse(): Args {
@@ -79,7 +81,7 @@ function parse(): Args {
       options: {
         model: { type: 'string' }, prompt: { type: 'string' }, 'prompt-ids': { type: 'string' }, chat: { type: 'boolean' },
         'max-new-tokens': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' },
-        'top-p': { type: 'string' }, seed: { type: 'string' }, backend: { type: 'string' }, ctx: { type: 'string' }, kv: { type: 'string' },
+        'top-p': { type: 'string' }, seed: { type: 'string' }, backend: { type: 'string' }, 'cpu-activations': { type: 'string' }, ctx: { type: 'string' }, kv: { type: 'string' },
         json: { type: 'boolean' }, speculate: { type: 'string' }, 'max-draft': { type: 'string' }, 'draft-length': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -120,6 +122,12 @@ function parse(): Args {
   if (topP !== undefined) args.topP = topP;
   if (seed !== undefined) args.seed = seed;
   if (ctx !== undefined) args.ctx = ctx;
+  const act = str('cpu-activations');
+  if (act !== undefined) {
+    if (act !== 'f32' && act !== 'q8') fail(2, `--cpu-activations must be f32 or q8, got "${act}"`, true);
+    if (backend !== 'wasm') fail(2, '--cpu-activations applies to --backend wasm only', true);
+    args.cpuActivations = act;
+  }
   const kv = str('kv');
   if (kv !== undefined) {
     if (!isKvCacheType(kv)) fail(2, `--kv must be ${KV_CACHE_TYPES.join(' or ')}, got "${kv}"`, true);
@@ -171,9 +179,9 @@ async function webgpuFactory(): Promise<CreateWebGPUEngine> {
 }
 
 /** The WASM engine (src/cpu); its kernels compile from src/cpu/asm/ on first use (cached). */
-async function wasmFactory(): Promise<CreateWebGPUEngine> {
+async function wasmFactory(activations?: 'f32' | 'q8'): Promise<CreateWebGPUEngine> {
   const { createCpuEngine } = await import('../src/cpu/create-engine.ts');
-  return (weights, opts) => createCpuEngine(weights, opts);
+  return (weights, opts) => createCpuEngine(weights, { ...opts, ...(activations ? { activations } : {}) });
 }
 
 /**
@@ -220,7 +228,7 @@ function printHuman(result: GenerationResult, text: string, stats: Record<string
 
 async function main(): Promise<void> {
   const args = parse();
-  const createWebGPU = args.backend === 'webgpu' ? await webgpuFactory() : args.backend === 'wasm' ? await wasmFactory() : undefined;
+  const createWebGPU = args.backend === 'webgpu' ? await webgpuFactory() : args.backend === 'wasm' ? await wasmFactory(args.cpuActivations) : undefined;
   const t0 = performance.now();
   const source = await resolveModelSource(args.model);
   const tokenizer = await Tokenizer.fromSource(source);

@@ -22,7 +22,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createCpuEngine } from '../../src/cpu/create-engine.ts';
+import { createCpuEngine, DEFAULT_ACTIVATIONS } from '../../src/cpu/create-engine.ts';
+import type { CpuActivations } from '../../src/cpu/wasm-kernels.ts';
 import { resolveSimdPath } from '../../src/cpu/kernel-binary.ts';
 import type { SimdChoice, SimdPath } from '../../src/cpu/simd-path.ts';
 import type { LayerEngine } from '../../src/model/engine-types.ts';
@@ -44,6 +45,8 @@ const PEERS = process.argv.includes('--peers');
 const SIMD = (process.env.CPU_BENCH_SIMD ?? 'auto') as SimdChoice;
 const PEER_DIR = process.env.PEER_DIR ?? '/tmp/peer';
 const NATIVE_PEER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'native-peer.mjs');
+/** The fast path (integer dots on 8-bit activations), measured beside the default when it is not the default. */
+const FAST: CpuActivations = 'q8';
 const WEBGPU_GEN = 8;   // decode tokens for WebGPU on a software adapter (a few tok/s at best)
 const PROMPT_IDS = Array.from({ length: PROMPT }, (_, i) => (i * 7919 + 13) % 150000);
 
@@ -107,7 +110,7 @@ const best = (rounds: Speeds[]): Speeds => ({ prefill: Math.max(...rounds.map((r
  * the shared machine falls on both sides; then, in the one Chromium page, ours on WASM, wllama and ours
  * again (and ours on WebGPU when `webgpuToo`). Ratios are ours ÷ peer, best round against best round.
  */
-async function peers(type: CpuBenchType, weights: ModelWeights, before: Speeds, again: () => Promise<Speeds>, out: Record<string, number | string>, page: { dir: string; open(): Promise<CpuBenchPage> }, webgpuToo: boolean): Promise<void> {
+async function peers(type: CpuBenchType, weights: ModelWeights, before: Speeds, again: () => Promise<Speeds>, out: Record<string, number | string>, page: { dir: string; open(): Promise<CpuBenchPage> }, webgpuToo: boolean, fast?: { before: Speeds; again: () => Promise<Speeds> }): Promise<void> {
   const file = `${type}.gguf`;
   const gguf = path.join(page.dir, file);
   try {
@@ -130,6 +133,15 @@ async function peers(type: CpuBenchType, weights: ModelWeights, before: Speeds, 
     if (native) {
       out[`${type} wasmOverNativePrefill`] = ours.prefill / native.prefill;
       out[`${type} wasmOverNativeDecode`] = ours.decode / native.decode;
+    }
+    if (fast) {
+      // the fast path's rounds around native too (its first ran before native, this one after)
+      const f = best([fast.before, await fast.again()]);
+      out[`${type} ${FAST} wasm ${THREADS} threads prefill / decode tok/s (best of before / after native)`] = `${f.prefill.toPrecision(3)} / ${f.decode.toPrecision(3)}`;
+      if (native) {
+        out[`${type} ${FAST} wasmOverNativePrefill`] = f.prefill / native.prefill;
+        out[`${type} ${FAST} wasmOverNativeDecode`] = f.decode / native.decode;
+      }
     }
     try {
       await onPage(await page.open(), type, file, weights.config.numLayers, webgpuToo, ours, out);
@@ -158,7 +170,10 @@ async function webgpu(weights: ModelWeights): Promise<LayerEngine | undefined> {
 export async function run(): Promise<Record<string, number | string>> {
   // the SIMD path every "wasm" figure below ran: relaxed where this Node validates it, unless forced
   const simdPath = await resolveSimdPath(SIMD);
-  const out: Record<string, number | string> = { cores: cpus().length, loadAtStart: +loadavg()[0]!.toFixed(2), wasmSimd: simdPath };
+  const out: Record<string, number | string> = {
+    cores: cpus().length, loadAtStart: +loadavg()[0]!.toFixed(2), wasmSimd: simdPath, activationsDefault: DEFAULT_ACTIVATIONS,
+    activationsFast: `${FAST} (activations quantized per 32 values; integer dot products for Q8_0/Q4_0/Q4_K/Q6_K weights)`,
+  };
   // --peers: one Chromium page for every type, opened (the app built) at the first type's page run
   const dir = mkdtempSync(path.join(tmpdir(), 'pooled-cpu-peers-'));
   let opened: Promise<CpuBenchPage> | undefined;
@@ -168,8 +183,8 @@ export async function run(): Promise<Record<string, number | string>> {
     for (const type of TYPES) {
       const weights = randomCpuModel(type, 8);
       const L = weights.config.numLayers;
-      const wasm = async (threads: number, simd: SimdPath = simdPath): Promise<{ prefill: number; decode: number }> => {
-        const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40, threads, simd });
+      const wasm = async (threads: number, simd: SimdPath = simdPath, activations: CpuActivations = DEFAULT_ACTIVATIONS): Promise<{ prefill: number; decode: number }> => {
+        const cpu = await createCpuEngine(weights, { ctx: PROMPT + 40, threads, simd, activations });
         if (cpu.stats().simd !== simd) throw new Error(`asked for the ${simd} SIMD build, the engine runs ${cpu.stats().simd}`);
         await speeds(cpu, L, 2);                                 // warm up (JIT, memory growth)
         await cpu.truncate(0);
@@ -204,8 +219,17 @@ export async function run(): Promise<Record<string, number | string>> {
           out[`${type} relaxedOverPlain${THREADS}ThreadsDecode`] = oursT.decode / pT.decode;
         }
       }
+      let fast: { before: Speeds; again: () => Promise<Speeds> } | undefined;
+      if (FAST !== DEFAULT_ACTIVATIONS) {
+        const f = await wasm(THREADS, simdPath, FAST);
+        out[`${type} ${FAST} wasm ${THREADS} threads prefill tok/s`] = f.prefill;
+        out[`${type} ${FAST} wasm ${THREADS} threads decode tok/s`] = f.decode;
+        out[`${type} ${FAST}OverDefaultPrefill`] = f.prefill / oursT.prefill;
+        out[`${type} ${FAST}OverDefaultDecode`] = f.decode / oursT.decode;
+        fast = { before: f, again: () => wasm(THREADS, simdPath, FAST) };
+      }
       // with --peers, WebGPU runs in the page beside ours (the first type only: a software adapter is slow)
-      if (PEERS) await peers(type, weights, oursT, () => wasm(THREADS), out, page, webgpuOn && type === TYPES[0]);
+      if (PEERS) await peers(type, weights, oursT, () => wasm(THREADS), out, page, webgpuOn && type === TYPES[0], fast);
       const gpu = PEERS || !webgpuOn ? undefined : await webgpu(weights);
       if (gpu) {
         await speeds(gpu, L, 1);

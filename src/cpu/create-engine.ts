@@ -16,7 +16,7 @@ import { CpuRecurrentState } from './recurrent-state.ts';
 import type { SimdChoice } from './simd-path.ts';
 import { checkLayer, checkLinear, placeLayer, type CpuLayer } from './layers.ts';
 import { WasmStreamSink } from './stream-sink.ts';
-import { WasmKernels } from './wasm-kernels.ts';
+import { WasmKernels, type CpuActivations } from './wasm-kernels.ts';
 
 export interface CpuEngineOptions {
   /** KV capacity in tokens (placed whole at creation). Default: maxPositionEmbeddings capped at DEFAULT_CTX_CAP. */
@@ -35,10 +35,19 @@ export interface CpuEngineOptions {
    * src/cpu/simd-path.ts), or one forced ('plain': the SIMD128-only build, ?simd=plain in the app).
    */
   simd?: SimdChoice;
+  /**
+   * The linears' activations (see CpuActivations in ./wasm-kernels.ts): 'q8' quantizes them per 32
+   * values and runs Q8_0/Q4_0/Q4_K/Q6_K weights in integer dot products (llama.cpp's approach, faster);
+   * 'f32' keeps them f32, exact against the reference up to summation order. Default: DEFAULT_ACTIVATIONS.
+   */
+  activations?: CpuActivations;
   /** The compiled kernels (default: loadKernelBinary(threads > 1, simd)). */
   binary?: Uint8Array;
   onProgress?: (p: LoadProgress) => void;
 }
+
+/** See the README's design decisions ("CPU activations") for why this is the default. */
+export const DEFAULT_ACTIVATIONS: CpuActivations = 'f32';
 
 /** The KV cache is placed whole: without a ctx a model's full 40k context would be GBs. */
 export const DEFAULT_CTX_CAP = 4096;
@@ -71,7 +80,7 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
 
   const threads = opts.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new EngineUsageError(`createCpuEngine: threads ${threads} must be a whole number in 1..64`);
-  const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1, opts.simd ?? 'auto'), { threads });
+  const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1, opts.simd ?? 'auto'), { threads, activations: opts.activations ?? DEFAULT_ACTIVATIONS });
   try {
     return await placeAll(k, weights, { ctx, range, held, attention, linear, hasHead, kvType, opts });
   } catch (e) {

@@ -12,8 +12,9 @@
 // counting late into the next job would push DONE past threads − 1 and that job would wait forever.
 
 // control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE,
-// FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits)
-const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, SLOTS = 16;
+// FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits),
+// KIND (0: the f32 kernel `linear`, 1: the integer kernel `linearQ8` over quantized x; same arguments)
+const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, KIND = 15, SLOTS = 16;
 
 /** The worker's whole program, as source: it runs unchanged in Node (eval worker) and a browser (blob). */
 const WORKER_SOURCE = `
@@ -38,7 +39,8 @@ listen(async ({ binary, memory, control, index }) => {
       const rows = c[j + 5];
       const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
       const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
-      if (r1 > r0) k.linear(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
+      const kernel = c[${KIND}] === 1 ? k.linearQ8 : k.linear;
+      if (r1 > r0) kernel(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
     } catch (e) {
       Atomics.store(c, ${FAILED}, index);
       try { port.postMessage(String(e && e.stack || e)); } catch {}
@@ -50,7 +52,7 @@ listen(async ({ binary, memory, control, index }) => {
 
 interface AnyWorker { postMessage(m: unknown): void; terminate(): unknown }
 
-export interface LinearJob { fmt: number; w: number; scales: number; x: number; y: number; rows: number; K: number; n: number; yStride: number }
+export interface LinearJob { kind?: 'f32' | 'q8'; fmt: number; w: number; scales: number; x: number; y: number; rows: number; K: number; n: number; yStride: number }
 
 export class ThreadPool {
   /** Jobs split across the workers so far (tests check the pool really ran). */
@@ -99,6 +101,7 @@ export class ThreadPool {
     if (this.broken) throw new Error(`ThreadPool: broken by an earlier failure (${this.broken})`);
     this.jobs++;
     c.set([job.fmt, job.w | 0, job.scales | 0, job.x | 0, job.y | 0, job.rows, job.K, job.n, job.yStride, scratch | 0, T], JOB);
+    c[KIND] = job.kind === 'q8' ? 1 : 0;
     Atomics.store(c, DONE, 0);
     Atomics.add(c, GEN, 1);
     Atomics.notify(c, GEN);

@@ -17,6 +17,10 @@ interface KernelExports {
   rowBytes(fmt: number, K: number): number;
   dequantRow(fmt: number, src: number, scales: number, dst: number, K: number): void;
   linear(fmt: number, w: number, scales: number, x: number, y: number, row0: number, row1: number, K: number, n: number, yStride: number, scratch: number): void;
+  linearQ8(fmt: number, w: number, scales: number, xq: number, y: number, row0: number, row1: number, K: number, n: number, yStride: number, unused: number): void;
+  linearQ8Covers(fmt: number): number;
+  q8Bytes(n: number, K: number): number;
+  quantizeQ8(x: number, xq: number, n: number, K: number): void;
   rmsnorm(x: number, w: number, y: number, rows: number, width: number, eps: number): void;
   rope(x: number, cs: number, n: number, heads: number, D: number, R: number): void;
   siluMul(gu: number, out: number, n: number, I: number): void;
@@ -49,6 +53,14 @@ export interface StreamPlaces {
   addressOf(ref: StreamRef, name: string): number;
 }
 
+/**
+ * How the linears treat their input. 'f32': x stays f32 and every weight is decoded to f32 (exact up to
+ * f32 summation order: the path tested against the reference at the GPU tolerances). 'q8': x is
+ * quantized per 32 values to i16 codes + an f32 scale once per call and Q8_0/Q4_0/Q4_K/Q6_K rows are
+ * dotted in integers (src/cpu/asm/linear-q8.ts; llama.cpp's approach), other formats still run 'f32'.
+ */
+export type CpuActivations = 'f32' | 'q8';
+
 /** A weight placed in the kernels' memory: its row runs, each in one format. */
 export interface WasmLinear {
   rows: number;                // N
@@ -66,9 +78,12 @@ export class WasmKernels {
   private top: number;
   /** Weight bytes the linears have read (rows × row bytes, scales included); tests count active parameters with it. */
   bytesRead = 0;
+  /** The linears' activation path (see CpuActivations); may be changed between calls. */
+  activations: CpuActivations;
 
-  private constructor(memory: WebAssembly.Memory, exports: KernelExports, private readonly pool?: ThreadPool) {
+  private constructor(memory: WebAssembly.Memory, exports: KernelExports, activations: CpuActivations, private readonly pool?: ThreadPool) {
     this.memory = memory;
+    this.activations = activations;
     this.k = exports;
     this.simd = exports.relaxedSimd() === 1 ? 'relaxed' : 'plain';
     this.top = align(exports.heapBase());
@@ -78,12 +93,12 @@ export class WasmKernels {
    * One instance on a fresh memory. threads > 1 needs the `threads` build (shared memory) and a caller
    * that may block (Node, a Web Worker): the linears' rows are then split over a pool of workers.
    */
-  static async create(binary: Uint8Array, opts: { threads?: number; poolTimeoutMs?: number } = {}): Promise<WasmKernels> {
+  static async create(binary: Uint8Array, opts: { threads?: number; poolTimeoutMs?: number; activations?: CpuActivations } = {}): Promise<WasmKernels> {
     const threads = opts.threads ?? 1;
     const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, ...(threads > 1 ? { shared: true } : {}) });
     const { instance } = await WebAssembly.instantiate(binary as Uint8Array<ArrayBuffer>, { env: { memory } });
     const pool = threads > 1 ? await ThreadPool.create(binary, memory, threads, opts.poolTimeoutMs === undefined ? {} : { timeoutMs: opts.poolTimeoutMs }) : undefined;
-    return new WasmKernels(memory, instance.exports as unknown as KernelExports, pool);
+    return new WasmKernels(memory, instance.exports as unknown as KernelExports, opts.activations ?? 'f32', pool);
   }
 
   /** Threads the linears run on (1: this one only). */
@@ -177,6 +192,7 @@ export class WasmKernels {
     const K = w.cols;
     const T = this.threads;
     const scratch = this.alloc(T * align(K * 4));
+    let xq = 0;   // x quantized (once, for every part the integer path reads), or 0 while not yet
     let base = 0;
     for (const p of w.parts) {
       const a = Math.max(r0, base), b = Math.min(r1, base + p.rows);
@@ -185,11 +201,18 @@ export class WasmKernels {
         const rowPtr = p.ptr + (a - base) * p.rowBytes;
         const scalePtr = p.scales ? p.scales + (a - base) * p.scaleRowBytes : 0;
         const y = yp + (a - r0) * 4;
+        const q8 = this.activations === 'q8' && this.k.linearQ8Covers(p.fmt) !== 0;
+        if (q8 && xq === 0) {
+          xq = this.alloc(this.k.q8Bytes(n, K));
+          this.k.quantizeQ8(xp, xq, n, K);
+        }
+        const kernel = q8 ? this.k.linearQ8 : this.k.linear;
+        const x = q8 ? xq : xp;
         if (this.pool && b - a >= 4 * T) {
-          this.pool.run({ fmt: p.fmt, w: rowPtr, scales: scalePtr, x: xp, y, rows: b - a, K, n, yStride }, scratch,
-            (row0, row1, s) => this.k.linear(p.fmt, rowPtr, scalePtr, xp, y, row0, row1, K, n, yStride, s));
+          this.pool.run({ kind: q8 ? 'q8' : 'f32', fmt: p.fmt, w: rowPtr, scales: scalePtr, x, y, rows: b - a, K, n, yStride }, scratch,
+            (row0, row1, s) => kernel(p.fmt, rowPtr, scalePtr, x, y, row0, row1, K, n, yStride, s));
         } else {
-          this.k.linear(p.fmt, rowPtr, scalePtr, xp, y, 0, b - a, K, n, yStride, scratch);
+          kernel(p.fmt, rowPtr, scalePtr, x, y, 0, b - a, K, n, yStride, scratch);
         }
         this.bytesRead += (b - a) * (p.rowBytes + (p.scales ? p.scaleRowBytes : 0));
       }
@@ -206,6 +229,29 @@ export class WasmKernels {
       this.linearAt(w, xp, n, yp, N, r0, r1);
       return this.f32(yp, n * N).slice();
     });
+  }
+
+  /** x [n, K] quantized as the integer linears quantize it (./asm/quantize.ts): codes, and per [n, K/32] block its scale and d·Σcodes. */
+  quantizeQ8(x: Float32Array, n: number): { q: Int16Array; d: Float32Array; s: Float32Array } {
+    const K = x.length / n, B = K / 32, tiles = Math.ceil(n / 4);
+    return this.frame(() => {
+      const xp = this.input(x), xq = this.alloc(this.k.q8Bytes(n, K));
+      this.k.quantizeQ8(xp, xq, n, K);
+      const dT = this.f32(xq + n * K * 2, tiles * B * 4), sT = this.f32(xq + n * K * 2 + tiles * B * 16, tiles * B * 4);
+      const d = new Float32Array(n * B), s = new Float32Array(n * B);
+      for (let t = 0; t < n; t++) {
+        for (let b = 0; b < B; b++) {   // stored [⌈n/4⌉, B, 4]: a prefill tile's 4 tokens side by side
+          d[t * B + b] = dT[((t >> 2) * B + b) * 4 + (t & 3)]!;
+          s[t * B + b] = sT[((t >> 2) * B + b) * 4 + (t & 3)]!;
+        }
+      }
+      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s };
+    });
+  }
+
+  /** Whether activations 'q8' reads format fmt with the integer kernels (else that part runs 'f32'). */
+  q8Covers(fmt: FormatCode): boolean {
+    return this.k.linearQ8Covers(fmt) !== 0;
   }
 
   /** Rows `ids` of W decoded to f32 [ids.length, K] (the embedding gather). */

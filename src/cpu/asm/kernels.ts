@@ -3,6 +3,8 @@
 // buffer above heapBase(); every export takes byte addresses into that memory.
 export { dequantRow, rowBytes } from './dequant';
 export { linear } from './linear';
+export { linearQ8, linearQ8Covers } from './linear-q8';
+export { q8Bytes, quantizeQ8 } from './quantize';
 export { addInPlace, attention, fromHalf, rmsnorm, rope, siluMul, toHalf } from './ops';
 export { convSilu, deltaGates, gatedDeltaRule, gatedRmsNorm, l2normHeads, sigmoidGate } from './gated-delta';
 export { attentionQ8_0, dequantQ8_0, quantizeQ8_0 } from './kv-q8';

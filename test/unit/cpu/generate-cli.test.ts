@@ -50,4 +50,17 @@ it('--backend wasm --kv q8_0 gives the reference engine\'s tokens with a q8_0 ca
   const ctx = out.stats.ctx as number;
   const ref = await new Generator(new ReferenceEngine(weights, { ctx, kvType: 'q8_0' }), { ctx }).generate(golden.promptIds, { maxNewTokens: 32 });
   expect(out.ids).toEqual(ref.ids);
+});
+
+it('--cpu-activations q8 runs the integer linears (32 tokens; not the golden\'s, see the README) and is refused off --backend wasm', async () => {
+  const g = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
+  const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['dense-Q4_K_M']);
+  const r = await generate('--model', m.path, '--prompt-ids', g.promptIds.join(','), '--max-new-tokens', '32', '--backend', 'wasm', '--cpu-activations', 'q8', '--json');
+  expect(r.code).toBe(0);
+  const ids = (JSON.parse(r.stdout) as { ids: number[] }).ids;
+  expect(ids).toHaveLength(32);
+  expect(ids).not.toEqual(g.models['dense-Q4_K_M'].ids);   // it flips at token 2 (README, "CPU activations")
+  const bad = await generate('--model', m.path, '--prompt-ids', '1,2', '--cpu-activations', 'q8');
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--cpu-activations applies to --backend wasm only');
 }, SLOW);

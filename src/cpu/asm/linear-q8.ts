@@ -1,0 +1,293 @@
+// The integer linears: y [n, yStride] (columns [0, rows) of each token written) = x · Wᵀ with x already
+// quantized per 32-block by ./quantize.ts (i16 q, f32 d, f32 s = d·Σq) and W read as stored. Each weight
+// block is widened once to i16x8 and dotted against the tokens' codes (i32x4.dot_i16x8_s: exact integer
+// sums), then scaled once per block: Σ_b f32(dw_b · dx_b) · isum_b in f32. Formats: Q8_0, Q4_0, Q4_K,
+// Q6_K (linearQ8Covers); the others run the f32 path (./linear.ts).
+// Prefill (n > 1): tokens in tiles of 4. A decoded weight block serves the tile's 4 tokens from
+// registers; their 4 integer sums are reduced together into one i32x4 (lane = token) and scaled by one
+// f32x4 of the tile's block scales (./quantize.ts stores them side by side), so the float work is one
+// convert, two multiplies and one add per block for 4 tokens. Rows go in blocks of ROW_BLOCK so a
+// block's weights and one tile's codes both stay in L1 while they meet.
+// Rows are independent: a thread range [row0, row1) gives the same values as the whole, bit for bit.
+// Exactness: the integer sums are exact; the result differs from x·Wᵀ in f32 by the activations'
+// quantization (|x − d·q| ≤ d/2 per value, d = amax/127 of its block) plus f32 rounding of the scaling.
+// Plain SIMD128 only: relaxed SIMD's i8×i7 dot (4-bit weights are 7-bit) would halve Q4_0/Q4_K's work
+// but needs an i8 copy of the codes; not done yet.
+import { Q4_0, Q4_K, Q6_K, Q8_0 } from './formats';
+import { rowBytes } from './dequant';
+import { halfToF32 } from './half';
+import { scaleAt } from './quantize';
+
+const ROW_BLOCK = 16;
+
+/** Whether the integer path reads format fmt (the engine uses the f32 path for the others). */
+export function linearQ8Covers(fmt: i32): bool {
+  return fmt == Q8_0 || fmt == Q4_0 || fmt == Q4_K || fmt == Q6_K;
+}
+
+/** Σ of 32 products of weights w0..w3 (i16x8, values 0..31 of a block) with x's i16 at xp, as i32x4. */
+@inline function dot32(w0: v128, w1: v128, w2: v128, w3: v128, xp: usize): v128 {
+  let s = i32x4.dot_i16x8_s(w0, v128.load(xp));
+  s = i32x4.add(s, i32x4.dot_i16x8_s(w1, v128.load(xp + 16)));
+  s = i32x4.add(s, i32x4.dot_i16x8_s(w2, v128.load(xp + 32)));
+  return i32x4.add(s, i32x4.dot_i16x8_s(w3, v128.load(xp + 48)));
+}
+
+/** dot32 with the 32 codes already in registers (a decode row pair shares them). */
+@inline function dot32r(w0: v128, w1: v128, w2: v128, w3: v128, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  return i32x4.add(i32x4.add(i32x4.dot_i16x8_s(w0, x0), i32x4.dot_i16x8_s(w1, x1)), i32x4.add(i32x4.dot_i16x8_s(w2, x2), i32x4.dot_i16x8_s(w3, x3)));
+}
+
+/** Q8_0 or Q4_0 block at p (its f16 scale first) dotted with codes x0..x3: the integer sums, i32x4. */
+@inline function isum32(fmt: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  if (fmt == Q8_0) {
+    const u = v128.load(p + 2), v = v128.load(p + 18);
+    return dot32r(i16x8.extend_low_i8x16_s(u), i16x8.extend_high_i8x16_s(u), i16x8.extend_low_i8x16_s(v), i16x8.extend_high_i8x16_s(v), x0, x1, x2, x3);
+  }
+  const v = v128.load(p + 2), eight = i8x16.splat(8);
+  const lo = i8x16.sub(v128.and(v, i8x16.splat(15)), eight), hi = i8x16.sub(i8x16.shr_u(v, 4), eight);
+  return dot32r(i16x8.extend_low_i8x16_s(lo), i16x8.extend_high_i8x16_s(lo), i16x8.extend_low_i8x16_s(hi), i16x8.extend_high_i8x16_s(hi), x0, x1, x2, x3);
+}
+
+/**
+ * Decode's matvec (one token) over two rows of Q8_0 or Q4_0 at once: each block's 32 codes and scale
+ * are loaded once for both rows. Row A's result is bit for bit rowTile32's for NT 1 (same operations).
+ */
+@inline function rowPair32(fmt: i32, rowA: usize, rowB: usize, xq: usize, dAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32): void {
+  const B = K >> 5, bytes: usize = fmt == Q8_0 ? 34 : 18, x = xq + <usize>t * (<usize>K << 1);
+  let a = f32x4.splat(0), c = f32x4.splat(0);
+  for (let b = 0; b < B; b++) {
+    const xp = x + (<usize>b << 6);
+    const x0 = v128.load(xp), x1 = v128.load(xp + 16), x2 = v128.load(xp + 32), x3 = v128.load(xp + 48);
+    const dx = load<f32>(dAt + scaleAt(t, b, B));
+    const pA = rowA + <usize>b * bytes, pB = rowB + <usize>b * bytes;
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, pA, x0, x1, x2, x3)), f32x4.splat(halfToF32(load<u16>(pA)) * dx)));
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, pB, x0, x1, x2, x3)), f32x4.splat(halfToF32(load<u16>(pB)) * dx)));
+  }
+  const ys: usize = <usize>yStride << 2;
+  store<f32>(yA + <usize>t * ys, lanes(a));
+  store<f32>(yB + <usize>t * ys, lanes(c));
+}
+
+/** Q4_K sub-block s of the super-block at p dotted with codes x0..x3 (its nibbles 0..15, unsigned). */
+@inline function isumQ4K(p: usize, s: i32, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  const q = p + 16 + 32 * (s >> 1), mask = i8x16.splat(15);
+  let u = v128.load(q), v = v128.load(q + 16);
+  if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
+  return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v), x0, x1, x2, x3);
+}
+
+/** A Q4_K sub-block's term for one token: f32(d·sc·dx)·Σ in the lanes, dmin·m·s off lane 0 (as block() NT 1). */
+@inline function q4kTerm(acc: v128, p: usize, s: i32, d: f32, dmin: f32, dx: f32, sx: f32, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  const sm = scaleMin(p + 4, s);
+  const a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isumQ4K(p, s, x0, x1, x2, x3)), f32x4.splat(d * <f32>(sm & 255) * dx)));
+  return f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, dmin * <f32>(sm >> 8) * sx));
+}
+
+/** Decode's matvec over two Q4_K rows at once (codes loaded once); each row bit for bit rowTileQ4K's NT 1. */
+function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32): void {
+  const B = K >> 5, x = xq + <usize>t * (<usize>K << 1);
+  let a = f32x4.splat(0), c = f32x4.splat(0);
+  for (let sb = 0; sb < K >> 8; sb++) {
+    const pA = rowA + <usize>sb * 144, pB = rowB + <usize>sb * 144;
+    const dA = halfToF32(load<u16>(pA)), mA = halfToF32(load<u16>(pA + 2)), dB = halfToF32(load<u16>(pB)), mB = halfToF32(load<u16>(pB + 2));
+    for (let s = 0; s < 8; s++) {
+      const blk = (sb << 3) + s, xp = x + (<usize>blk << 6), at = scaleAt(t, blk, B);
+      const x0 = v128.load(xp), x1 = v128.load(xp + 16), x2 = v128.load(xp + 32), x3 = v128.load(xp + 48);
+      const dx = load<f32>(dAt + at), sx = load<f32>(sAt + at);
+      a = q4kTerm(a, pA, s, dA, mA, dx, sx, x0, x1, x2, x3);
+      c = q4kTerm(c, pB, s, dB, mB, dx, sx, x0, x1, x2, x3);
+    }
+  }
+  const ys: usize = <usize>yStride << 2;
+  store<f32>(yA + <usize>t * ys, lanes(a));
+  store<f32>(yB + <usize>t * ys, lanes(c));
+}
+
+/** [Σ lanes of a, Σ b, Σ c, Σ d] (i32x4): the 4 tokens' sums of one block side by side. */
+@inline function sum4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = i32x4.add(v128.shuffle<i32>(a, b, 0, 1, 4, 5), v128.shuffle<i32>(a, b, 2, 3, 6, 7));
+  const cd = i32x4.add(v128.shuffle<i32>(c, d, 0, 1, 4, 5), v128.shuffle<i32>(c, d, 2, 3, 6, 7));
+  return i32x4.add(v128.shuffle<i32>(ab, cd, 0, 2, 4, 6), v128.shuffle<i32>(ab, cd, 1, 3, 5, 7));
+}
+
+@inline function lanes(a: v128): f32 {
+  return f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3));
+}
+
+/**
+ * Adds block blk's contribution (weights w0..w3, scale f) for NT tokens from t (NT 4: a tile, t a
+ * multiple of 4; NT 1: one token) to acc: lane i is token t + i (NT 4), or the 4 partial sums (NT 1).
+ * mf: the block's min factor (Q4_K's dmin·m; 0 elsewhere), times the tokens' s.
+ */
+@inline function block(NT: i32, acc: v128, w0: v128, w1: v128, w2: v128, w3: v128, f: f32, mf: f32, hasMin: bool,
+  x0: usize, xs: usize, blk: i32, dAt: usize, sAt: usize, t: i32, B: i32): v128 {
+  const xo = <usize>blk << 6;
+  if (NT == 4) {
+    const at = scaleAt(t, blk, B);
+    const tot = sum4(dot32(w0, w1, w2, w3, x0 + xo), dot32(w0, w1, w2, w3, x0 + xs + xo),
+      dot32(w0, w1, w2, w3, x0 + 2 * xs + xo), dot32(w0, w1, w2, w3, x0 + 3 * xs + xo));
+    let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
+    if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
+    return a;
+  }
+  const at = scaleAt(t, blk, B);
+  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(dot32(w0, w1, w2, w3, x0 + xo)), f32x4.splat(f * load<f32>(dAt + at))));
+  if (hasMin) a = f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, mf * load<f32>(sAt + at)));   // in lane 0 only: lanes() sums them
+  return a;
+}
+
+/** Writes the tile's results: lane i to token t + i (NT 4), or the lanes' sum to token t (NT 1). */
+@inline function storeTile(NT: i32, acc: v128, y: usize, t: i32, yStride: i32): void {
+  const ys: usize = <usize>yStride << 2, yt = y + <usize>t * ys;
+  if (NT == 4) {
+    store<f32>(yt, f32x4.extract_lane(acc, 0));
+    store<f32>(yt + ys, f32x4.extract_lane(acc, 1));
+    store<f32>(yt + 2 * ys, f32x4.extract_lane(acc, 2));
+    store<f32>(yt + 3 * ys, f32x4.extract_lane(acc, 3));
+  } else store<f32>(yt, lanes(acc));
+}
+
+/** One row of a 32-block format (Q8_0, Q4_0) against NT tokens from t; y: this row's output of token 0. */
+@inline function rowTile32(fmt: i32, NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
+  const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
+  let acc = f32x4.splat(0);
+  const mask = i8x16.splat(15), eight = i8x16.splat(8);
+  for (let b = 0; b < B; b++) {
+    let w0: v128, w1: v128, w2: v128, w3: v128, dw: f32;
+    if (fmt == Q8_0) {
+      const p = row + <usize>b * 34;
+      dw = halfToF32(load<u16>(p));
+      const u = v128.load(p + 2), v = v128.load(p + 18);
+      w0 = i16x8.extend_low_i8x16_s(u); w1 = i16x8.extend_high_i8x16_s(u);
+      w2 = i16x8.extend_low_i8x16_s(v); w3 = i16x8.extend_high_i8x16_s(v);
+    } else {
+      const p = row + <usize>b * 18;
+      dw = halfToF32(load<u16>(p));
+      const v = v128.load(p + 2);
+      const lo = i8x16.sub(v128.and(v, mask), eight), hi = i8x16.sub(i8x16.shr_u(v, 4), eight);
+      w0 = i16x8.extend_low_i8x16_s(lo); w1 = i16x8.extend_high_i8x16_s(lo);
+      w2 = i16x8.extend_low_i8x16_s(hi); w3 = i16x8.extend_high_i8x16_s(hi);
+    }
+    acc = block(NT, acc, w0, w1, w2, w3, dw, 0, false, x0, xs, b, dAt, 0, t, B);
+  }
+  storeTile(NT, acc, y, t, yStride);
+}
+
+/** Q4_K sub-block s's 6-bit scale (low 8 bits) and min (next 8) (as ./dequant.ts reads them). */
+@inline function scaleMin(p: usize, s: i32): u32 {
+  if (s < 4) return (<u32>load<u8>(p + s) & 63) | ((<u32>load<u8>(p + s + 4) & 63) << 8);
+  const sc = (<u32>load<u8>(p + s + 4) & 15) | ((<u32>load<u8>(p + s - 4) >> 6) << 4);
+  const m = (<u32>load<u8>(p + s + 4) >> 4) | ((<u32>load<u8>(p + s) >> 6) << 4);
+  return sc | (m << 8);
+}
+
+/**
+ * One Q4_K row against NT tokens: w = d·sc·q − dmin·m per 32-value sub-block, so a sub-block adds
+ * f32(d·sc·dx)·Σ q·qx and takes off dmin·m·s (s = dx·Σqx, from the quantizer).
+ */
+@inline function rowTileQ4K(NT: i32, row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
+  const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
+  let acc = f32x4.splat(0);
+  const mask = i8x16.splat(15);
+  for (let sb = 0; sb < K >> 8; sb++) {
+    const p = row + <usize>sb * 144;
+    const d = halfToF32(load<u16>(p)), dmin = halfToF32(load<u16>(p + 2));
+    for (let pair = 0; pair < 4; pair++) {
+      const q = p + 16 + 32 * pair, u = v128.load(q), v = v128.load(q + 16);
+      for (let h = 0; h < 2; h++) {
+        const s = 2 * pair + h, sm = scaleMin(p + 4, s);
+        const uu = h ? i8x16.shr_u(u, 4) : v128.and(u, mask), vv = h ? i8x16.shr_u(v, 4) : v128.and(v, mask);
+        acc = block(NT, acc, i16x8.extend_low_i8x16_u(uu), i16x8.extend_high_i8x16_u(uu), i16x8.extend_low_i8x16_u(vv), i16x8.extend_high_i8x16_u(vv),
+          d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, x0, xs, (sb << 3) + s, dAt, sAt, t, B);
+      }
+    }
+  }
+  storeTile(NT, acc, y, t, yStride);
+}
+
+/**
+ * One Q6_K row against NT tokens: w = d·sc·(q − 32), one i8 scale per 16 values, folded into the
+ * widened weights ((q − 32)·sc fits i16: |·| ≤ 32·128), so a 32-block is one dot32 scaled by f32(d·dx).
+ */
+@inline function rowTileQ6K(NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
+  const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
+  let acc = f32x4.splat(0);
+  const low = i8x16.splat(15), two = i8x16.splat(3), off = i8x16.splat(32);
+  for (let sb = 0; sb < K >> 8; sb++) {
+    const p = row + <usize>sb * 210;
+    const d = halfToF32(load<u16>(p + 208));
+    for (let h = 0; h < 2; h++) {
+      const ql = p + 64 * h, qh = p + 128 + 32 * h, sc = p + 192 + 8 * h;
+      const hb0 = v128.load(qh), hb1 = v128.load(qh + 16);
+      // quarter qi of this half: values 32·qi + 16·j + 0..15 from (ql, qh) bytes j·16.., scale sc[j + 2·qi]
+      for (let qi = 0; qi < 4; qi++) {
+        const aAt = ql + ((qi & 1) ? 32 : 0), shift = 2 * qi;
+        const lo0 = v128.load(aAt), lo1 = v128.load(aAt + 16);
+        const n0 = qi < 2 ? v128.and(lo0, low) : i8x16.shr_u(lo0, 4), n1 = qi < 2 ? v128.and(lo1, low) : i8x16.shr_u(lo1, 4);
+        const v0 = i8x16.sub(v128.or(n0, i8x16.shl(v128.and(i8x16.shr_u(hb0, shift), two), 4)), off);
+        const v1 = i8x16.sub(v128.or(n1, i8x16.shl(v128.and(i8x16.shr_u(hb1, shift), two), 4)), off);
+        const sc0 = i16x8.splat(<i16>load<i8>(sc + 2 * qi)), sc1 = i16x8.splat(<i16>load<i8>(sc + 2 * qi + 1));
+        acc = block(NT, acc, i16x8.mul(i16x8.extend_low_i8x16_s(v0), sc0), i16x8.mul(i16x8.extend_high_i8x16_s(v0), sc0),
+          i16x8.mul(i16x8.extend_low_i8x16_s(v1), sc1), i16x8.mul(i16x8.extend_high_i8x16_s(v1), sc1),
+          d, 0, false, x0, xs, (sb << 3) + (h << 2) + qi, dAt, 0, t, B);
+      }
+    }
+  }
+  storeTile(NT, acc, y, t, yStride);
+}
+
+// Each (format, tile) as its own function: NT and fmt are constants there, so the other branches fold away.
+function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 4, row, xq, dAt, t, K, y, ys); }
+function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys); }
+function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys); }
+function q4Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q4_0, 1, row, xq, dAt, t, K, y, ys); }
+function q8Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q8_0, a, b, xq, dAt, t, K, ya, yb, ys); }
+function q4Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q4_0, a, b, xq, dAt, t, K, ya, yb, ys); }
+function q4kTile4(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ4K(4, row, xq, dAt, sAt, t, K, y, ys); }
+function q4kTile1(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ4K(1, row, xq, dAt, sAt, t, K, y, ys); }
+function q6kTile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(4, row, xq, dAt, t, K, y, ys); }
+function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(1, row, xq, dAt, t, K, y, ys); }
+
+/**
+ * Rows [row0, row1) of W (w: row 0's bytes) times n tokens of quantized x (at xq, ./quantize.ts's
+ * layout). y: the output of row 0, token 0; token t's row r lands at y + (t·yStride + r)·4. The last
+ * argument is unused (the f32 linear's scratch: the same arity lets the thread pool call either).
+ */
+export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize, row0: i32, row1: i32, K: i32, n: i32, yStride: i32, unused: usize): void {
+  const rb = <usize>rowBytes(fmt, K);
+  const dAt = xq + (<usize>(n * K) << 1), sAt = dAt + (<usize>(((n + 3) >> 2) * (K >> 5)) << 4);
+  for (let rb0 = row0; rb0 < row1; rb0 += ROW_BLOCK) {
+    const rEnd = min(rb0 + ROW_BLOCK, row1);
+    let t = 0;
+    for (; t + 4 <= n; t += 4) {
+      for (let r = rb0; r < rEnd; r++) {
+        const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
+        if (fmt == Q8_0) q8Tile4(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_0) q4Tile4(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride);
+        else if (fmt == Q6_K) q6kTile4(row, xq, dAt, t, K, yr, yStride);
+        else unreachable();
+      }
+    }
+    for (; t < n; t++) {
+      let r = rb0;
+      if (fmt != Q6_K) {   // decode's matvec and a prefill's last tokens: rows in pairs (same bits as alone)
+        for (; r + 2 <= rEnd; r += 2) {
+          const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
+          if (fmt == Q8_0) q8Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride);
+          else if (fmt == Q4_0) q4Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride);
+          else q4kPair(row, row + rb, xq, dAt, sAt, t, K, yr, yr + 4, yStride);
+        }
+      }
+      for (; r < rEnd; r++) {
+        const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
+        if (fmt == Q8_0) q8Tile1(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride);
+        else if (fmt == Q4_K) q4kTile1(row, xq, dAt, sAt, t, K, yr, yStride);
+        else if (fmt == Q6_K) q6kTile1(row, xq, dAt, t, K, yr, yStride);
+        else unreachable();
+      }
+    }
+  }
+}
