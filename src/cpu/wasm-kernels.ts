@@ -40,7 +40,7 @@ interface KernelExports {
 }
 
 /** Where a Gated DeltaNet layer's operations read and write (addresses in the kernels' memory). */
-export interface DeltaShape {
+export interface WasmDeltaShape {
   numKeyHeads: number; numValueHeads: number; keyDim: number; valueDim: number; convKernel: number;
   tiled: boolean;              // value head j reads key head j mod n_k (llama.cpp's GGUFs), else j / (n_v / n_k)
 }
@@ -353,7 +353,7 @@ export class WasmKernels {
   }
 
   /** The gated delta rule over conv [n, C] (q̂ | k̂ | v), gates g, beta [n, n_v], state S [n_v, d_k, d_v]; out [n, n_v·d_v]. */
-  gatedDeltaRuleAt(conv: number, g: number, beta: number, S: number, out: number, n: number, d: DeltaShape): void {
+  gatedDeltaRuleAt(conv: number, g: number, beta: number, S: number, out: number, n: number, d: WasmDeltaShape): void {
     const C = 2 * d.numKeyHeads * d.keyDim + d.numValueHeads * d.valueDim;
     this.k.gatedDeltaRule(conv, C, g, beta, S, out, n, d.numKeyHeads, d.numValueHeads, d.keyDim, d.valueDim, d.tiled ? 1 : 0);
   }
