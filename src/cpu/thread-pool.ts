@@ -13,8 +13,16 @@
 
 // control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE,
 // FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits),
-// KIND (0: the f32 kernel `linear`, 1: the integer kernel `linearQ8` over quantized x; same arguments)
-const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, KIND = 15, SLOTS = 16;
+// KIND (0: the f32 kernel `linear`, 1: the integer kernel `linearQ8` over quantized x; same arguments;
+// 2, 3: a split job, `attention` / `attentionQ8_0`: NARGS arguments at ARGS, then the worker's share
+// [r0, r1) of COUNT (KV heads); the arguments whose bit is set in SMASK are scratch pointers, moved on
+// by index·SSTRIDE bytes so each thread has its own)
+const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, KIND = 15, NARGS = 16, COUNT = 17, SSTRIDE = 18, SMASK = 19, ARGS = 20, MAX_ARGS = 16, SLOTS = ARGS + MAX_ARGS;
+/** The kernels a split job runs, by KIND. */
+const SPLIT_KINDS = { attention: 2, attentionQ8_0: 3 } as const;
+export type SplitKernel = keyof typeof SPLIT_KINDS;
+/** Polls of a control slot before a thread sleeps on it (about 0.1–0.3 ms of spinning). */
+const SPIN = 1_000_000;
 
 /** The worker's whole program, as source: it runs unchanged in Node (eval worker) and a browser (blob). */
 const WORKER_SOURCE = `
@@ -27,7 +35,10 @@ listen(async ({ binary, memory, control, index }) => {
   let gen = 0;
   for (;;) {
     const last = gen;
-    Atomics.wait(c, ${GEN}, last);
+    // spin a little first: a decode step's linears come tens of microseconds apart, and waking from
+    // Atomics.wait costs about as much as a small linear's whole share (it made 2 threads no faster)
+    for (let i = 0; i < ${SPIN} && Atomics.load(c, ${GEN}) === last; i++);
+    if (Atomics.load(c, ${GEN}) === last) Atomics.wait(c, ${GEN}, last);
     gen = Atomics.load(c, ${GEN});
     if (gen === last) continue;   // woken with no new generation: never run (and count) one job twice
     if (Atomics.load(c, ${STOP}) === 1) return;
@@ -36,11 +47,19 @@ listen(async ({ binary, memory, control, index }) => {
     // whatever happens below, this worker counts itself done exactly once for this generation: a worker
     // that died or skipped the count would leave the caller waiting for a count that never comes
     try {
-      const rows = c[j + 5];
-      const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
-      const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
-      const kernel = c[${KIND}] === 1 ? k.linearQ8 : k.linear;
-      if (r1 > r0) kernel(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
+      const kind = c[${KIND}];
+      if (kind <= 1) {
+        const rows = c[j + 5];
+        const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
+        const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
+        const kernel = kind === 1 ? k.linearQ8 : k.linear;
+        if (r1 > r0) kernel(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
+      } else {
+        const count = c[${COUNT}], stride = c[${SSTRIDE}] >>> 0, mask = c[${SMASK}], args = [];
+        for (let i = 0; i < c[${NARGS}]; i++) args.push((c[${ARGS} + i] >>> 0) + (mask & (1 << i) ? index * stride : 0));
+        const r0 = Math.floor((index * count) / threads), r1 = Math.floor(((index + 1) * count) / threads);
+        if (r1 > r0) (kind === ${SPLIT_KINDS.attention} ? k.attention : k.attentionQ8_0)(...args, r0, r1);
+      }
     } catch (e) {
       Atomics.store(c, ${FAILED}, index);
       try { port.postMessage(String(e && e.stack || e)); } catch {}
@@ -102,17 +121,53 @@ export class ThreadPool {
     this.jobs++;
     c.set([job.fmt, job.w | 0, job.scales | 0, job.x | 0, job.y | 0, job.rows, job.K, job.n, job.yStride, scratch | 0, T], JOB);
     c[KIND] = job.kind === 'q8' ? 1 : 0;
-    Atomics.store(c, DONE, 0);
-    Atomics.add(c, GEN, 1);
-    Atomics.notify(c, GEN);
     const r1 = Math.floor(job.rows / T);
+    this.start();
+    this.finish(() => { if (r1 > 0) linear(0, r1, scratch); });
+  }
+
+  /**
+   * `kernel` (an export of the kernels taking `args`, then a range [r0, r1) of `count`) split across the
+   * threads; `own(r0, r1)` runs the caller's share, with scratch at the args' own pointers. The args at
+   * `scratchArgs` are scratch pointers: thread i's are moved on by i·scratchStride bytes. Throws (never
+   * hangs) as run() does.
+   */
+  runSplit(kernel: SplitKernel, args: number[], count: number, scratchArgs: number[], scratchStride: number, own: (r0: number, r1: number) => void): void {
+    const c = this.control, T = this.threads;
+    if (this.broken) throw new Error(`ThreadPool: broken by an earlier failure (${this.broken})`);
+    if (args.length > MAX_ARGS) throw new RangeError(`ThreadPool: ${args.length} arguments (at most ${MAX_ARGS})`);
+    this.jobs++;
+    c.set(args.map((a) => a | 0), ARGS);
+    c[NARGS] = args.length;
+    c[COUNT] = count;
+    c[SSTRIDE] = scratchStride | 0;
+    c[SMASK] = scratchArgs.reduce((m, i) => m | (1 << i), 0);
+    c[JOB + 10] = T;
+    c[KIND] = SPLIT_KINDS[kernel];
+    const r1 = Math.floor(count / T);
+    this.start();
+    this.finish(() => { if (r1 > 0) own(0, r1); });
+  }
+
+  /** Publishes the job written into the control slots: the workers' spin or wait sees the new generation. */
+  private start(): void {
+    Atomics.store(this.control, DONE, 0);
+    Atomics.add(this.control, GEN, 1);
+    Atomics.notify(this.control, GEN);
+  }
+
+  /** Runs the caller's share, then waits (bounded) for every worker to count itself done. */
+  private finish(share: () => void): void {
+    const c = this.control, T = this.threads;
     let own: unknown;
     try {
-      if (r1 > 0) linear(0, r1, scratch);
+      share();
     } catch (e) {
       own = e;   // still wait for the workers: they are reading this job's buffers and counting into DONE
     }
     const deadline = performance.now() + this.timeoutMs;
+    // the workers' shares end about when the caller's does: spin on DONE before sleeping on it
+    for (let i = 0; i < SPIN && Atomics.load(c, DONE) < T - 1; i++);
     for (;;) {
       const done = Atomics.load(c, DONE);
       if (done === T - 1) break;

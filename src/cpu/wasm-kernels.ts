@@ -3,7 +3,7 @@
 // outputs live in a frame above them that is dropped when it returns (`frame`). A wasm32 memory is at
 // most 4 GiB, so that is the most one CPU engine can hold.
 import { linearParts, type FormatCode } from './formats.ts';
-import { ThreadPool } from './thread-pool.ts';
+import { ThreadPool, type SplitKernel } from './thread-pool.ts';
 import type { Linear, StreamRef } from '../model/types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import type { SimdPath } from './simd-path.ts';
@@ -27,7 +27,7 @@ interface KernelExports {
   toHalf(src: number, dst: number, count: number): void;
   fromHalf(src: number, dst: number, count: number): void;
   addInPlace(x: number, y: number, count: number): void;
-  attention(q: number, keys: number, values: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number, kbuf: number, scores: number): void;
+  attention(q: number, keys: number, values: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number, kbuf: number, scores: number, g0: number, g1: number): void;
   convSilu(x: number, xStride: number, n: number, wT: number, state: number, C: number, K: number, y: number): void;
   deltaGates(ba: number, A: number, dtBias: number, n: number, nv: number, g: number, beta: number): void;
   l2normHeads(x: number, stride: number, n: number, heads: number, dim: number, scale: number): void;
@@ -36,7 +36,7 @@ interface KernelExports {
   sigmoidGate(x: number, gate: number, count: number): void;
   quantizeQ8_0(src: number, qs: number, ds: number, rows: number, D: number): void;
   dequantQ8_0(qs: number, ds: number, rows: number, D: number, dst: number): void;
-  attentionQ8_0(q: number, kq: number, kd: number, vq: number, vd: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number, kbuf: number, vbuf: number, scores: number): void;
+  attentionQ8_0(q: number, kq: number, kd: number, vq: number, vd: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number, kbuf: number, vbuf: number, scores: number, g0: number, g1: number): void;
 }
 
 /** Where a Gated DeltaNet layer's operations read and write (addresses in the kernels' memory). */
@@ -78,6 +78,8 @@ export class WasmKernels {
   private top: number;
   /** Weight bytes the linears have read (rows × row bytes, scales included); tests count active parameters with it. */
   bytesRead = 0;
+  /** Attention calls split across the pool by KV heads so far (tests check the pool really ran them). */
+  splitJobs = 0;
   /** The linears' activation path (see CpuActivations); may be changed between calls. */
   activations: CpuActivations;
 
@@ -232,7 +234,7 @@ export class WasmKernels {
   }
 
   /** x [n, K] quantized as the integer linears quantize it (./asm/quantize.ts): codes, and per [n, K/32] block its scale and d·Σcodes. */
-  quantizeQ8(x: Float32Array, n: number): { q: Int16Array; d: Float32Array; s: Float32Array } {
+  quantizeQ8(x: Float32Array, n: number): { q: Int16Array; d: Float32Array; s: Float32Array; q8: Int8Array; sums: Int32Array } {
     const K = x.length / n, B = K / 32, tiles = Math.ceil(n / 4);
     return this.frame(() => {
       const xp = this.input(x), xq = this.alloc(this.k.q8Bytes(n, K));
@@ -245,7 +247,8 @@ export class WasmKernels {
           s[t * B + b] = sT[((t >> 2) * B + b) * 4 + (t & 3)]!;
         }
       }
-      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s };
+      const c8 = xq + n * K * 2 + tiles * B * 32;   // then the i8 codes [n, K] and the integer Σq [n, B]
+      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s, q8: new Int8Array(this.memory.buffer, c8, n * K).slice(), sums: new Int32Array(this.memory.buffer, c8 + n * K, n * B).slice() };
     });
   }
 
@@ -312,16 +315,28 @@ export class WasmKernels {
 
   /** Causal GQA at q [n, Hq·D] for positions pos0.. over f16 keys/values; out [n, Hq·D]. */
   attentionAt(q: number, keys: number, values: number, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number): void {
-    const kbuf = this.alloc(D * 4);
-    const scores = this.alloc((pos0 + n) * 8);
-    this.k.attention(q, keys, values, out, n, pos0, Hq, Hkv, D, kbuf, scores);
+    // per thread: kbuf (D f32), then the scores of a KV head's query heads (group · (pos0 + n) f64)
+    const kbytes = align(D * 4), stride = kbytes + align((Hq / Hkv) * (pos0 + n) * 8);
+    const scratch = this.alloc(this.threads * stride);
+    const args = [q, keys, values, out, n, pos0, Hq, Hkv, D, scratch, scratch + kbytes];
+    this.splitHeads('attention', args, Hkv, [9, 10], stride, (g0, g1) => this.k.attention(q, keys, values, out, n, pos0, Hq, Hkv, D, scratch, scratch + kbytes, g0, g1));
   }
 
   /** Causal GQA as attentionAt, over a q8_0 cache (./asm/kv-q8.ts). */
   attentionQ8At(q: number, keys: Q8Blocks, values: Q8Blocks, out: number, n: number, pos0: number, Hq: number, Hkv: number, D: number): void {
-    const kbuf = this.alloc(D * 4), vbuf = this.alloc(D * 4);
-    const scores = this.alloc((pos0 + n) * 8);
-    this.k.attentionQ8_0(q, keys.quants, keys.scales, values.quants, values.scales, out, n, pos0, Hq, Hkv, D, kbuf, vbuf, scores);
+    const kbytes = align(D * 4), stride = 2 * kbytes + align((pos0 + n) * 8);
+    const scratch = this.alloc(this.threads * stride), vbuf = scratch + kbytes, scores = scratch + 2 * kbytes;
+    const args = [q, keys.quants, keys.scales, values.quants, values.scales, out, n, pos0, Hq, Hkv, D, scratch, vbuf, scores];
+    this.splitHeads('attentionQ8_0', args, Hkv, [11, 12, 13], stride, (g0, g1) =>
+      this.k.attentionQ8_0(q, keys.quants, keys.scales, values.quants, values.scales, out, n, pos0, Hq, Hkv, D, scratch, vbuf, scores, g0, g1));
+  }
+
+  /** An attention kernel over KV heads [0, Hkv): split across the pool where there is one and a head for each thread. */
+  private splitHeads(kernel: SplitKernel, args: number[], Hkv: number, scratchArgs: number[], stride: number, own: (g0: number, g1: number) => void): void {
+    if (this.pool && Hkv >= this.threads) {
+      this.pool.runSplit(kernel, args, Hkv, scratchArgs, stride, own);
+      this.splitJobs++;
+    } else own(0, Hkv);
   }
 
   /** rows heads of D f32 at src to q8_0 blocks at dst (⌈D/32⌉ blocks a head). */

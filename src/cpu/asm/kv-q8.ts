@@ -61,15 +61,16 @@ export function dequantQ8_0(qs: usize, ds: usize, rows: i32, D: i32, dst: usize)
  * Causal GQA over a q8_0 cache, scale 1/√D: the f16 attention of ./ops.ts with each cached head
  * decoded to f32 first (exactly the values the reference's q8_0 cache holds). q [n, Hq·D] for positions
  * pos0 + t; keys/values: quants kq, vq and scales kd, vd for ≥ pos0 + n tokens of Hkv heads; out
- * [n, Hq·D]. kbuf, vbuf: D f32 scratch each; scores: (pos0 + n) f64 scratch.
+ * [n, Hq·D]. kbuf, vbuf: D f32 scratch each; scores: (pos0 + n) f64 scratch. Only the query heads of KV
+ * heads [g0, g1) (the thread pool's split; a head's result does not depend on it).
  */
-export function attentionQ8_0(q: usize, kq: usize, kd: usize, vq: usize, vd: usize, out: usize, n: i32, pos0: i32, Hq: i32, Hkv: i32, D: i32, kbuf: usize, vbuf: usize, scores: usize): void {
+export function attentionQ8_0(q: usize, kq: usize, kd: usize, vq: usize, vd: usize, out: usize, n: i32, pos0: i32, Hq: i32, Hkv: i32, D: i32, kbuf: usize, vbuf: usize, scores: usize, g0: i32, g1: i32): void {
   const group = Hq / Hkv;
   const nb = (D + 31) >> 5;
   const scale: f64 = 1 / Math.sqrt(<f64>D);
   for (let t = 0; t < n; t++) {
     const pos = pos0 + t;
-    for (let h = 0; h < Hq; h++) {
+    for (let h = g0 * group; h < g1 * group; h++) {
       const qp = q + ((<usize>(t * Hq + h) * <usize>D) << 2);
       const hk = h / group;
       let mx: f64 = -Infinity;

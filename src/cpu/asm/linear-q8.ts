@@ -11,12 +11,15 @@
 // Rows are independent: a thread range [row0, row1) gives the same values as the whole, bit for bit.
 // Exactness: the integer sums are exact; the result differs from x·Wᵀ in f32 by the activations'
 // quantization (|x − d·q| ≤ d/2 per value, d = amax/127 of its block) plus f32 rounding of the scaling.
-// Plain SIMD128 only: relaxed SIMD's i8×i7 dot (4-bit weights are 7-bit) would halve Q4_0/Q4_K's work
-// but needs an i8 copy of the codes; not done yet.
+// Relaxed SIMD (ASC_FEATURE_RELAXED_SIMD): the 4-bit formats (Q4_0, Q4_K) keep their nibbles unsigned
+// (0..15, the 7-bit operand of i32x4.relaxed_dot_i8x16_i7x16_add_s, whose result is then defined the same
+// on every CPU) and dot them with the i8 codes, 16 products an instruction instead of 8 on widened i16;
+// Q4_0's −8 rides in as −8·Σqx in lane 0 of the accumulator. Integer sums are as exact as plain's, only
+// split over other lanes, so the two builds differ by f32 rounding of the scaling alone.
 import { Q4_0, Q4_K, Q6_K, Q8_0 } from './formats';
 import { rowBytes } from './dequant';
 import { halfToF32 } from './half';
-import { scaleAt } from './quantize';
+import { codesAt, scaleAt, sumsAt } from './quantize';
 
 const ROW_BLOCK = 16;
 
@@ -50,12 +53,47 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 /**
+ * Relaxed build: Σ of a 32-value block's products, nibbles lo (values 0..15) and hi (16..31) with i8 codes
+ * c0, c1, plus acc (i32x4). The i16 pairs cannot saturate: |pair| ≤ 2·127·15, and two of them ≤ 7620.
+ * (Not the i32x4 `_add_s` form: Node 20's V8 11.3 returns twice the dot there and drops the addend.)
+ */
+@inline function nibDot(lo: v128, hi: v128, c0: v128, c1: v128, acc: v128): v128 {
+  const pairs = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(c0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(c1, hi));
+  return i32x4.add(acc, i32x4.extadd_pairwise_i16x8_s(pairs));
+}
+
+/** Relaxed build: [−8·Σqx, 0, 0, 0] of token t's block b (Q4_0's offset, folded into the integer sum). */
+@inline function q4Offset(sums: usize, t: i32, b: i32, B: i32): v128 {
+  return i32x4.replace_lane(i32x4.splat(0), 0, -8 * load<i32>(sums + (<usize>(t * B + b) << 2)));
+}
+
+/** Relaxed build, Q4_0: one row's block sum for one token from its codes (c0, c1) and offset. */
+@inline function q4Nib(p: usize, c0: v128, c1: v128, off: v128): v128 {
+  const v = v128.load(p + 2);
+  return nibDot(v128.and(v, i8x16.splat(15)), i8x16.shr_u(v, 4), c0, c1, off);
+}
+
+/**
  * Decode's matvec (one token) over two rows of Q8_0 or Q4_0 at once: each block's 32 codes and scale
  * are loaded once for both rows. Row A's result is bit for bit rowTile32's for NT 1 (same operations).
  */
-@inline function rowPair32(fmt: i32, rowA: usize, rowB: usize, xq: usize, dAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32): void {
+@inline function rowPair32(fmt: i32, rowA: usize, rowB: usize, xq: usize, dAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32, c8: usize, sums: usize): void {
   const B = K >> 5, bytes: usize = fmt == Q8_0 ? 34 : 18, x = xq + <usize>t * (<usize>K << 1);
   let a = f32x4.splat(0), c = f32x4.splat(0);
+  if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) {
+    const x8 = c8 + <usize>t * <usize>K;
+    for (let b = 0; b < B; b++) {
+      const c0 = v128.load(x8 + (<usize>b << 5)), c1 = v128.load(x8 + (<usize>b << 5) + 16), off = q4Offset(sums, t, b, B);
+      const dx = load<f32>(dAt + scaleAt(t, b, B));
+      const pA = rowA + <usize>b * bytes, pB = rowB + <usize>b * bytes;
+      a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(pA, c0, c1, off)), f32x4.splat(halfToF32(load<u16>(pA)) * dx)));
+      c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(pB, c0, c1, off)), f32x4.splat(halfToF32(load<u16>(pB)) * dx)));
+    }
+    const ys: usize = <usize>yStride << 2;
+    store<f32>(yA + <usize>t * ys, lanes(a));
+    store<f32>(yB + <usize>t * ys, lanes(c));
+    return;
+  }
   for (let b = 0; b < B; b++) {
     const xp = x + (<usize>b << 6);
     const x0 = v128.load(xp), x1 = v128.load(xp + 16), x2 = v128.load(xp + 32), x3 = v128.load(xp + 48);
@@ -69,11 +107,15 @@ export function linearQ8Covers(fmt: i32): bool {
   store<f32>(yB + <usize>t * ys, lanes(c));
 }
 
-/** Q4_K sub-block s of the super-block at p dotted with codes x0..x3 (its nibbles 0..15, unsigned). */
+/**
+ * Q4_K sub-block s of the super-block at p dotted with codes x0..x3 (its nibbles 0..15, unsigned); in the
+ * relaxed build x0, x1 are the block's 32 i8 codes and x2, x3 go unused.
+ */
 @inline function isumQ4K(p: usize, s: i32, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
   const q = p + 16 + 32 * (s >> 1), mask = i8x16.splat(15);
   let u = v128.load(q), v = v128.load(q + 16);
   if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
+  if (ASC_FEATURE_RELAXED_SIMD) return nibDot(u, v, x0, x1, i32x4.splat(0));
   return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v), x0, x1, x2, x3);
 }
 
@@ -85,15 +127,17 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 /** Decode's matvec over two Q4_K rows at once (codes loaded once); each row bit for bit rowTileQ4K's NT 1. */
-function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32): void {
-  const B = K >> 5, x = xq + <usize>t * (<usize>K << 1);
+function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32, c8: usize): void {
+  const B = K >> 5, x = xq + <usize>t * (<usize>K << 1), x8 = c8 + <usize>t * <usize>K;
   let a = f32x4.splat(0), c = f32x4.splat(0);
   for (let sb = 0; sb < K >> 8; sb++) {
     const pA = rowA + <usize>sb * 144, pB = rowB + <usize>sb * 144;
     const dA = halfToF32(load<u16>(pA)), mA = halfToF32(load<u16>(pA + 2)), dB = halfToF32(load<u16>(pB)), mB = halfToF32(load<u16>(pB + 2));
     for (let s = 0; s < 8; s++) {
       const blk = (sb << 3) + s, xp = x + (<usize>blk << 6), at = scaleAt(t, blk, B);
-      const x0 = v128.load(xp), x1 = v128.load(xp + 16), x2 = v128.load(xp + 32), x3 = v128.load(xp + 48);
+      let x0: v128, x1: v128, x2 = i32x4.splat(0), x3 = i32x4.splat(0);
+      if (ASC_FEATURE_RELAXED_SIMD) { x0 = v128.load(x8 + (<usize>blk << 5)); x1 = v128.load(x8 + (<usize>blk << 5) + 16); }
+      else { x0 = v128.load(xp); x1 = v128.load(xp + 16); x2 = v128.load(xp + 32); x3 = v128.load(xp + 48); }
       const dx = load<f32>(dAt + at), sx = load<f32>(sAt + at);
       a = q4kTerm(a, pA, s, dA, mA, dx, sx, x0, x1, x2, x3);
       c = q4kTerm(c, pB, s, dB, mB, dx, sx, x0, x1, x2, x3);
@@ -137,6 +181,28 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
   return a;
 }
 
+/** Relaxed build, token t's block blk: nibDot of nibbles lo, hi with its i8 codes (c8: token 0's), plus Q4_0's offset when `offset`. */
+@inline function nibToken(lo: v128, hi: v128, offset: bool, c8: usize, K: i32, blk: i32, sums: usize, t: i32, B: i32): v128 {
+  const xp = c8 + <usize>t * <usize>K + (<usize>blk << 5);
+  return nibDot(lo, hi, v128.load(xp), v128.load(xp + 16), offset ? q4Offset(sums, t, blk, B) : i32x4.splat(0));
+}
+
+/** block() for the relaxed build's 4-bit formats: nibbles lo (values 0..15) and hi (16..31) against i8 codes. */
+@inline function blockNib(NT: i32, acc: v128, lo: v128, hi: v128, f: f32, mf: f32, hasMin: bool, offset: bool,
+  c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, sums: usize, t: i32, B: i32): v128 {
+  const at = scaleAt(t, blk, B);
+  if (NT == 4) {
+    const tot = sum4(nibToken(lo, hi, offset, c8, K, blk, sums, t, B), nibToken(lo, hi, offset, c8, K, blk, sums, t + 1, B),
+      nibToken(lo, hi, offset, c8, K, blk, sums, t + 2, B), nibToken(lo, hi, offset, c8, K, blk, sums, t + 3, B));
+    let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
+    if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
+    return a;
+  }
+  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(nibToken(lo, hi, offset, c8, K, blk, sums, t, B)), f32x4.splat(f * load<f32>(dAt + at))));
+  if (hasMin) a = f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, mf * load<f32>(sAt + at)));
+  return a;
+}
+
 /** Writes the tile's results: lane i to token t + i (NT 4), or the lanes' sum to token t (NT 1). */
 @inline function storeTile(NT: i32, acc: v128, y: usize, t: i32, yStride: i32): void {
   const ys: usize = <usize>yStride << 2, yt = y + <usize>t * ys;
@@ -149,10 +215,18 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
 }
 
 /** One row of a 32-block format (Q8_0, Q4_0) against NT tokens from t; y: this row's output of token 0. */
-@inline function rowTile32(fmt: i32, NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
+@inline function rowTile32(fmt: i32, NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize): void {
   const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
   let acc = f32x4.splat(0);
   const mask = i8x16.splat(15), eight = i8x16.splat(8);
+  if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) {
+    for (let b = 0; b < B; b++) {
+      const p = row + <usize>b * 18, v = v128.load(p + 2);
+      acc = blockNib(NT, acc, v128.and(v, mask), i8x16.shr_u(v, 4), halfToF32(load<u16>(p)), 0, false, true, c8, K, b, dAt, 0, sums, t, B);
+    }
+    storeTile(NT, acc, y, t, yStride);
+    return;
+  }
   for (let b = 0; b < B; b++) {
     let w0: v128, w1: v128, w2: v128, w3: v128, dw: f32;
     if (fmt == Q8_0) {
@@ -186,7 +260,7 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
  * One Q4_K row against NT tokens: w = d·sc·q − dmin·m per 32-value sub-block, so a sub-block adds
  * f32(d·sc·dx)·Σ q·qx and takes off dmin·m·s (s = dx·Σqx, from the quantizer).
  */
-@inline function rowTileQ4K(NT: i32, row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32): void {
+@inline function rowTileQ4K(NT: i32, row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize): void {
   const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
   let acc = f32x4.splat(0);
   const mask = i8x16.splat(15);
@@ -198,6 +272,10 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
       for (let h = 0; h < 2; h++) {
         const s = 2 * pair + h, sm = scaleMin(p + 4, s);
         const uu = h ? i8x16.shr_u(u, 4) : v128.and(u, mask), vv = h ? i8x16.shr_u(v, 4) : v128.and(v, mask);
+        if (ASC_FEATURE_RELAXED_SIMD) {
+          acc = blockNib(NT, acc, uu, vv, d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, false, c8, K, (sb << 3) + s, dAt, sAt, 0, t, B);
+          continue;
+        }
         acc = block(NT, acc, i16x8.extend_low_i8x16_u(uu), i16x8.extend_high_i8x16_u(uu), i16x8.extend_low_i8x16_u(vv), i16x8.extend_high_i8x16_u(vv),
           d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, x0, xs, (sb << 3) + s, dAt, sAt, t, B);
       }
@@ -238,14 +316,14 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
 }
 
 // Each (format, tile) as its own function: NT and fmt are constants there, so the other branches fold away.
-function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 4, row, xq, dAt, t, K, y, ys); }
-function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys); }
-function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys); }
-function q4Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q4_0, 1, row, xq, dAt, t, K, y, ys); }
-function q8Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q8_0, a, b, xq, dAt, t, K, ya, yb, ys); }
-function q4Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q4_0, a, b, xq, dAt, t, K, ya, yb, ys); }
-function q4kTile4(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ4K(4, row, xq, dAt, sAt, t, K, y, ys); }
-function q4kTile1(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ4K(1, row, xq, dAt, sAt, t, K, y, ys); }
+function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 4, row, xq, dAt, t, K, y, ys, 0, 0); }
+function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys, 0, 0); }
+function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys, c8, sums); }
+function q4Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize): void { rowTile32(Q4_0, 1, row, xq, dAt, t, K, y, ys, c8, sums); }
+function q8Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q8_0, a, b, xq, dAt, t, K, ya, yb, ys, 0, 0); }
+function q4Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32, c8: usize, sums: usize): void { rowPair32(Q4_0, a, b, xq, dAt, t, K, ya, yb, ys, c8, sums); }
+function q4kTile4(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize): void { rowTileQ4K(4, row, xq, dAt, sAt, t, K, y, ys, c8); }
+function q4kTile1(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize): void { rowTileQ4K(1, row, xq, dAt, sAt, t, K, y, ys, c8); }
 function q6kTile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(4, row, xq, dAt, t, K, y, ys); }
 function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(1, row, xq, dAt, t, K, y, ys); }
 
@@ -257,6 +335,7 @@ function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, y
 export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize, row0: i32, row1: i32, K: i32, n: i32, yStride: i32, unused: usize): void {
   const rb = <usize>rowBytes(fmt, K);
   const dAt = xq + (<usize>(n * K) << 1), sAt = dAt + (<usize>(((n + 3) >> 2) * (K >> 5)) << 4);
+  const c8 = codesAt(xq, n, K), sums = sumsAt(xq, n, K);   // the i8 codes and Σq (the relaxed build's 4-bit paths)
   for (let rb0 = row0; rb0 < row1; rb0 += ROW_BLOCK) {
     const rEnd = min(rb0 + ROW_BLOCK, row1);
     let t = 0;
@@ -264,8 +343,8 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
       for (let r = rb0; r < rEnd; r++) {
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
         if (fmt == Q8_0) q8Tile4(row, xq, dAt, t, K, yr, yStride);
-        else if (fmt == Q4_0) q4Tile4(row, xq, dAt, t, K, yr, yStride);
-        else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride);
+        else if (fmt == Q4_0) q4Tile4(row, xq, dAt, t, K, yr, yStride, c8, sums);
+        else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride, c8);
         else if (fmt == Q6_K) q6kTile4(row, xq, dAt, t, K, yr, yStride);
         else unreachable();
       }
@@ -276,15 +355,15 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
         for (; r + 2 <= rEnd; r += 2) {
           const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
           if (fmt == Q8_0) q8Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride);
-          else if (fmt == Q4_0) q4Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride);
-          else q4kPair(row, row + rb, xq, dAt, sAt, t, K, yr, yr + 4, yStride);
+          else if (fmt == Q4_0) q4Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride, c8, sums);
+          else q4kPair(row, row + rb, xq, dAt, sAt, t, K, yr, yr + 4, yStride, c8);
         }
       }
       for (; r < rEnd; r++) {
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
         if (fmt == Q8_0) q8Tile1(row, xq, dAt, t, K, yr, yStride);
-        else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride);
-        else if (fmt == Q4_K) q4kTile1(row, xq, dAt, sAt, t, K, yr, yStride);
+        else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride, c8, sums);
+        else if (fmt == Q4_K) q4kTile1(row, xq, dAt, sAt, t, K, yr, yStride, c8);
         else if (fmt == Q6_K) q6kTile1(row, xq, dAt, t, K, yr, yStride);
         else unreachable();
       }

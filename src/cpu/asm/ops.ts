@@ -67,46 +67,56 @@ export function fromHalf(src: usize, dst: usize, count: i32): void {
 }
 
 /**
- * Causal GQA over an f16 cache, scale 1/√D. q [n, Hq·D] for tokens at positions pos0 + t; keys, values
- * f16 [≥ pos0 + n, kvWidth]; out [n, Hq·D]. kbuf: D f32 scratch; scores: (pos0 + n) f64 scratch.
- * Query head h reads KV head h / (Hq / Hkv); token t sees keys 0 ..= pos0 + t.
+ * Causal GQA over an f16 cache, scale 1/√D, for the KV heads [g0, g1) (the thread pool splits them; each
+ * head's result is the same whatever the split). q [n, Hq·D] for tokens at positions pos0 + t; keys,
+ * values f16 [≥ pos0 + n, kvWidth]; out [n, Hq·D]. kbuf: D f32 scratch; scores: group·(pos0 + n) f64.
+ * Query head h reads KV head h / group (group = Hq / Hkv); token t sees keys 0 ..= pos0 + t. Each key is
+ * decoded once for its whole group of query heads.
  */
-export function attention(q: usize, keys: usize, values: usize, out: usize, n: i32, pos0: i32, Hq: i32, Hkv: i32, D: i32, kbuf: usize, scores: usize): void {
+export function attention(q: usize, keys: usize, values: usize, out: usize, n: i32, pos0: i32, Hq: i32, Hkv: i32, D: i32, kbuf: usize, scores: usize, g0: i32, g1: i32): void {
   const group = Hq / Hkv;
   const kvWidth = Hkv * D;
   const scale: f64 = 1 / Math.sqrt(<f64>D);
   for (let t = 0; t < n; t++) {
     const pos = pos0 + t;
-    for (let h = 0; h < Hq; h++) {
-      const qp = q + ((<usize>(t * Hq + h) * <usize>D) << 2);
-      const head = (h / group) * D;
-      let max: f64 = -Infinity;
+    const row: usize = <usize>(pos + 1) << 3;   // bytes of one query head's scores
+    for (let g = g0; g < g1; g++) {
+      const head = g * D;
       for (let j = 0; j <= pos; j++) {
         fromHalf(keys + ((<usize>(j * kvWidth + head)) << 1), kbuf, D);
-        const s = <f64>dot(qp, kbuf, D) * scale;
-        store<f64>(scores + (<usize>j << 3), s);
-        if (s > max) max = s;
-      }
-      let sum: f64 = 0;
-      for (let j = 0; j <= pos; j++) {
-        const e = Math.exp(load<f64>(scores + (<usize>j << 3)) - max);
-        store<f64>(scores + (<usize>j << 3), e);
-        sum += e;
-      }
-      const op = out + ((<usize>(t * Hq + h) * <usize>D) << 2);
-      memory.fill(op, 0, <usize>D << 2);
-      for (let j = 0; j <= pos; j++) {
-        const wv = f32x4.splat(<f32>(load<f64>(scores + (<usize>j << 3)) / sum));
-        const vp = values + ((<usize>(j * kvWidth + head)) << 1);
-        let d = 0;
-        for (; d + 4 <= D; d += 4) {
-          const o = op + (<usize>d << 2);
-          v128.store(o, madd(wv, half4(vp + (<usize>d << 1)), v128.load(o)));
+        for (let i = 0; i < group; i++) {
+          const qp = q + ((<usize>(t * Hq + g * group + i) * <usize>D) << 2);
+          store<f64>(scores + <usize>i * row + (<usize>j << 3), <f64>dot(qp, kbuf, D) * scale);
         }
-        const w1 = f32x4.extract_lane(wv, 0);
-        for (; d < D; d++) {
-          const o = op + (<usize>d << 2);
-          store<f32>(o, load<f32>(o) + w1 * halfToF32(load<u16>(vp + (<usize>d << 1))));
+      }
+      for (let i = 0; i < group; i++) {
+        const sc = scores + <usize>i * row;
+        let max: f64 = -Infinity;
+        for (let j = 0; j <= pos; j++) {
+          const s = load<f64>(sc + (<usize>j << 3));
+          if (s > max) max = s;
+        }
+        let sum: f64 = 0;
+        for (let j = 0; j <= pos; j++) {
+          const e = Math.exp(load<f64>(sc + (<usize>j << 3)) - max);
+          store<f64>(sc + (<usize>j << 3), e);
+          sum += e;
+        }
+        const op = out + ((<usize>(t * Hq + g * group + i) * <usize>D) << 2);
+        memory.fill(op, 0, <usize>D << 2);
+        for (let j = 0; j <= pos; j++) {
+          const wv = f32x4.splat(<f32>(load<f64>(sc + (<usize>j << 3)) / sum));
+          const vp = values + ((<usize>(j * kvWidth + head)) << 1);
+          let d = 0;
+          for (; d + 4 <= D; d += 4) {
+            const o = op + (<usize>d << 2);
+            v128.store(o, madd(wv, half4(vp + (<usize>d << 1)), v128.load(o)));
+          }
+          const w1 = f32x4.extract_lane(wv, 0);
+          for (; d < D; d++) {
+            const o = op + (<usize>d << 2);
+            store<f32>(o, load<f32>(o) + w1 * halfToF32(load<u16>(vp + (<usize>d << 1))));
+          }
         }
       }
     }

@@ -6,12 +6,24 @@
 //                   token t's block b at ((t >> 2)·B + b)·4 + (t & 3): the 4 tokens of a prefill tile
 //                   side by side, so one v128 load gives a block's scales for the whole tile
 //   s  f32 [⌈n/4⌉, B, 4]  d · Σ q of the block (the min term of Q4_K's d·sc·q − dmin·m), laid out as d
+//   c  i8  [n, K]   the same codes as i8: the relaxed-SIMD build's 4-bit linears take them straight into
+//                   i32x4.relaxed_dot_i8x16_i7x16_add_s (16 products an instruction, the nibbles 0..15 as
+//                   its 7-bit operand, so the result is exact and the same on every CPU)
+//   Σ  i32 [n, B]   Σ q of the block as an integer (Q4_0's −8 offset: Σ qx·(nib − 8) = Σ qx·nib − 8·Σ qx)
 // Like llama.cpp's Q8_0 activations (quantize_row_q8_0) but with an f32 scale, and per 32 values also
 // for the K-quants (llama.cpp's q8_K has one scale per 256): finer, and one layout for every format.
 
 /** Bytes of the quantized activations of n tokens of K values. */
 export function q8Bytes(n: i32, K: i32): i32 {
-  return n * K * 2 + ((n + 3) >> 2) * (K >> 5) * 32;
+  return n * K * 2 + ((n + 3) >> 2) * (K >> 5) * 32 + n * K + n * (K >> 5) * 4;
+}
+
+/** Where the i8 codes (c) start, and after them the integer sums (Σ). */
+@inline export function codesAt(xq: usize, n: i32, K: i32): usize {
+  return xq + <usize>(n * K * 2 + ((n + 3) >> 2) * (K >> 5) * 32);
+}
+@inline export function sumsAt(xq: usize, n: i32, K: i32): usize {
+  return codesAt(xq, n, K) + <usize>(n * K);
 }
 
 /** Byte offset of token t's block b in the d (or s) array. */
@@ -23,6 +35,7 @@ export function q8Bytes(n: i32, K: i32): i32 {
 export function quantizeQ8(x: usize, xq: usize, n: i32, K: i32): void {
   const B = K >> 5;
   const dAt = xq + (<usize>(n * K) << 1), sAt = dAt + (<usize>(((n + 3) >> 2) * B) << 4);
+  const cAt = codesAt(xq, n, K), sumAt = sumsAt(xq, n, K);
   for (let t = 0; t < n; t++) {
     for (let b = 0; b < B; b++) {
       const i = t * B + b;
@@ -39,7 +52,12 @@ export function quantizeQ8(x: usize, xq: usize, n: i32, K: i32): void {
         sum = i32x4.add(sum, i32x4.add(a, c));
         v128.store(dst + (<usize>j << 4), i16x8.narrow_i32x4_s(a, c));
       }
+      // the i8 codes: the i16 ones narrowed (|q| ≤ 127, so exact)
+      const c8 = cAt + (<usize>i << 5);
+      v128.store(c8, i8x16.narrow_i16x8_s(v128.load(dst), v128.load(dst + 16)));
+      v128.store(c8 + 16, i8x16.narrow_i16x8_s(v128.load(dst + 32), v128.load(dst + 48)));
       const total = i32x4.extract_lane(sum, 0) + i32x4.extract_lane(sum, 1) + i32x4.extract_lane(sum, 2) + i32x4.extract_lane(sum, 3);
+      store<i32>(sumAt + (<usize>i << 2), total);
       store<f32>(dAt + scaleAt(t, b, B), d);
       store<f32>(sAt + scaleAt(t, b, B), d * <f32>total);
     }

@@ -133,7 +133,8 @@ describe.each(KERNEL_SETUPS)('%s SIMD on %i thread(s)', (simd, threads) => {
     expect([...back]).toEqual([...x].map(roundToF16));
   });
 
-  it.each([[1, 4, 2, 16, 0], [3, 4, 2, 16, 5], [4, 6, 2, 128, 37], [2, 2, 1, 9, 3]])('attention: %i tokens, %i heads over %i KV heads of %i, after %i cached, within 5e-6', (n, Hq, Hkv, D, before) => {
+  // the last two have KV heads for every thread of the pool of 3 (split by KV heads there: 1, 1, 2 and 1, 1, 1)
+  it.each([[1, 4, 2, 16, 0], [3, 4, 2, 16, 5], [4, 6, 2, 128, 37], [2, 2, 1, 9, 3], [3, 8, 4, 16, 6], [2, 3, 3, 32, 4]])('attention: %i tokens, %i heads over %i KV heads of %i, after %i cached, within 5e-6', (n, Hq, Hkv, D, before) => {
     const kvWidth = Hkv * D, total = before + n;
     const keys = Float32Array.from(randomF32(total * kvWidth, 11, 2), roundToF16);
     const values = Float32Array.from(randomF32(total * kvWidth, 12, 2), roundToF16);
@@ -156,5 +157,6 @@ describe.each(KERNEL_SETUPS)('%s SIMD on %i thread(s)', (simd, threads) => {
   it('the linears above ran on this setup\'s threads (split across the pool when there is one)', () => {
     if (threads > 1) expect(k.poolJobs).toBeGreaterThan(50);
     else expect(k.poolJobs).toBe(0);
+    expect(k.splitJobs).toBe(threads > 1 ? 2 : 0);   // the two attention shapes with a KV head for every thread
   });
 });

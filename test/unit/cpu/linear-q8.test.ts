@@ -132,63 +132,73 @@ function quantBound(w: Linear, n: number, d: Float32Array): Float64Array {
   return out;
 }
 
-let k: WasmKernels;
-beforeAll(async () => { k = await testKernels(); k.activations = 'q8'; }, 120_000);   // a fresh clone compiles the kernels first
+// Both builds: the relaxed one dots Q4_0/Q4_K's nibbles with i8 codes (relaxed_dot_i8x16_i7x16), the
+// plain one on widened i16; both are held to the same integer semantics.
+describe.each(['plain', 'relaxed'] as const)('%s SIMD', (simd) => {
+  let k: WasmKernels;
+  beforeAll(async () => { k = await testKernels(simd); expect(k.simd).toBe(simd); k.activations = 'q8'; }, 120_000);   // a fresh clone compiles the kernels first
 
-it('the quantizer matches its scalar statement bit for bit (including an all-zero block and exact ties)', () => {
-  const x = randomF32(5 * 96, 77, 3);
-  x.fill(0, 32, 64);                               // token 0, block 1: all zero (d = 0, q = 0)
-  for (let j = 0; j < 31; j++) x[96 + j] = j - 15.5;      // token 1, block 0: amax 127 so d = 1 and every x·(1/d) is a tie
-  x[96 + 31] = 127;
-  const got = k.quantizeQ8(x, 5), want = quantizeRef(x, 5);
-  expect(got.q).toEqual(want.q);
-  expect(got.d).toEqual(want.d);
-  expect(got.s).toEqual(want.s);
-});
-
-describe.each(TYPES)('activations q8, %s', (type) => {
-  const K = 3 * GGML_TYPES[type].blockSize;
-  it.each(NS)(`37×${K}, n = %i: the integer semantics (1e-5 of Σ|terms|) and the f32 reference (quantization bound)`, (n) => {
-    expect(k.q8Covers(FORMAT[type])).toBe(true);
-    const w = ggml(type, 37, K, 5 + n), x = randomF32(n * K, 50 + n);
-    const y = k.linear(k.placeLinear(w), x, n);
-    const ref = intRef(type, w, x, n);
-    for (let i = 0; i < y.length; i++) expect(Math.abs(y[i]! - ref.y[i]!)).toBeLessThanOrEqual(1e-5 * ref.mag[i]! + 1e-30);
-    const exact = matmul(w, x, n), bound = quantBound(w, n, k.quantizeQ8(x, n).d);
-    let scale = 1;
-    for (const v of exact) scale = Math.max(scale, Math.abs(v));
-    for (let i = 0; i < y.length; i++) expect(Math.abs(y[i]! - exact[i]!)).toBeLessThanOrEqual(bound[i]! + 2e-6 * scale);
-    // and the quantization really is in play: not the f32 path's numbers
-    k.activations = 'f32';
-    const f32 = k.linear(k.placeLinear(w), x, n);
-    k.activations = 'q8';
-    expect(y).not.toEqual(f32);
+  it('the quantizer matches its scalar statement bit for bit (including an all-zero block and exact ties)', () => {
+    const x = randomF32(5 * 96, 77, 3);
+    x.fill(0, 32, 64);                               // token 0, block 1: all zero (d = 0, q = 0)
+    for (let j = 0; j < 31; j++) x[96 + j] = j - 15.5;      // token 1, block 0: amax 127 so d = 1 and every x·(1/d) is a tie
+    x[96 + 31] = 127;
+    const got = k.quantizeQ8(x, 5), want = quantizeRef(x, 5);
+    expect(got.q).toEqual(want.q);
+    expect(got.d).toEqual(want.d);
+    expect(got.s).toEqual(want.s);
+    // the relaxed build's copies: the same codes as i8, and each block's Σq as an integer
+    expect(got.q8).toEqual(Int8Array.from(want.q));
+    expect(got.sums).toEqual(Int32Array.from({ length: 5 * 3 }, (_, b) => want.q.subarray(b * 32, b * 32 + 32).reduce((a, v) => a + v, 0)));
   });
-});
 
-it('a matrix of mixed row runs (Q4_K q|k, Q6_K v): each run as its own matrix, one quantization of x', () => {
-  const K = 512, x = randomF32(6 * K, 3);
-  const a = ggml('Q4_K', 20, K, 1), b = ggml('Q6_K', 13, K, 2);
-  const sa = (a as Extract<Linear, { kind: 'ggml' }>).segments[0]!, sb = (b as Extract<Linear, { kind: 'ggml' }>).segments[0]!;
-  const mixed: Linear = { kind: 'ggml', rows: 33, cols: K, segments: [sa, sb] };
-  const y = k.linear(k.placeLinear(mixed), x, 6), ya = k.linear(k.placeLinear(a), x, 6), yb = k.linear(k.placeLinear(b), x, 6);
-  for (let t = 0; t < 6; t++) {
-    expect(y.subarray(t * 33, t * 33 + 20)).toEqual(ya.subarray(t * 20, t * 20 + 20));
-    expect(y.subarray(t * 33 + 20, t * 33 + 33)).toEqual(yb.subarray(t * 13, t * 13 + 13));
-  }
-});
+  describe.each(TYPES)('activations q8, %s', (type) => {
+    const K = 3 * GGML_TYPES[type].blockSize;
+    it.each(NS)(`37×${K}, n = %i: the integer semantics (1e-5 of Σ|terms|) and the f32 reference (quantization bound)`, (n) => {
+      expect(k.q8Covers(FORMAT[type])).toBe(true);
+      const w = ggml(type, 37, K, 5 + n), x = randomF32(n * K, 50 + n);
+      const y = k.linear(k.placeLinear(w), x, n);
+      const ref = intRef(type, w, x, n);
+      for (let i = 0; i < y.length; i++) expect(Math.abs(y[i]! - ref.y[i]!)).toBeLessThanOrEqual(1e-5 * ref.mag[i]! + 1e-30);
+      const exact = matmul(w, x, n), bound = quantBound(w, n, k.quantizeQ8(x, n).d);
+      let scale = 1;
+      for (const v of exact) scale = Math.max(scale, Math.abs(v));
+      for (let i = 0; i < y.length; i++) expect(Math.abs(y[i]! - exact[i]!)).toBeLessThanOrEqual(bound[i]! + 2e-6 * scale);
+      // and the quantization really is in play: not the f32 path's numbers
+      k.activations = 'f32';
+      const f32 = k.linear(k.placeLinear(w), x, n);
+      k.activations = 'q8';
+      expect(y).not.toEqual(f32);
+    });
+  });
 
-it.each(['Q5_0', 'Q4_1', 'Q5_K', 'F16'] as GgmlType[])('%s, not read by the integer path: activations q8 runs the f32 path, bit for bit', (type) => {
-  const K = 2 * Math.max(32, GGML_TYPES[type].blockSize), w = ggml(type, 19, K, 8), x = randomF32(5 * K, 9);
-  expect(k.q8Covers(FORMAT[type])).toBe(false);
-  const q8 = k.linear(k.placeLinear(w), x, 5);
-  k.activations = 'f32';
-  const f32 = k.linear(k.placeLinear(w), x, 5);
-  k.activations = 'q8';
-  expect(q8).toEqual(f32);
+  it('a matrix of mixed row runs (Q4_K q|k, Q6_K v): each run as its own matrix, one quantization of x', () => {
+    const K = 512, x = randomF32(6 * K, 3);
+    const a = ggml('Q4_K', 20, K, 1), b = ggml('Q6_K', 13, K, 2);
+    const sa = (a as Extract<Linear, { kind: 'ggml' }>).segments[0]!, sb = (b as Extract<Linear, { kind: 'ggml' }>).segments[0]!;
+    const mixed: Linear = { kind: 'ggml', rows: 33, cols: K, segments: [sa, sb] };
+    const y = k.linear(k.placeLinear(mixed), x, 6), ya = k.linear(k.placeLinear(a), x, 6), yb = k.linear(k.placeLinear(b), x, 6);
+    for (let t = 0; t < 6; t++) {
+      expect(y.subarray(t * 33, t * 33 + 20)).toEqual(ya.subarray(t * 20, t * 20 + 20));
+      expect(y.subarray(t * 33 + 20, t * 33 + 33)).toEqual(yb.subarray(t * 13, t * 13 + 13));
+    }
+  });
+
+  it.each(['Q5_0', 'Q4_1', 'Q5_K', 'F16'] as GgmlType[])('%s, not read by the integer path: activations q8 runs the f32 path, bit for bit', (type) => {
+    const K = 2 * Math.max(32, GGML_TYPES[type].blockSize), w = ggml(type, 19, K, 8), x = randomF32(5 * K, 9);
+    expect(k.q8Covers(FORMAT[type])).toBe(false);
+    const q8 = k.linear(k.placeLinear(w), x, 5);
+    k.activations = 'f32';
+    const f32 = k.linear(k.placeLinear(w), x, 5);
+    k.activations = 'q8';
+    expect(q8).toEqual(f32);
+  });
+
 });
 
 describe('activations q8 on 1 and 3 threads', () => {
+  let k: WasmKernels;
+  beforeAll(async () => { k = await testKernels(); k.activations = 'q8'; }, 120_000);
   let three: WasmKernels;
   beforeAll(async () => { three = await WasmKernels.create(await loadKernelBinary(true), { threads: 3, activations: 'q8' }); }, 240_000);   // the threads build compiles on first use
   afterAll(() => three?.close());

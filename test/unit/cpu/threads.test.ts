@@ -52,6 +52,52 @@ describe.each(PATHS)('the linear kernel on 1 and 3 threads, %s SIMD', (simd) => 
     }
     expect(three.poolJobs - jobs).toBe(4);   // every call above was split across the workers
   });
+
+  const INT_TYPES: GgmlType[] = ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+  it.each(INT_TYPES)('activations q8, %s 101 rows: n = 1 and n = 9 tokens, whole and a row range, bit for bit', (t) => {
+    const K = 3 * GGML_TYPES[t].blockSize;
+    const w: Linear = { kind: 'ggml', rows: 101, cols: K, segments: [{ name: t, type: t, rows: 101, bytes: quantizeGgml(t, randomF32(101 * K, 5, 0.5), 101, K) }] };
+    one.activations = three.activations = 'q8';
+    try {
+      const a = one.placeLinear(w), b = three.placeLinear(w), jobs = three.poolJobs;
+      for (const n of [1, 9]) {
+        const x = randomF32(n * K, 20 + n);
+        expect(three.linear(b, x, n)).toEqual(one.linear(a, x, n));
+        expect(three.linear(b, x, n, 13, 90)).toEqual(one.linear(a, x, n, 13, 90));
+      }
+      expect(three.poolJobs - jobs).toBe(4);
+    } finally {
+      one.activations = three.activations = 'f32';
+    }
+  });
+
+  // attention splits by KV heads (here 4 over 3 threads: 1, 1, 2), each head computed as on one thread
+  it.each(['f16', 'q8_0'] as const)('attention over an %s cache, 8 query heads over 4 KV heads: 1 and 5 tokens, bit for bit', (cache) => {
+    const Hq = 8, Hkv = 4, D = 48, before = 9;
+    const split = three.splitJobs;
+    for (const n of [1, 5]) {
+      const total = before + n, kv = total * Hkv * D;
+      const keys = randomF32(kv, 31 + n, 2), values = randomF32(kv, 41 + n, 2), q = randomF32(n * Hq * D, 51 + n, 2);
+      const run = (k: WasmKernels): Float32Array => k.frame(() => {
+        const qp = k.input(q), op = k.alloc(q.length * 4);
+        if (cache === 'f16') {
+          const half = (v: Float32Array): number => { const dst = k.alloc(v.length * 2); k.toHalfAt(k.input(v), dst, v.length); return dst; };
+          k.attentionAt(qp, half(keys), half(values), op, n, before, Hq, Hkv, D);
+        } else {
+          const nb = Math.ceil(D / 32);
+          const place = (v: Float32Array) => {
+            const blocks = { quants: k.alloc(total * Hkv * nb * 32), scales: k.alloc(total * Hkv * nb * 2) };
+            k.quantizeQ8At(k.input(v), blocks, total * Hkv, D);
+            return blocks;
+          };
+          k.attentionQ8At(qp, place(keys), place(values), op, n, before, Hq, Hkv, D);
+        }
+        return k.f32(op, q.length).slice();
+      });
+      expect(run(three)).toEqual(run(one));
+    }
+    expect(three.splitJobs - split).toBe(2);
+  });
 });
 
 it.each(PATHS)('a whole model (tiny GGUF dense-Q4_K_M) on 1, 2 and 3 threads, %s SIMD: the same hidden states bit for bit, the golden tokens', async (simd) => {
