@@ -247,8 +247,10 @@ export class WasmKernels {
           s[t * B + b] = sT[((t >> 2) * B + b) * 4 + (t & 3)]!;
         }
       }
-      const c8 = xq + n * K * 2 + tiles * B * 32;   // then the i8 codes [n, K] and the integer Σq [n, B]
-      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s, q8: new Int8Array(this.memory.buffer, c8, n * K).slice(), sums: new Int32Array(this.memory.buffer, c8 + n * K, n * B).slice() };
+      const c8 = xq + n * K * 2 + tiles * B * 32;   // then the i8 codes [n, K] and the integer Σq (laid out as d)
+      const sumT = new Int32Array(this.memory.buffer, c8 + n * K, tiles * B * 4), sums = new Int32Array(n * B);
+      for (let t = 0; t < n; t++) for (let b = 0; b < B; b++) sums[t * B + b] = sumT[((t >> 2) * B + b) * 4 + (t & 3)]!;
+      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s, q8: new Int8Array(this.memory.buffer, c8, n * K).slice(), sums };
     });
   }
 

@@ -64,7 +64,7 @@ export function linearQ8Covers(fmt: i32): bool {
 
 /** Relaxed build: [−8·Σqx, 0, 0, 0] of token t's block b (Q4_0's offset, folded into the integer sum). */
 @inline function q4Offset(sums: usize, t: i32, b: i32, B: i32): v128 {
-  return i32x4.replace_lane(i32x4.splat(0), 0, -8 * load<i32>(sums + (<usize>(t * B + b) << 2)));
+  return i32x4.replace_lane(i32x4.splat(0), 0, -8 * load<i32>(sums + scaleAt(t, b, B)));
 }
 
 /** Relaxed build, Q4_0: one row's block sum for one token from its codes (c0, c1) and offset. */
@@ -192,8 +192,10 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
   c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, sums: usize, t: i32, B: i32): v128 {
   const at = scaleAt(t, blk, B);
   if (NT == 4) {
-    const tot = sum4(nibToken(lo, hi, offset, c8, K, blk, sums, t, B), nibToken(lo, hi, offset, c8, K, blk, sums, t + 1, B),
-      nibToken(lo, hi, offset, c8, K, blk, sums, t + 2, B), nibToken(lo, hi, offset, c8, K, blk, sums, t + 3, B));
+    // the tile's 4 sums side by side, then Q4_0's −8·Σqx for all 4 tokens in one subtraction
+    let tot = sum4(nibToken(lo, hi, false, c8, K, blk, sums, t, B), nibToken(lo, hi, false, c8, K, blk, sums, t + 1, B),
+      nibToken(lo, hi, false, c8, K, blk, sums, t + 2, B), nibToken(lo, hi, false, c8, K, blk, sums, t + 3, B));
+    if (offset) tot = i32x4.sub(tot, i32x4.shl(v128.load(sums + at), 3));
     let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
     if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
     return a;

@@ -9,13 +9,14 @@
 //   c  i8  [n, K]   the same codes as i8: the relaxed-SIMD build's 4-bit linears take them straight into
 //                   i32x4.relaxed_dot_i8x16_i7x16_add_s (16 products an instruction, the nibbles 0..15 as
 //                   its 7-bit operand, so the result is exact and the same on every CPU)
-//   Σ  i32 [n, B]   Σ q of the block as an integer (Q4_0's −8 offset: Σ qx·(nib − 8) = Σ qx·nib − 8·Σ qx)
+//   Σ  i32 [⌈n/4⌉, B, 4]  Σ q of the block as an integer, laid out as d (Q4_0's −8 offset:
+//                   Σ qx·(nib − 8) = Σ qx·nib − 8·Σ qx, one v128 for a prefill tile's 4 tokens)
 // Like llama.cpp's Q8_0 activations (quantize_row_q8_0) but with an f32 scale, and per 32 values also
 // for the K-quants (llama.cpp's q8_K has one scale per 256): finer, and one layout for every format.
 
 /** Bytes of the quantized activations of n tokens of K values. */
 export function q8Bytes(n: i32, K: i32): i32 {
-  return n * K * 2 + ((n + 3) >> 2) * (K >> 5) * 32 + n * K + n * (K >> 5) * 4;
+  return n * K * 2 + ((n + 3) >> 2) * (K >> 5) * 48 + n * K;
 }
 
 /** Where the i8 codes (c) start, and after them the integer sums (Σ). */
@@ -57,7 +58,7 @@ export function quantizeQ8(x: usize, xq: usize, n: i32, K: i32): void {
       v128.store(c8, i8x16.narrow_i16x8_s(v128.load(dst), v128.load(dst + 16)));
       v128.store(c8 + 16, i8x16.narrow_i16x8_s(v128.load(dst + 32), v128.load(dst + 48)));
       const total = i32x4.extract_lane(sum, 0) + i32x4.extract_lane(sum, 1) + i32x4.extract_lane(sum, 2) + i32x4.extract_lane(sum, 3);
-      store<i32>(sumAt + (<usize>i << 2), total);
+      store<i32>(sumAt + scaleAt(t, b, B), total);
       store<f32>(dAt + scaleAt(t, b, B), d);
       store<f32>(sAt + scaleAt(t, b, B), d * <f32>total);
     }
