@@ -17,7 +17,7 @@ const log = (line: string): void => { logEl.textContent += `${line}\n`; };
 const cpu = new CpuWorkerClient();
 
 const benchWasm = {
-  load: (a: { model: string; ctx: number; threads: number }) => cpu.call<boolean>('load', a),
+  load: (a: { model: string; ctx: number; threads: number; activations?: 'f32' | 'q8' }) => cpu.call<boolean>('load', a),
   round: async (a: { promptIds: number[]; gen: number }) => {
     const r = await cpu.call<Speeds & { threads: number }>('round', a);
     log(`ours wasm (${r.threads} threads): prefill ${r.prefill.toFixed(2)}, decode ${r.decode.toFixed(2)} tok/s`);

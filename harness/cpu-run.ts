@@ -7,6 +7,7 @@ import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
 import { openWeights } from '../src/model/load-weights.ts';
 import type { SimdChoice } from '../src/cpu/simd-path.ts';
+import type { CpuActivations } from '../src/cpu/wasm-kernels.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { speeds, type Speeds } from '../bench/cpu/speeds.ts';
 
@@ -15,12 +16,12 @@ export interface GreedyRequest { model: string; ids: number[]; tokens: number; t
 export interface GreedyResult { ids: number[]; finish: string; engine: string; threads: number; simd: string; modelType: string }
 
 /** A whole model (every layer, embedding, head) on the WASM engine with room for ids + tokens. */
-export async function loadCpuEngine(model: string, ctx: number, threads: number, simd: SimdChoice = 'auto'): Promise<{ engine: CpuEngine; numLayers: number; modelType: string }> {
+export async function loadCpuEngine(model: string, ctx: number, threads: number, simd: SimdChoice = 'auto', activations?: CpuActivations): Promise<{ engine: CpuEngine; numLayers: number; modelType: string }> {
   const source = await resolveModelSource(model);
   const config = await loadModelConfig(source);
   // streamed, as a room's device loads its share: the matrices go straight into the WASM memory
   const weights = await openWeights(source, { layers: [0, config.numLayers], embedding: true, head: true });
-  return { engine: await createCpuEngine(weights, { ctx, threads, simd }), numLayers: config.numLayers, modelType: config.modelType };
+  return { engine: await createCpuEngine(weights, { ctx, threads, simd, ...(activations ? { activations } : {}) }), numLayers: config.numLayers, modelType: config.modelType };
 }
 
 export async function cpuGreedy(r: GreedyRequest): Promise<GreedyResult> {
@@ -40,8 +41,9 @@ export async function cpuGreedy(r: GreedyRequest): Promise<GreedyResult> {
 export class CpuBenchEngine {
   private constructor(private readonly engine: CpuEngine, private readonly numLayers: number) {}
 
-  static async load(model: string, ctx: number, threads: number): Promise<CpuBenchEngine> {
-    const { engine, numLayers } = await loadCpuEngine(model, ctx, threads);
+  /** activations: the linears' path (absent: the engine's default). */
+  static async load(model: string, ctx: number, threads: number, activations?: CpuActivations): Promise<CpuBenchEngine> {
+    const { engine, numLayers } = await loadCpuEngine(model, ctx, threads, 'auto', activations);
     return new CpuBenchEngine(engine, numLayers);
   }
 

@@ -64,9 +64,9 @@ export class CpuBenchPage {
     return (await Promise.race([limit, run]).finally(() => clearTimeout(timer))) as T;
   }
 
-  /** Ours on WASM in the page's worker, `threads` threads, kept loaded for the rounds that follow. */
-  loadWasm(file: string, ctx: number, threads: number): Promise<boolean> {
-    return this.call('loading ours (WASM)', 'benchWasm.load', { model: this.modelUrl(file), ctx, threads });
+  /** Ours on WASM in the page's worker, `threads` threads (activations: absent, the default), kept loaded for the rounds that follow. */
+  loadWasm(file: string, ctx: number, threads: number, activations?: 'f32' | 'q8'): Promise<boolean> {
+    return this.call('loading ours (WASM)', 'benchWasm.load', { model: this.modelUrl(file), ctx, threads, ...(activations ? { activations } : {}) });
   }
 
   wasmRound(promptIds: number[], gen: number): Promise<Speeds & { threads: number }> {

@@ -60,11 +60,12 @@ function nativeSpeeds(gguf: string, threads: number): { prefill: number; decode:
 /** The page run of one type: ours on WASM, wllama, ours again (and WebGPU on `webgpuToo`, then ours again). */
 async function onPage(page: CpuBenchPage, type: CpuBenchType, file: string, L: number, webgpuToo: boolean, nodeBest: Speeds, out: Record<string, number | string>): Promise<void> {
   const rounds: Speeds[] = [];
+  let w: Awaited<ReturnType<CpuBenchPage['wllama']>> | undefined;
   try {
     await page.loadWasm(file, PROMPT + GEN + 8, THREADS);
     rounds.push(await page.wasmRound(PROMPT_IDS, GEN));
     try {
-      const w = await page.wllama(file, THREADS, PROMPT, GEN);
+      w = await page.wllama(file, THREADS, PROMPT, GEN);
       out[`${type} wllama ${THREADS} threads prefill tok/s`] = w.prefill;
       out[`${type} wllama ${THREADS} threads decode tok/s`] = w.decode;
       out[`${type} wllama page`] = `${page.isolated ? 'cross-origin isolated' : 'not isolated'}, ${w.note}`;
@@ -77,6 +78,20 @@ async function onPage(page: CpuBenchPage, type: CpuBenchType, file: string, L: n
       out[`${type} nodeWasmOverWllamaDecode`] = nodeBest.decode / w.decode;
     } catch (e) {
       out[`${type} wllama`] = `failed: ${(e as Error).message.split('\n')[0]!.slice(0, 400)}`;
+    }
+    // the fast path in the same page, two rounds right after wllama's and ours: llama.cpp's own approach
+    // (activations quantized per block, integer dots) against llama.cpp compiled to WebAssembly
+    try {
+      await page.loadWasm(file, PROMPT + GEN + 8, THREADS, FAST);
+      const q = best([await page.wasmRound(PROMPT_IDS, GEN), await page.wasmRound(PROMPT_IDS, GEN)]);
+      out[`${type} page ${FAST} wasm ${THREADS} threads prefill / decode tok/s (best of 2)`] = `${q.prefill.toPrecision(3)} / ${q.decode.toPrecision(3)}`;
+      if (w) {
+        out[`${type} ${FAST} wasmOverWllamaPrefill`] = q.prefill / w.prefill;
+        out[`${type} ${FAST} wasmOverWllamaDecode`] = q.decode / w.decode;
+      }
+      await page.loadWasm(file, PROMPT + GEN + 8, THREADS);   // back to the default for the rounds below
+    } catch (e) {
+      out[`${type} page ${FAST} wasm`] = `failed: ${(e as Error).message.split('\n')[0]!.slice(0, 400)}`;
     }
     if (webgpuToo) {
       try {
