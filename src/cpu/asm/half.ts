@@ -13,7 +13,11 @@ const TWO_112: f32 = reinterpret<f32>(0x77800000);
 
 /** Four halves at p (2-byte aligned) as f32x4. */
 @inline export function half4(p: usize): v128 {
-  const h = v128.load16x4_u(p);
+  return halfLanes(v128.load16x4_u(p));
+}
+
+/** Four halves, one in the low 16 bits of each i32 lane of h, as f32x4 (each exactly as halfToF32). */
+@inline export function halfLanes(h: v128): v128 {
   const bits = i32x4.shl(v128.and(h, i32x4.splat(0x7fff)), 13);
   let f = f32x4.mul(bits, f32x4.splat(TWO_112));
   const special = i32x4.eq(v128.and(h, i32x4.splat(0x7c00)), i32x4.splat(0x7c00));

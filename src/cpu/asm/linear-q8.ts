@@ -8,17 +8,21 @@
 // f32x4 of the tile's block scales (./quantize.ts stores them side by side), so the float work is one
 // convert, two multiplies and one add per block for 4 tokens. Rows go in blocks of ROW_BLOCK so a
 // block's weights and one tile's codes both stay in L1 while they meet.
+// Decode (one token) of Q8_0 / Q4_0: blocks in fours, their integer sums side by side in one i32x4
+// (lane = block), converted once and scaled by the four f32(dw·dx) at once (the f16 scales widened
+// four at a time): the per-block scalar work (an f16 decode, a multiply, a splat) was most of a
+// 32-value block's cost, more than its dot products.
 // Rows are independent: a thread range [row0, row1) gives the same values as the whole, bit for bit.
 // Exactness: the integer sums are exact; the result differs from x·Wᵀ in f32 by the activations'
 // quantization (|x − d·q| ≤ d/2 per value, d = amax/127 of its block) plus f32 rounding of the scaling.
 // Relaxed SIMD (ASC_FEATURE_RELAXED_SIMD): the 4-bit formats (Q4_0, Q4_K) keep their nibbles unsigned
-// (0..15, the 7-bit operand of i32x4.relaxed_dot_i8x16_i7x16_add_s, whose result is then defined the same
+// (0..15, the 7-bit operand of i16x8.relaxed_dot_i8x16_i7x16_s, whose result is then defined the same
 // on every CPU) and dot them with the i8 codes, 16 products an instruction instead of 8 on widened i16;
-// Q4_0's −8 rides in as −8·Σqx in lane 0 of the accumulator. Integer sums are as exact as plain's, only
+// Q4_0's −8 goes in as −8·Σqx (in lane 0 of one block's sum, or one subtraction for four). Integer sums are as exact as plain's, only
 // split over other lanes, so the two builds differ by f32 rounding of the scaling alone.
 import { Q4_0, Q4_K, Q6_K, Q8_0 } from './formats';
 import { rowBytes } from './dequant';
-import { halfToF32 } from './half';
+import { halfLanes, halfToF32 } from './half';
 import { codesAt, scaleAt, sumsAt } from './quantize';
 
 const ROW_BLOCK = 16;
@@ -74,37 +78,77 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 /**
- * Decode's matvec (one token) over two rows of Q8_0 or Q4_0 at once: each block's 32 codes and scale
- * are loaded once for both rows. Row A's result is bit for bit rowTile32's for NT 1 (same operations).
+ * Relaxed build, Q4_0, one token: a row's accumulator (its lanes sum to the output). Blocks go in fours:
+ * their integer sums side by side (lane i: block b + i, Q4_0's −8·Σqx taken off in one subtraction),
+ * one convert and one multiply by the four f32(dw·dx), so the scaling costs a quarter of one a block.
+ * The last B % 4 blocks are added one at a time.
  */
-@inline function rowPair32(fmt: i32, rowA: usize, rowB: usize, xq: usize, dAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32, c8: usize, sums: usize): void {
-  const B = K >> 5, bytes: usize = fmt == Q8_0 ? 34 : 18, x = xq + <usize>t * (<usize>K << 1);
-  let a = f32x4.splat(0), c = f32x4.splat(0);
-  if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) {
-    const x8 = c8 + <usize>t * <usize>K;
-    for (let b = 0; b < B; b++) {
-      const c0 = v128.load(x8 + (<usize>b << 5)), c1 = v128.load(x8 + (<usize>b << 5) + 16), off = q4Offset(sums, t, b, B);
-      const dx = load<f32>(dAt + scaleAt(t, b, B));
-      const pA = rowA + <usize>b * bytes, pB = rowB + <usize>b * bytes;
-      a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(pA, c0, c1, off)), f32x4.splat(halfToF32(load<u16>(pA)) * dx)));
-      c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(pB, c0, c1, off)), f32x4.splat(halfToF32(load<u16>(pB)) * dx)));
-    }
-    const ys: usize = <usize>yStride << 2;
-    store<f32>(yA + <usize>t * ys, lanes(a));
-    store<f32>(yB + <usize>t * ys, lanes(c));
-    return;
+@inline function q4RowRelaxed(row: usize, x8: usize, sums: usize, dAt: usize, t: i32, B: i32): v128 {
+  let a = f32x4.splat(0);
+  const zero = i32x4.splat(0), mask = i8x16.splat(15);
+  let b = 0;
+  for (; b + 4 <= B; b += 4) {
+    const p = row + <usize>b * 18, xp = x8 + (<usize>b << 5);
+    const v0 = v128.load(p + 2), v1 = v128.load(p + 20), v2 = v128.load(p + 38), v3 = v128.load(p + 56);
+    let tot = sum4(nibDot(v128.and(v0, mask), i8x16.shr_u(v0, 4), v128.load(xp), v128.load(xp + 16), zero),
+      nibDot(v128.and(v1, mask), i8x16.shr_u(v1, 4), v128.load(xp + 32), v128.load(xp + 48), zero),
+      nibDot(v128.and(v2, mask), i8x16.shr_u(v2, 4), v128.load(xp + 64), v128.load(xp + 80), zero),
+      nibDot(v128.and(v3, mask), i8x16.shr_u(v3, 4), v128.load(xp + 96), v128.load(xp + 112), zero));
+    // the four blocks' Σqx, dx and f16 dw: scaleAt's blocks are 16 bytes apart, the rows' blocks 18
+    const at = sums + scaleAt(t, b, B);
+    let q = i32x4.splat(load<i32>(at));
+    q = i32x4.replace_lane(q, 1, load<i32>(at + 16)); q = i32x4.replace_lane(q, 2, load<i32>(at + 32)); q = i32x4.replace_lane(q, 3, load<i32>(at + 48));
+    tot = i32x4.sub(tot, i32x4.shl(q, 3));
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, 18), dx4(dAt, t, b, B))));
   }
-  for (let b = 0; b < B; b++) {
-    const xp = x + (<usize>b << 6);
-    const x0 = v128.load(xp), x1 = v128.load(xp + 16), x2 = v128.load(xp + 32), x3 = v128.load(xp + 48);
+  for (; b < B; b++) {
+    const p = row + <usize>b * 18, xp = x8 + (<usize>b << 5);
     const dx = load<f32>(dAt + scaleAt(t, b, B));
-    const pA = rowA + <usize>b * bytes, pB = rowB + <usize>b * bytes;
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, pA, x0, x1, x2, x3)), f32x4.splat(halfToF32(load<u16>(pA)) * dx)));
-    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, pB, x0, x1, x2, x3)), f32x4.splat(halfToF32(load<u16>(pB)) * dx)));
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(p, v128.load(xp), v128.load(xp + 16), q4Offset(sums, t, b, B))), f32x4.splat(halfToF32(load<u16>(p)) * dx)));
   }
-  const ys: usize = <usize>yStride << 2;
-  store<f32>(yA + <usize>t * ys, lanes(a));
-  store<f32>(yB + <usize>t * ys, lanes(c));
+  return a;
+}
+
+/** The f16 scales of four blocks `bytes` apart from p, as f32x4. */
+@inline function scales4(p: usize, bytes: usize): v128 {
+  let h = i32x4.splat(<i32>load<u16>(p));
+  h = i32x4.replace_lane(h, 1, <i32>load<u16>(p + bytes));
+  h = i32x4.replace_lane(h, 2, <i32>load<u16>(p + 2 * bytes));
+  h = i32x4.replace_lane(h, 3, <i32>load<u16>(p + 3 * bytes));
+  return halfLanes(h);
+}
+
+/** Token t's dx of blocks b..b+3 (scaleAt puts one token's blocks 16 bytes apart). */
+@inline function dx4(dAt: usize, t: i32, b: i32, B: i32): v128 {
+  const at = dAt + scaleAt(t, b, B);
+  let dx = f32x4.splat(load<f32>(at));
+  dx = f32x4.replace_lane(dx, 1, load<f32>(at + 16));
+  dx = f32x4.replace_lane(dx, 2, load<f32>(at + 32));
+  return f32x4.replace_lane(dx, 3, load<f32>(at + 48));
+}
+
+/**
+ * Q8_0 or Q4_0 on i16 codes (x: token t's), one token: a row's accumulator, blocks in fours as
+ * q4RowRelaxed (their integer sums side by side, one convert and one multiply by the four f32(dw·dx)).
+ */
+@inline function row32(fmt: i32, row: usize, x: usize, dAt: usize, t: i32, B: i32): v128 {
+  const bytes: usize = fmt == Q8_0 ? 34 : 18;
+  let a = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= B; b += 4) {
+    const p = row + <usize>b * bytes, xp = x + (<usize>b << 6);
+    const tot = sum4(isum32(fmt, p, v128.load(xp), v128.load(xp + 16), v128.load(xp + 32), v128.load(xp + 48)),
+      isum32(fmt, p + bytes, v128.load(xp + 64), v128.load(xp + 80), v128.load(xp + 96), v128.load(xp + 112)),
+      isum32(fmt, p + 2 * bytes, v128.load(xp + 128), v128.load(xp + 144), v128.load(xp + 160), v128.load(xp + 176)),
+      isum32(fmt, p + 3 * bytes, v128.load(xp + 192), v128.load(xp + 208), v128.load(xp + 224), v128.load(xp + 240)));
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, bytes), dx4(dAt, t, b, B))));
+  }
+  for (; b < B; b++) {
+    const p = row + <usize>b * bytes, xp = x + (<usize>b << 6);
+    const dx = load<f32>(dAt + scaleAt(t, b, B));
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, p, v128.load(xp), v128.load(xp + 16), v128.load(xp + 32), v128.load(xp + 48))), f32x4.splat(halfToF32(load<u16>(p)) * dx)));
+  }
+  return a;
 }
 
 /**
@@ -221,6 +265,14 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
   const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
   let acc = f32x4.splat(0);
   const mask = i8x16.splat(15), eight = i8x16.splat(8);
+  if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0 && NT == 1) {
+    storeTile(NT, q4RowRelaxed(row, c8 + <usize>t * <usize>K, sums, dAt, t, B), y, t, yStride);
+    return;
+  }
+  if (NT == 1) {
+    storeTile(NT, row32(fmt, row, x0, dAt, t, B), y, t, yStride);
+    return;
+  }
   if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) {
     for (let b = 0; b < B; b++) {
       const p = row + <usize>b * 18, v = v128.load(p + 2);
@@ -322,8 +374,6 @@ function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys
 function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys, 0, 0); }
 function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys, c8, sums); }
 function q4Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize): void { rowTile32(Q4_0, 1, row, xq, dAt, t, K, y, ys, c8, sums); }
-function q8Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32): void { rowPair32(Q8_0, a, b, xq, dAt, t, K, ya, yb, ys, 0, 0); }
-function q4Pair(a: usize, b: usize, xq: usize, dAt: usize, t: i32, K: i32, ya: usize, yb: usize, ys: i32, c8: usize, sums: usize): void { rowPair32(Q4_0, a, b, xq, dAt, t, K, ya, yb, ys, c8, sums); }
 function q4kTile4(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize): void { rowTileQ4K(4, row, xq, dAt, sAt, t, K, y, ys, c8); }
 function q4kTile1(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize): void { rowTileQ4K(1, row, xq, dAt, sAt, t, K, y, ys, c8); }
 function q6kTile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(4, row, xq, dAt, t, K, y, ys); }
@@ -353,12 +403,10 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
     }
     for (; t < n; t++) {
       let r = rb0;
-      if (fmt != Q6_K) {   // decode's matvec and a prefill's last tokens: rows in pairs (same bits as alone)
+      if (fmt == Q4_K) {   // decode's matvec and a prefill's last tokens: rows in pairs (same bits as alone)
         for (; r + 2 <= rEnd; r += 2) {
           const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
-          if (fmt == Q8_0) q8Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride);
-          else if (fmt == Q4_0) q4Pair(row, row + rb, xq, dAt, t, K, yr, yr + 4, yStride, c8, sums);
-          else q4kPair(row, row + rb, xq, dAt, sAt, t, K, yr, yr + 4, yStride, c8);
+          q4kPair(row, row + rb, xq, dAt, sAt, t, K, yr, yr + 4, yStride, c8);
         }
       }
       for (; r < rEnd; r++) {
