@@ -8,7 +8,7 @@
 // f32x4 of the tile's block scales (./quantize.ts stores them side by side), so the float work is one
 // convert, two multiplies and one add per block for 4 tokens. Rows go in blocks of ROW_BLOCK so a
 // block's weights and one tile's codes both stay in L1 while they meet.
-// Decode (one token) of Q8_0 / Q4_0: blocks in fours, their integer sums side by side in one i32x4
+// Decode (one token): blocks (Q4_K: sub-blocks) in fours, their integer sums side by side in one i32x4
 // (lane = block), converted once and scaled by the four f32(dw·dx) at once (the f16 scales widened
 // four at a time): the per-block scalar work (an f16 decode, a multiply, a splat) was most of a
 // 32-value block's cost, more than its dot products.
@@ -163,33 +163,46 @@ export function linearQ8Covers(fmt: i32): bool {
   return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v), x0, x1, x2, x3);
 }
 
-/** A Q4_K sub-block's term for one token: f32(d·sc·dx)·Σ in the lanes, dmin·m·s off lane 0 (as block() NT 1). */
-@inline function q4kTerm(acc: v128, p: usize, s: i32, d: f32, dmin: f32, dx: f32, sx: f32, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
-  const sm = scaleMin(p + 4, s);
-  const a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isumQ4K(p, s, x0, x1, x2, x3)), f32x4.splat(d * <f32>(sm & 255) * dx)));
-  return f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, dmin * <f32>(sm >> 8) * sx));
+/** Token t's codes of block blk as isumQ4K takes them: i8 (x0, x1) in the relaxed build, else i16 (x0..x3). */
+@inline function codesQ4K(x: usize, x8: usize, blk: i32, i: i32): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i < 2 ? v128.load(x8 + (<usize>blk << 5) + (<usize>i << 4)) : i32x4.splat(0);
+  return v128.load(x + (<usize>blk << 6) + (<usize>i << 4));
 }
 
-/** Decode's matvec over two Q4_K rows at once (codes loaded once); each row bit for bit rowTileQ4K's NT 1. */
-function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, yA: usize, yB: usize, yStride: i32, c8: usize): void {
-  const B = K >> 5, x = xq + <usize>t * (<usize>K << 1), x8 = c8 + <usize>t * <usize>K;
-  let a = f32x4.splat(0), c = f32x4.splat(0);
+/** isumQ4K of sub-block s (block blk) with token t's codes. */
+@inline function isumQ4Kt(p: usize, s: i32, x: usize, x8: usize, blk: i32): v128 {
+  return isumQ4K(p, s, codesQ4K(x, x8, blk, 0), codesQ4K(x, x8, blk, 1), codesQ4K(x, x8, blk, 2), codesQ4K(x, x8, blk, 3));
+}
+
+/**
+ * Decode's matvec, one Q4_K row, one token: its accumulator (the lanes sum to the output). Sub-blocks go
+ * in fours, their integer sums side by side (lane i: sub-block s + i), one convert, one multiply by the
+ * four f32(d·sc·dx) and one subtraction of the four dmin·m·s.
+ */
+@inline function q4kRow(row: usize, x: usize, x8: usize, dAt: usize, sAt: usize, t: i32, K: i32): v128 {
+  const B = K >> 5;
+  let a = f32x4.splat(0);
   for (let sb = 0; sb < K >> 8; sb++) {
-    const pA = rowA + <usize>sb * 144, pB = rowB + <usize>sb * 144;
-    const dA = halfToF32(load<u16>(pA)), mA = halfToF32(load<u16>(pA + 2)), dB = halfToF32(load<u16>(pB)), mB = halfToF32(load<u16>(pB + 2));
-    for (let s = 0; s < 8; s++) {
-      const blk = (sb << 3) + s, xp = x + (<usize>blk << 6), at = scaleAt(t, blk, B);
-      let x0: v128, x1: v128, x2 = i32x4.splat(0), x3 = i32x4.splat(0);
-      if (ASC_FEATURE_RELAXED_SIMD) { x0 = v128.load(x8 + (<usize>blk << 5)); x1 = v128.load(x8 + (<usize>blk << 5) + 16); }
-      else { x0 = v128.load(xp); x1 = v128.load(xp + 16); x2 = v128.load(xp + 32); x3 = v128.load(xp + 48); }
-      const dx = load<f32>(dAt + at), sx = load<f32>(sAt + at);
-      a = q4kTerm(a, pA, s, dA, mA, dx, sx, x0, x1, x2, x3);
-      c = q4kTerm(c, pB, s, dB, mB, dx, sx, x0, x1, x2, x3);
+    const p = row + <usize>sb * 144;
+    const d = halfToF32(load<u16>(p)), dmin = halfToF32(load<u16>(p + 2));
+    for (let s0 = 0; s0 < 8; s0 += 4) {
+      const b0 = (sb << 3) + s0;
+      const tot = sum4(isumQ4Kt(p, s0, x, x8, b0), isumQ4Kt(p, s0 + 1, x, x8, b0 + 1), isumQ4Kt(p, s0 + 2, x, x8, b0 + 2), isumQ4Kt(p, s0 + 3, x, x8, b0 + 3));
+      // the four sub-blocks' f32(d·sc·dx) and dmin·m·s (scaleAt puts one token's blocks 16 bytes apart)
+      const at = scaleAt(t, b0, B), dx = dAt + at, sx = sAt + at;
+      const sm0 = scaleMin(p + 4, s0), sm1 = scaleMin(p + 4, s0 + 1), sm2 = scaleMin(p + 4, s0 + 2), sm3 = scaleMin(p + 4, s0 + 3);
+      let f = f32x4.splat(d * <f32>(sm0 & 255) * load<f32>(dx));
+      f = f32x4.replace_lane(f, 1, d * <f32>(sm1 & 255) * load<f32>(dx + 16));
+      f = f32x4.replace_lane(f, 2, d * <f32>(sm2 & 255) * load<f32>(dx + 32));
+      f = f32x4.replace_lane(f, 3, d * <f32>(sm3 & 255) * load<f32>(dx + 48));
+      let m = f32x4.splat(dmin * <f32>(sm0 >> 8) * load<f32>(sx));
+      m = f32x4.replace_lane(m, 1, dmin * <f32>(sm1 >> 8) * load<f32>(sx + 16));
+      m = f32x4.replace_lane(m, 2, dmin * <f32>(sm2 >> 8) * load<f32>(sx + 32));
+      m = f32x4.replace_lane(m, 3, dmin * <f32>(sm3 >> 8) * load<f32>(sx + 48));
+      a = f32x4.sub(f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f)), m);
     }
   }
-  const ys: usize = <usize>yStride << 2;
-  store<f32>(yA + <usize>t * ys, lanes(a));
-  store<f32>(yB + <usize>t * ys, lanes(c));
+  return a;
 }
 
 /** [Σ lanes of a, Σ b, Σ c, Σ d] (i32x4): the 4 tokens' sums of one block side by side. */
@@ -316,6 +329,10 @@ function q4kPair(rowA: usize, rowB: usize, xq: usize, dAt: usize, sAt: usize, t:
  */
 @inline function rowTileQ4K(NT: i32, row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize): void {
   const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
+  if (NT == 1) {
+    storeTile(NT, q4kRow(row, x0, c8 + <usize>t * <usize>K, dAt, sAt, t, K), y, t, yStride);
+    return;
+  }
   let acc = f32x4.splat(0);
   const mask = i8x16.splat(15);
   for (let sb = 0; sb < K >> 8; sb++) {
@@ -402,14 +419,7 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
       }
     }
     for (; t < n; t++) {
-      let r = rb0;
-      if (fmt == Q4_K) {   // decode's matvec and a prefill's last tokens: rows in pairs (same bits as alone)
-        for (; r + 2 <= rEnd; r += 2) {
-          const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
-          q4kPair(row, row + rb, xq, dAt, sAt, t, K, yr, yr + 4, yStride, c8);
-        }
-      }
-      for (; r < rEnd; r++) {
+      for (let r = rb0; r < rEnd; r++) {   // decode's matvec and a prefill's last tokens
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
         if (fmt == Q8_0) q8Tile1(row, xq, dAt, t, K, yr, yStride);
         else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride, c8, sums);
