@@ -21,8 +21,11 @@ const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, KIND = 15, NARGS = 16,
 /** The kernels a split job runs, by KIND. */
 const SPLIT_KINDS = { attention: 2, attentionQ8_0: 3 } as const;
 export type SplitKernel = keyof typeof SPLIT_KINDS;
-/** Polls of a control slot before a thread sleeps on it (about 0.1–0.3 ms of spinning). */
-const SPIN = 1_000_000;
+/**
+ * Polls of a control slot before a thread sleeps on it: about 1.5 ms here (a poll is ~15 ns), longer than
+ * the gap between a decode step's linears, short enough that an idle pool soon sleeps (a phone's battery).
+ */
+const SPIN = 100_000;
 
 /** The worker's whole program, as source: it runs unchanged in Node (eval worker) and a browser (blob). */
 const WORKER_SOURCE = `

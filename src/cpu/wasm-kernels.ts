@@ -321,7 +321,7 @@ export class WasmKernels {
     const kbytes = align(D * 4), stride = kbytes + align((Hq / Hkv) * (pos0 + n) * 8);
     const scratch = this.alloc(this.threads * stride);
     const args = [q, keys, values, out, n, pos0, Hq, Hkv, D, scratch, scratch + kbytes];
-    this.splitHeads('attention', args, Hkv, [9, 10], stride, (g0, g1) => this.k.attention(q, keys, values, out, n, pos0, Hq, Hkv, D, scratch, scratch + kbytes, g0, g1));
+    this.splitHeads('attention', args, Hkv, [9, 10], stride);
   }
 
   /** Causal GQA as attentionAt, over a q8_0 cache (./asm/kv-q8.ts). */
@@ -329,12 +329,16 @@ export class WasmKernels {
     const kbytes = align(D * 4), stride = 2 * kbytes + align((pos0 + n) * 8);
     const scratch = this.alloc(this.threads * stride), vbuf = scratch + kbytes, scores = scratch + 2 * kbytes;
     const args = [q, keys.quants, keys.scales, values.quants, values.scales, out, n, pos0, Hq, Hkv, D, scratch, vbuf, scores];
-    this.splitHeads('attentionQ8_0', args, Hkv, [11, 12, 13], stride, (g0, g1) =>
-      this.k.attentionQ8_0(q, keys.quants, keys.scales, values.quants, values.scales, out, n, pos0, Hq, Hkv, D, scratch, vbuf, scores, g0, g1));
+    this.splitHeads('attentionQ8_0', args, Hkv, [11, 12, 13], stride);
   }
 
-  /** An attention kernel over KV heads [0, Hkv): split across the pool where there is one and a head for each thread. */
-  private splitHeads(kernel: SplitKernel, args: number[], Hkv: number, scratchArgs: number[], stride: number, own: (g0: number, g1: number) => void): void {
+  /**
+   * An attention kernel (`args`, then a KV-head range) over heads [0, Hkv): split across the pool where
+   * there is one and a head for each thread. The caller's share uses the args as given (thread 0's scratch).
+   */
+  private splitHeads(kernel: SplitKernel, args: number[], Hkv: number, scratchArgs: number[], stride: number): void {
+    const fn = this.k[kernel] as (...a: number[]) => void;
+    const own = (g0: number, g1: number): void => fn(...args, g0, g1);
     if (this.pool && Hkv >= this.threads) {
       this.pool.runSplit(kernel, args, Hkv, scratchArgs, stride, own);
       this.splitJobs++;

@@ -238,27 +238,24 @@ export function linearQ8Covers(fmt: i32): bool {
   return a;
 }
 
-/** Relaxed build, token t's block blk: nibDot of nibbles lo, hi with its i8 codes (c8: token 0's), plus Q4_0's offset when `offset`. */
-@inline function nibToken(lo: v128, hi: v128, offset: bool, c8: usize, K: i32, blk: i32, sums: usize, t: i32, B: i32): v128 {
+/** Relaxed build, token t's block blk: nibDot of nibbles lo, hi with its i8 codes (c8: token 0's). */
+@inline function nibToken(lo: v128, hi: v128, c8: usize, K: i32, blk: i32, t: i32): v128 {
   const xp = c8 + <usize>t * <usize>K + (<usize>blk << 5);
-  return nibDot(lo, hi, v128.load(xp), v128.load(xp + 16), offset ? q4Offset(sums, t, blk, B) : i32x4.splat(0));
+  return nibDot(lo, hi, v128.load(xp), v128.load(xp + 16), i32x4.splat(0));
 }
 
-/** block() for the relaxed build's 4-bit formats: nibbles lo (values 0..15) and hi (16..31) against i8 codes. */
-@inline function blockNib(NT: i32, acc: v128, lo: v128, hi: v128, f: f32, mf: f32, hasMin: bool, offset: bool,
+/**
+ * block() of a prefill tile (4 tokens from t) for the relaxed build's 4-bit formats: nibbles lo (values
+ * 0..15) and hi (16..31) against i8 codes; `offset`: Q4_0's −8·Σqx, for all 4 tokens in one subtraction.
+ * (One token goes through q4RowRelaxed / q4kRow.)
+ */
+@inline function blockNib4(acc: v128, lo: v128, hi: v128, f: f32, mf: f32, hasMin: bool, offset: bool,
   c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, sums: usize, t: i32, B: i32): v128 {
   const at = scaleAt(t, blk, B);
-  if (NT == 4) {
-    // the tile's 4 sums side by side, then Q4_0's −8·Σqx for all 4 tokens in one subtraction
-    let tot = sum4(nibToken(lo, hi, false, c8, K, blk, sums, t, B), nibToken(lo, hi, false, c8, K, blk, sums, t + 1, B),
-      nibToken(lo, hi, false, c8, K, blk, sums, t + 2, B), nibToken(lo, hi, false, c8, K, blk, sums, t + 3, B));
-    if (offset) tot = i32x4.sub(tot, i32x4.shl(v128.load(sums + at), 3));
-    let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
-    if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
-    return a;
-  }
-  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(nibToken(lo, hi, offset, c8, K, blk, sums, t, B)), f32x4.splat(f * load<f32>(dAt + at))));
-  if (hasMin) a = f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, mf * load<f32>(sAt + at)));
+  let tot = sum4(nibToken(lo, hi, c8, K, blk, t), nibToken(lo, hi, c8, K, blk, t + 1), nibToken(lo, hi, c8, K, blk, t + 2), nibToken(lo, hi, c8, K, blk, t + 3));
+  if (offset) tot = i32x4.sub(tot, i32x4.shl(v128.load(sums + at), 3));
+  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
+  if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
   return a;
 }
 
@@ -289,7 +286,7 @@ export function linearQ8Covers(fmt: i32): bool {
   if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) {
     for (let b = 0; b < B; b++) {
       const p = row + <usize>b * 18, v = v128.load(p + 2);
-      acc = blockNib(NT, acc, v128.and(v, mask), i8x16.shr_u(v, 4), halfToF32(load<u16>(p)), 0, false, true, c8, K, b, dAt, 0, sums, t, B);
+      acc = blockNib4(acc, v128.and(v, mask), i8x16.shr_u(v, 4), halfToF32(load<u16>(p)), 0, false, true, c8, K, b, dAt, 0, sums, t, B);
     }
     storeTile(NT, acc, y, t, yStride);
     return;
@@ -344,7 +341,7 @@ export function linearQ8Covers(fmt: i32): bool {
         const s = 2 * pair + h, sm = scaleMin(p + 4, s);
         const uu = h ? i8x16.shr_u(u, 4) : v128.and(u, mask), vv = h ? i8x16.shr_u(v, 4) : v128.and(v, mask);
         if (ASC_FEATURE_RELAXED_SIMD) {
-          acc = blockNib(NT, acc, uu, vv, d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, false, c8, K, (sb << 3) + s, dAt, sAt, 0, t, B);
+          acc = blockNib4(acc, uu, vv, d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, false, c8, K, (sb << 3) + s, dAt, sAt, 0, t, B);
           continue;
         }
         acc = block(NT, acc, i16x8.extend_low_i8x16_u(uu), i16x8.extend_high_i8x16_u(uu), i16x8.extend_low_i8x16_u(vv), i16x8.extend_high_i8x16_u(vv),

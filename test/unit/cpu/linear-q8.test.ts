@@ -7,10 +7,10 @@
 // (b) against the f32 reference matmul within the activations' quantization bound, computed per output:
 //     |Σ w·(x − d·q)| ≤ Σ |w|·d/2 (round to nearest leaves at most d/2 per value), plus 2e-6 for the f32
 //     path's own summation error; the bound is a few 1e-3 of the output's scale here;
-// (c) 1 and 3 threads bit for bit, and formats the integer path does not read fall back to the f32 path.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// (c) formats the integer path does not read fall back to the f32 path (1 and 3 threads bit for bit, on
+//     both builds: test/unit/cpu/threads.test.ts).
+import { beforeAll, describe, expect, it } from 'vitest';
 import { FORMAT } from '../../../src/cpu/formats.ts';
-import { loadKernelBinary } from '../../../src/cpu/kernel-binary.ts';
 import { WasmKernels } from '../../../src/cpu/wasm-kernels.ts';
 import { quantizeGgml } from '../../../src/model/formats/gguf/ggml-quantize.ts';
 import { GGML_TYPES } from '../../../src/model/formats/gguf/ggml-types.ts';
@@ -192,24 +192,5 @@ describe.each(['plain', 'relaxed'] as const)('%s SIMD', (simd) => {
     const f32 = k.linear(k.placeLinear(w), x, 5);
     k.activations = 'q8';
     expect(q8).toEqual(f32);
-  });
-
-});
-
-describe('activations q8 on 1 and 3 threads', () => {
-  let k: WasmKernels;
-  beforeAll(async () => { k = await testKernels(); k.activations = 'q8'; }, 120_000);
-  let three: WasmKernels;
-  beforeAll(async () => { three = await WasmKernels.create(await loadKernelBinary(true), { threads: 3, activations: 'q8' }); }, 240_000);   // the threads build compiles on first use
-  afterAll(() => three?.close());
-  it.each(TYPES)('%s 101 rows, n = 1 and 9: bit for bit, whole and a row range', (type) => {
-    const K = 3 * GGML_TYPES[type].blockSize, w = ggml(type, 101, K, 21);
-    const a = k.placeLinear(w), b = three.placeLinear(w), jobs = three.poolJobs;
-    for (const n of [1, 9]) {
-      const x = randomF32(n * K, 30 + n);
-      expect(three.linear(b, x, n)).toEqual(k.linear(a, x, n));
-      expect(three.linear(b, x, n, 13, 90)).toEqual(k.linear(a, x, n, 13, 90));
-    }
-    expect(three.poolJobs - jobs).toBe(4);
   });
 });
