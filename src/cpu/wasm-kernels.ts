@@ -234,7 +234,7 @@ export class WasmKernels {
   }
 
   /** x [n, K] quantized as the integer linears quantize it (./asm/quantize.ts): codes, and per [n, K/32] block its scale and d·Σcodes. */
-  quantizeQ8(x: Float32Array, n: number): { q: Int16Array; d: Float32Array; s: Float32Array; q8: Int8Array; sums: Int32Array } {
+  quantizeQ8(x: Float32Array, n: number): { q: Int16Array; d: Float32Array; s: Float32Array; q8: Int8Array; sums: Int32Array; records: { d: Float32Array; s: Float32Array; sums: Int32Array }[] } {
     const K = x.length / n, B = K / 32, tiles = Math.ceil(n / 4);
     return this.frame(() => {
       const xp = this.input(x), xq = this.alloc(this.k.q8Bytes(n, K));
@@ -250,7 +250,11 @@ export class WasmKernels {
       const c8 = xq + n * K * 2 + tiles * B * 32;   // then the i8 codes [n, K] and the integer Σq (laid out as d)
       const sumT = new Int32Array(this.memory.buffer, c8 + n * K, tiles * B * 4), sums = new Int32Array(n * B);
       for (let t = 0; t < n; t++) for (let b = 0; b < B; b++) sums[t * B + b] = sumT[((t >> 2) * B + b) * 4 + (t & 3)]!;
-      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s, q8: new Int8Array(this.memory.buffer, c8, n * K).slice(), sums };
+      // then each token's record: its d, s and Σq again, its blocks side by side
+      const rec = c8 + n * K + tiles * B * 16, records = Array.from({ length: n }, (_, t) => ({
+        d: this.f32(rec + t * B * 12, B).slice(), s: this.f32(rec + t * B * 12 + B * 4, B).slice(), sums: new Int32Array(this.memory.buffer, rec + t * B * 12 + B * 8, B).slice(),
+      }));
+      return { q: new Int16Array(this.memory.buffer, xq, n * K).slice(), d, s, q8: new Int8Array(this.memory.buffer, c8, n * K).slice(), sums, records };
     });
   }
 

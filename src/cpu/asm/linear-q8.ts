@@ -23,7 +23,7 @@
 import { Q4_0, Q4_K, Q6_K, Q8_0 } from './formats';
 import { rowBytes } from './dequant';
 import { halfLanes, halfToF32 } from './half';
-import { codesAt, scaleAt, sumsAt } from './quantize';
+import { codesAt, recordAt, scaleAt, sumsAt } from './quantize';
 
 const ROW_BLOCK = 16;
 
@@ -66,11 +66,6 @@ export function linearQ8Covers(fmt: i32): bool {
   return i32x4.add(acc, i32x4.extadd_pairwise_i16x8_s(pairs));
 }
 
-/** Relaxed build: [−8·Σqx, 0, 0, 0] of token t's block b (Q4_0's offset, folded into the integer sum). */
-@inline function q4Offset(sums: usize, t: i32, b: i32, B: i32): v128 {
-  return i32x4.replace_lane(i32x4.splat(0), 0, -8 * load<i32>(sums + scaleAt(t, b, B)));
-}
-
 /** Relaxed build, Q4_0: one row's block sum for one token from its codes (c0, c1) and offset. */
 @inline function q4Nib(p: usize, c0: v128, c1: v128, off: v128): v128 {
   const v = v128.load(p + 2);
@@ -83,7 +78,7 @@ export function linearQ8Covers(fmt: i32): bool {
  * one convert and one multiply by the four f32(dw·dx), so the scaling costs a quarter of one a block.
  * The last B % 4 blocks are added one at a time.
  */
-@inline function q4RowRelaxed(row: usize, x8: usize, sums: usize, dAt: usize, t: i32, B: i32): v128 {
+@inline function q4RowRelaxed(row: usize, x8: usize, rec: usize, B: i32): v128 {
   let a = f32x4.splat(0);
   const zero = i32x4.splat(0), mask = i8x16.splat(15);
   let b = 0;
@@ -94,17 +89,14 @@ export function linearQ8Covers(fmt: i32): bool {
       nibDot(v128.and(v1, mask), i8x16.shr_u(v1, 4), v128.load(xp + 32), v128.load(xp + 48), zero),
       nibDot(v128.and(v2, mask), i8x16.shr_u(v2, 4), v128.load(xp + 64), v128.load(xp + 80), zero),
       nibDot(v128.and(v3, mask), i8x16.shr_u(v3, 4), v128.load(xp + 96), v128.load(xp + 112), zero));
-    // the four blocks' Σqx, dx and f16 dw: scaleAt's blocks are 16 bytes apart, the rows' blocks 18
-    const at = sums + scaleAt(t, b, B);
-    let q = i32x4.splat(load<i32>(at));
-    q = i32x4.replace_lane(q, 1, load<i32>(at + 16)); q = i32x4.replace_lane(q, 2, load<i32>(at + 32)); q = i32x4.replace_lane(q, 3, load<i32>(at + 48));
-    tot = i32x4.sub(tot, i32x4.shl(q, 3));
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, 18), dx4(dAt, t, b, B))));
+    // the four blocks' Σqx and dx (from the token's record) and f16 dw (the rows' blocks 18 bytes apart)
+    tot = i32x4.sub(tot, i32x4.shl(v128.load(rec + (<usize>(2 * B + b) << 2)), 3));
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, 18), v128.load(rec + (<usize>b << 2)))));
   }
   for (; b < B; b++) {
     const p = row + <usize>b * 18, xp = x8 + (<usize>b << 5);
-    const dx = load<f32>(dAt + scaleAt(t, b, B));
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(p, v128.load(xp), v128.load(xp + 16), q4Offset(sums, t, b, B))), f32x4.splat(halfToF32(load<u16>(p)) * dx)));
+    const dx = load<f32>(rec + (<usize>b << 2)), off = i32x4.replace_lane(i32x4.splat(0), 0, -8 * load<i32>(rec + (<usize>(2 * B + b) << 2)));
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(p, v128.load(xp), v128.load(xp + 16), off)), f32x4.splat(halfToF32(load<u16>(p)) * dx)));
   }
   return a;
 }
@@ -118,20 +110,11 @@ export function linearQ8Covers(fmt: i32): bool {
   return halfLanes(h);
 }
 
-/** Token t's dx of blocks b..b+3 (scaleAt puts one token's blocks 16 bytes apart). */
-@inline function dx4(dAt: usize, t: i32, b: i32, B: i32): v128 {
-  const at = dAt + scaleAt(t, b, B);
-  let dx = f32x4.splat(load<f32>(at));
-  dx = f32x4.replace_lane(dx, 1, load<f32>(at + 16));
-  dx = f32x4.replace_lane(dx, 2, load<f32>(at + 32));
-  return f32x4.replace_lane(dx, 3, load<f32>(at + 48));
-}
-
 /**
  * Q8_0 or Q4_0 on i16 codes (x: token t's), one token: a row's accumulator, blocks in fours as
  * q4RowRelaxed (their integer sums side by side, one convert and one multiply by the four f32(dw·dx)).
  */
-@inline function row32(fmt: i32, row: usize, x: usize, dAt: usize, t: i32, B: i32): v128 {
+@inline function row32(fmt: i32, row: usize, x: usize, rec: usize, B: i32): v128 {
   const bytes: usize = fmt == Q8_0 ? 34 : 18;
   let a = f32x4.splat(0);
   let b = 0;
@@ -141,11 +124,11 @@ export function linearQ8Covers(fmt: i32): bool {
       isum32(fmt, p + bytes, v128.load(xp + 64), v128.load(xp + 80), v128.load(xp + 96), v128.load(xp + 112)),
       isum32(fmt, p + 2 * bytes, v128.load(xp + 128), v128.load(xp + 144), v128.load(xp + 160), v128.load(xp + 176)),
       isum32(fmt, p + 3 * bytes, v128.load(xp + 192), v128.load(xp + 208), v128.load(xp + 224), v128.load(xp + 240)));
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, bytes), dx4(dAt, t, b, B))));
+    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, bytes), v128.load(rec + (<usize>b << 2)))));
   }
   for (; b < B; b++) {
     const p = row + <usize>b * bytes, xp = x + (<usize>b << 6);
-    const dx = load<f32>(dAt + scaleAt(t, b, B));
+    const dx = load<f32>(rec + (<usize>b << 2));
     a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, p, v128.load(xp), v128.load(xp + 16), v128.load(xp + 32), v128.load(xp + 48))), f32x4.splat(halfToF32(load<u16>(p)) * dx)));
   }
   return a;
@@ -175,34 +158,52 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 /**
+ * A Q4_K super-block's eight 6-bit scales (bytes 0..7) and mins (bytes 8..15), all unpacked at once from
+ * its 12 scale bytes at p (the 4 bytes after them are read and dropped). As scaleMin, for s < 4:
+ * sc = q[s] & 63, m = q[s + 4] & 63; for s ≥ 4: sc = (q[s + 4] & 15) | (q[s − 4] >> 6) << 4,
+ * m = (q[s + 4] >> 4) | (q[s] >> 6) << 4.
+ */
+@inline function scalesMinsQ4K(p: usize): v128 {
+  const v = v128.load(p);
+  const low6 = v128.and(v, i8x16.splat(63));
+  // bytes 0..3: q[8..11] & 15, bytes 4..7: q[8..11] >> 4 (the rest unused)
+  const nib = v128.shuffle<u8>(v128.and(v, i8x16.splat(15)), i8x16.shr_u(v, 4), 8, 9, 10, 11, 24, 25, 26, 27, 8, 9, 10, 11, 24, 25, 26, 27);
+  const high = v128.or(nib, i8x16.shr_u(v128.and(v, i8x16.splat(<i8>0xc0)), 2));   // | (q[0..7] >> 6) << 4
+  return v128.shuffle<u8>(low6, high, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+}
+
+/** Lanes 0..3 (half 0) or 4..7 (half 1) of u16x8 v as f32x4. */
+@inline function u16Quarter(v: v128, half: i32): v128 {
+  return f32x4.convert_i32x4_u(half ? i32x4.extend_high_i16x8_u(v) : i32x4.extend_low_i16x8_u(v));
+}
+
+/**
  * Decode's matvec, one Q4_K row, one token: its accumulator (the lanes sum to the output). Sub-blocks go
  * in fours, their integer sums side by side (lane i: sub-block s + i), one convert, one multiply by the
- * four f32(d·sc·dx) and one subtraction of the four dmin·m·s.
+ * four f32(d·sc·dx) and one subtraction of the four dmin·m·s; a super-block's scales and mins are
+ * unpacked once, in SIMD (scalesMinsQ4K).
  */
-@inline function q4kRow(row: usize, x: usize, x8: usize, dAt: usize, sAt: usize, t: i32, K: i32): v128 {
+@inline function q4kRow(row: usize, x: usize, x8: usize, rec: usize, K: i32): v128 {
   const B = K >> 5;
   let a = f32x4.splat(0);
   for (let sb = 0; sb < K >> 8; sb++) {
     const p = row + <usize>sb * 144;
-    const d = halfToF32(load<u16>(p)), dmin = halfToF32(load<u16>(p + 2));
-    for (let s0 = 0; s0 < 8; s0 += 4) {
-      const b0 = (sb << 3) + s0;
-      const tot = sum4(isumQ4Kt(p, s0, x, x8, b0), isumQ4Kt(p, s0 + 1, x, x8, b0 + 1), isumQ4Kt(p, s0 + 2, x, x8, b0 + 2), isumQ4Kt(p, s0 + 3, x, x8, b0 + 3));
-      // the four sub-blocks' f32(d·sc·dx) and dmin·m·s (scaleAt puts one token's blocks 16 bytes apart)
-      const at = scaleAt(t, b0, B), dx = dAt + at, sx = sAt + at;
-      const sm0 = scaleMin(p + 4, s0), sm1 = scaleMin(p + 4, s0 + 1), sm2 = scaleMin(p + 4, s0 + 2), sm3 = scaleMin(p + 4, s0 + 3);
-      let f = f32x4.splat(d * <f32>(sm0 & 255) * load<f32>(dx));
-      f = f32x4.replace_lane(f, 1, d * <f32>(sm1 & 255) * load<f32>(dx + 16));
-      f = f32x4.replace_lane(f, 2, d * <f32>(sm2 & 255) * load<f32>(dx + 32));
-      f = f32x4.replace_lane(f, 3, d * <f32>(sm3 & 255) * load<f32>(dx + 48));
-      let m = f32x4.splat(dmin * <f32>(sm0 >> 8) * load<f32>(sx));
-      m = f32x4.replace_lane(m, 1, dmin * <f32>(sm1 >> 8) * load<f32>(sx + 16));
-      m = f32x4.replace_lane(m, 2, dmin * <f32>(sm2 >> 8) * load<f32>(sx + 32));
-      m = f32x4.replace_lane(m, 3, dmin * <f32>(sm3 >> 8) * load<f32>(sx + 48));
-      a = f32x4.sub(f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f)), m);
-    }
+    const d = f32x4.splat(halfToF32(load<u16>(p))), dmin = f32x4.splat(halfToF32(load<u16>(p + 2)));
+    const sm = scalesMinsQ4K(p + 4), sc = i16x8.extend_low_i8x16_u(sm), m = i16x8.extend_high_i8x16_u(sm);
+    a = q4kFour(a, p, 0, d, dmin, sc, m, x, x8, rec, (sb << 3), B);
+    a = q4kFour(a, p, 1, d, dmin, sc, m, x, x8, rec, (sb << 3) + 4, B);
   }
   return a;
+}
+
+/** q4kRow's sub-blocks 4·half .. 4·half + 3 (block b0 on) of the super-block at p, added to a. */
+@inline function q4kFour(a: v128, p: usize, half: i32, d: v128, dmin: v128, sc: v128, m: v128, x: usize, x8: usize, rec: usize, b0: i32, B: i32): v128 {
+  const s0 = half << 2;
+  const tot = sum4(isumQ4Kt(p, s0, x, x8, b0), isumQ4Kt(p, s0 + 1, x, x8, b0 + 1), isumQ4Kt(p, s0 + 2, x, x8, b0 + 2), isumQ4Kt(p, s0 + 3, x, x8, b0 + 3));
+  // the four sub-blocks' f32(d·sc·dx) and dmin·m·s (dx, s from the token's record)
+  const f = f32x4.mul(f32x4.mul(d, u16Quarter(sc, half)), v128.load(rec + (<usize>b0 << 2)));
+  const mins = f32x4.mul(f32x4.mul(dmin, u16Quarter(m, half)), v128.load(rec + (<usize>(B + b0) << 2)));
+  return f32x4.sub(f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f)), mins);
 }
 
 /** [Σ lanes of a, Σ b, Σ c, Σ d] (i32x4): the 4 tokens' sums of one block side by side. */
@@ -219,22 +220,23 @@ export function linearQ8Covers(fmt: i32): bool {
 /**
  * Adds block blk's contribution (weights w0..w3, scale f) for NT tokens from t (NT 4: a tile, t a
  * multiple of 4; NT 1: one token) to acc: lane i is token t + i (NT 4), or the 4 partial sums (NT 1).
- * mf: the block's min factor (Q4_K's dmin·m; 0 elsewhere), times the tokens' s.
+ * f: the block's weight scale, mf: its min factor (Q4_K's dmin·m; unused elsewhere), times the tokens' s,
+ * both in all four lanes.
  */
-@inline function block(NT: i32, acc: v128, w0: v128, w1: v128, w2: v128, w3: v128, f: f32, mf: f32, hasMin: bool,
+@inline function block(NT: i32, acc: v128, w0: v128, w1: v128, w2: v128, w3: v128, f: v128, mf: v128, hasMin: bool,
   x0: usize, xs: usize, blk: i32, dAt: usize, sAt: usize, t: i32, B: i32): v128 {
   const xo = <usize>blk << 6;
   if (NT == 4) {
     const at = scaleAt(t, blk, B);
     const tot = sum4(dot32(w0, w1, w2, w3, x0 + xo), dot32(w0, w1, w2, w3, x0 + xs + xo),
       dot32(w0, w1, w2, w3, x0 + 2 * xs + xo), dot32(w0, w1, w2, w3, x0 + 3 * xs + xo));
-    let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
-    if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
+    let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f, v128.load(dAt + at))));
+    if (hasMin) a = f32x4.sub(a, f32x4.mul(mf, v128.load(sAt + at)));
     return a;
   }
   const at = scaleAt(t, blk, B);
-  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(dot32(w0, w1, w2, w3, x0 + xo)), f32x4.splat(f * load<f32>(dAt + at))));
-  if (hasMin) a = f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, mf * load<f32>(sAt + at)));   // in lane 0 only: lanes() sums them
+  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(dot32(w0, w1, w2, w3, x0 + xo)), f32x4.mul(f, v128.load32_splat(dAt + at))));
+  if (hasMin) a = f32x4.sub(a, f32x4.replace_lane(f32x4.splat(0), 0, f32x4.extract_lane(mf, 0) * load<f32>(sAt + at)));   // in lane 0 only: lanes() sums them
   return a;
 }
 
@@ -249,13 +251,13 @@ export function linearQ8Covers(fmt: i32): bool {
  * 0..15) and hi (16..31) against i8 codes; `offset`: Q4_0's −8·Σqx, for all 4 tokens in one subtraction.
  * (One token goes through q4RowRelaxed / q4kRow.)
  */
-@inline function blockNib4(acc: v128, lo: v128, hi: v128, f: f32, mf: f32, hasMin: bool, offset: bool,
+@inline function blockNib4(acc: v128, lo: v128, hi: v128, f: v128, mf: v128, hasMin: bool, offset: bool,
   c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, sums: usize, t: i32, B: i32): v128 {
   const at = scaleAt(t, blk, B);
   let tot = sum4(nibToken(lo, hi, c8, K, blk, t), nibToken(lo, hi, c8, K, blk, t + 1), nibToken(lo, hi, c8, K, blk, t + 2), nibToken(lo, hi, c8, K, blk, t + 3));
   if (offset) tot = i32x4.sub(tot, i32x4.shl(v128.load(sums + at), 3));
-  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f32x4.splat(f), v128.load(dAt + at))));
-  if (hasMin) a = f32x4.sub(a, f32x4.mul(f32x4.splat(mf), v128.load(sAt + at)));
+  let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f, v128.load(dAt + at))));
+  if (hasMin) a = f32x4.sub(a, f32x4.mul(mf, v128.load(sAt + at)));
   return a;
 }
 
@@ -271,22 +273,22 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 /** One row of a 32-block format (Q8_0, Q4_0) against NT tokens from t; y: this row's output of token 0. */
-@inline function rowTile32(fmt: i32, NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize): void {
+@inline function rowTile32(fmt: i32, NT: i32, row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize, rec: usize): void {
   const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
   let acc = f32x4.splat(0);
   const mask = i8x16.splat(15), eight = i8x16.splat(8);
   if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0 && NT == 1) {
-    storeTile(NT, q4RowRelaxed(row, c8 + <usize>t * <usize>K, sums, dAt, t, B), y, t, yStride);
+    storeTile(NT, q4RowRelaxed(row, c8 + <usize>t * <usize>K, rec, B), y, t, yStride);
     return;
   }
   if (NT == 1) {
-    storeTile(NT, row32(fmt, row, x0, dAt, t, B), y, t, yStride);
+    storeTile(NT, row32(fmt, row, x0, rec, B), y, t, yStride);
     return;
   }
   if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) {
     for (let b = 0; b < B; b++) {
       const p = row + <usize>b * 18, v = v128.load(p + 2);
-      acc = blockNib4(acc, v128.and(v, mask), i8x16.shr_u(v, 4), halfToF32(load<u16>(p)), 0, false, true, c8, K, b, dAt, 0, sums, t, B);
+      acc = blockNib4(acc, v128.and(v, mask), i8x16.shr_u(v, 4), f32x4.splat(halfToF32(load<u16>(p))), f32x4.splat(0), false, true, c8, K, b, dAt, 0, sums, t, B);
     }
     storeTile(NT, acc, y, t, yStride);
     return;
@@ -307,7 +309,7 @@ export function linearQ8Covers(fmt: i32): bool {
       w0 = i16x8.extend_low_i8x16_s(lo); w1 = i16x8.extend_high_i8x16_s(lo);
       w2 = i16x8.extend_low_i8x16_s(hi); w3 = i16x8.extend_high_i8x16_s(hi);
     }
-    acc = block(NT, acc, w0, w1, w2, w3, dw, 0, false, x0, xs, b, dAt, 0, t, B);
+    acc = block(NT, acc, w0, w1, w2, w3, f32x4.splat(dw), f32x4.splat(0), false, x0, xs, b, dAt, 0, t, B);
   }
   storeTile(NT, acc, y, t, yStride);
 }
@@ -324,32 +326,36 @@ export function linearQ8Covers(fmt: i32): bool {
  * One Q4_K row against NT tokens: w = d·sc·q − dmin·m per 32-value sub-block, so a sub-block adds
  * f32(d·sc·dx)·Σ q·qx and takes off dmin·m·s (s = dx·Σqx, from the quantizer).
  */
-@inline function rowTileQ4K(NT: i32, row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize): void {
+@inline function rowTileQ4K(NT: i32, row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, scratch: usize, rec: usize): void {
   const B = K >> 5, xs: usize = <usize>K << 1, x0 = xq + <usize>t * xs;
   if (NT == 1) {
-    storeTile(NT, q4kRow(row, x0, c8 + <usize>t * <usize>K, dAt, sAt, t, K), y, t, yStride);
+    storeTile(NT, q4kRow(row, x0, c8 + <usize>t * <usize>K, rec, K), y, t, yStride);
     return;
   }
   let acc = f32x4.splat(0);
   const mask = i8x16.splat(15);
   for (let sb = 0; sb < K >> 8; sb++) {
     const p = row + <usize>sb * 144;
-    const d = halfToF32(load<u16>(p)), dmin = halfToF32(load<u16>(p + 2));
+    // the eight d·sc (scratch 0..31) and dmin·m (32..63), unpacked in SIMD, then splat one at a time
+    const d = f32x4.splat(halfToF32(load<u16>(p))), dmin = f32x4.splat(halfToF32(load<u16>(p + 2)));
+    const sm = scalesMinsQ4K(p + 4), sc = i16x8.extend_low_i8x16_u(sm), m = i16x8.extend_high_i8x16_u(sm);
+    v128.store(scratch, f32x4.mul(d, u16Quarter(sc, 0))); v128.store(scratch + 16, f32x4.mul(d, u16Quarter(sc, 1)));
+    v128.store(scratch + 32, f32x4.mul(dmin, u16Quarter(m, 0))); v128.store(scratch + 48, f32x4.mul(dmin, u16Quarter(m, 1)));
     for (let pair = 0; pair < 4; pair++) {
-      const q = p + 16 + 32 * pair, u = v128.load(q), v = v128.load(q + 16);
-      for (let h = 0; h < 2; h++) {
-        const s = 2 * pair + h, sm = scaleMin(p + 4, s);
-        const uu = h ? i8x16.shr_u(u, 4) : v128.and(u, mask), vv = h ? i8x16.shr_u(v, 4) : v128.and(v, mask);
-        if (ASC_FEATURE_RELAXED_SIMD) {
-          acc = blockNib4(acc, uu, vv, d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, false, c8, K, (sb << 3) + s, dAt, sAt, 0, t, B);
-          continue;
-        }
-        acc = block(NT, acc, i16x8.extend_low_i8x16_u(uu), i16x8.extend_high_i8x16_u(uu), i16x8.extend_low_i8x16_u(vv), i16x8.extend_high_i8x16_u(vv),
-          d * <f32>(sm & 255), dmin * <f32>(sm >> 8), true, x0, xs, (sb << 3) + s, dAt, sAt, t, B);
-      }
+      // sub-blocks 2·pair (the low nibbles of these 32 bytes) and 2·pair + 1 (the high ones)
+      const q = p + 16 + 32 * pair, u = v128.load(q), v = v128.load(q + 16), at = scratch + (<usize>pair << 3), blk = (sb << 3) + 2 * pair;
+      acc = subBlockQ4K(acc, v128.and(u, mask), v128.and(v, mask), v128.load32_splat(at), v128.load32_splat(at + 32), x0, xs, c8, K, blk, dAt, sAt, t, B);
+      acc = subBlockQ4K(acc, i8x16.shr_u(u, 4), i8x16.shr_u(v, 4), v128.load32_splat(at + 4), v128.load32_splat(at + 36), x0, xs, c8, K, blk + 1, dAt, sAt, t, B);
     }
   }
   storeTile(NT, acc, y, t, yStride);
+}
+
+/** A prefill tile's Q4_K sub-block blk: nibbles lo (values 0..15), hi (16..31), scale f, min mf (splat). */
+@inline function subBlockQ4K(acc: v128, lo: v128, hi: v128, f: v128, mf: v128, x0: usize, xs: usize, c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, t: i32, B: i32): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return blockNib4(acc, lo, hi, f, mf, true, false, c8, K, blk, dAt, sAt, 0, t, B);
+  return block(4, acc, i16x8.extend_low_i8x16_u(lo), i16x8.extend_high_i8x16_u(lo), i16x8.extend_low_i8x16_u(hi), i16x8.extend_high_i8x16_u(hi),
+    f, mf, true, x0, xs, blk, dAt, sAt, t, B);
 }
 
 /**
@@ -362,7 +368,7 @@ export function linearQ8Covers(fmt: i32): bool {
   const low = i8x16.splat(15), two = i8x16.splat(3), off = i8x16.splat(32);
   for (let sb = 0; sb < K >> 8; sb++) {
     const p = row + <usize>sb * 210;
-    const d = halfToF32(load<u16>(p + 208));
+    const d = f32x4.splat(halfToF32(load<u16>(p + 208)));
     for (let h = 0; h < 2; h++) {
       const ql = p + 64 * h, qh = p + 128 + 32 * h, sc = p + 192 + 8 * h;
       const hb0 = v128.load(qh), hb1 = v128.load(qh + 16);
@@ -376,7 +382,7 @@ export function linearQ8Covers(fmt: i32): bool {
         const sc0 = i16x8.splat(<i16>load<i8>(sc + 2 * qi)), sc1 = i16x8.splat(<i16>load<i8>(sc + 2 * qi + 1));
         acc = block(NT, acc, i16x8.mul(i16x8.extend_low_i8x16_s(v0), sc0), i16x8.mul(i16x8.extend_high_i8x16_s(v0), sc0),
           i16x8.mul(i16x8.extend_low_i8x16_s(v1), sc1), i16x8.mul(i16x8.extend_high_i8x16_s(v1), sc1),
-          d, 0, false, x0, xs, (sb << 3) + (h << 2) + qi, dAt, 0, t, B);
+          d, f32x4.splat(0), false, x0, xs, (sb << 3) + (h << 2) + qi, dAt, 0, t, B);
       }
     }
   }
@@ -384,21 +390,21 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 // Each (format, tile) as its own function: NT and fmt are constants there, so the other branches fold away.
-function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 4, row, xq, dAt, t, K, y, ys, 0, 0); }
-function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys, 0, 0); }
-function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys, c8, sums); }
-function q4Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize): void { rowTile32(Q4_0, 1, row, xq, dAt, t, K, y, ys, c8, sums); }
-function q4kTile4(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize): void { rowTileQ4K(4, row, xq, dAt, sAt, t, K, y, ys, c8); }
-function q4kTile1(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize): void { rowTileQ4K(1, row, xq, dAt, sAt, t, K, y, ys, c8); }
+function q8Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTile32(Q8_0, 4, row, xq, dAt, t, K, y, ys, 0, 0, 0); }
+function q8Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, rec: usize): void { rowTile32(Q8_0, 1, row, xq, dAt, t, K, y, ys, 0, 0, rec); }
+function q4Tile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize): void { rowTile32(Q4_0, 4, row, xq, dAt, t, K, y, ys, c8, sums, 0); }
+function q4Tile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, sums: usize, rec: usize): void { rowTile32(Q4_0, 1, row, xq, dAt, t, K, y, ys, c8, sums, rec); }
+function q4kTile4(row: usize, xq: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, scratch: usize): void { rowTileQ4K(4, row, xq, dAt, sAt, t, K, y, ys, c8, scratch, 0); }
+function q4kTile1(row: usize, xq: usize, t: i32, K: i32, y: usize, ys: i32, c8: usize, rec: usize): void { rowTileQ4K(1, row, xq, 0, 0, t, K, y, ys, c8, 0, rec); }
 function q6kTile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(4, row, xq, dAt, t, K, y, ys); }
 function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(1, row, xq, dAt, t, K, y, ys); }
 
 /**
  * Rows [row0, row1) of W (w: row 0's bytes) times n tokens of quantized x (at xq, ./quantize.ts's
- * layout). y: the output of row 0, token 0; token t's row r lands at y + (t·yStride + r)·4. The last
- * argument is unused (the f32 linear's scratch: the same arity lets the thread pool call either).
+ * layout). y: the output of row 0, token 0; token t's row r lands at y + (t·yStride + r)·4. scratch:
+ * this thread's own, at least 64 bytes (the f32 linear's K floats: the same arity lets the pool call either).
  */
-export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize, row0: i32, row1: i32, K: i32, n: i32, yStride: i32, unused: usize): void {
+export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize, row0: i32, row1: i32, K: i32, n: i32, yStride: i32, scratch: usize): void {
   const rb = <usize>rowBytes(fmt, K);
   const dAt = xq + (<usize>(n * K) << 1), sAt = dAt + (<usize>(((n + 3) >> 2) * (K >> 5)) << 4);
   const c8 = codesAt(xq, n, K), sums = sumsAt(xq, n, K);   // the i8 codes and Σq (the relaxed build's 4-bit paths)
@@ -410,17 +416,18 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
         if (fmt == Q8_0) q8Tile4(row, xq, dAt, t, K, yr, yStride);
         else if (fmt == Q4_0) q4Tile4(row, xq, dAt, t, K, yr, yStride, c8, sums);
-        else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride, c8);
+        else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride, c8, scratch);
         else if (fmt == Q6_K) q6kTile4(row, xq, dAt, t, K, yr, yStride);
         else unreachable();
       }
     }
     for (; t < n; t++) {
+      const rec = recordAt(xq, n, K, t);
       for (let r = rb0; r < rEnd; r++) {   // decode's matvec and a prefill's last tokens
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
-        if (fmt == Q8_0) q8Tile1(row, xq, dAt, t, K, yr, yStride);
-        else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride, c8, sums);
-        else if (fmt == Q4_K) q4kTile1(row, xq, dAt, sAt, t, K, yr, yStride, c8);
+        if (fmt == Q8_0) q8Tile1(row, xq, dAt, t, K, yr, yStride, rec);
+        else if (fmt == Q4_0) q4Tile1(row, xq, dAt, t, K, yr, yStride, c8, sums, rec);
+        else if (fmt == Q4_K) q4kTile1(row, xq, t, K, yr, yStride, c8, rec);
         else if (fmt == Q6_K) q6kTile1(row, xq, dAt, t, K, yr, yStride);
         else unreachable();
       }

@@ -11,12 +11,15 @@
 //                   its 7-bit operand, so the result is exact and the same on every CPU)
 //   Σ  i32 [⌈n/4⌉, B, 4]  Σ q of the block as an integer, laid out as d (Q4_0's −8 offset:
 //                   Σ qx·(nib − 8) = Σ qx·nib − 8·Σ qx, one v128 for a prefill tile's 4 tokens)
+//   r  [n] records of B·12 bytes, token by token: d f32 [B], s f32 [B], Σ i32 [B] again, a token's
+//                   blocks side by side (a one-token row takes four consecutive blocks' in one load each,
+//                   where the tiled arrays put them 16 bytes apart)
 // Like llama.cpp's Q8_0 activations (quantize_row_q8_0) but with an f32 scale, and per 32 values also
 // for the K-quants (llama.cpp's q8_K has one scale per 256): finer, and one layout for every format.
 
 /** Bytes of the quantized activations of n tokens of K values. */
 export function q8Bytes(n: i32, K: i32): i32 {
-  return n * K * 2 + ((n + 3) >> 2) * (K >> 5) * 48 + n * K;
+  return n * K * 2 + ((n + 3) >> 2) * (K >> 5) * 48 + n * K + n * (K >> 5) * 12;
 }
 
 /** Where the i8 codes (c) start, and after them the integer sums (Σ). */
@@ -25,6 +28,11 @@ export function q8Bytes(n: i32, K: i32): i32 {
 }
 @inline export function sumsAt(xq: usize, n: i32, K: i32): usize {
   return codesAt(xq, n, K) + <usize>(n * K);
+}
+
+/** Token t's record (r): its d at + 4b, s at + 4(B + b), Σ at + 4(2B + b). */
+@inline export function recordAt(xq: usize, n: i32, K: i32, t: i32): usize {
+  return sumsAt(xq, n, K) + <usize>(((n + 3) >> 2) * (K >> 5) * 16) + <usize>(t * (K >> 5) * 12);
 }
 
 /** Byte offset of token t's block b in the d (or s) array. */
@@ -38,6 +46,7 @@ export function quantizeQ8(x: usize, xq: usize, n: i32, K: i32): void {
   const dAt = xq + (<usize>(n * K) << 1), sAt = dAt + (<usize>(((n + 3) >> 2) * B) << 4);
   const cAt = codesAt(xq, n, K), sumAt = sumsAt(xq, n, K);
   for (let t = 0; t < n; t++) {
+    const rec = recordAt(xq, n, K, t);
     for (let b = 0; b < B; b++) {
       const i = t * B + b;
       const src = x + (<usize>(i << 5) << 2), dst = xq + (<usize>(i << 5) << 1);
@@ -61,6 +70,9 @@ export function quantizeQ8(x: usize, xq: usize, n: i32, K: i32): void {
       store<i32>(sumAt + scaleAt(t, b, B), total);
       store<f32>(dAt + scaleAt(t, b, B), d);
       store<f32>(sAt + scaleAt(t, b, B), d * <f32>total);
+      store<f32>(rec + (<usize>b << 2), d);
+      store<f32>(rec + (<usize>(B + b) << 2), d * <f32>total);
+      store<i32>(rec + (<usize>(2 * B + b) << 2), total);
     }
   }
 }

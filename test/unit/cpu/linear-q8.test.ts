@@ -150,6 +150,12 @@ describe.each(['plain', 'relaxed'] as const)('%s SIMD', (simd) => {
     // the relaxed build's copies: the same codes as i8, and each block's Σq as an integer
     expect(got.q8).toEqual(Int8Array.from(want.q));
     expect(got.sums).toEqual(Int32Array.from({ length: 5 * 3 }, (_, b) => want.q.subarray(b * 32, b * 32 + 32).reduce((a, v) => a + v, 0)));
+    // each token's record (the one-token rows' copy): the same d, s and Σq, its blocks side by side
+    for (let t = 0; t < 5; t++) {
+      expect(got.records[t]!.d).toEqual(want.d.subarray(t * 3, t * 3 + 3));
+      expect(got.records[t]!.s).toEqual(want.s.subarray(t * 3, t * 3 + 3));
+      expect(got.records[t]!.sums).toEqual(got.sums.subarray(t * 3, t * 3 + 3));
+    }
   });
 
   describe.each(TYPES)('activations q8, %s', (type) => {
