@@ -7,7 +7,9 @@
 // registers; their 4 integer sums are reduced together into one i32x4 (lane = token) and scaled by one
 // f32x4 of the tile's block scales (./quantize.ts stores them side by side), so the float work is one
 // convert, two multiplies and one add per block for 4 tokens. Rows go in blocks of ROW_BLOCK so a
-// block's weights and one tile's codes both stay in L1 while they meet.
+// block's weights and one tile's codes both stay in L1 while they meet. The relaxed build's 4-bit
+// formats take rows in pairs (nibBlockRows2): a token's i8 codes are loaded once for both rows (1.12×
+// on Q4_0, 1.15× on Q4_K); Q8_0's widened i16 weights of two rows leave too few registers, no gain.
 // Decode (one token): blocks (Q4_K: sub-blocks) in fours, their integer sums side by side in one i32x4
 // (lane = block), converted once and scaled by the four f32(dw·dx) at once (the f16 scales widened
 // four at a time): the per-block scalar work (an f16 decode, a multiply, a splat) was most of a
@@ -170,6 +172,17 @@ export function linearQ8Covers(fmt: i32): bool {
   const nib = v128.shuffle<u8>(v128.and(v, i8x16.splat(15)), i8x16.shr_u(v, 4), 8, 9, 10, 11, 24, 25, 26, 27, 8, 9, 10, 11, 24, 25, 26, 27);
   const high = v128.or(nib, i8x16.shr_u(v128.and(v, i8x16.splat(<i8>0xc0)), 2));   // | (q[0..7] >> 6) << 4
   return v128.shuffle<u8>(low6, high, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+}
+
+/**
+ * A Q4_K super-block's eight d·sc (to at + 0..31) and dmin·m (at + 32..63) as f32, unpacked in SIMD, for a
+ * prefill tile to splat one at a time.
+ */
+@inline function q4kScales(p: usize, at: usize): void {
+  const d = f32x4.splat(halfToF32(load<u16>(p))), dmin = f32x4.splat(halfToF32(load<u16>(p + 2)));
+  const sm = scalesMinsQ4K(p + 4), sc = i16x8.extend_low_i8x16_u(sm), m = i16x8.extend_high_i8x16_u(sm);
+  v128.store(at, f32x4.mul(d, u16Quarter(sc, 0))); v128.store(at + 16, f32x4.mul(d, u16Quarter(sc, 1)));
+  v128.store(at + 32, f32x4.mul(dmin, u16Quarter(m, 0))); v128.store(at + 48, f32x4.mul(dmin, u16Quarter(m, 1)));
 }
 
 /** Lanes 0..3 (half 0) or 4..7 (half 1) of u16x8 v as f32x4. */
@@ -336,11 +349,7 @@ export function linearQ8Covers(fmt: i32): bool {
   const mask = i8x16.splat(15);
   for (let sb = 0; sb < K >> 8; sb++) {
     const p = row + <usize>sb * 144;
-    // the eight d·sc (scratch 0..31) and dmin·m (32..63), unpacked in SIMD, then splat one at a time
-    const d = f32x4.splat(halfToF32(load<u16>(p))), dmin = f32x4.splat(halfToF32(load<u16>(p + 2)));
-    const sm = scalesMinsQ4K(p + 4), sc = i16x8.extend_low_i8x16_u(sm), m = i16x8.extend_high_i8x16_u(sm);
-    v128.store(scratch, f32x4.mul(d, u16Quarter(sc, 0))); v128.store(scratch + 16, f32x4.mul(d, u16Quarter(sc, 1)));
-    v128.store(scratch + 32, f32x4.mul(dmin, u16Quarter(m, 0))); v128.store(scratch + 48, f32x4.mul(dmin, u16Quarter(m, 1)));
+    q4kScales(p, scratch);
     for (let pair = 0; pair < 4; pair++) {
       // sub-blocks 2·pair (the low nibbles of these 32 bytes) and 2·pair + 1 (the high ones)
       const q = p + 16 + 32 * pair, u = v128.load(q), v = v128.load(q + 16), at = scratch + (<usize>pair << 3), blk = (sb << 3) + 2 * pair;
@@ -399,10 +408,82 @@ function q4kTile1(row: usize, xq: usize, t: i32, K: i32, y: usize, ys: i32, c8: 
 function q6kTile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(4, row, xq, dAt, t, K, y, ys); }
 function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(1, row, xq, dAt, t, K, y, ys); }
 
+/** [Σ lanes of a, Σ b, Σ c, Σ d] halfway: the pairs (a, b) and (c, d) of sum4, to be joined by sum4Join. */
+@inline function sum2(a: v128, b: v128): v128 {
+  return i32x4.add(v128.shuffle<i32>(a, b, 0, 1, 4, 5), v128.shuffle<i32>(a, b, 2, 3, 6, 7));
+}
+@inline function sum4Join(ab: v128, cd: v128): v128 {
+  return i32x4.add(v128.shuffle<i32>(ab, cd, 0, 2, 4, 6), v128.shuffle<i32>(ab, cd, 1, 3, 5, 7));
+}
+
+/**
+ * Relaxed build, a prefill tile's 32-value block (Q4_K: sub-block) blk for two rows at once: nibbles
+ * lo0/hi0 (row 0) and lo1/hi1 (row 1) against the 4 tokens' codes from t, each loaded once for both.
+ * f0, f1 (splat): the rows' scales; mf0, mf1 their mins (Q4_K) times s. The accumulators live at acc
+ * (row 0) and acc + 16 (row 1): a function returns one value.
+ */
+@inline function nibBlockRows2(acc: usize, lo0: v128, hi0: v128, lo1: v128, hi1: v128, f0: v128, f1: v128, mf0: v128, mf1: v128, hasMin: bool, offset: bool,
+  c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, sums: usize, t: i32, B: i32): void {
+  const zero = i32x4.splat(0), xs: usize = <usize>K, xp = c8 + <usize>t * xs + (<usize>blk << 5);
+  let c0 = v128.load(xp), c1 = v128.load(xp + 16);
+  let e0 = nibDot(lo0, hi0, c0, c1, zero), e1 = nibDot(lo1, hi1, c0, c1, zero);
+  c0 = v128.load(xp + xs); c1 = v128.load(xp + xs + 16);
+  const ab0 = sum2(e0, nibDot(lo0, hi0, c0, c1, zero)), ab1 = sum2(e1, nibDot(lo1, hi1, c0, c1, zero));
+  c0 = v128.load(xp + 2 * xs); c1 = v128.load(xp + 2 * xs + 16);
+  e0 = nibDot(lo0, hi0, c0, c1, zero); e1 = nibDot(lo1, hi1, c0, c1, zero);
+  c0 = v128.load(xp + 3 * xs); c1 = v128.load(xp + 3 * xs + 16);
+  let tot0 = sum4Join(ab0, sum2(e0, nibDot(lo0, hi0, c0, c1, zero))), tot1 = sum4Join(ab1, sum2(e1, nibDot(lo1, hi1, c0, c1, zero)));
+  const at = scaleAt(t, blk, B), dx = v128.load(dAt + at);
+  if (offset) {
+    const off = i32x4.shl(v128.load(sums + at), 3);
+    tot0 = i32x4.sub(tot0, off); tot1 = i32x4.sub(tot1, off);
+  }
+  let a0 = f32x4.add(v128.load(acc), f32x4.mul(f32x4.convert_i32x4_s(tot0), f32x4.mul(f0, dx)));
+  let a1 = f32x4.add(v128.load(acc + 16), f32x4.mul(f32x4.convert_i32x4_s(tot1), f32x4.mul(f1, dx)));
+  if (hasMin) {
+    const sx = v128.load(sAt + at);
+    a0 = f32x4.sub(a0, f32x4.mul(mf0, sx)); a1 = f32x4.sub(a1, f32x4.mul(mf1, sx));
+  }
+  v128.store(acc, a0); v128.store(acc + 16, a1);
+}
+
+/** Relaxed build, Q4_K prefill: rowTileQ4K's tile for two rows (row, row + rb) at once (nibBlockRows2). */
+function q4kTile4Rows2(row: usize, rb: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, scratch: usize): void {
+  const B = K >> 5, mask = i8x16.splat(15), r1 = row + rb, acc = scratch + 128;
+  v128.store(acc, f32x4.splat(0)); v128.store(acc + 16, f32x4.splat(0));
+  for (let sb = 0; sb < K >> 8; sb++) {
+    const p0 = row + <usize>sb * 144, p1 = r1 + <usize>sb * 144;
+    q4kScales(p0, scratch); q4kScales(p1, scratch + 64);
+    for (let pair = 0; pair < 4; pair++) {
+      const q0 = p0 + 16 + 32 * pair, q1 = p1 + 16 + 32 * pair, u0 = v128.load(q0), v0 = v128.load(q0 + 16), u1 = v128.load(q1), v1 = v128.load(q1 + 16);
+      const at = scratch + (<usize>pair << 3), blk = (sb << 3) + 2 * pair;
+      nibBlockRows2(acc, v128.and(u0, mask), v128.and(v0, mask), v128.and(u1, mask), v128.and(v1, mask), v128.load32_splat(at), v128.load32_splat(at + 64),
+        v128.load32_splat(at + 32), v128.load32_splat(at + 96), true, false, c8, K, blk, dAt, sAt, 0, t, B);
+      nibBlockRows2(acc, i8x16.shr_u(u0, 4), i8x16.shr_u(v0, 4), i8x16.shr_u(u1, 4), i8x16.shr_u(v1, 4), v128.load32_splat(at + 4), v128.load32_splat(at + 68),
+        v128.load32_splat(at + 36), v128.load32_splat(at + 100), true, false, c8, K, blk + 1, dAt, sAt, 0, t, B);
+    }
+  }
+  storeTile(4, v128.load(acc), y, t, yStride);
+  storeTile(4, v128.load(acc + 16), y + 4, t, yStride);
+}
+
+/** Relaxed build, Q4_0 prefill: rowTile32's tile for two rows (row, row + rb) at once (nibBlockRows2). */
+function q4Tile4Rows2(row: usize, rb: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize, scratch: usize): void {
+  const B = K >> 5, mask = i8x16.splat(15), r1 = row + rb, acc = scratch, zero = f32x4.splat(0);
+  v128.store(acc, zero); v128.store(acc + 16, zero);
+  for (let b = 0; b < B; b++) {
+    const p0 = row + <usize>b * 18, p1 = r1 + <usize>b * 18, v0 = v128.load(p0 + 2), v1 = v128.load(p1 + 2);
+    nibBlockRows2(acc, v128.and(v0, mask), i8x16.shr_u(v0, 4), v128.and(v1, mask), i8x16.shr_u(v1, 4),
+      f32x4.splat(halfToF32(load<u16>(p0))), f32x4.splat(halfToF32(load<u16>(p1))), zero, zero, false, true, c8, K, b, dAt, 0, sums, t, B);
+  }
+  storeTile(4, v128.load(acc), y, t, yStride);
+  storeTile(4, v128.load(acc + 16), y + 4, t, yStride);
+}
+
 /**
  * Rows [row0, row1) of W (w: row 0's bytes) times n tokens of quantized x (at xq, ./quantize.ts's
  * layout). y: the output of row 0, token 0; token t's row r lands at y + (t·yStride + r)·4. scratch:
- * this thread's own, at least 64 bytes (the f32 linear's K floats: the same arity lets the pool call either).
+ * this thread's own, at least 160 bytes (the f32 linear's K floats: the same arity lets the pool call either).
  */
 export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize, row0: i32, row1: i32, K: i32, n: i32, yStride: i32, scratch: usize): void {
   const rb = <usize>rowBytes(fmt, K);
@@ -412,7 +493,10 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
     const rEnd = min(rb0 + ROW_BLOCK, row1);
     let t = 0;
     for (; t + 4 <= n; t += 4) {
-      for (let r = rb0; r < rEnd; r++) {
+      let r = rb0;
+      if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) for (; r + 2 <= rEnd; r += 2) q4Tile4Rows2(w + <usize>r * rb, rb, dAt, t, K, y + (<usize>r << 2), yStride, c8, sums, scratch);
+      if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_K) for (; r + 2 <= rEnd; r += 2) q4kTile4Rows2(w + <usize>r * rb, rb, dAt, sAt, t, K, y + (<usize>r << 2), yStride, c8, scratch);
+      for (; r < rEnd; r++) {
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
         if (fmt == Q8_0) q8Tile4(row, xq, dAt, t, K, yr, yStride);
         else if (fmt == Q4_0) q4Tile4(row, xq, dAt, t, K, yr, yStride, c8, sums);
