@@ -64,8 +64,27 @@ export function linearQ8Covers(fmt: i32): bool {
  * (Not the i32x4 `_add_s` form: Node 20's V8 11.3 returns twice the dot there and drops the addend.)
  */
 @inline function nibDot(lo: v128, hi: v128, c0: v128, c1: v128, acc: v128): v128 {
-  const pairs = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(c0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(c1, hi));
-  return i32x4.add(acc, i32x4.extadd_pairwise_i16x8_s(pairs));
+  return i32x4.add(acc, i32x4.extadd_pairwise_i16x8_s(nibPairs(lo, hi, c0, c1)));
+}
+
+/** nibDot before its widening: the block's sum spread over 8 i16 lanes, each at most 7620 in magnitude. */
+@inline function nibPairs(lo: v128, hi: v128, c0: v128, c1: v128): v128 {
+  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(c0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(c1, hi));
+}
+
+/**
+ * [Σ lanes of a, Σ b, Σ c, Σ d] as i32x4 for four nibPairs results: added in i16 while that cannot
+ * overflow (four lanes: ≤ 30480), widened once. sum4 of their nibDots, in 10 instructions instead of 17.
+ */
+@inline function sum4Pairs(a: v128, b: v128, c: v128, d: v128): v128 {
+  return sum4PairsJoin(sum2Pairs(a, b), sum2Pairs(c, d));
+}
+/** sum4Pairs halfway: a's and b's lanes 0..3 + 4..7 side by side (i16, ≤ 15240). */
+@inline function sum2Pairs(a: v128, b: v128): v128 {
+  return i16x8.add(v128.shuffle<i64>(a, b, 0, 2), v128.shuffle<i64>(a, b, 1, 3));
+}
+@inline function sum4PairsJoin(ab: v128, cd: v128): v128 {
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(v128.shuffle<i32>(ab, cd, 0, 2, 4, 6), v128.shuffle<i32>(ab, cd, 1, 3, 5, 7)));
 }
 
 /** Relaxed build, Q4_0: one row's block sum for one token from its codes (c0, c1) and offset. */
@@ -87,10 +106,10 @@ export function linearQ8Covers(fmt: i32): bool {
   for (; b + 4 <= B; b += 4) {
     const p = row + <usize>b * 18, xp = x8 + (<usize>b << 5);
     const v0 = v128.load(p + 2), v1 = v128.load(p + 20), v2 = v128.load(p + 38), v3 = v128.load(p + 56);
-    let tot = sum4(nibDot(v128.and(v0, mask), i8x16.shr_u(v0, 4), v128.load(xp), v128.load(xp + 16), zero),
-      nibDot(v128.and(v1, mask), i8x16.shr_u(v1, 4), v128.load(xp + 32), v128.load(xp + 48), zero),
-      nibDot(v128.and(v2, mask), i8x16.shr_u(v2, 4), v128.load(xp + 64), v128.load(xp + 80), zero),
-      nibDot(v128.and(v3, mask), i8x16.shr_u(v3, 4), v128.load(xp + 96), v128.load(xp + 112), zero));
+    let tot = sum4Pairs(nibPairs(v128.and(v0, mask), i8x16.shr_u(v0, 4), v128.load(xp), v128.load(xp + 16)),
+      nibPairs(v128.and(v1, mask), i8x16.shr_u(v1, 4), v128.load(xp + 32), v128.load(xp + 48)),
+      nibPairs(v128.and(v2, mask), i8x16.shr_u(v2, 4), v128.load(xp + 64), v128.load(xp + 80)),
+      nibPairs(v128.and(v3, mask), i8x16.shr_u(v3, 4), v128.load(xp + 96), v128.load(xp + 112)));
     // the four blocks' Σqx and dx (from the token's record) and f16 dw (the rows' blocks 18 bytes apart)
     tot = i32x4.sub(tot, i32x4.shl(v128.load(rec + (<usize>(2 * B + b) << 2)), 3));
     a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, 18), v128.load(rec + (<usize>b << 2)))));
@@ -146,6 +165,14 @@ export function linearQ8Covers(fmt: i32): bool {
   if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
   if (ASC_FEATURE_RELAXED_SIMD) return nibDot(u, v, x0, x1, i32x4.splat(0));
   return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v), x0, x1, x2, x3);
+}
+
+/** Relaxed build: Q4_K sub-block s (block blk) of the super-block at p with a token's i8 codes (x8), as nibPairs. */
+@inline function pairsQ4K(p: usize, s: i32, x8: usize, blk: i32): v128 {
+  const q = p + 16 + 32 * (s >> 1), xp = x8 + (<usize>blk << 5), mask = i8x16.splat(15);
+  let u = v128.load(q), v = v128.load(q + 16);
+  if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
+  return nibPairs(u, v, v128.load(xp), v128.load(xp + 16));
 }
 
 /** Token t's codes of block blk as isumQ4K takes them: i8 (x0, x1) in the relaxed build, else i16 (x0..x3). */
@@ -212,7 +239,9 @@ export function linearQ8Covers(fmt: i32): bool {
 /** q4kRow's sub-blocks 4·half .. 4·half + 3 (block b0 on) of the super-block at p, added to a. */
 @inline function q4kFour(a: v128, p: usize, half: i32, d: v128, dmin: v128, sc: v128, m: v128, x: usize, x8: usize, rec: usize, b0: i32, B: i32): v128 {
   const s0 = half << 2;
-  const tot = sum4(isumQ4Kt(p, s0, x, x8, b0), isumQ4Kt(p, s0 + 1, x, x8, b0 + 1), isumQ4Kt(p, s0 + 2, x, x8, b0 + 2), isumQ4Kt(p, s0 + 3, x, x8, b0 + 3));
+  const tot = ASC_FEATURE_RELAXED_SIMD
+    ? sum4Pairs(pairsQ4K(p, s0, x8, b0), pairsQ4K(p, s0 + 1, x8, b0 + 1), pairsQ4K(p, s0 + 2, x8, b0 + 2), pairsQ4K(p, s0 + 3, x8, b0 + 3))
+    : sum4(isumQ4Kt(p, s0, x, x8, b0), isumQ4Kt(p, s0 + 1, x, x8, b0 + 1), isumQ4Kt(p, s0 + 2, x, x8, b0 + 2), isumQ4Kt(p, s0 + 3, x, x8, b0 + 3));
   // the four sub-blocks' f32(d·sc·dx) and dmin·m·s (dx, s from the token's record)
   const f = f32x4.mul(f32x4.mul(d, u16Quarter(sc, half)), v128.load(rec + (<usize>b0 << 2)));
   const mins = f32x4.mul(f32x4.mul(dmin, u16Quarter(m, half)), v128.load(rec + (<usize>(B + b0) << 2)));
@@ -253,10 +282,10 @@ export function linearQ8Covers(fmt: i32): bool {
   return a;
 }
 
-/** Relaxed build, token t's block blk: nibDot of nibbles lo, hi with its i8 codes (c8: token 0's). */
+/** Relaxed build, token t's block blk: nibPairs of nibbles lo, hi with its i8 codes (c8: token 0's). */
 @inline function nibToken(lo: v128, hi: v128, c8: usize, K: i32, blk: i32, t: i32): v128 {
   const xp = c8 + <usize>t * <usize>K + (<usize>blk << 5);
-  return nibDot(lo, hi, v128.load(xp), v128.load(xp + 16), i32x4.splat(0));
+  return nibPairs(lo, hi, v128.load(xp), v128.load(xp + 16));
 }
 
 /**
@@ -267,7 +296,7 @@ export function linearQ8Covers(fmt: i32): bool {
 @inline function blockNib4(acc: v128, lo: v128, hi: v128, f: v128, mf: v128, hasMin: bool, offset: bool,
   c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, sums: usize, t: i32, B: i32): v128 {
   const at = scaleAt(t, blk, B);
-  let tot = sum4(nibToken(lo, hi, c8, K, blk, t), nibToken(lo, hi, c8, K, blk, t + 1), nibToken(lo, hi, c8, K, blk, t + 2), nibToken(lo, hi, c8, K, blk, t + 3));
+  let tot = sum4Pairs(nibToken(lo, hi, c8, K, blk, t), nibToken(lo, hi, c8, K, blk, t + 1), nibToken(lo, hi, c8, K, blk, t + 2), nibToken(lo, hi, c8, K, blk, t + 3));
   if (offset) tot = i32x4.sub(tot, i32x4.shl(v128.load(sums + at), 3));
   let a = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(f, v128.load(dAt + at))));
   if (hasMin) a = f32x4.sub(a, f32x4.mul(mf, v128.load(sAt + at)));
@@ -408,14 +437,6 @@ function q4kTile1(row: usize, xq: usize, t: i32, K: i32, y: usize, ys: i32, c8: 
 function q6kTile4(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(4, row, xq, dAt, t, K, y, ys); }
 function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, ys: i32): void { rowTileQ6K(1, row, xq, dAt, t, K, y, ys); }
 
-/** [Σ lanes of a, Σ b, Σ c, Σ d] halfway: the pairs (a, b) and (c, d) of sum4, to be joined by sum4Join. */
-@inline function sum2(a: v128, b: v128): v128 {
-  return i32x4.add(v128.shuffle<i32>(a, b, 0, 1, 4, 5), v128.shuffle<i32>(a, b, 2, 3, 6, 7));
-}
-@inline function sum4Join(ab: v128, cd: v128): v128 {
-  return i32x4.add(v128.shuffle<i32>(ab, cd, 0, 2, 4, 6), v128.shuffle<i32>(ab, cd, 1, 3, 5, 7));
-}
-
 /**
  * Relaxed build, a prefill tile's 32-value block (Q4_K: sub-block) blk for two rows at once: nibbles
  * lo0/hi0 (row 0) and lo1/hi1 (row 1) against the 4 tokens' codes from t, each loaded once for both.
@@ -424,15 +445,15 @@ function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, y
  */
 @inline function nibBlockRows2(acc: usize, lo0: v128, hi0: v128, lo1: v128, hi1: v128, f0: v128, f1: v128, mf0: v128, mf1: v128, hasMin: bool, offset: bool,
   c8: usize, K: i32, blk: i32, dAt: usize, sAt: usize, sums: usize, t: i32, B: i32): void {
-  const zero = i32x4.splat(0), xs: usize = <usize>K, xp = c8 + <usize>t * xs + (<usize>blk << 5);
+  const xs: usize = <usize>K, xp = c8 + <usize>t * xs + (<usize>blk << 5);
   let c0 = v128.load(xp), c1 = v128.load(xp + 16);
-  let e0 = nibDot(lo0, hi0, c0, c1, zero), e1 = nibDot(lo1, hi1, c0, c1, zero);
+  let e0 = nibPairs(lo0, hi0, c0, c1), e1 = nibPairs(lo1, hi1, c0, c1);
   c0 = v128.load(xp + xs); c1 = v128.load(xp + xs + 16);
-  const ab0 = sum2(e0, nibDot(lo0, hi0, c0, c1, zero)), ab1 = sum2(e1, nibDot(lo1, hi1, c0, c1, zero));
+  const ab0 = sum2Pairs(e0, nibPairs(lo0, hi0, c0, c1)), ab1 = sum2Pairs(e1, nibPairs(lo1, hi1, c0, c1));
   c0 = v128.load(xp + 2 * xs); c1 = v128.load(xp + 2 * xs + 16);
-  e0 = nibDot(lo0, hi0, c0, c1, zero); e1 = nibDot(lo1, hi1, c0, c1, zero);
+  e0 = nibPairs(lo0, hi0, c0, c1); e1 = nibPairs(lo1, hi1, c0, c1);
   c0 = v128.load(xp + 3 * xs); c1 = v128.load(xp + 3 * xs + 16);
-  let tot0 = sum4Join(ab0, sum2(e0, nibDot(lo0, hi0, c0, c1, zero))), tot1 = sum4Join(ab1, sum2(e1, nibDot(lo1, hi1, c0, c1, zero)));
+  let tot0 = sum4PairsJoin(ab0, sum2Pairs(e0, nibPairs(lo0, hi0, c0, c1))), tot1 = sum4PairsJoin(ab1, sum2Pairs(e1, nibPairs(lo1, hi1, c0, c1)));
   const at = scaleAt(t, blk, B), dx = v128.load(dAt + at);
   if (offset) {
     const off = i32x4.shl(v128.load(sums + at), 3);

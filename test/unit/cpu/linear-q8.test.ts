@@ -178,6 +178,22 @@ describe.each(['plain', 'relaxed'] as const)('%s SIMD', (simd) => {
     });
   });
 
+  // The relaxed build adds nibble products in i16 lanes before widening (up to 4 lanes of two dots each:
+  // 4·2·2·15·127 = 30480 < 2^15): at the extremes, every nibble 15 and every code ±127, still exact.
+  it.each([['Q4_0', 18, [0, 2]], ['Q4_K', 144, [0, 2]]] as const)('%s at its extremes (every nibble 15, every code ±127): the integer sums do not overflow', (type, blockBytes, scaleAt) => {
+    const K = 512, rows = 6, bytes = new Uint8Array((rows * K / GGML_TYPES[type].blockSize) * blockBytes).fill(0xff);
+    for (let b = 0; b < bytes.length; b += blockBytes) for (const at of scaleAt) { bytes[b + at] = 0x00; bytes[b + at + 1] = 0x3c; }   // f16 1.0
+    const w: Linear = { kind: 'ggml', rows, cols: K, segments: [{ name: type, type, rows, bytes }] };
+    for (const sign of [-1, 1]) {
+      for (const n of [1, 5]) {
+        const x = new Float32Array(n * K).fill(sign);
+        const y = k.linear(k.placeLinear(w), x, n), ref = intRef(type, w, x, n);
+        expect(k.quantizeQ8(x, n).q.every((q) => q === sign * 127)).toBe(true);
+        for (let i = 0; i < y.length; i++) expect(Math.abs(y[i]! - ref.y[i]!)).toBeLessThanOrEqual(1e-5 * ref.mag[i]! + 1e-30);
+      }
+    }
+  });
+
   it('a matrix of mixed row runs (Q4_K q|k, Q6_K v): each run as its own matrix, one quantization of x', () => {
     const K = 512, x = randomF32(6 * K, 3);
     const a = ggml('Q4_K', 20, K, 1), b = ggml('Q6_K', 13, K, 2);
