@@ -1,12 +1,13 @@
 // y [n, yStride] (columns [0, rows) of each row written) = x [n, K] · Wᵀ for W [rows, K] as stored.
 // Each weight row is decoded once into `scratch` (K f32, stays in L1) by ./dequant.ts and dotted with
-// every token's x in f32x4 lanes (one token of Q8_0, Q4_0 or MLC q4f16_1, decode's matvec, decodes each
-// block in registers instead): activations stay f32, so the result differs from the reference's
+// every token's x in f32x4 lanes (one token of Q8_0, Q4_0, Q4_K or MLC q4f16_1, decode's matvec, decodes
+// each block in registers instead): activations stay f32, so the result differs from the reference's
 // double sums only by f32 summation order. Rows are independent: a thread range [row0, row1) gives the
 // same values as the whole.
-import { F32, MLC_Q4, Q4_0, Q8_0 } from './formats';
+import { F32, MLC_Q4, Q4_0, Q4_K, Q8_0 } from './formats';
 import { dequantRow, rowBytes } from './dequant';
 import { halfToF32 } from './half';
+import { q4kScales } from './k-scales';
 
 /**
  * acc + Σ over 16 byte lanes of v (unsigned, or signed) of ((q + add) · d) · x[0..16): each weight is
@@ -55,6 +56,38 @@ function dotBlocks(fmt: i32, row: usize, scales: usize, x: usize, K: i32): f32 {
   return lanes(f32x4.add(a0, a1));
 }
 
+/** acc + Σ over 16 byte lanes of v (0..15) of (d · q − m) · x[0..16) (the K-quants' decode, as ./dequant.ts's). */
+@inline function affine16(acc: v128, v: v128, d: v128, m: v128, x: usize): v128 {
+  const lo = i16x8.extend_low_i8x16_u(v), hi = i16x8.extend_high_i8x16_u(v);
+  let a = madd(f32x4.sub(f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_u(lo))), m), v128.load(x), acc);
+  a = madd(f32x4.sub(f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_u(lo))), m), v128.load(x + 16), a);
+  a = madd(f32x4.sub(f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_u(hi))), m), v128.load(x + 32), a);
+  return madd(f32x4.sub(f32x4.mul(d, f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_u(hi))), m), v128.load(x + 48), a);
+}
+
+/**
+ * One token's dot with a Q4_K row, decoded in registers (decode's matvec): each weight d·sc·q − dmin·m
+ * exactly as ./dequant.ts decodes it, the super-block's scales unpacked in SIMD into scratch (64 bytes).
+ */
+function dotQ4K(row: usize, x: usize, K: i32, scratch: usize): f32 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  const mask = i8x16.splat(15);
+  for (let sb = 0; sb < K >> 8; sb++) {
+    const p = row + <usize>sb * 144, xs = x + (<usize>sb << 10);
+    q4kScales(p, scratch);
+    for (let pair = 0; pair < 4; pair++) {
+      // sub-block 2·pair: the low nibbles of these 32 bytes; 2·pair + 1: the high ones
+      const q = p + 16 + 32 * pair, v0 = v128.load(q), v1 = v128.load(q + 16), xo = xs + (<usize>pair << 8), at = scratch + (<usize>pair << 3);
+      const d1 = v128.load32_splat(at), m1 = v128.load32_splat(at + 32), d2 = v128.load32_splat(at + 4), m2 = v128.load32_splat(at + 36);
+      a0 = affine16(a0, v128.and(v0, mask), d1, m1, xo);
+      a1 = affine16(a1, v128.and(v1, mask), d1, m1, xo + 64);
+      a2 = affine16(a2, i8x16.shr_u(v0, 4), d2, m2, xo + 128);
+      a3 = affine16(a3, i8x16.shr_u(v1, 4), d2, m2, xo + 192);
+    }
+  }
+  return lanes(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+}
+
 /** acc + a·b in f32x4 lanes: one fused multiply-add where the build has relaxed SIMD, else mul then add. */
 @inline export function madd(a: v128, b: v128, acc: v128): v128 {
   // relaxed_madd may round once (an FMA: x64 FMA3, arm64 fmla) or twice (mul + add), as the CPU has it;
@@ -96,6 +129,10 @@ export function linear(fmt: i32, w: usize, scales: usize, x: usize, y: usize, ro
     for (let r = row0; r < row1; r++) {
       store<f32>(y + (<usize>r << 2), dotBlocks(fmt, w + <usize>r * rb, fmt == MLC_Q4 ? scales + <usize>r * sb : 0, x, K));
     }
+    return;
+  }
+  if (n == 1 && fmt == Q4_K) {
+    for (let r = row0; r < row1; r++) store<f32>(y + (<usize>r << 2), dotQ4K(w + <usize>r * rb, x, K, scratch));
     return;
   }
   for (let r = row0; r < row1; r++) {
