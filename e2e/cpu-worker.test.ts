@@ -8,7 +8,9 @@
 //    before its promise returns, so no timer runs then: 0, checked by hand with the old in-page engine);
 //  - an error the engine throws in the worker arrives as its class (PositionError), and disposing the
 //    engine ends the pool's workers;
-//  - served without COOP/COEP, the page is not isolated: one thread, and the label says why.
+//  - served without COOP/COEP, the page is not isolated: one thread, and the label says why;
+//  - ?cpu-activations=q8 reaches the worker's engine: its stats and label say so, and its tokens are
+//    the ones the same kernels give in Node with q8 (which leave the f32 golden on this model).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +19,10 @@ import { startServer } from '../server/app.ts';
 import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile } from '../test/goldens/gguf-golden-setup.ts';
 import { tinyGgufModel } from '../test/helpers/tiny-model.ts';
 import { newDeviceContext, useServerAndBrowser } from './helpers/browser.ts';
+import { createCpuEngine } from '../src/cpu/create-engine.ts';
+import { Generator } from '../src/model/generator.ts';
+import { loadWeights } from '../src/model/load-weights.ts';
+import { resolveModelSource } from '../src/model/sources/resolve.ts';
 
 const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
 const models = path.resolve(import.meta.dirname, '../.cache/test-models');
@@ -25,13 +31,13 @@ const env = useServerAndBrowser({ port: 0, extraStatic: { '/test-models': models
 interface Run {
   state: string; message?: string; ids: number[]; prompt: number[]; ticks: number; ticksInCalls: number; pageIsolated: boolean;
   threads: number; isolated: boolean; label: string; simd: 'relaxed' | 'plain'; typedError: { name: string; code: string; isPositionError: boolean } | null;
-  stats: { threads: number; poolJobs: number; layerTokens: number };
+  stats: { threads: number; poolJobs: number; layerTokens: number; activations: 'f32' | 'q8' };
 }
 
-async function runHarness(page: Page, base: string): Promise<Run> {
+async function runHarness(page: Page, base: string, extra = ''): Promise<Run> {
   const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['dense-Q8_0']);
   const url = `/test-models/${path.relative(models, m.path)}`;
-  await page.goto(`${base}/harness/gguf.html?engine=wasm&model=${encodeURIComponent(url)}&tokens=${golden.maxNewTokens}&prompt=${encodeURIComponent(golden.prompt)}`);
+  await page.goto(`${base}/harness/gguf.html?engine=wasm&model=${encodeURIComponent(url)}&tokens=${golden.maxNewTokens}&prompt=${encodeURIComponent(golden.prompt)}${extra}`);
   await page.waitForFunction('window.__gguf && window.__gguf.state !== "loading"', undefined, { timeout: 240_000, polling: 250 });
   return (await page.evaluate('window.__gguf')) as Run;
 }
@@ -54,6 +60,7 @@ describe('the WASM engine in its worker (Chromium)', () => {
       expect(r.threads).toBe(threads);
       expect(r.stats.threads).toBe(threads);
       expect(r.stats.poolJobs).toBeGreaterThan(0);        // the linears were split across the pool's workers
+      expect(r.stats.activations).toBe('f32');           // the default: the tokens every engine of a room agrees on
       // this Chromium validates relaxed SIMD: the worker's pool runs the threaded relaxed build
       expect(r.simd).toBe('relaxed');
       expect(r.label).toBe(`CPU · ${threads} threads · relaxed SIMD`);
@@ -92,6 +99,28 @@ describe('the WASM engine in its worker (Chromium)', () => {
     } finally {
       await context.close();
       await plain.close();
+    }
+  }, 300_000);
+
+  it('?cpu-activations=q8: the worker\'s engine quantizes its activations, says so, and gives the kernels\' q8 tokens', async () => {
+    // the same kernels in Node, q8 on one thread (the integer sums, hence the tokens, do not depend on threads)
+    const m = await tinyGgufModel(GGUF_GOLDEN_MODELS['dense-Q8_0']);
+    const weights = await loadWeights(await resolveModelSource(m.path), { layers: [0, GGUF_GOLDEN_MODELS['dense-Q8_0'].layers], embedding: true, head: true });
+    const ctx = golden.promptIds.length + golden.maxNewTokens;
+    const node = await createCpuEngine(weights, { ctx, activations: 'q8', threads: 1 });
+    const want = await new Generator(node, { ctx }).generate(golden.promptIds, { maxNewTokens: golden.maxNewTokens });
+    await node.dispose();
+    expect(want.ids).not.toEqual(golden.models['dense-Q8_0'].ids);   // q8 leaves the f32 golden on this model (README)
+    const context = await newDeviceContext(env.browser);
+    try {
+      const page = await context.newPage();
+      const r = await runHarness(page, env.server.url, '&cpu-activations=q8');
+      expect(r.state, r.message).toBe('done');
+      expect(r.stats.activations).toBe('q8');
+      expect(r.label).toMatch(/ · 8-bit activations$/);
+      expect(r.ids).toEqual(want.ids);
+    } finally {
+      await context.close();
     }
   }, 300_000);
 });

@@ -13,6 +13,7 @@ import type { LayerEngine } from '../src/model/engine-types.ts';
 import { PositionError } from '../src/model/engine-errors.ts';
 import { wasmLabel } from '../src/room/engine-choice.ts';
 import { isSimdChoice } from '../src/cpu/simd-path.ts';
+import { isCpuActivations, preferCpuActivations } from '../src/cpu/activations.ts';
 import { wasmThreadsHere } from '../src/room/engine-probe.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadModelConfig } from '../src/model/config.ts';
@@ -43,6 +44,10 @@ async function main(): Promise<void> {
   const wasm = params.get('engine') === 'wasm';
   const simd = params.get('simd');   // ?simd=plain|relaxed forces a build; absent: relaxed where the browser has it
   if (simd !== null && !isSimdChoice(simd)) throw new Error(`?simd= must be auto, relaxed or plain, got "${simd}"`);
+  // ?cpu-activations=q8, as the app sets it: the page's preference, which the worker gets with its load request
+  const act = params.get('cpu-activations');
+  if (act !== null && !isCpuActivations(act)) throw new Error(`?cpu-activations= must be f32 or q8, got "${act}"`);
+  preferCpuActivations(act ?? 'f32');
   const layers = { layers: [0, config.numLayers] as [number, number], embedding: true, head: true };
   const worker = wasm
     ? await CpuWorkerEngine.start({ model, ...hfEndpoint, ...layers, ctx, threads: wasmThreadsHere(), simd: simd ?? 'auto' })
@@ -61,7 +66,7 @@ async function main(): Promise<void> {
   // An error the worker throws arrives as its own class (a start that does not continue the cache).
   const typedError = worker ? await worker.runLayers([0, 1], 12345, new Float32Array(config.hiddenSize)).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code, isPositionError: e instanceof PositionError })) : null;
   const stats = worker ? await worker.stats() : undefined;
-  const cpu = worker ? { typedError, threads: worker.threads, isolated: worker.info.isolated, simd: stats!.simd, label: wasmLabel({ threads: worker.threads, relaxedSimd: stats!.simd === 'relaxed', isolated: worker.info.isolated }), stats } : {};
+  const cpu = worker ? { typedError, threads: worker.threads, isolated: worker.info.isolated, simd: stats!.simd, label: wasmLabel({ threads: worker.threads, relaxedSimd: stats!.simd === 'relaxed', isolated: worker.info.isolated, q8: stats!.activations === 'q8' }), stats } : {};
   (window as unknown as { __ggufDispose: () => Promise<void> }).__ggufDispose = () => engine.dispose();
   w.__gguf = {
     state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize,

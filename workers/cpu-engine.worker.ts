@@ -71,6 +71,7 @@ const api: CpuEngineWorkerApi = {
     // LOAD_IN_FLIGHT_BYTES of weights in JS at once), so this worker never holds its share twice.
     engine = await createCpuEngine(weights, {
       ...(req.ctx !== undefined ? { ctx: req.ctx } : {}), ...(req.kv ? { kv: req.kv } : {}), threads: t.threads, simd: req.simd ?? 'auto',
+      ...(req.activations ? { activations: req.activations } : {}),
       onProgress: (p) => onProgress?.({ ...p, phase: 'place' }),
     });
     return {

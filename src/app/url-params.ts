@@ -10,6 +10,9 @@
 //                                 engine of src/cpu for devices without a usable GPU)
 //   ?simd=plain|relaxed|auto      the WASM engine's build (default auto: relaxed SIMD where the browser
 //                                 validates it, src/cpu/simd-path.ts; plain forces the SIMD128-only one)
+//   ?cpu-activations=f32|q8       the WASM engine's activations (default f32; q8: integer dot products,
+//                                 faster, for a device that runs a model alone: in a room its tokens can
+//                                 differ from the other engines', src/cpu/activations.ts)
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   &grammar=0                    replay: sample without the call grammar, as a server that takes none
@@ -22,6 +25,8 @@
 import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { memoryBudgetFromGiB } from './memory-budget.ts';
 import { isSimdChoice, type SimdChoice } from '../cpu/simd-path.ts';
+import { CPU_ACTIVATIONS, isCpuActivations } from '../cpu/activations.ts';
+import type { CpuActivations } from '../cpu/wasm-kernels.ts';
 
 /** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */
 export const DEFAULT_CTX = 8192;
@@ -43,6 +48,8 @@ export interface AppParams {
   engine?: 'webgpu' | 'reference' | 'wasm';
   /** ?simd=: the WASM engine's SIMD path (absent: auto). */
   simd?: SimdChoice;
+  /** ?cpu-activations=: the WASM engine's activations (absent: f32). */
+  cpuActivations?: CpuActivations;
   agent?: 'replay';
   script?: string;
   delay: number;
@@ -109,6 +116,11 @@ export function parseAppParams(search: string): AppParams {
   if (simd) {
     if (!isSimdChoice(simd)) throw new UrlParamError('simd', `must be auto, relaxed or plain, got "${simd}"`);
     params.simd = simd;
+  }
+  const act = q.get('cpu-activations');
+  if (act) {
+    if (!isCpuActivations(act)) throw new UrlParamError('cpu-activations', `must be ${CPU_ACTIVATIONS.join(' or ')}, got "${act}"`);
+    params.cpuActivations = act;
   }
   const agent = q.get('agent');
   if (agent) {

@@ -12,7 +12,7 @@ import type { CpuKvCache } from './kv-cache.ts';
 import type { CpuRecurrentState } from './recurrent-state.ts';
 import type { SimdPath } from './simd-path.ts';
 import { layerForward, type CpuLayer } from './layers.ts';
-import type { WasmKernels, WasmLinear } from './wasm-kernels.ts';
+import type { CpuActivations, WasmKernels, WasmLinear } from './wasm-kernels.ts';
 
 export interface CpuEngineParts {
   kernels: WasmKernels;
@@ -29,6 +29,7 @@ export interface CpuEngineParts {
 export interface CpuEngineStats {
   engine: 'wasm';
   simd: SimdPath;              // the kernels' build: 'relaxed' (relaxed SIMD: fused multiply-adds) or 'plain' (SIMD128 only)
+  activations: CpuActivations; // the linears' inputs: 'f32' (exact) or 'q8' (quantized per 32 values, integer dots)
   threads: number;             // threads the linears run on
   poolJobs: number;            // linears split across the thread pool since the engine was made (0 on one thread)
   weightBytes: number;         // weight bytes in the kernels' memory
@@ -71,7 +72,7 @@ export class CpuEngine implements LayerEngine {
   stats(): CpuEngineStats {
     const positions = this.p.state.positions(), perSnapshot = this.p.state.bytesPerSnapshot();
     return {
-      engine: 'wasm', simd: this.p.kernels.simd, threads: this.p.kernels.threads, poolJobs: this.p.kernels.poolJobs, weightBytes: this.p.weightBytes,
+      engine: 'wasm', simd: this.p.kernels.simd, activations: this.p.kernels.activations, threads: this.p.kernels.threads, poolJobs: this.p.kernels.poolJobs, weightBytes: this.p.weightBytes,
       memoryBytes: this.p.kernels.memory.buffer.byteLength, kv: this.p.cache.type, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
       layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
       bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,

@@ -11,6 +11,7 @@ import { installErrorTransfer, registerRemoteError } from '../model/worker-error
 import type { CpuEngineStats } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
 import { simdPreference } from './simd-path.ts';
+import { cpuActivationsPreference } from './activations.ts';
 import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe } from './worker-wire.ts';
 
 function startWorker(): { worker: Worker; remote: Comlink.Remote<CpuEngineWorkerApi> } {
@@ -61,8 +62,8 @@ export class CpuWorkerEngine implements LayerEngine {
   static async start(req: CpuWorkerLoadRequest, opts: { source?: ModelSource; onProgress?: (p: CpuLoadPhase) => void; signal?: AbortSignal } = {}): Promise<CpuWorkerEngine> {
     const { worker, remote } = startWorker();
     try {
-      // the worker is another global: it gets this page's ?simd= preference with the request
-      const loading = remote.load({ simd: simdPreference(), ...req }, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
+      // the worker is another global: it gets this page's ?simd= and ?cpu-activations= with the request
+      const loading = remote.load({ simd: simdPreference(), activations: cpuActivationsPreference(), ...req }, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
       const info = await Promise.race([loading, whenAborted(opts.signal)]);
       return new CpuWorkerEngine(remote, worker, info);
     } catch (e) {

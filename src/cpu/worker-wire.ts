@@ -8,6 +8,7 @@ import type { WireRow } from '../model/row-wire.ts';
 import type { LoadProgress, ReadFileOptions } from '../model/types.ts';
 import type { CpuEngineStats } from './engine.ts';
 import type { SimdChoice, SimdPath } from './simd-path.ts';
+import type { CpuActivations } from './wasm-kernels.ts';
 
 export interface CpuWorkerLoadRequest {
   /**
@@ -29,6 +30,8 @@ export interface CpuWorkerLoadRequest {
   threads: number;
   /** The kernels' SIMD build (the page's ?simd=; 'auto': relaxed where the worker validates it). */
   simd?: SimdChoice;
+  /** The linears' activations (the page's ?cpu-activations=; absent: f32). */
+  activations?: CpuActivations;
 }
 
 /** The page's ModelSource as the worker reads it (a comlink proxy: every call answers a promise). */

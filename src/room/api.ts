@@ -38,7 +38,8 @@ export function engineFactory(kind: EngineKind): EngineFactory {
     // A room's share goes to the engine's worker instead (shareLoader).
     return async (weights, { ctx, kv }) => {
       const { createCpuEngine } = await import('../cpu/create-engine.ts');
-      return createCpuEngine(await materializeWeights(weights), { ctx, kv: kv ?? 'f16', threads: wasmThreadsOnThisThread() });
+      const { cpuActivationsPreference } = await import('../cpu/activations.ts');
+      return createCpuEngine(await materializeWeights(weights), { ctx, kv: kv ?? 'f16', threads: wasmThreadsOnThisThread(), activations: cpuActivationsPreference() });
     };
   }
   return async (weights, { ctx, kv }) => {

@@ -70,9 +70,9 @@ export function cappedByWasm32(engine: EngineKind, offeredBytes: number): boolea
  * has no SharedArrayBuffer, so its engine runs one thread and says why: "CPU · 1 thread (page not
  * cross-origin isolated) · SIMD".
  */
-export function wasmLabel(o: { threads: number; relaxedSimd: boolean; isolated: boolean }): string {
+export function wasmLabel(o: { threads: number; relaxedSimd: boolean; isolated: boolean; q8?: boolean }): string {
   const threads = `${o.threads} thread${o.threads === 1 ? '' : 's'}${o.isolated ? '' : ' (page not cross-origin isolated)'}`;
-  return `CPU · ${threads} · ${o.relaxedSimd ? 'relaxed SIMD' : 'SIMD'}`;
+  return `CPU · ${threads} · ${o.relaxedSimd ? 'relaxed SIMD' : 'SIMD'}${o.q8 ? ' · 8-bit activations' : ''}`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { openReplayWorkspace } from '../app/replay-session.ts';
 import { openServerWorkspace, saveServerChoice, type ServerChoice } from '../app/server-session.ts';
 import { DEMO_SCRIPT, parseAppParams, type AppParams } from '../app/url-params.ts';
 import { preferSimdPath } from '../cpu/simd-path.ts';
+import { preferCpuActivations } from '../cpu/activations.ts';
 import type { Workspace } from '../app/workspace.ts';
 import { inviteLink } from '../room/signaling.ts';
 import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts';
@@ -45,6 +46,7 @@ export class PooledApp extends LitElement {
     try {
       this.params = parseAppParams(location.search);
       preferSimdPath(this.params.simd ?? 'auto');   // ?simd=plain: every WASM engine of this page loads the plain build
+      preferCpuActivations(this.params.cpuActivations ?? 'f32');   // ?cpu-activations=q8: and quantizes its activations
     } catch (e) {
       this.screen = { kind: 'bad-url', error: `${(e as Error).name}: ${(e as Error).message}` };
       return;

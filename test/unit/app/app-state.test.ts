@@ -39,6 +39,9 @@ describe('URL parameters', () => {
     expect(parseAppParams('?simd=relaxed').simd).toBe('relaxed');
     expect(parseAppParams('?engine=wasm').simd).toBeUndefined();
     expect((bad('?simd=avx') as Error).message).toBe('?simd= must be auto, relaxed or plain, got "avx"');
+    expect(parseAppParams('?engine=wasm&cpu-activations=q8').cpuActivations).toBe('q8');
+    expect(parseAppParams('?engine=wasm').cpuActivations).toBeUndefined();
+    expect((bad('?cpu-activations=int4') as Error).message).toBe('?cpu-activations= must be f32 or q8, got "int4"');
     expect((bad('?kv=q4_0') as Error).message).toBe('?kv= must be f16 or q8_0, got "q4_0"');
     expect((bad('?speed=fast') as Error).message).toBe('?speed= must be a positive number, got "fast"');
     expect((bad('?agent=openai') as Error).message).toMatch(/^\?agent= must be replay/);

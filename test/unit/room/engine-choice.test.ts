@@ -80,6 +80,7 @@ describe('the wasm32 cap and the names', () => {
     expect(wasmLabel({ threads: 1, relaxedSimd: false, isolated: true })).toBe('CPU · 1 thread · SIMD');
     expect(wasmLabel({ threads: 4, relaxedSimd: true, isolated: false })).toBe('CPU · 4 threads (page not cross-origin isolated) · relaxed SIMD');
     expect(wasmLabel({ threads: 1, relaxedSimd: false, isolated: false })).toBe('CPU · 1 thread (page not cross-origin isolated) · SIMD');
+    expect(wasmLabel({ threads: 2, relaxedSimd: true, isolated: true, q8: true })).toBe('CPU · 2 threads · relaxed SIMD · 8-bit activations');
   });
 
   test('threads: one unless isolated and able to block; at most 8', () => {
