@@ -54,7 +54,7 @@ listen(async ({ binary, memory, control, index }) => {
       if (kind <= 1) {
         const rows = c[j + 5];
         const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
-        const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 4) / 16) * 16;
+        const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 8) / 16) * 16;
         const kernel = kind === 1 ? k.linearQ8 : k.linear;
         if (r1 > r0) kernel(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
       } else {
@@ -114,9 +114,10 @@ export class ThreadPool {
 
   /**
    * The linear kernel over all `rows` of the job, split across the threads; `linear` runs the caller's
-   * share. scratch: threads × align16(K·4) bytes, one slice per thread. Throws (never hangs) when a
-   * worker's kernel failed or the workers did not finish within `timeoutMs`; the pool is then broken
-   * and refuses further jobs, since a late worker would otherwise count itself into the next job.
+   * share. scratch: threads × align16(K·8) bytes (two rows of K floats), one slice per thread. Throws
+   * (never hangs) when a worker's kernel failed or the workers did not finish within `timeoutMs`; the
+   * pool is then broken and refuses further jobs, since a late worker would otherwise count itself into
+   * the next job.
    */
   run(job: LinearJob, scratch: number, linear: (row0: number, row1: number, scratch: number) => void): void {
     const c = this.control, T = this.threads;

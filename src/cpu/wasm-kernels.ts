@@ -193,7 +193,7 @@ export class WasmKernels {
   linearAt(w: WasmLinear, xp: number, n: number, yp: number, yStride: number, r0 = 0, r1 = w.rows): void {
     const K = w.cols;
     const T = this.threads;
-    const scratch = this.alloc(T * align(K * 4));
+    const scratch = this.alloc(T * align(K * 8));   // per thread: two decoded rows (the f32 linear's prefill pairs)
     let xq = 0;   // x quantized (once, for every part the integer path reads), or 0 while not yet
     let base = 0;
     for (const p of w.parts) {

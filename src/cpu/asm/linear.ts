@@ -1,9 +1,9 @@
 // y [n, yStride] (columns [0, rows) of each row written) = x [n, K] · Wᵀ for W [rows, K] as stored.
 // Each weight row is decoded once into `scratch` (K f32, stays in L1) by ./dequant.ts and dotted with
 // every token's x in f32x4 lanes (one token of Q8_0, Q4_0, Q4_K or MLC q4f16_1, decode's matvec, decodes
-// each block in registers instead): activations stay f32, so the result differs from the reference's
-// double sums only by f32 summation order. Rows are independent: a thread range [row0, row1) gives the
-// same values as the whole.
+// each block in registers instead; a prefill takes rows in pairs against tokens in fours, dotTile):
+// activations stay f32, so the result differs from the reference's double sums only by f32 summation
+// order. Rows are independent: a thread range [row0, row1) gives the same values as the whole.
 import { F32, MLC_Q4, Q4_0, Q4_K, Q8_0 } from './formats';
 import { dequantRow, rowBytes } from './dequant';
 import { halfToF32 } from './half';
@@ -119,6 +119,54 @@ function dotQ4K(row: usize, x: usize, K: i32, scratch: usize): f32 {
 }
 
 /**
+ * Prefill's tile: NR weight rows (a, and b when NR is 2) dotted with 4 tokens' x (x: the first token's;
+ * the tokens K floats apart). A weight vector is loaded once for the four tokens and a token's x once for
+ * both rows (prefill's f32 dots were bound by their loads: two per multiply-add, and every token's x
+ * read from L2 once per row). One accumulator per (row, token), stepping 4 values, then its scalar tail:
+ * NR 1 and NR 2 give a row the same bits, so a thread's range, whatever row it starts at, changes nothing.
+ * Row a's results land at y, y + yStride·4, … (one per token); row b's 4 bytes after each.
+ */
+@inline function dotTile(NR: i32, a: usize, b: usize, x: usize, K: i32, y: usize, yStride: i32): void {
+  const xs: usize = <usize>K << 2;
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  let u0 = f32x4.splat(0), u1 = f32x4.splat(0), u2 = f32x4.splat(0), u3 = f32x4.splat(0);
+  let k = 0;
+  for (; k + 4 <= K; k += 4) {
+    const o = <usize>k << 2, wa = v128.load(a + o);
+    const x0 = v128.load(x + o), x1 = v128.load(x + xs + o), x2 = v128.load(x + 2 * xs + o), x3 = v128.load(x + 3 * xs + o);
+    s0 = madd(wa, x0, s0); s1 = madd(wa, x1, s1); s2 = madd(wa, x2, s2); s3 = madd(wa, x3, s3);
+    if (NR == 2) {
+      const wb = v128.load(b + o);
+      u0 = madd(wb, x0, u0); u1 = madd(wb, x1, u1); u2 = madd(wb, x2, u2); u3 = madd(wb, x3, u3);
+    }
+  }
+  const ys: usize = <usize>yStride << 2;
+  store<f32>(y, tail(lanes(s0), a, x, k, K));
+  store<f32>(y + ys, tail(lanes(s1), a, x + xs, k, K));
+  store<f32>(y + 2 * ys, tail(lanes(s2), a, x + 2 * xs, k, K));
+  store<f32>(y + 3 * ys, tail(lanes(s3), a, x + 3 * xs, k, K));
+  if (NR == 2) {
+    store<f32>(y + 4, tail(lanes(u0), b, x, k, K));
+    store<f32>(y + ys + 4, tail(lanes(u1), b, x + xs, k, K));
+    store<f32>(y + 2 * ys + 4, tail(lanes(u2), b, x + 2 * xs, k, K));
+    store<f32>(y + 3 * ys + 4, tail(lanes(u3), b, x + 3 * xs, k, K));
+  }
+}
+
+/** acc + Σ a[k]·b[k] for k in [k0, K): the scalar tail of a dot. */
+@inline function tail(acc: f32, a: usize, b: usize, k0: i32, K: i32): f32 {
+  for (let k = k0; k < K; k++) acc += load<f32>(a + (<usize>k << 2)) * load<f32>(b + (<usize>k << 2));
+  return acc;
+}
+
+/** Row r of W as f32: W's own (F32), else decoded into dst (K floats). */
+@inline function rowAt(fmt: i32, w: usize, scales: usize, r: i32, rb: usize, sb: usize, dst: usize, K: i32): usize {
+  if (fmt == F32) return w + <usize>r * rb;
+  dequantRow(fmt, w + <usize>r * rb, fmt == MLC_Q4 ? scales + <usize>r * sb : 0, dst, K);
+  return dst;
+}
+
+/**
  * Rows [row0, row1) of W (w: row 0's bytes; scales: MLC q4f16_1's scale rows) times n tokens of x.
  * y: the output of row 0, token 0; token t's row r lands at y + (t·yStride + r)·4.
  */
@@ -135,15 +183,22 @@ export function linear(fmt: i32, w: usize, scales: usize, x: usize, y: usize, ro
     for (let r = row0; r < row1; r++) store<f32>(y + (<usize>r << 2), dotQ4K(w + <usize>r * rb, x, K, scratch));
     return;
   }
-  for (let r = row0; r < row1; r++) {
-    let row: usize;
-    if (fmt == F32) row = w + <usize>r * rb;
-    else {
-      dequantRow(fmt, w + <usize>r * rb, fmt == MLC_Q4 ? scales + <usize>r * sb : 0, scratch, K);
-      row = scratch;
+  // prefill: rows in pairs (row r even, whatever row0 is: a row's tile never depends on the range), each
+  // decoded once into scratch (two rows of K floats), against the tokens in fours (dotTile); the last
+  // n % 4 tokens by dot()
+  for (let r = row0; r < row1;) {
+    const pair = n >= 4 && (r & 1) == 0 && r + 1 < row1;
+    const a = rowAt(fmt, w, scales, r, rb, sb, scratch, K), b = pair ? rowAt(fmt, w, scales, r + 1, rb, sb, scratch + (<usize>K << 2), K) : 0;
+    let t = 0;
+    for (; t + 4 <= n; t += 4) {
+      const yt = y + ((<usize>t * <usize>yStride + <usize>r) << 2), xt = x + ((<usize>t * <usize>K) << 2);
+      if (pair) dotTile(2, a, b, xt, K, yt, yStride); else dotTile(1, a, 0, xt, K, yt, yStride);
     }
-    for (let t = 0; t < n; t++) {
-      store<f32>(y + ((<usize>t * <usize>yStride + <usize>r) << 2), dot(row, x + ((<usize>t * <usize>K) << 2), K));
+    for (; t < n; t++) {
+      const xt = x + ((<usize>t * <usize>K) << 2), yt = y + ((<usize>t * <usize>yStride + <usize>r) << 2);
+      store<f32>(yt, dot(a, xt, K));
+      if (pair) store<f32>(yt + 4, dot(b, xt, K));
     }
+    r += pair ? 2 : 1;
   }
 }
