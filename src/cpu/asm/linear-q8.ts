@@ -9,7 +9,8 @@
 // convert, two multiplies and one add per block for 4 tokens. Rows go in blocks of ROW_BLOCK so a
 // block's weights and one tile's codes both stay in L1 while they meet. The relaxed build's 4-bit
 // formats take rows in pairs (nibBlockRows2): a token's i8 codes are loaded once for both rows (1.12×
-// on Q4_0, 1.15× on Q4_K); Q8_0's widened i16 weights of two rows leave too few registers, no gain.
+// on Q4_0, 1.15× on Q4_K), and 8 tokens at a time where there are 8, so a block's nibbles and scales
+// serve both tiles (1.07–1.09×); Q8_0's widened i16 weights of two rows leave too few registers, no gain.
 // Decode (one token): blocks (Q4_K: sub-blocks) in fours, their integer sums side by side in one i32x4
 // (lane = block), converted once and scaled by the four f32(dw·dx) at once (the f16 scales widened
 // four at a time): the per-block scalar work (an f16 decode, a multiply, a splat) was most of a
@@ -438,43 +439,63 @@ function q6kTile1(row: usize, xq: usize, dAt: usize, t: i32, K: i32, y: usize, y
   v128.store(acc, a0); v128.store(acc + 16, a1);
 }
 
-/** Relaxed build, Q4_K prefill: rowTileQ4K's tile for two rows (row, row + rb) at once (nibBlockRows2). */
-function q4kTile4Rows2(row: usize, rb: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, scratch: usize): void {
+/**
+ * Relaxed build, Q4_K prefill: rowTileQ4K's tile for two rows (row, row + rb) at once (nibBlockRows2),
+ * against TILES tiles of 4 tokens from t (TILES 2: a block's nibbles and scales serve 8 tokens).
+ */
+@inline function q4kRows2(TILES: i32, row: usize, rb: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, scratch: usize): void {
   const B = K >> 5, mask = i8x16.splat(15), r1 = row + rb, acc = scratch + 128;
-  v128.store(acc, f32x4.splat(0)); v128.store(acc + 16, f32x4.splat(0));
+  for (let i = 0; i < 2 * TILES; i++) v128.store(acc + (<usize>i << 4), f32x4.splat(0));
   for (let sb = 0; sb < K >> 8; sb++) {
     const p0 = row + <usize>sb * 144, p1 = r1 + <usize>sb * 144;
     q4kScales(p0, scratch); q4kScales(p1, scratch + 64);
     for (let pair = 0; pair < 4; pair++) {
       const q0 = p0 + 16 + 32 * pair, q1 = p1 + 16 + 32 * pair, u0 = v128.load(q0), v0 = v128.load(q0 + 16), u1 = v128.load(q1), v1 = v128.load(q1 + 16);
       const at = scratch + (<usize>pair << 3), blk = (sb << 3) + 2 * pair;
-      nibBlockRows2(acc, v128.and(u0, mask), v128.and(v0, mask), v128.and(u1, mask), v128.and(v1, mask), v128.load32_splat(at), v128.load32_splat(at + 64),
-        v128.load32_splat(at + 32), v128.load32_splat(at + 96), true, false, c8, K, blk, dAt, sAt, 0, t, B);
-      nibBlockRows2(acc, i8x16.shr_u(u0, 4), i8x16.shr_u(v0, 4), i8x16.shr_u(u1, 4), i8x16.shr_u(v1, 4), v128.load32_splat(at + 4), v128.load32_splat(at + 68),
-        v128.load32_splat(at + 36), v128.load32_splat(at + 100), true, false, c8, K, blk + 1, dAt, sAt, 0, t, B);
+      const lo0 = v128.and(u0, mask), lo1 = v128.and(v0, mask), lo2 = v128.and(u1, mask), lo3 = v128.and(v1, mask);
+      const hi0 = i8x16.shr_u(u0, 4), hi1 = i8x16.shr_u(v0, 4), hi2 = i8x16.shr_u(u1, 4), hi3 = i8x16.shr_u(v1, 4);
+      for (let i = 0; i < TILES; i++) {
+        const a = acc + (<usize>i << 5), ti = t + 4 * i;
+        nibBlockRows2(a, lo0, lo1, lo2, lo3, v128.load32_splat(at), v128.load32_splat(at + 64),
+          v128.load32_splat(at + 32), v128.load32_splat(at + 96), true, false, c8, K, blk, dAt, sAt, 0, ti, B);
+        nibBlockRows2(a, hi0, hi1, hi2, hi3, v128.load32_splat(at + 4), v128.load32_splat(at + 68),
+          v128.load32_splat(at + 36), v128.load32_splat(at + 100), true, false, c8, K, blk + 1, dAt, sAt, 0, ti, B);
+      }
     }
   }
-  storeTile(4, v128.load(acc), y, t, yStride);
-  storeTile(4, v128.load(acc + 16), y + 4, t, yStride);
+  for (let i = 0; i < TILES; i++) {
+    storeTile(4, v128.load(acc + (<usize>i << 5)), y, t + 4 * i, yStride);
+    storeTile(4, v128.load(acc + (<usize>i << 5) + 16), y + 4, t + 4 * i, yStride);
+  }
 }
+function q4kTile4Rows2(row: usize, rb: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, scratch: usize): void { q4kRows2(1, row, rb, dAt, sAt, t, K, y, yStride, c8, scratch); }
+function q4kTile8Rows2(row: usize, rb: usize, dAt: usize, sAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, scratch: usize): void { q4kRows2(2, row, rb, dAt, sAt, t, K, y, yStride, c8, scratch); }
 
-/** Relaxed build, Q4_0 prefill: rowTile32's tile for two rows (row, row + rb) at once (nibBlockRows2). */
-function q4Tile4Rows2(row: usize, rb: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize, scratch: usize): void {
+/**
+ * Relaxed build, Q4_0 prefill: rowTile32's tile for two rows (row, row + rb) at once (nibBlockRows2),
+ * against TILES tiles of 4 tokens from t (TILES 2: a block's nibbles and f16 scales serve 8 tokens).
+ */
+@inline function q4Rows2(TILES: i32, row: usize, rb: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize, scratch: usize): void {
   const B = K >> 5, mask = i8x16.splat(15), r1 = row + rb, acc = scratch, zero = f32x4.splat(0);
-  v128.store(acc, zero); v128.store(acc + 16, zero);
+  for (let i = 0; i < 2 * TILES; i++) v128.store(acc + (<usize>i << 4), zero);
   for (let b = 0; b < B; b++) {
     const p0 = row + <usize>b * 18, p1 = r1 + <usize>b * 18, v0 = v128.load(p0 + 2), v1 = v128.load(p1 + 2);
-    nibBlockRows2(acc, v128.and(v0, mask), i8x16.shr_u(v0, 4), v128.and(v1, mask), i8x16.shr_u(v1, 4),
-      f32x4.splat(halfToF32(load<u16>(p0))), f32x4.splat(halfToF32(load<u16>(p1))), zero, zero, false, true, c8, K, b, dAt, 0, sums, t, B);
+    const lo0 = v128.and(v0, mask), hi0 = i8x16.shr_u(v0, 4), lo1 = v128.and(v1, mask), hi1 = i8x16.shr_u(v1, 4);
+    const f0 = f32x4.splat(halfToF32(load<u16>(p0))), f1 = f32x4.splat(halfToF32(load<u16>(p1)));
+    for (let i = 0; i < TILES; i++) nibBlockRows2(acc + (<usize>i << 5), lo0, hi0, lo1, hi1, f0, f1, zero, zero, false, true, c8, K, b, dAt, 0, sums, t + 4 * i, B);
   }
-  storeTile(4, v128.load(acc), y, t, yStride);
-  storeTile(4, v128.load(acc + 16), y + 4, t, yStride);
+  for (let i = 0; i < TILES; i++) {
+    storeTile(4, v128.load(acc + (<usize>i << 5)), y, t + 4 * i, yStride);
+    storeTile(4, v128.load(acc + (<usize>i << 5) + 16), y + 4, t + 4 * i, yStride);
+  }
 }
+function q4Tile4Rows2(row: usize, rb: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize, scratch: usize): void { q4Rows2(1, row, rb, dAt, t, K, y, yStride, c8, sums, scratch); }
+function q4Tile8Rows2(row: usize, rb: usize, dAt: usize, t: i32, K: i32, y: usize, yStride: i32, c8: usize, sums: usize, scratch: usize): void { q4Rows2(2, row, rb, dAt, t, K, y, yStride, c8, sums, scratch); }
 
 /**
  * Rows [row0, row1) of W (w: row 0's bytes) times n tokens of quantized x (at xq, ./quantize.ts's
  * layout). y: the output of row 0, token 0; token t's row r lands at y + (t·yStride + r)·4. scratch:
- * this thread's own, at least 160 bytes (the f32 linear's K floats: the same arity lets the pool call either).
+ * this thread's own, at least 192 bytes (the f32 linear's two rows of K floats: the same arity lets the pool call either).
  */
 export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize, row0: i32, row1: i32, K: i32, n: i32, yStride: i32, scratch: usize): void {
   const rb = <usize>rowBytes(fmt, K);
@@ -483,18 +504,35 @@ export function linearQ8(fmt: i32, w: usize, scales: usize, xq: usize, y: usize,
   for (let rb0 = row0; rb0 < row1; rb0 += ROW_BLOCK) {
     const rEnd = min(rb0 + ROW_BLOCK, row1);
     let t = 0;
-    for (; t + 4 <= n; t += 4) {
+    for (; t + 4 <= n;) {
+      // the relaxed build's 4-bit row pairs take 8 tokens at once where there are 8 (the rows left over,
+      // and the other formats, go through both tiles of 4 one after the other)
+      const tiles = ASC_FEATURE_RELAXED_SIMD && (fmt == Q4_0 || fmt == Q4_K) && t + 8 <= n ? 2 : 1;
       let r = rb0;
-      if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) for (; r + 2 <= rEnd; r += 2) q4Tile4Rows2(w + <usize>r * rb, rb, dAt, t, K, y + (<usize>r << 2), yStride, c8, sums, scratch);
-      if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_K) for (; r + 2 <= rEnd; r += 2) q4kTile4Rows2(w + <usize>r * rb, rb, dAt, sAt, t, K, y + (<usize>r << 2), yStride, c8, scratch);
+      if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_0) {
+        for (; r + 2 <= rEnd; r += 2) {
+          if (tiles == 2) q4Tile8Rows2(w + <usize>r * rb, rb, dAt, t, K, y + (<usize>r << 2), yStride, c8, sums, scratch);
+          else q4Tile4Rows2(w + <usize>r * rb, rb, dAt, t, K, y + (<usize>r << 2), yStride, c8, sums, scratch);
+        }
+      }
+      if (ASC_FEATURE_RELAXED_SIMD && fmt == Q4_K) {
+        for (; r + 2 <= rEnd; r += 2) {
+          if (tiles == 2) q4kTile8Rows2(w + <usize>r * rb, rb, dAt, sAt, t, K, y + (<usize>r << 2), yStride, c8, scratch);
+          else q4kTile4Rows2(w + <usize>r * rb, rb, dAt, sAt, t, K, y + (<usize>r << 2), yStride, c8, scratch);
+        }
+      }
       for (; r < rEnd; r++) {
         const row = w + <usize>r * rb, yr = y + (<usize>r << 2);
-        if (fmt == Q8_0) q8Tile4(row, xq, dAt, t, K, yr, yStride);
-        else if (fmt == Q4_0) q4Tile4(row, xq, dAt, t, K, yr, yStride, c8, sums);
-        else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, t, K, yr, yStride, c8, scratch);
-        else if (fmt == Q6_K) q6kTile4(row, xq, dAt, t, K, yr, yStride);
-        else unreachable();
+        for (let i = 0; i < tiles; i++) {
+          const ti = t + 4 * i;
+          if (fmt == Q8_0) q8Tile4(row, xq, dAt, ti, K, yr, yStride);
+          else if (fmt == Q4_0) q4Tile4(row, xq, dAt, ti, K, yr, yStride, c8, sums);
+          else if (fmt == Q4_K) q4kTile4(row, xq, dAt, sAt, ti, K, yr, yStride, c8, scratch);
+          else if (fmt == Q6_K) q6kTile4(row, xq, dAt, ti, K, yr, yStride);
+          else unreachable();
+        }
       }
+      t += 4 * tiles;
     }
     for (; t < n; t++) {
       const rec = recordAt(xq, n, K, t);

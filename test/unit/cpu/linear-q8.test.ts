@@ -1,5 +1,6 @@
 // The integer linears (src/cpu/asm/linear-q8.ts over src/cpu/asm/quantize.ts: activations 'q8'), on odd
-// shapes (37 or 101 rows, K three blocks), n = 1, 3, 4, 9 tokens (the 4-token tiles and the tail):
+// shapes (37 or 101 rows, K three blocks), n = 1, 3, 4, 9, 13 tokens (the 8- and 4-token tiles and the
+// tail):
 // (a) the quantizer bit for bit against a scalar TS statement of it, and every output against a scalar
 //     TS statement of the same integer semantics (exact integer block sums, each scaled in f64): the
 //     kernel differs only by its f32 rounding of the scaling and the lane sums, bounded by 1e-5 of
@@ -21,7 +22,7 @@ import { randomF32, testKernels } from './helpers.ts';
 
 type IntType = 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
 const TYPES: IntType[] = ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
-const NS = [1, 3, 4, 9];
+const NS = [1, 3, 4, 9, 13];   // 13: a tile of 8, one of 4 and a single token
 const f = Math.fround;
 
 function ggml(type: GgmlType, rows: number, K: number, seed: number): Linear {
