@@ -14,12 +14,14 @@
 // control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE,
 // FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits),
 // KIND (0: the f32 kernel `linear`, 1: the integer kernel `linearQ8` over quantized x; same arguments;
-// 2, 3: a split job, `attention` / `attentionQ8_0`: NARGS arguments at ARGS, then the worker's share
-// [r0, r1) of COUNT (KV heads); the arguments whose bit is set in SMASK are scratch pointers, moved on
-// by index·SSTRIDE bytes so each thread has its own)
+// 2, 3, 4: a split job, `attention` / `attentionQ8_0` / `gatedDeltaRule`: NARGS arguments at ARGS, then
+// the worker's share [r0, r1) of COUNT (KV heads, value heads); the arguments whose bit is set in SMASK
+// are scratch pointers, moved on by index·SSTRIDE bytes so each thread has its own)
 const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, KIND = 15, NARGS = 16, COUNT = 17, SSTRIDE = 18, SMASK = 19, ARGS = 20, MAX_ARGS = 16, SLOTS = ARGS + MAX_ARGS;
 /** The kernels a split job runs, by KIND. */
-const SPLIT_KINDS = { attention: 2, attentionQ8_0: 3 } as const;
+const SPLIT_KINDS = { attention: 2, attentionQ8_0: 3, gatedDeltaRule: 4 } as const;
+/** KIND → the export's name, for the worker's program. */
+const SPLIT_NAMES = JSON.stringify(Object.fromEntries(Object.entries(SPLIT_KINDS).map(([name, kind]) => [kind, name])));
 export type SplitKernel = keyof typeof SPLIT_KINDS;
 /**
  * Polls of a control slot before a thread sleeps on it: about 1.5 ms here (a poll is ~15 ns), longer than
@@ -61,7 +63,7 @@ listen(async ({ binary, memory, control, index }) => {
         const count = c[${COUNT}], stride = c[${SSTRIDE}] >>> 0, mask = c[${SMASK}], args = [];
         for (let i = 0; i < c[${NARGS}]; i++) args.push((c[${ARGS} + i] >>> 0) + (mask & (1 << i) ? index * stride : 0));
         const r0 = Math.floor((index * count) / threads), r1 = Math.floor(((index + 1) * count) / threads);
-        if (r1 > r0) (kind === ${SPLIT_KINDS.attention} ? k.attention : k.attentionQ8_0)(...args, r0, r1);
+        if (r1 > r0) k[${SPLIT_NAMES}[kind]](...args, r0, r1);
       }
     } catch (e) {
       Atomics.store(c, ${FAILED}, index);

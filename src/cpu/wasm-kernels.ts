@@ -31,7 +31,7 @@ interface KernelExports {
   convSilu(x: number, xStride: number, n: number, wT: number, state: number, C: number, K: number, y: number): void;
   deltaGates(ba: number, A: number, dtBias: number, n: number, nv: number, g: number, beta: number): void;
   l2normHeads(x: number, stride: number, n: number, heads: number, dim: number, scale: number): void;
-  gatedDeltaRule(conv: number, C: number, g: number, beta: number, S: number, out: number, n: number, nk: number, nv: number, dk: number, dv: number, tiled: number): void;
+  gatedDeltaRule(conv: number, C: number, g: number, beta: number, S: number, out: number, n: number, nk: number, nv: number, dk: number, dv: number, tiled: number, j0: number, j1: number): void;
   gatedRmsNorm(o: number, z: number, zStride: number, w: number, y: number, n: number, nv: number, dv: number, eps: number): void;
   sigmoidGate(x: number, gate: number, count: number): void;
   quantizeQ8_0(src: number, qs: number, ds: number, rows: number, D: number): void;
@@ -337,16 +337,17 @@ export class WasmKernels {
   }
 
   /**
-   * An attention kernel (`args`, then a KV-head range) over heads [0, Hkv): split across the pool where
-   * there is one and a head for each thread. The caller's share uses the args as given (thread 0's scratch).
+   * A kernel over heads (`args`, then a head range: attention's KV heads, the delta rule's value heads)
+   * over [0, heads): split across the pool where there is one and a head for each thread. The caller's
+   * share uses the args as given (thread 0's scratch).
    */
-  private splitHeads(kernel: SplitKernel, args: number[], Hkv: number, scratchArgs: number[], stride: number): void {
+  private splitHeads(kernel: SplitKernel, args: number[], heads: number, scratchArgs: number[], stride: number): void {
     const fn = this.k[kernel] as (...a: number[]) => void;
     const own = (g0: number, g1: number): void => fn(...args, g0, g1);
-    if (this.pool && Hkv >= this.threads) {
-      this.pool.runSplit(kernel, args, Hkv, scratchArgs, stride, own);
+    if (this.pool && heads >= this.threads) {
+      this.pool.runSplit(kernel, args, heads, scratchArgs, stride, own);
       this.splitJobs++;
-    } else own(0, Hkv);
+    } else own(0, heads);
   }
 
   /** rows heads of D f32 at src to q8_0 blocks at dst (⌈D/32⌉ blocks a head). */
@@ -377,10 +378,14 @@ export class WasmKernels {
     this.k.l2normHeads(x, stride, n, heads, dim, scale);
   }
 
-  /** The gated delta rule over conv [n, C] (q̂ | k̂ | v), gates g, beta [n, n_v], state S [n_v, d_k, d_v]; out [n, n_v·d_v]. */
+  /**
+   * The gated delta rule over conv [n, C] (q̂ | k̂ | v), gates g, beta [n, n_v], state S [n_v, d_k, d_v];
+   * out [n, n_v·d_v]. The value heads are split across the pool (each head's state is its own).
+   */
   gatedDeltaRuleAt(conv: number, g: number, beta: number, S: number, out: number, n: number, d: WasmDeltaShape): void {
     const C = 2 * d.numKeyHeads * d.keyDim + d.numValueHeads * d.valueDim;
-    this.k.gatedDeltaRule(conv, C, g, beta, S, out, n, d.numKeyHeads, d.numValueHeads, d.keyDim, d.valueDim, d.tiled ? 1 : 0);
+    const args = [conv, C, g, beta, S, out, n, d.numKeyHeads, d.numValueHeads, d.keyDim, d.valueDim, d.tiled ? 1 : 0];
+    this.splitHeads('gatedDeltaRule', args, d.numValueHeads, [], 0);
   }
 
   /** y = rmsnorm(o) · w · silu(z) per value head of dv; o, y [n, nv·dv]; z rows of zStride floats. */

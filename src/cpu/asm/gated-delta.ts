@@ -118,13 +118,15 @@ export function l2normHeads(x: usize, stride: i32, n: i32, heads: i32, dim: i32,
  *   S ← e^g · S;  mem = Sᵀk;  δ = (v − mem) · β;  S ← S + k δᵀ;  o = Sᵀq
  * every stored value rounded to f32 as the reference's f32 state rounds it. Four columns of S at a time
  * run both passes over their rows (the sums over d_k stay in row order, one f64 accumulator a column).
+ * Value heads [j0, j1) only: each head's state and output are its own, so the thread pool splits the
+ * heads and any split gives the same bits.
  */
-export function gatedDeltaRule(conv: usize, C: i32, g: usize, beta: usize, S: usize, out: usize, n: i32, nk: i32, nv: i32, dk: i32, dv: i32, tiled: i32): void {
+export function gatedDeltaRule(conv: usize, C: i32, g: usize, beta: usize, S: usize, out: usize, n: i32, nk: i32, nv: i32, dk: i32, dv: i32, tiled: i32, j0: i32, j1: i32): void {
   const group = nv / nk;
   const rowBytes = <usize>dv << 2;
   for (let t = 0; t < n; t++) {
     const row = conv + ((<usize>(t * C)) << 2);
-    for (let j = 0; j < nv; j++) {
+    for (let j = j0; j < j1; j++) {
       const kh = tiled ? j % nk : j / group;
       const q = row + ((<usize>(kh * dk)) << 2);
       const k = row + ((<usize>(nk * dk + kh * dk)) << 2);

@@ -98,6 +98,25 @@ describe.each(PATHS)('the linear kernel on 1 and 3 threads, %s SIMD', (simd) => 
     }
     expect(three.splitJobs - split).toBe(2);
   });
+
+  // the gated delta rule splits by value heads (6 over 3 threads), each head's state and output its own
+  it.each([false, true])('the gated delta rule, 6 value heads over 2 key heads (tiled %s): 1 and 5 tokens, output and state bit for bit', (tiled) => {
+    const nk = 2, nv = 6, dk = 16, dv = 13, C = 2 * nk * dk + nv * dv, split = three.splitJobs;
+    const run = (k: WasmKernels, n: number, S0: Float32Array): [Float32Array, Float32Array] => k.frame(() => {
+      const conv = k.input(randomF32(n * C, 61 + n, 1)), g = k.input(randomF32(n * nv, 62 + n, 1).map((v) => -Math.abs(v))), beta = k.input(randomF32(n * nv, 63 + n, 1).map((v) => Math.abs(v)));
+      const S = k.input(S0), o = k.alloc(n * nv * dv * 4);
+      k.gatedDeltaRuleAt(conv, g, beta, S, o, n, { numKeyHeads: nk, numValueHeads: nv, keyDim: dk, valueDim: dv, convKernel: 4, tiled });
+      return [k.f32(o, n * nv * dv).slice(), k.f32(S, nv * dk * dv).slice()];
+    });
+    for (const n of [1, 5]) {
+      const S0 = randomF32(nv * dk * dv, 60 + n, 0.5);
+      const [o1, s1] = run(one, n, S0), [o3, s3] = run(three, n, S0);
+      expect(o3).toEqual(o1);
+      expect(s3).toEqual(s1);
+      expect(s1).not.toEqual(S0);   // the state really moved
+    }
+    expect(three.splitJobs - split).toBe(2);
+  });
 });
 
 it.each(PATHS)('a whole model (tiny GGUF dense-Q4_K_M) on 1, 2 and 3 threads, %s SIMD: the same hidden states bit for bit, the golden tokens', async (simd) => {
