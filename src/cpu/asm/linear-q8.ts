@@ -44,7 +44,7 @@ export function linearQ8Covers(fmt: i32): bool {
   return i32x4.add(s, i32x4.dot_i16x8_s(w3, v128.load(xp + 48)));
 }
 
-/** dot32 with the 32 codes already in registers (a decode row pair shares them). */
+/** dot32 with the 32 codes already in registers. */
 @inline function dot32r(w0: v128, w1: v128, w2: v128, w3: v128, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
   return i32x4.add(i32x4.add(i32x4.dot_i16x8_s(w0, x0), i32x4.dot_i16x8_s(w1, x1)), i32x4.add(i32x4.dot_i16x8_s(w2, x2), i32x4.dot_i16x8_s(w3, x3)));
 }
@@ -158,34 +158,25 @@ export function linearQ8Covers(fmt: i32): bool {
 }
 
 /**
- * Q4_K sub-block s of the super-block at p dotted with codes x0..x3 (its nibbles 0..15, unsigned); in the
- * relaxed build x0, x1 are the block's 32 i8 codes and x2, x3 go unused.
+ * Q4_K sub-block s's 16 nibbles 16·half .. of the super-block at p: the low (s even) or high (s odd) 4 bits
+ * of the 32 bytes it shares with its neighbour.
  */
-@inline function isumQ4K(p: usize, s: i32, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
-  const q = p + 16 + 32 * (s >> 1), mask = i8x16.splat(15);
-  let u = v128.load(q), v = v128.load(q + 16);
-  if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
-  if (ASC_FEATURE_RELAXED_SIMD) return nibDot(u, v, x0, x1, i32x4.splat(0));
-  return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v), x0, x1, x2, x3);
+@inline function nibQ4K(p: usize, s: i32, half: i32): v128 {
+  const v = v128.load(p + 16 + 32 * (s >> 1) + 16 * half);
+  return (s & 1) ? i8x16.shr_u(v, 4) : v128.and(v, i8x16.splat(15));
+}
+
+/** Plain build: Q4_K sub-block s (block blk) of the super-block at p with a token's i16 codes (x), i32x4. */
+@inline function isumQ4K(p: usize, s: i32, x: usize, blk: i32): v128 {
+  const u = nibQ4K(p, s, 0), v = nibQ4K(p, s, 1), xp = x + (<usize>blk << 6);
+  return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v),
+    v128.load(xp), v128.load(xp + 16), v128.load(xp + 32), v128.load(xp + 48));
 }
 
 /** Relaxed build: Q4_K sub-block s (block blk) of the super-block at p with a token's i8 codes (x8), as nibPairs. */
 @inline function pairsQ4K(p: usize, s: i32, x8: usize, blk: i32): v128 {
-  const q = p + 16 + 32 * (s >> 1), xp = x8 + (<usize>blk << 5), mask = i8x16.splat(15);
-  let u = v128.load(q), v = v128.load(q + 16);
-  if (s & 1) { u = i8x16.shr_u(u, 4); v = i8x16.shr_u(v, 4); } else { u = v128.and(u, mask); v = v128.and(v, mask); }
-  return nibPairs(u, v, v128.load(xp), v128.load(xp + 16));
-}
-
-/** Token t's codes of block blk as isumQ4K takes them: i8 (x0, x1) in the relaxed build, else i16 (x0..x3). */
-@inline function codesQ4K(x: usize, x8: usize, blk: i32, i: i32): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return i < 2 ? v128.load(x8 + (<usize>blk << 5) + (<usize>i << 4)) : i32x4.splat(0);
-  return v128.load(x + (<usize>blk << 6) + (<usize>i << 4));
-}
-
-/** isumQ4K of sub-block s (block blk) with token t's codes. */
-@inline function isumQ4Kt(p: usize, s: i32, x: usize, x8: usize, blk: i32): v128 {
-  return isumQ4K(p, s, codesQ4K(x, x8, blk, 0), codesQ4K(x, x8, blk, 1), codesQ4K(x, x8, blk, 2), codesQ4K(x, x8, blk, 3));
+  const xp = x8 + (<usize>blk << 5);
+  return nibPairs(nibQ4K(p, s, 0), nibQ4K(p, s, 1), v128.load(xp), v128.load(xp + 16));
 }
 
 /**
@@ -212,7 +203,7 @@ export function linearQ8Covers(fmt: i32): bool {
   const s0 = half << 2;
   const tot = ASC_FEATURE_RELAXED_SIMD
     ? sum4Pairs(pairsQ4K(p, s0, x8, b0), pairsQ4K(p, s0 + 1, x8, b0 + 1), pairsQ4K(p, s0 + 2, x8, b0 + 2), pairsQ4K(p, s0 + 3, x8, b0 + 3))
-    : sum4(isumQ4Kt(p, s0, x, x8, b0), isumQ4Kt(p, s0 + 1, x, x8, b0 + 1), isumQ4Kt(p, s0 + 2, x, x8, b0 + 2), isumQ4Kt(p, s0 + 3, x, x8, b0 + 3));
+    : sum4(isumQ4K(p, s0, x, b0), isumQ4K(p, s0 + 1, x, b0 + 1), isumQ4K(p, s0 + 2, x, b0 + 2), isumQ4K(p, s0 + 3, x, b0 + 3));
   // the four sub-blocks' f32(d·sc·dx) and dmin·m·s (dx, s from the token's record)
   const f = f32x4.mul(f32x4.mul(d, u16Quarter(sc, half)), v128.load(rec + (<usize>b0 << 2)));
   const mins = f32x4.mul(f32x4.mul(dmin, u16Quarter(m, half)), v128.load(rec + (<usize>(B + b0) << 2)));
