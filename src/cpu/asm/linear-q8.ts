@@ -11,10 +11,8 @@
 // formats take rows in pairs (nibBlockRows2): a token's i8 codes are loaded once for both rows (1.12×
 // on Q4_0, 1.15× on Q4_K), and 8 tokens at a time where there are 8, so a block's nibbles and scales
 // serve both tiles (1.07–1.09×); Q8_0's widened i16 weights of two rows leave too few registers, no gain.
-// Decode (one token): blocks (Q4_K: sub-blocks) in fours, their integer sums side by side in one i32x4
-// (lane = block), converted once and scaled by the four f32(dw·dx) at once (the f16 scales widened
-// four at a time): the per-block scalar work (an f16 decode, a multiply, a splat) was most of a
-// 32-value block's cost, more than its dot products.
+// Decode (one token): ./linear-q8-row.ts, blocks in fours. The dot products and reductions both use
+// are ./q8-dots.ts.
 // Rows are independent: a thread range [row0, row1) gives the same values as the whole, bit for bit.
 // Exactness: the integer sums are exact; the result differs from x·Wᵀ in f32 by the activations'
 // quantization (|x − d·q| ≤ d/2 per value, d = amax/127 of its block) plus f32 rounding of the scaling.
@@ -25,200 +23,17 @@
 // split over other lanes, so the two builds differ by f32 rounding of the scaling alone.
 import { Q4_0, Q4_K, Q6_K, Q8_0 } from './formats';
 import { rowBytes } from './dequant';
-import { halfLanes, halfToF32 } from './half';
+import { halfToF32 } from './half';
 import { codesAt, recordAt, scaleAt, sumsAt } from './quantize';
-import { q4kScales, scalesMinsQ4K, u16Quarter } from './k-scales';
+import { q4kScales } from './k-scales';
+import { dot32, lanes, nibPairs, sum2Pairs, sum4, sum4Pairs, sum4PairsJoin } from './q8-dots';
+import { q4kRow, q4RowRelaxed, row32 } from './linear-q8-row';
 
 const ROW_BLOCK = 16;
 
 /** Whether the integer path reads format fmt (the engine uses the f32 path for the others). */
 export function linearQ8Covers(fmt: i32): bool {
   return fmt == Q8_0 || fmt == Q4_0 || fmt == Q4_K || fmt == Q6_K;
-}
-
-/** Σ of 32 products of weights w0..w3 (i16x8, values 0..31 of a block) with x's i16 at xp, as i32x4. */
-@inline function dot32(w0: v128, w1: v128, w2: v128, w3: v128, xp: usize): v128 {
-  let s = i32x4.dot_i16x8_s(w0, v128.load(xp));
-  s = i32x4.add(s, i32x4.dot_i16x8_s(w1, v128.load(xp + 16)));
-  s = i32x4.add(s, i32x4.dot_i16x8_s(w2, v128.load(xp + 32)));
-  return i32x4.add(s, i32x4.dot_i16x8_s(w3, v128.load(xp + 48)));
-}
-
-/** dot32 with the 32 codes already in registers. */
-@inline function dot32r(w0: v128, w1: v128, w2: v128, w3: v128, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
-  return i32x4.add(i32x4.add(i32x4.dot_i16x8_s(w0, x0), i32x4.dot_i16x8_s(w1, x1)), i32x4.add(i32x4.dot_i16x8_s(w2, x2), i32x4.dot_i16x8_s(w3, x3)));
-}
-
-/** Q8_0 or Q4_0 block at p (its f16 scale first) dotted with codes x0..x3: the integer sums, i32x4. */
-@inline function isum32(fmt: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
-  if (fmt == Q8_0) {
-    const u = v128.load(p + 2), v = v128.load(p + 18);
-    return dot32r(i16x8.extend_low_i8x16_s(u), i16x8.extend_high_i8x16_s(u), i16x8.extend_low_i8x16_s(v), i16x8.extend_high_i8x16_s(v), x0, x1, x2, x3);
-  }
-  const v = v128.load(p + 2), eight = i8x16.splat(8);
-  const lo = i8x16.sub(v128.and(v, i8x16.splat(15)), eight), hi = i8x16.sub(i8x16.shr_u(v, 4), eight);
-  return dot32r(i16x8.extend_low_i8x16_s(lo), i16x8.extend_high_i8x16_s(lo), i16x8.extend_low_i8x16_s(hi), i16x8.extend_high_i8x16_s(hi), x0, x1, x2, x3);
-}
-
-/**
- * Relaxed build: Σ of a 32-value block's products, nibbles lo (values 0..15) and hi (16..31) with i8 codes
- * c0, c1, plus acc (i32x4). The i16 pairs cannot saturate: |pair| ≤ 2·127·15, and two of them ≤ 7620.
- * (Not the i32x4 `_add_s` form: Node 20's V8 11.3 returns twice the dot there and drops the addend.)
- */
-@inline function nibDot(lo: v128, hi: v128, c0: v128, c1: v128, acc: v128): v128 {
-  return i32x4.add(acc, i32x4.extadd_pairwise_i16x8_s(nibPairs(lo, hi, c0, c1)));
-}
-
-/** nibDot before its widening: the block's sum spread over 8 i16 lanes, each at most 7620 in magnitude. */
-@inline function nibPairs(lo: v128, hi: v128, c0: v128, c1: v128): v128 {
-  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(c0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(c1, hi));
-}
-
-/**
- * [Σ lanes of a, Σ b, Σ c, Σ d] as i32x4 for four nibPairs results: added in i16 while that cannot
- * overflow (four lanes: ≤ 30480), widened once. sum4 of their nibDots, in 10 instructions instead of 17.
- */
-@inline function sum4Pairs(a: v128, b: v128, c: v128, d: v128): v128 {
-  return sum4PairsJoin(sum2Pairs(a, b), sum2Pairs(c, d));
-}
-/** sum4Pairs halfway: a's and b's lanes 0..3 + 4..7 side by side (i16, ≤ 15240). */
-@inline function sum2Pairs(a: v128, b: v128): v128 {
-  return i16x8.add(v128.shuffle<i64>(a, b, 0, 2), v128.shuffle<i64>(a, b, 1, 3));
-}
-@inline function sum4PairsJoin(ab: v128, cd: v128): v128 {
-  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(v128.shuffle<i32>(ab, cd, 0, 2, 4, 6), v128.shuffle<i32>(ab, cd, 1, 3, 5, 7)));
-}
-
-/** Relaxed build, Q4_0: one row's block sum for one token from its codes (c0, c1) and offset. */
-@inline function q4Nib(p: usize, c0: v128, c1: v128, off: v128): v128 {
-  const v = v128.load(p + 2);
-  return nibDot(v128.and(v, i8x16.splat(15)), i8x16.shr_u(v, 4), c0, c1, off);
-}
-
-/**
- * Relaxed build, Q4_0, one token: a row's accumulator (its lanes sum to the output). Blocks go in fours:
- * their integer sums side by side (lane i: block b + i, Q4_0's −8·Σqx taken off in one subtraction),
- * one convert and one multiply by the four f32(dw·dx), so the scaling costs a quarter of one a block.
- * The last B % 4 blocks are added one at a time.
- */
-@inline function q4RowRelaxed(row: usize, x8: usize, rec: usize, B: i32): v128 {
-  let a = f32x4.splat(0);
-  const zero = i32x4.splat(0), mask = i8x16.splat(15);
-  let b = 0;
-  for (; b + 4 <= B; b += 4) {
-    const p = row + <usize>b * 18, xp = x8 + (<usize>b << 5);
-    const v0 = v128.load(p + 2), v1 = v128.load(p + 20), v2 = v128.load(p + 38), v3 = v128.load(p + 56);
-    let tot = sum4Pairs(nibPairs(v128.and(v0, mask), i8x16.shr_u(v0, 4), v128.load(xp), v128.load(xp + 16)),
-      nibPairs(v128.and(v1, mask), i8x16.shr_u(v1, 4), v128.load(xp + 32), v128.load(xp + 48)),
-      nibPairs(v128.and(v2, mask), i8x16.shr_u(v2, 4), v128.load(xp + 64), v128.load(xp + 80)),
-      nibPairs(v128.and(v3, mask), i8x16.shr_u(v3, 4), v128.load(xp + 96), v128.load(xp + 112)));
-    // the four blocks' Σqx and dx (from the token's record) and f16 dw (the rows' blocks 18 bytes apart)
-    tot = i32x4.sub(tot, i32x4.shl(v128.load(rec + (<usize>(2 * B + b) << 2)), 3));
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, 18), v128.load(rec + (<usize>b << 2)))));
-  }
-  for (; b < B; b++) {
-    const p = row + <usize>b * 18, xp = x8 + (<usize>b << 5);
-    const dx = load<f32>(rec + (<usize>b << 2)), off = i32x4.replace_lane(i32x4.splat(0), 0, -8 * load<i32>(rec + (<usize>(2 * B + b) << 2)));
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(q4Nib(p, v128.load(xp), v128.load(xp + 16), off)), f32x4.splat(halfToF32(load<u16>(p)) * dx)));
-  }
-  return a;
-}
-
-/** The f16 scales of four blocks `bytes` apart from p, as f32x4. */
-@inline function scales4(p: usize, bytes: usize): v128 {
-  let h = i32x4.splat(<i32>load<u16>(p));
-  h = i32x4.replace_lane(h, 1, <i32>load<u16>(p + bytes));
-  h = i32x4.replace_lane(h, 2, <i32>load<u16>(p + 2 * bytes));
-  h = i32x4.replace_lane(h, 3, <i32>load<u16>(p + 3 * bytes));
-  return halfLanes(h);
-}
-
-/**
- * Q8_0 or Q4_0 on i16 codes (x: token t's), one token: a row's accumulator, blocks in fours as
- * q4RowRelaxed (their integer sums side by side, one convert and one multiply by the four f32(dw·dx)).
- */
-@inline function row32(fmt: i32, row: usize, x: usize, rec: usize, B: i32): v128 {
-  const bytes: usize = fmt == Q8_0 ? 34 : 18;
-  let a = f32x4.splat(0);
-  let b = 0;
-  for (; b + 4 <= B; b += 4) {
-    const p = row + <usize>b * bytes, xp = x + (<usize>b << 6);
-    const tot = sum4(isum32(fmt, p, v128.load(xp), v128.load(xp + 16), v128.load(xp + 32), v128.load(xp + 48)),
-      isum32(fmt, p + bytes, v128.load(xp + 64), v128.load(xp + 80), v128.load(xp + 96), v128.load(xp + 112)),
-      isum32(fmt, p + 2 * bytes, v128.load(xp + 128), v128.load(xp + 144), v128.load(xp + 160), v128.load(xp + 176)),
-      isum32(fmt, p + 3 * bytes, v128.load(xp + 192), v128.load(xp + 208), v128.load(xp + 224), v128.load(xp + 240)));
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f32x4.mul(scales4(p, bytes), v128.load(rec + (<usize>b << 2)))));
-  }
-  for (; b < B; b++) {
-    const p = row + <usize>b * bytes, xp = x + (<usize>b << 6);
-    const dx = load<f32>(rec + (<usize>b << 2));
-    a = f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(isum32(fmt, p, v128.load(xp), v128.load(xp + 16), v128.load(xp + 32), v128.load(xp + 48))), f32x4.splat(halfToF32(load<u16>(p)) * dx)));
-  }
-  return a;
-}
-
-/**
- * Q4_K sub-block s's 16 nibbles 16·half .. of the super-block at p: the low (s even) or high (s odd) 4 bits
- * of the 32 bytes it shares with its neighbour.
- */
-@inline function nibQ4K(p: usize, s: i32, half: i32): v128 {
-  const v = v128.load(p + 16 + 32 * (s >> 1) + 16 * half);
-  return (s & 1) ? i8x16.shr_u(v, 4) : v128.and(v, i8x16.splat(15));
-}
-
-/** Plain build: Q4_K sub-block s (block blk) of the super-block at p with a token's i16 codes (x), i32x4. */
-@inline function isumQ4K(p: usize, s: i32, x: usize, blk: i32): v128 {
-  const u = nibQ4K(p, s, 0), v = nibQ4K(p, s, 1), xp = x + (<usize>blk << 6);
-  return dot32r(i16x8.extend_low_i8x16_u(u), i16x8.extend_high_i8x16_u(u), i16x8.extend_low_i8x16_u(v), i16x8.extend_high_i8x16_u(v),
-    v128.load(xp), v128.load(xp + 16), v128.load(xp + 32), v128.load(xp + 48));
-}
-
-/** Relaxed build: Q4_K sub-block s (block blk) of the super-block at p with a token's i8 codes (x8), as nibPairs. */
-@inline function pairsQ4K(p: usize, s: i32, x8: usize, blk: i32): v128 {
-  const xp = x8 + (<usize>blk << 5);
-  return nibPairs(nibQ4K(p, s, 0), nibQ4K(p, s, 1), v128.load(xp), v128.load(xp + 16));
-}
-
-/**
- * Decode's matvec, one Q4_K row, one token: its accumulator (the lanes sum to the output). Sub-blocks go
- * in fours, their integer sums side by side (lane i: sub-block s + i), one convert, one multiply by the
- * four f32(d·sc·dx) and one subtraction of the four dmin·m·s; a super-block's scales and mins are
- * unpacked once, in SIMD (scalesMinsQ4K).
- */
-@inline function q4kRow(row: usize, x: usize, x8: usize, rec: usize, K: i32): v128 {
-  const B = K >> 5;
-  let a = f32x4.splat(0);
-  for (let sb = 0; sb < K >> 8; sb++) {
-    const p = row + <usize>sb * 144;
-    const d = f32x4.splat(halfToF32(load<u16>(p))), dmin = f32x4.splat(halfToF32(load<u16>(p + 2)));
-    const sm = scalesMinsQ4K(p + 4), sc = i16x8.extend_low_i8x16_u(sm), m = i16x8.extend_high_i8x16_u(sm);
-    a = q4kFour(a, p, 0, d, dmin, sc, m, x, x8, rec, (sb << 3), B);
-    a = q4kFour(a, p, 1, d, dmin, sc, m, x, x8, rec, (sb << 3) + 4, B);
-  }
-  return a;
-}
-
-/** q4kRow's sub-blocks 4·half .. 4·half + 3 (block b0 on) of the super-block at p, added to a. */
-@inline function q4kFour(a: v128, p: usize, half: i32, d: v128, dmin: v128, sc: v128, m: v128, x: usize, x8: usize, rec: usize, b0: i32, B: i32): v128 {
-  const s0 = half << 2;
-  const tot = ASC_FEATURE_RELAXED_SIMD
-    ? sum4Pairs(pairsQ4K(p, s0, x8, b0), pairsQ4K(p, s0 + 1, x8, b0 + 1), pairsQ4K(p, s0 + 2, x8, b0 + 2), pairsQ4K(p, s0 + 3, x8, b0 + 3))
-    : sum4(isumQ4K(p, s0, x, b0), isumQ4K(p, s0 + 1, x, b0 + 1), isumQ4K(p, s0 + 2, x, b0 + 2), isumQ4K(p, s0 + 3, x, b0 + 3));
-  // the four sub-blocks' f32(d·sc·dx) and dmin·m·s (dx, s from the token's record)
-  const f = f32x4.mul(f32x4.mul(d, u16Quarter(sc, half)), v128.load(rec + (<usize>b0 << 2)));
-  const mins = f32x4.mul(f32x4.mul(dmin, u16Quarter(m, half)), v128.load(rec + (<usize>(B + b0) << 2)));
-  return f32x4.sub(f32x4.add(a, f32x4.mul(f32x4.convert_i32x4_s(tot), f)), mins);
-}
-
-/** [Σ lanes of a, Σ b, Σ c, Σ d] (i32x4): the 4 tokens' sums of one block side by side. */
-@inline function sum4(a: v128, b: v128, c: v128, d: v128): v128 {
-  const ab = i32x4.add(v128.shuffle<i32>(a, b, 0, 1, 4, 5), v128.shuffle<i32>(a, b, 2, 3, 6, 7));
-  const cd = i32x4.add(v128.shuffle<i32>(c, d, 0, 1, 4, 5), v128.shuffle<i32>(c, d, 2, 3, 6, 7));
-  return i32x4.add(v128.shuffle<i32>(ab, cd, 0, 2, 4, 6), v128.shuffle<i32>(ab, cd, 1, 3, 5, 7));
-}
-
-@inline function lanes(a: v128): f32 {
-  return f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3));
 }
 
 /**
@@ -316,14 +131,6 @@ export function linearQ8Covers(fmt: i32): bool {
     acc = block(NT, acc, w0, w1, w2, w3, f32x4.splat(dw), f32x4.splat(0), false, x0, xs, b, dAt, 0, t, B);
   }
   storeTile(NT, acc, y, t, yStride);
-}
-
-/** Q4_K sub-block s's 6-bit scale (low 8 bits) and min (next 8) (as ./dequant.ts reads them). */
-@inline function scaleMin(p: usize, s: i32): u32 {
-  if (s < 4) return (<u32>load<u8>(p + s) & 63) | ((<u32>load<u8>(p + s + 4) & 63) << 8);
-  const sc = (<u32>load<u8>(p + s + 4) & 15) | ((<u32>load<u8>(p + s - 4) >> 6) << 4);
-  const m = (<u32>load<u8>(p + s + 4) >> 4) | ((<u32>load<u8>(p + s) >> 6) << 4);
-  return sc | (m << 8);
 }
 
 /**
