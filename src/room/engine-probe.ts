@@ -7,7 +7,6 @@
 // is reported, never thrown, so a device with one broken engine still joins on another.
 import { adapterLabel, requestAdapter, summarizeAdapter } from '../gpu/adapter.ts';
 import { wasmLabel, wasmThreads, type EngineKind, type EngineProbe } from './engine-choice.ts';
-import { cpuActivationsPreference } from '../cpu/activations.ts';
 
 export const PROBE_TIMEOUT_MS = 15_000;
 
@@ -77,15 +76,16 @@ async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
 /** In a browser the probe runs in the engine's worker with the pool it would run (a few tens of ms to start it). */
 async function probeWasm(budgetMs: number): Promise<EngineProbe> {
   // The build the probe ran is the one the engine will load (relaxed SIMD where validated, unless ?simd=plain).
+  const q8 = (await import('../cpu/activations.ts')).cpuActivationsPreference() === 'q8';   // ?cpu-activations=q8: the card says so
   if (onPageMainThread()) {
     const { CpuWorkerEngine } = await import('../cpu/worker-engine.ts');
     const p = await CpuWorkerEngine.probe(budgetMs, wasmThreadsHere());
-    return { engine: 'wasm', speed: p.speed, label: wasmLabel({ threads: p.threads, relaxedSimd: p.simd === 'relaxed', isolated: p.isolated, q8: cpuActivationsPreference() === 'q8' }) };
+    return { engine: 'wasm', speed: p.speed, label: wasmLabel({ threads: p.threads, relaxedSimd: p.simd === 'relaxed', isolated: p.isolated, q8 }) };
   }
   const threads = wasmThreadsHere();
   const { measureWasmSpeed } = await import('../cpu/speed-probe.ts');
   const m = await measureWasmSpeed(budgetMs, threads);
-  return { engine: 'wasm', speed: m.speed, label: wasmLabel({ threads, relaxedSimd: m.simd === 'relaxed', isolated: pageIsolated(), q8: cpuActivationsPreference() === 'q8' }) };
+  return { engine: 'wasm', speed: m.speed, label: wasmLabel({ threads, relaxedSimd: m.simd === 'relaxed', isolated: pageIsolated(), q8 }) };
 }
 
 /** What a card calls `engine` without measuring it (a forced engine with a fixed speed). */
@@ -93,6 +93,7 @@ export async function engineLabelHere(engine: EngineKind, adapter: string): Prom
   if (engine === 'webgpu') return `WebGPU · ${adapter}`;
   if (engine === 'wasm') {
     const { resolveSimdPath } = await import('../cpu/kernel-binary.ts');   // the path the engine will load
+    const { cpuActivationsPreference } = await import('../cpu/activations.ts');
     return wasmLabel({ threads: wasmThreadsHere(), relaxedSimd: await resolveSimdPath() === 'relaxed', isolated: pageIsolated(), q8: cpuActivationsPreference() === 'q8' });
   }
   return REFERENCE_LABEL;
