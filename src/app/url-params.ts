@@ -12,7 +12,7 @@
 //                                 validates it, src/cpu/simd-path.ts; plain forces the SIMD128-only one)
 //   ?cpu-activations=f32|q8       the WASM engine's activations (default f32; q8: integer dot products,
 //                                 faster, for a device that runs a model alone: in a room its tokens can
-//                                 differ from the other engines', src/cpu/activations.ts)
+//                                 differ from the other engines', src/cpu/simd-path.ts)
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   &grammar=0                    replay: sample without the call grammar, as a server that takes none
@@ -24,8 +24,7 @@
 
 import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { memoryBudgetFromGiB } from './memory-budget.ts';
-import { isSimdChoice, type SimdChoice } from '../cpu/simd-path.ts';
-import { CPU_ACTIVATIONS, isCpuActivations } from '../cpu/activations.ts';
+import { CPU_ACTIVATIONS, isCpuActivations, isSimdChoice, type SimdChoice } from '../cpu/simd-path.ts';
 import type { CpuActivations } from '../cpu/wasm-kernels.ts';
 
 /** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */

@@ -68,3 +68,34 @@ export function pickSimdPath(asked: SimdChoice = 'auto'): SimdPath {
 export function isSimdChoice(s: string): s is SimdChoice {
   return (SIMD_CHOICES as readonly string[]).includes(s);
 }
+
+// Which activations this page's WASM engines use (the page's ?cpu-activations=, src/app sets it once at
+// start, beside ?simd=: the page's two WASM choices live in one module, so they load as one chunk):
+// 'f32' (the default: weights decoded exactly, the tokens every engine of a room agrees on) or 'q8'
+// (each linear's input quantized per 32 values, integer dot products: about 1.5-3x faster on the CPU,
+// but the tokens can differ from the other engines'; for a device that runs a model alone).
+
+/**
+ * How the linears treat their input. 'f32': x stays f32 and every weight is decoded to f32 (exact up to
+ * f32 summation order: the path tested against the reference at the GPU tolerances). 'q8': x is
+ * quantized per 32 values to i16 codes + an f32 scale once per call and Q8_0/Q4_0/Q4_K/Q6_K rows are
+ * dotted in integers (src/cpu/asm/linear-q8.ts; llama.cpp's approach), other formats still run 'f32'.
+ */
+export type CpuActivations = 'f32' | 'q8';
+
+export const CPU_ACTIVATIONS: readonly CpuActivations[] = ['f32', 'q8'];
+
+export function isCpuActivations(v: string): v is CpuActivations {
+  return (CPU_ACTIVATIONS as readonly string[]).includes(v);
+}
+
+let activationsPreference: CpuActivations = 'f32';
+
+/** Sets what this page's WASM engines use (their workers get it with each load request). */
+export function preferCpuActivations(a: CpuActivations): void {
+  activationsPreference = a;
+}
+
+export function cpuActivationsPreference(): CpuActivations {
+  return activationsPreference;
+}

@@ -6,7 +6,7 @@ import { linearParts, type FormatCode } from './formats.ts';
 import { ThreadPool, type SplitKernel } from './thread-pool.ts';
 import type { Linear, StreamRef } from '../model/types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
-import type { SimdPath } from './simd-path.ts';
+import type { CpuActivations, SimdPath } from './simd-path.ts';
 
 const PAGE = 65536;
 const MAX_PAGES = 65536;       // 4 GiB
@@ -53,13 +53,7 @@ export interface StreamPlaces {
   addressOf(ref: StreamRef, name: string): number;
 }
 
-/**
- * How the linears treat their input. 'f32': x stays f32 and every weight is decoded to f32 (exact up to
- * f32 summation order: the path tested against the reference at the GPU tolerances). 'q8': x is
- * quantized per 32 values to i16 codes + an f32 scale once per call and Q8_0/Q4_0/Q4_K/Q6_K rows are
- * dotted in integers (src/cpu/asm/linear-q8.ts; llama.cpp's approach), other formats still run 'f32'.
- */
-export type CpuActivations = 'f32' | 'q8';
+export type { CpuActivations } from './simd-path.ts';
 
 /** A weight placed in the kernels' memory: its row runs, each in one format. */
 export interface WasmLinear {

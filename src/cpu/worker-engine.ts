@@ -10,8 +10,7 @@ import type { ModelSource } from '../model/types.ts';
 import { installErrorTransfer, registerRemoteError } from '../model/worker-errors.ts';
 import type { CpuEngineStats } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
-import { simdPreference } from './simd-path.ts';
-import { cpuActivationsPreference } from './activations.ts';
+import { cpuActivationsPreference, simdPreference } from './simd-path.ts';
 import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe } from './worker-wire.ts';
 
 function startWorker(): { worker: Worker; remote: Comlink.Remote<CpuEngineWorkerApi> } {

@@ -38,7 +38,7 @@ export function engineFactory(kind: EngineKind): EngineFactory {
     // A room's share goes to the engine's worker instead (shareLoader).
     return async (weights, { ctx, kv }) => {
       const { createCpuEngine } = await import('../cpu/create-engine.ts');
-      const { cpuActivationsPreference } = await import('../cpu/activations.ts');
+      const { cpuActivationsPreference } = await import('../cpu/simd-path.ts');
       return createCpuEngine(await materializeWeights(weights), { ctx, kv: kv ?? 'f16', threads: wasmThreadsOnThisThread(), activations: cpuActivationsPreference() });
     };
   }

@@ -76,7 +76,7 @@ async function probeWebGPU(budgetMs: number): Promise<EngineProbe> {
 /** In a browser the probe runs in the engine's worker with the pool it would run (a few tens of ms to start it). */
 async function probeWasm(budgetMs: number): Promise<EngineProbe> {
   // The build the probe ran is the one the engine will load (relaxed SIMD where validated, unless ?simd=plain).
-  const q8 = (await import('../cpu/activations.ts')).cpuActivationsPreference() === 'q8';   // ?cpu-activations=q8: the card says so
+  const q8 = (await import('../cpu/simd-path.ts')).cpuActivationsPreference() === 'q8';   // ?cpu-activations=q8: the card says so
   if (onPageMainThread()) {
     const { CpuWorkerEngine } = await import('../cpu/worker-engine.ts');
     const p = await CpuWorkerEngine.probe(budgetMs, wasmThreadsHere());
@@ -93,7 +93,7 @@ export async function engineLabelHere(engine: EngineKind, adapter: string): Prom
   if (engine === 'webgpu') return `WebGPU · ${adapter}`;
   if (engine === 'wasm') {
     const { resolveSimdPath } = await import('../cpu/kernel-binary.ts');   // the path the engine will load
-    const { cpuActivationsPreference } = await import('../cpu/activations.ts');
+    const { cpuActivationsPreference } = await import('../cpu/simd-path.ts');
     return wasmLabel({ threads: wasmThreadsHere(), relaxedSimd: await resolveSimdPath() === 'relaxed', isolated: pageIsolated(), q8: cpuActivationsPreference() === 'q8' });
   }
   return REFERENCE_LABEL;
