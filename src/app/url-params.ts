@@ -24,8 +24,7 @@
 
 import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { memoryBudgetFromGiB } from './memory-budget.ts';
-import { CPU_ACTIVATIONS, isCpuActivations, isSimdChoice, type SimdChoice } from '../cpu/simd-path.ts';
-import type { CpuActivations } from '../cpu/wasm-kernels.ts';
+import { CPU_ACTIVATIONS, isCpuActivations, isSimdChoice, type CpuActivations, type SimdChoice } from '../cpu/simd-path.ts';
 
 /** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */
 export const DEFAULT_CTX = 8192;

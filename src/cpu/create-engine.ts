@@ -13,7 +13,7 @@ import { CpuUnsupportedError } from './errors.ts';
 import { loadKernelBinary } from './kernel-binary.ts';
 import { CpuKvCache, kvRowBytes } from './kv-cache.ts';
 import { CpuRecurrentState } from './recurrent-state.ts';
-import type { SimdChoice } from './simd-path.ts';
+import { CPU_ACTIVATIONS, isCpuActivations, type SimdChoice } from './simd-path.ts';
 import { checkLayer, checkLinear, placeLayer, type CpuLayer } from './layers.ts';
 import { WasmStreamSink } from './stream-sink.ts';
 import { WasmKernels, type CpuActivations } from './wasm-kernels.ts';
@@ -80,6 +80,8 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
 
   const threads = opts.threads ?? 1;
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new EngineUsageError(`createCpuEngine: threads ${threads} must be a whole number in 1..64`);
+  // a value from another global (a worker's load request) is checked here, not read as f32 by default
+  if (opts.activations !== undefined && !isCpuActivations(opts.activations)) throw new EngineUsageError(`createCpuEngine: activations "${String(opts.activations)}" must be ${CPU_ACTIVATIONS.join(' or ')}`);
   const k = await WasmKernels.create(opts.binary ?? await loadKernelBinary(threads > 1, opts.simd ?? 'auto'), { threads, activations: opts.activations ?? DEFAULT_ACTIVATIONS });
   try {
     return await placeAll(k, weights, { ctx, range, held, attention, linear, hasHead, kvType, opts });

@@ -20,6 +20,11 @@
 const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, KIND = 15, NARGS = 16, COUNT = 17, SSTRIDE = 18, SMASK = 19, ARGS = 20, MAX_ARGS = 16, SLOTS = ARGS + MAX_ARGS;
 /** The kernels a split job runs, by KIND. */
 const SPLIT_KINDS = { attention: 2, attentionQ8_0: 3, gatedDeltaRule: 4 } as const;
+/** A linear's scratch per thread: two rows of K floats (the f32 prefill's row pairs), 16-byte aligned. */
+const SCRATCH_BYTES_PER_K = 8;
+export function linearScratchBytes(K: number): number {
+  return Math.ceil((K * SCRATCH_BYTES_PER_K) / 16) * 16;
+}
 /** KIND → the export's name, for the worker's program. */
 const SPLIT_NAMES = JSON.stringify(Object.fromEntries(Object.entries(SPLIT_KINDS).map(([name, kind]) => [kind, name])));
 export type SplitKernel = keyof typeof SPLIT_KINDS;
@@ -56,7 +61,7 @@ listen(async ({ binary, memory, control, index }) => {
       if (kind <= 1) {
         const rows = c[j + 5];
         const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
-        const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * 8) / 16) * 16;
+        const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * ${SCRATCH_BYTES_PER_K}) / 16) * 16;   // linearScratchBytes(K)
         const kernel = kind === 1 ? k.linearQ8 : k.linear;
         if (r1 > r0) kernel(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
       } else {
@@ -116,7 +121,7 @@ export class ThreadPool {
 
   /**
    * The linear kernel over all `rows` of the job, split across the threads; `linear` runs the caller's
-   * share. scratch: threads × align16(K·8) bytes (two rows of K floats), one slice per thread. Throws
+   * share. scratch: threads × linearScratchBytes(K), one slice per thread. Throws
    * (never hangs) when a worker's kernel failed or the workers did not finish within `timeoutMs`; the
    * pool is then broken and refuses further jobs, since a late worker would otherwise count itself into
    * the next job.

@@ -3,7 +3,7 @@
 // outputs live in a frame above them that is dropped when it returns (`frame`). A wasm32 memory is at
 // most 4 GiB, so that is the most one CPU engine can hold.
 import { linearParts, type FormatCode } from './formats.ts';
-import { ThreadPool, type SplitKernel } from './thread-pool.ts';
+import { linearScratchBytes, ThreadPool, type SplitKernel } from './thread-pool.ts';
 import type { Linear, StreamRef } from '../model/types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import type { CpuActivations, SimdPath } from './simd-path.ts';
@@ -187,7 +187,7 @@ export class WasmKernels {
   linearAt(w: WasmLinear, xp: number, n: number, yp: number, yStride: number, r0 = 0, r1 = w.rows): void {
     const K = w.cols;
     const T = this.threads;
-    const scratch = this.alloc(T * align(K * 8));   // per thread: two decoded rows (the f32 linear's prefill pairs)
+    const scratch = this.alloc(T * linearScratchBytes(K));   // per thread: two decoded rows (the f32 linear's prefill pairs)
     let xq = 0;   // x quantized (once, for every part the integer path reads), or 0 while not yet
     let base = 0;
     for (const p of w.parts) {

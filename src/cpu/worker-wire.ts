@@ -7,8 +7,7 @@ import type { LayerRange, RowCandidates } from '../model/engine-types.ts';
 import type { WireRow } from '../model/row-wire.ts';
 import type { LoadProgress, ReadFileOptions } from '../model/types.ts';
 import type { CpuEngineStats } from './engine.ts';
-import type { SimdChoice, SimdPath } from './simd-path.ts';
-import type { CpuActivations } from './wasm-kernels.ts';
+import type { CpuActivations, SimdChoice, SimdPath } from './simd-path.ts';
 
 export interface CpuWorkerLoadRequest {
   /**

@@ -19,5 +19,7 @@ describe('CPU engine refusals', () => {
     const weights = await loadWeights(folderSource(await tinyModelDir({ ...GOLDEN_MODEL, format: 'safetensors' })), { layers: [0, 4], embedding: true, head: true });
     await expect(createCpuEngine(weights, { ctx: 2 ** 24, binary: new Uint8Array(0) })).rejects.toThrow(/a wasm32 memory holds 4 GiB in all; choose a smaller ctx/);
     await expect(createCpuEngine(weights, { ctx: 0 })).rejects.toThrow(/ctx 0 must be a positive integer/);
+    // an activations value from a worker's load request is checked, not taken as f32
+    await expect(createCpuEngine(weights, { ctx: 64, activations: 'int4' as 'q8', binary: new Uint8Array(0) })).rejects.toThrow(/activations "int4" must be f32 or q8/);
   }, 120_000);
 });
