@@ -49,6 +49,10 @@ beforeAll(async () => {
     LONG,
     LONG,
   ]));
+  writeFileSync(path.join(scripts, 'pending.jsonl'), jsonl([
+    call('write_file', { path: 'one.txt', content: '1\n' }, 'Two files.\n') + call('write_file', { path: 'two.txt', content: '2\n' }),
+    'Never reached.',
+  ]));
   app = await startBuiltApp({ '/models/tiny': await tinyModelDir(), '/e2e-scripts': scripts });
   ({ server, browser } = app);
 });
@@ -159,6 +163,49 @@ test('a served page that is not a folder\'s index.html (docs/about.html) comes b
   await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
   await expect.poll(async () => page.getByTestId('preview-address').textContent(), { timeout: 15_000 }).toBe(':5173/');
   await expect.poll(heading, { timeout: 15_000 }).toBe('About this project');
+  await context.close();
+});
+
+test('Esc while an ask-first call waits, then a reload: the conversation comes back, no error (the session-loss repro)', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await openReplay(page, 'script=/e2e-scripts/pending.jsonl&delay=1&ask=1');
+  await send(page, 'Write two files');
+  await page.getByTestId('approve').waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Escape');
+  await expect.poll(async () => summaries(page).count(), { timeout: 30_000 }).toBe(1);
+  const before = await page.getByTestId('timeline').textContent();
+  const states = () => page.locator('.state').allTextContents();
+  expect(await states()).toEqual(['rejected', 'not run']);   // the second card's state is the one the reader once refused
+  await page.reload();
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await expect.poll(async () => summaries(page).count(), { timeout: 30_000 }).toBe(1);
+  expect(await page.getByTestId('timeline').textContent()).toBe(before);
+  expect(await states()).toEqual(['rejected', 'not run']);
+  expect(await page.getByTestId('restored').count()).toBe(1);
+  expect(await page.getByTestId('workspace-error').count()).toBe(0);
+
+  // A card a newer build wrote: the conversation still comes back, the message names what was left out and
+  // closes with its button, and New task would not bring it back.
+  await page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((ok, no) => { const r = indexedDB.open('pooled-sessions', 1); r.onsuccess = () => ok(r.result); r.onerror = () => no(r.error); });
+    const tx = db.transaction('sessions', 'readwrite');
+    const store = tx.objectStore('sessions');
+    const session = await new Promise<{ timeline: unknown[] }>((ok) => { const r = store.get('replay'); r.onsuccess = () => ok(r.result); });
+    session.timeline.push({ kind: 'call', step: 9, call: 9, name: 'x', arguments: {}, raw: '', state: 'from-a-newer-build' });
+    store.put(session, 'replay');
+    await new Promise((ok) => { tx.oncomplete = ok; });
+    db.close();
+  });
+  await page.reload();
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await expect.poll(async () => summaries(page).count(), { timeout: 30_000 }).toBe(1);
+  expect(await page.getByTestId('timeline').textContent()).toBe(before);
+  expect(await states()).toEqual(['rejected', 'not run']);
+  expect(await page.getByTestId('workspace-error').textContent()).toMatch(/1 timeline card could not be read .* left out; the conversation is restored/);
+  await page.screenshot({ path: path.join(artifactDir(), 'session-salvaged.png') });
+  await page.getByTestId('dismiss-error').click();
+  expect(await page.getByTestId('workspace-error').count()).toBe(0);
   await context.close();
 });
 

@@ -8,7 +8,7 @@ import type { RestoredState } from './loop.ts';
 import type { ServedPort } from './tool-types.ts';
 import type { Agent } from './loop.ts';
 import { TIMELINE_LIMIT, type TimelineItem } from './timeline.ts';
-import { validateSession } from './session-validate.ts';
+import { salvageSession, validateSession } from './session-validate.ts';
 
 export const SESSION_VERSION = 1;
 
@@ -151,15 +151,26 @@ export interface OpenedSession {
 
 /**
  * The project's saved session, ready for AgentOptions.restore. One that cannot be read (not JSON, an
- * old or broken shape) is set aside under a new name, kept for a person to look at, and the agent starts
- * a new session; the project's files are never touched.
+ * old or broken shape) is set aside under a new name, kept for a person to look at; when only some timeline
+ * cards are unreadable the conversation is restored without them, otherwise the agent starts a new session.
+ * The project's files are never touched.
  */
 export async function openSession(store: SessionStore, projectId: string, backend: Backend): Promise<OpenedSession> {
+  let saved: SessionData | null = null;
   try {
-    const saved = await store.load(projectId);
+    saved = await store.load(projectId);
     return saved ? { restored: restoreSession(projectId, saved, backend) } : {};
   } catch (e) {
-    return { problem: await setAsideBecause(store, projectId, e as Error) };
+    const salvaged = e instanceof SessionFormatError && saved ? salvageSession(projectId, saved) : null;
+    if (!salvaged) return { problem: await setAsideBecause(store, projectId, e as Error) };
+    const name = await store.setAside(projectId).catch(() => null);
+    await store.save(projectId, salvaged.data).catch(() => undefined); // a reload before the next save finds it too
+    const kept = name ? `the saved session was kept as ${JSON.stringify(name)}` : 'the saved session could not be copied aside';
+    const cards = salvaged.dropped === 1 ? '1 timeline card' : `${salvaged.dropped} timeline cards`;
+    return {
+      restored: restoreSession(projectId, salvaged.data, backend),
+      problem: `${cards} could not be read (${(e as Error).message.replace(/^.*cannot be read: /, '')}) and ${salvaged.dropped === 1 ? 'was' : 'were'} left out; the conversation is restored and ${kept}.`,
+    };
   }
 }
 

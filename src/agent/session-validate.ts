@@ -1,13 +1,22 @@
 // A saved session is data from disk or IndexedDB: an old build, a crash mid-write or a hand edit may have
 // left anything there. validateSession checks every field the agent will use (shape, type and range)
 // before any of it reaches the Agent, and names the first bad field ("segments[3].tokens is null").
+//
+// Every list of allowed values comes from the module that writes those values (or, for the union kinds, a
+// record typed by the union, so a kind added there does not compile until it is added here): a state the app
+// writes and its own reader refuses once cost a user the whole conversation.
+import type { Segment } from './conversation.ts';
 import { NOTE_KINDS as EVENT_NOTE_KINDS } from './events.ts';
 import { SESSION_VERSION, SessionFormatError, type SessionData } from './session-store.ts';
+import { END_REASONS as SUMMARY_END_REASONS } from './summary.ts';
+import { CALL_STATES as TIMELINE_CALL_STATES, type TimelineItem } from './timeline.ts';
 
-const SEGMENT_KINDS = new Set(['user', 'assistant', 'results', 'note', 'fold']);
-const TIMELINE_KINDS = new Set(['request', 'text', 'call', 'note', 'summary']);
-const CALL_STATES = new Set(['writing', 'waiting', 'running', 'done', 'failed', 'rejected']);
-const END_REASONS = new Set(['done', 'stopped', 'limit', 'stuck', 'context', 'error']);
+const SEGMENT_KIND_RECORD: Record<Segment['kind'], true> = { user: true, assistant: true, results: true, note: true, fold: true };
+const TIMELINE_KIND_RECORD: Record<TimelineItem['kind'], true> = { request: true, text: true, call: true, note: true, summary: true };
+const SEGMENT_KINDS: ReadonlySet<string> = new Set(Object.keys(SEGMENT_KIND_RECORD));
+const TIMELINE_KINDS: ReadonlySet<string> = new Set(Object.keys(TIMELINE_KIND_RECORD));
+const CALL_STATES: ReadonlySet<string> = new Set(TIMELINE_CALL_STATES);
+const END_REASONS: ReadonlySet<string> = new Set(SUMMARY_END_REASONS);
 const NOTE_KINDS: ReadonlySet<string> = new Set(EVENT_NOTE_KINDS);
 /** Token ids are vocabulary indices: no vocabulary has 2^31 entries. */
 const MAX_TOKEN_ID = 2 ** 31 - 1;
@@ -93,6 +102,7 @@ function checkTimelineItem(v: unknown, at: string): void {
       record(t.arguments, `${at}.arguments`);
       if (!CALL_STATES.has(t.state as string)) fail(`${at}.state`, t.state, [...CALL_STATES].join(', '));
       if (t.result !== undefined) text(t, 'result', at);
+      if (t.repairs !== undefined) list(t.repairs, `${at}.repairs`).forEach((r, i) => { if (typeof r !== 'string') fail(`${at}.repairs[${i}]`, r, 'text'); });
       return;
     case 'note':
       count(t, 'step', at); text(t, 'text', at);
@@ -127,6 +137,24 @@ export function validateSession(projectId: string, data: unknown): SessionData {
     return d as unknown as SessionData;
   } catch (e) {
     if (e instanceof Bad) throw new SessionFormatError(projectId, e.message.replace(/^the session\./, ''));
+    throw e;
+  }
+}
+
+/**
+ * A session whose conversation reads but some of whose timeline cards do not (the timeline is what the page
+ * shows; the conversation is what the model saw): the session with only the cards that read, and how many
+ * were left out. null when the session is unreadable beyond its timeline.
+ */
+export function salvageSession(projectId: string, data: unknown): { data: SessionData; dropped: number } | null {
+  if (!isRecord(data) || !Array.isArray(data.timeline)) return null;
+  const kept = data.timeline.filter((t, i) => {
+    try { checkTimelineItem(t, `timeline[${i}]`); return true; } catch (e) { if (e instanceof Bad) return false; throw e; }
+  });
+  try {
+    return { data: validateSession(projectId, { ...data, timeline: kept }), dropped: data.timeline.length - kept.length };
+  } catch (e) {
+    if (e instanceof SessionFormatError) return null;
     throw e;
   }
 }

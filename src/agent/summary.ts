@@ -3,7 +3,9 @@
 // with the reason appended when it is not done (" · stuck").
 import { MAX_STEPS } from './limits.ts';
 
-export type EndReason = 'done' | 'stopped' | 'limit' | 'stuck' | 'context' | 'error';
+/** How a request ended: the one list the summary, the timeline and the session reader share. */
+export const END_REASONS = ['done', 'stopped', 'limit', 'stuck', 'context', 'error'] as const;
+export type EndReason = (typeof END_REASONS)[number];
 
 export interface RequestStats {
   steps: number;

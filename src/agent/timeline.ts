@@ -18,8 +18,13 @@ export type TimelineItem =
   | { kind: 'note'; step: number; note: NoteKind; text: string }
   | { kind: 'summary'; request: number; reason: EndReason; line: string; tip?: string };
 
-/** A call card's state. Every card ends in a final one: done, failed, rejected or not-run. */
-export type CallState = 'writing' | 'waiting' | 'running' | 'done' | 'failed' | 'rejected' | 'not-run';
+/**
+ * A call card's states, the one list the card, the timeline and the session reader share (a state the app
+ * writes that its reader did not know once cost a user the whole conversation). Every card ends in a final
+ * one: done, failed, rejected or not-run.
+ */
+export const CALL_STATES = ['writing', 'waiting', 'running', 'done', 'failed', 'rejected', 'not-run'] as const;
+export type CallState = (typeof CALL_STATES)[number];
 const FINAL: ReadonlySet<CallState> = new Set(['done', 'failed', 'rejected', 'not-run']);
 
 export class Timeline {

@@ -226,8 +226,13 @@ export class Workspace {
     }
     this.agent.newTask();
     this.agent.timeline.items.splice(0);
-    this.store.set({ items: [], contextUsed: this.agent.conversation.promptLength(), lastReason: undefined, restored: false });
+    this.store.set({ items: [], contextUsed: this.agent.conversation.promptLength(), lastReason: undefined, restored: false, error: undefined });
     await this.save();
+  }
+
+  /** The error line's close button: the message is gone, nothing else changes. */
+  dismissError(): void {
+    this.store.set({ error: undefined });
   }
 
   /** The conversation as the model saw it, one JSON line per turn (for the Transcript download). */

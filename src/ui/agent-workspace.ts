@@ -55,6 +55,9 @@ export class AgentWorkspace extends LitElement {
     form { display: flex; gap: .5rem; padding: .6rem; border-top: 1px solid var(--line); background: var(--panel); align-items: flex-end; }
     textarea { flex: 1; resize: vertical; min-height: 2.6rem; max-height: 12rem; }
     .status { font-size: 12px; color: var(--muted); padding: 0 .75rem .35rem; }
+    .error.dismissable { display: flex; align-items: flex-start; gap: .5rem; margin: .4rem .6rem; }
+    .error.dismissable span { flex: 1; min-width: 0; overflow-wrap: anywhere; }
+    .error .dismiss { padding: 0 .45rem; line-height: 1.4; background: transparent; border-color: transparent; color: inherit; }
     .status.prefill { display: grid; gap: .2rem; padding-top: .35rem; }
     .notice { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem .6rem; margin: 0; padding: .45rem .75rem;
       border-top: 1px solid var(--line); border-left: 3px solid var(--warn); background: #2a2516; color: #ffe9b8; font-size: 13px; }
@@ -130,7 +133,8 @@ export class AgentWorkspace extends LitElement {
             ${s.running && this.prefill ? html`<div class="status prefill" data-testid="prefill" aria-live="polite">
                 <span>Reading the prompt: ${this.prefill.done.toLocaleString('en-US')} of ${this.prefill.total.toLocaleString('en-US')} tokens (Esc stops it)</span>
                 <progress max=${this.prefill.total} .value=${this.prefill.done} aria-label="Prompt read"></progress></div>` : nothing}
-            ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
+            ${s.error ? html`<div class="error dismissable" role="alert" data-testid="workspace-error"><span>${s.error}</span>
+                <button class="dismiss" @click=${() => ws.dismissError()} aria-label="Dismiss this message" data-testid="dismiss-error">×</button></div>` : nothing}
             ${this.notice ? html`<p class="notice" role="note" data-testid="workspace-notice">
                 <span><b>${this.notice.title}:</b> ${this.notice.text}</span>
                 ${this.notice.link ? html`<a href=${this.notice.link.href}>${this.notice.link.label}</a>` : nothing}
