@@ -35,6 +35,12 @@ export interface RunningServer {
 
 export const SIGNAL_PATH = '/signal';
 
+/** A path the single-page app answers itself: its last segment has no file extension. */
+export function isAppRoute(urlPath: string): boolean {
+  const last = urlPath.slice(urlPath.lastIndexOf('/') + 1);
+  return !last.includes('.');
+}
+
 export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningServer> {
   const root = opts.root ?? process.cwd();
   const host = opts.host ?? '127.0.0.1';
@@ -87,7 +93,13 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
       throw new Error(`No built app in ${dist}: run \`npm run build\` first (npm start does it for you).`);
     }
     app.use(compressedStatic(dist, { immutable: true }), express.static(dist, { index: 'index.html' }));
-    app.get(/.*/, (_req, res) => res.sendFile(path.join(dist, 'index.html')));
+    // The app's own routes (a path whose last part has no extension: "/", "/room/abc") get the page; a
+    // missing file (a model's config.json, main.js.map) is a 404, so a wrong model URL here reads as "not
+    // found", not as an HTML page that is no GGUF.
+    app.get(/.*/, (req, res) => {
+      if (isAppRoute(req.path)) res.sendFile(path.join(dist, 'index.html'));
+      else res.status(404).type('text/plain').send(`not found: ${req.path.slice(0, 200)}\n`);
+    });
   }
   app.use(quietErrors);
 

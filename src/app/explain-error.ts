@@ -41,8 +41,8 @@ const RULES: readonly Rule[] = [
     todo: 'Check the connection and Retry, or pick another model (the built-in tiny model needs no download).',
   },
   {
-    test: /^ModelSourceError\b[\s\S]*\b(404|not found|does not exist)/i,
-    what: "The model's files are not where they were looked for.", cause: 'The id, URL or quant name does not match a model with these files.',
+    test: /^(ModelSourceError\b[\s\S]*\b(404|not found|does not exist)|ConfigError\b[\s\S]*\bneither\b[\s\S]*\bfound\b)/i,
+    what: "The model's files were not found where they were looked for.", cause: 'The id, URL or quant name does not match a model with these files (the server answered "not found").',
     todo: 'Check the model id (e.g. Qwen/Qwen3-1.7B or Qwen/Qwen3-8B-GGUF:Q4_K_M) and Retry.',
   },
   {

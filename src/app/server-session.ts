@@ -21,7 +21,18 @@ export interface ServerChoice {
   tokenizer: string;           // where its tokenizer.json + tokenizer_config.json are
 }
 
-export const DEFAULT_SERVER_CHOICE: ServerChoice = { url: 'http://127.0.0.1:8080', model: '', tokenizer: 'Qwen/Qwen3-1.7B' };
+/** The URL starts empty: any address typed for the user would be a guess, and pooled itself may be on :8080. */
+export const DEFAULT_SERVER_CHOICE: ServerChoice = { url: '', model: '', tokenizer: 'Qwen/Qwen3-1.7B' };
+
+/**
+ * Example server URLs for the form, each with the server it is the default of. llama.cpp's server is on
+ * :8080 by default, pooled's too: when this page is served from :8080 that example would point back at
+ * pooled, so llama.cpp is shown on another port (`llama-server --port 8081`).
+ */
+export function serverUrlExamples(pagePort: string): { url: string; server: string }[] {
+  const llama = pagePort === '8080' ? { url: 'http://127.0.0.1:8081', server: 'llama.cpp with --port 8081' } : { url: 'http://127.0.0.1:8080', server: 'llama.cpp' };
+  return [llama, { url: 'http://127.0.0.1:11434', server: 'Ollama' }, { url: 'http://127.0.0.1:8000', server: 'vLLM' }];
+}
 const KEY = 'pooled.server';
 
 /** The last server choice made in this browser (the defaults when none or unreadable). */

@@ -5,7 +5,7 @@ import { adapterLabel, requestAdapter, summarizeAdapter, type AdapterInfoSummary
 import { parseInvite } from '../room/signaling.ts';
 import { contextWarning } from '../app/url-params.ts';
 import type { ModelChoice } from '../app/host-session.ts';
-import { savedServerChoice, type ServerChoice } from '../app/server-session.ts';
+import { savedServerChoice, serverUrlExamples, type ServerChoice } from '../app/server-session.ts';
 import type { ModelPicker } from './model-picker.ts';
 import { gibText, memoryBudgetFromGiB } from '../app/memory-budget.ts';
 import { defaultDeviceName, saveDeviceName } from '../app/device-name.ts';
@@ -40,6 +40,7 @@ export class StartScreen extends LitElement {
 
   static override styles = [theme, css`
     :host { display: block; }
+    .examples { font-size: 12px; margin: -.25rem 0 .4rem; overflow-wrap: anywhere; }
     main { max-width: 62rem; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; display: grid; gap: 1rem; }
     .hero h1 { font-size: 1.7rem; }
     .hero p { color: var(--muted); max-width: 42rem; }
@@ -127,7 +128,10 @@ export class StartScreen extends LitElement {
               <h2 id="server-title">Use a server</h2>
               <p class="muted">Run the agent on llama.cpp's server, vLLM or Ollama (OpenAI-compatible) instead of a room.</p>
               <label class="field">Server URL <input type="url" required .value=${this.server.url} data-testid="server-url"
+                placeholder=${serverUrlExamples(location.port)[0]!.url} aria-describedby="server-url-examples"
                 @input=${(e: Event) => (this.server = { ...this.server, url: (e.target as HTMLInputElement).value })} /></label>
+              <p class="muted examples" id="server-url-examples" data-testid="server-url-examples">For example
+                ${serverUrlExamples(location.port).map((x, i, all) => html`<code>${x.url}</code> (${x.server})${i < all.length - 1 ? ', ' : '.'}`)}</p>
               <label class="field">Model name on the server <input type="text" required .value=${this.server.model} placeholder="qwen3-1.7b" data-testid="server-model"
                 @input=${(e: Event) => (this.server = { ...this.server, model: (e.target as HTMLInputElement).value })} /></label>
               <label class="field">Tokenizer and chat template from <input type="text" required .value=${this.server.tokenizer} data-testid="server-tokenizer"

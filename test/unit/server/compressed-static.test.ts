@@ -10,6 +10,9 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { startServer, type RunningServer } from '../../../server/app.ts';
 import { IMMUTABLE, isHashedAsset, pickEncoding } from '../../../server/compressed-static.ts';
+import { resolveModelSource } from '../../../src/model/sources/resolve.ts';
+import { loadWeights } from '../../../src/model/load-weights.ts';
+import { explainError } from '../../../src/app/explain-error.ts';
 
 let server: RunningServer;
 let root: string;
@@ -97,3 +100,27 @@ describe('compressed, cached static files', () => {
     expect(pickEncoding(undefined)).toBeNull();
   });
 });
+
+describe('missing files are not found (not the page)', () => {
+  test("the app's own routes get the page; a missing file, a source map or a model's config is a 404", async () => {
+    for (const route of ['/', '/room/abc']) {
+      const r = await get(route);
+      expect([r.status, r.body.toString()]).toEqual([200, html]);
+    }
+    for (const missing of ['/assets/main.js.map', '/my-model/config.json', '/my-model/model.gguf']) {
+      const r = await get(missing);
+      expect(r.status).toBe(404);
+      expect(r.body.toString()).toBe(`not found: ${missing}\n`);
+    }
+  });
+
+  test('a model URL with nothing behind it on this server says "not found" in plain words', async () => {
+    const source = await resolveModelSource(`${server.url}/my-model/`);
+    const error = await loadWeights(source, { layers: [0, 1], embedding: true, head: true }).then(() => null, (e: Error) => e);
+    expect(error).not.toBeNull();
+    const explained = explainError(`${error!.name}: ${error!.message}`);
+    expect(explained.what).toMatch(/not found/);
+    expect(explained.detail).toMatch(/neither config.json nor mlc-chat-config.json found/);
+  });
+});
+

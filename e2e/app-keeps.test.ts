@@ -1,0 +1,60 @@
+// The room a person keeps using (issue 38), in Chromium on the built app: a dead model URL on pooled's own
+// server reads "not found" (not "no GGUF magic"), and "Use a server" starts empty with examples that never
+// point back at pooled. (The session-loss repro lives with the other agent-workspace tests in app-agent.)
+// Screenshots: test-results/keeps-*.png.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import type { RunningServer } from '../server/app.ts';
+import { tinyModelDir } from '../test/helpers/tiny-model.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
+import { axeViolations, consoleErrors } from './helpers/page-checks.ts';
+
+let server: RunningServer;
+let browser: Browser;
+let app: BuiltApp | undefined;
+const PHONE = { width: 390, height: 844 };
+
+beforeAll(async () => {
+  app = await startBuiltApp({ '/models/tiny': await tinyModelDir() });
+  ({ server, browser } = app);
+}, 180_000);   // the tiny model is written once per machine (seconds); Chromium starts in a few seconds
+afterAll(async () => { await app?.close(); });
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(artifactDir(), name) });
+
+test('a model URL with nothing behind it on pooled\'s own server: "not found", and the server answered 404', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  const errors = consoleErrors(page, /\/my-model\/|404/);          // the missing files are the test's own doing
+  const statuses: number[] = [];
+  page.on('response', (r) => { if (r.url().includes('/my-model/')) statuses.push(r.status()); });
+  await page.goto(`${server.url}/?model=${encodeURIComponent(`${server.url}/my-model`)}&engine=reference`);
+  await page.getByTestId('host-room').click();
+  await page.getByTestId('host-error').waitFor({ timeout: 60_000 });
+  expect(await page.getByTestId('error-what').textContent()).toMatch(/not found/);
+  expect(statuses.length).toBeGreaterThan(0);
+  expect(statuses.every((s) => s === 404)).toBe(true);
+  await shot(page, 'keeps-model-404-desktop.png');
+  expect(errors).toEqual([]);
+  await context.close();
+}, 120_000);
+
+test('"Use a server" starts empty, with examples, none of them this page\'s own address', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await page.goto(server.url);
+  const url = page.getByTestId('server-url');
+  await url.waitFor({ timeout: 60_000 });
+  expect(await url.inputValue()).toBe('');
+  const examples = (await page.getByTestId('server-url-examples').textContent())!.replace(/\s+/g, ' ');
+  expect(examples).toMatch(/llama\.cpp/);
+  expect(examples).toMatch(/Ollama/);
+  expect(examples).not.toContain(`127.0.0.1:${new URL(server.url).port})`);
+  expect(await url.getAttribute('placeholder')).not.toBe(server.url);
+  await page.setViewportSize(PHONE);
+  await page.getByTestId('server-url').scrollIntoViewIfNeeded();
+  await shot(page, 'keeps-server-form-phone.png');
+  expect(await axeViolations(page)).toEqual([]);
+  await context.close();
+}, 120_000);
