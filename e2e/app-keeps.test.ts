@@ -58,3 +58,20 @@ test('"Use a server" starts empty, with examples, none of them this page\'s own 
   expect(await axeViolations(page)).toEqual([]);
   await context.close();
 }, 120_000);
+
+test('a message longer than the context: the end note says the message alone is too long and what would fit', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await page.goto(`${server.url}/?agent=replay&ctx=2048`);
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await page.getByTestId('request-input').fill('Build this: ' + 'a very long request with many words '.repeat(400));
+  await page.getByTestId('send').click();
+  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
+  expect(await page.getByTestId('tl-summary').getAttribute('data-reason')).toBe('context');
+  const timeline = (await page.getByTestId('timeline').textContent())!.replace(/\s+/g, ' ');
+  expect(timeline).toMatch(/your message alone is [\d,]+ tokens and [\d,]+ fit beside the system prompt and tools: shorten it by about [\d,]+ tokens/);
+  expect(timeline).not.toMatch(/start a new task/);                  // which would not help: the message itself is too long
+  await shot(page, 'keeps-context-full-desktop.png');
+  await context.close();
+}, 120_000);
+

@@ -34,7 +34,7 @@ import { compact, compactionNote, compactNowNote } from './compaction.ts';
 import { CallMemory, runCall, type ApprovalRequest, type CallRun, type CallToRun } from './call-runner.ts';
 import { unreadableHint, type HintBudget } from './hints.ts';
 import type { StuckVerdict } from './stuck.ts';
-import { endNote, speculationTip, summaryLine, type EndReason, type RequestStats } from './summary.ts';
+import { contextFullNote, endNote, speculationTip, summaryLine, type ContextParts, type EndReason, type RequestStats } from './summary.ts';
 import { RequestEnded, RequestRun, type Answer, type NotRunReason } from './request-run.ts';
 import { AnswerStream } from './stream.ts';
 import { Timeline, type TimelineItem } from './timeline.ts';
@@ -210,7 +210,19 @@ export class Agent {
     if (!report) return;
     this.note(step, 'compaction', compactionNote(report));
     this.transcript.compaction(compactionNote(report), report.after, run.request);
-    if (!report.fits) throw new RequestEnded('context');
+    if (!report.fits) throw new RequestEnded('context', { note: contextFullNote(this.contextParts(run)) });
+  }
+
+  /** The conversation's parts in tokens, for the end note that says which is too long. */
+  private contextParts(run: RequestRun): ContextParts {
+    const segments = this.conversation.segments;
+    const sum = (keep: (s: Segment) => boolean) => segments.filter(keep).reduce((t, s) => t + s.tokens.length, 0);
+    const mine = (s: Segment) => s.request === run.request;
+    return {
+      budget: run.limits.budget, contextSize: this.opts.backend.contextSize, opening: this.conversation.openingTokens.length,
+      message: sum((s) => mine(s) && s.kind === 'user'), steps: sum((s) => mine(s) && s.kind !== 'user'), earlier: sum((s) => !mine(s)),
+      total: this.conversation.promptLength(),
+    };
   }
 
   /** Asks the model for one answer, streaming it into call cards; the closing answer gets the no-call mask. */

@@ -76,7 +76,7 @@ export function endNote(reason: EndReason, detail: { steps?: number; error?: str
     case 'limit':
       return `stopped after ${detail.steps ?? MAX_STEPS} steps: send "continue", or split the task`;
     case 'context':
-      return 'context full: start a new task (the files are kept)';
+      return 'context full: start a new task (the files are kept)';   // the loop says which part is too long (contextFullNote)
     case 'error':
       return `the model failed: ${detail.error ?? 'unknown error'}`;
     case 'stuck': {
@@ -87,3 +87,31 @@ export function endNote(reason: EndReason, detail: { steps?: number; error?: str
     }
   }
 }
+
+/** What filled the context, in tokens: the parts a person can change, measured when compaction gave up. */
+export interface ContextParts {
+  budget: number;              // tokens the conversation may use (the context less room for the answer)
+  contextSize: number;
+  opening: number;             // system prompt and tools: never shortened
+  message: number;             // this request's own message
+  steps: number;               // this request's answers and tool results, already shortened
+  earlier: number;             // earlier requests left after folding and dropping
+  total: number;               // the whole prompt: the parts and the assistant header the answer starts after
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+/**
+ * The end note of a request that does not fit even after compaction: which part is too long and what would
+ * fit ("your message alone is 12,903 tokens; 6,980 fit beside the tools"), not only "start a new task".
+ */
+export function contextFullNote(p: ContextParts): string {
+  const room = Math.max(0, p.budget - p.opening);
+  const head = `context full: the conversation is ${n(p.total)} tokens, ${n(p.budget)} fit (${n(p.contextSize)} of context less room for the answer)`;
+  if (p.opening >= p.budget) return `${head}; the system prompt and tools alone take ${n(p.opening)}: use a bigger context (?ctx=) or a model with a longer one`;
+  if (p.message > room) {
+    return `${head}; your message alone is ${n(p.message)} tokens and ${n(room)} fit beside the system prompt and tools: shorten it by about ${n(p.message - room)} tokens, split it into smaller requests, or use a bigger context`;
+  }
+  return `${head}; this request's steps take ${n(p.steps)} after shortening: start a new task (the files are kept) and ask for the rest, or use a bigger context`;
+}
+

@@ -173,7 +173,8 @@ test('stage 4: when even that is not enough the request ends with context', asyn
   expect(out.reason).toBe('context');
   const n = notes(h.events);
   expect(n.at(-2)).toMatch(/^compaction: older steps shortened to fit the context \(\d+ → \d+ tokens\)$/);
-  expect(n.at(-1)).toBe('end: context full: start a new task (the files are kept)');
+  // Here the request's own steps are what does not fit (the message is short): the note says so.
+  expect(n.at(-1)).toMatch(/^end: context full: the conversation is [\d,]+ tokens, [\d,]+ fit \(2,048 of context less room for the answer\); this request's steps take [\d,]+ after shortening: start a new task \(the files are kept\) and ask for the rest, or use a bigger context$/);
 }, 60_000);
 
 test('stage 1 clears what old steps wrote: write_file content and edit_file old/new become stubs, name and path kept', async () => {

@@ -1,6 +1,8 @@
 // One scripted scenario per end reason: done, stopped, limit, stuck (call / page error), context, error.
 import { expect, test, vi } from 'vitest';
 import { call, harness, notes, results } from './harness.ts';
+import { conversationBudget } from '../../../src/agent/budget.ts';
+import { ANSWER_CAP } from '../../../src/agent/limits.ts';
 
 // The first test of a file loads the real 151,669-token vocabulary and builds the call grammar (~10 s on a busy CI).
 vi.setConfig({ testTimeout: 120_000 });
@@ -157,7 +159,13 @@ test('context: the request alone does not fit, even after compaction', async () 
   const h = await harness({ replies: ['unused'], contextSize: 1400 });
   const out = await h.agent.run('Build this: ' + 'a very long request with many words '.repeat(60));
   expect(out.reason).toBe('context');
-  expect(notes(h.events).at(-1)).toBe('end: context full: start a new task (the files are kept)');
+  // The note says which part is too long and what would fit, in the conversation's own token counts.
+  const opening = h.agent.conversation.openingTokens.length;
+  const message = h.agent.conversation.segments.find((s) => s.kind === 'user')!.tokens.length;
+  const budget = conversationBudget(1400, ANSWER_CAP);
+  const f = (x: number) => x.toLocaleString('en-US');
+  expect(notes(h.events).at(-1)).toBe(`end: context full: the conversation is ${f(h.agent.conversation.promptLength())} tokens, ${f(budget)} fit (1,400 of context less room for the answer); `
+    + `your message alone is ${f(message)} tokens and ${f(budget - opening)} fit beside the system prompt and tools: shorten it by about ${f(message - budget + opening)} tokens, split it into smaller requests, or use a bigger context`);
   expect(out.summary).toMatch(/ · context$/);
   expect(h.backend.requests.length).toBe(0);
 });
