@@ -75,3 +75,24 @@ test('a message longer than the context: the end note says the message alone is 
   await context.close();
 }, 120_000);
 
+test('a hand edit saved in the file pane reloads the preview that serves it', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  await page.goto(`${server.url}/?agent=replay&delay=1`);
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await page.getByTestId('request-input').fill('Build a counter');
+  await page.getByTestId('send').click();
+  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
+  // The served page sits in the preview's frame inside the pane's frame.
+  const heading = () => page.frameLocator('iframe').first().frameLocator('iframe').locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
+  await expect.poll(heading, { timeout: 30_000 }).toBe('Counter');
+  await page.locator('pooled-file-browser button.file[data-path="index.html"]').click();
+  await page.getByTestId('file-edit').click();
+  const text = await page.getByTestId('file-editor').inputValue();
+  await page.getByTestId('file-editor').fill(text.replace('<h1>Counter</h1>', '<h1>Edited by hand</h1>'));
+  await page.getByTestId('file-save').click();
+  await expect.poll(heading, { timeout: 30_000 }).toBe('Edited by hand');
+  await shot(page, 'keeps-hand-edit-preview.png');
+  await context.close();
+}, 180_000);
+

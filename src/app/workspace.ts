@@ -194,11 +194,19 @@ export class Workspace {
     return !this.state.running && this.lastRequest !== undefined && this.state.lastReason !== undefined && this.state.lastReason !== 'done';
   }
 
-  /** A hand edit in the viewer: written to the project (the preview follows); the next request names the file. */
+  /** A hand edit in the viewer: written to the project, the pages that serve it reloaded; the next request names the file. */
   async editFile(path: string, text: string): Promise<void> {
     await this.files.write(path, text);
     this.handEdited.add(path);
     if (this.state.selectedFile === path) this.store.set({ selectedText: text });
+    await this.reloadPagesServing(path);
+  }
+
+  /** Serves again (same port, same page) every page whose folder holds the file, so the preview shows the edit. */
+  private async reloadPagesServing(path: string): Promise<void> {
+    const served = await this.preview.served();
+    const holding = served.filter((p) => p.folder === '' || path.startsWith(`${p.folder}/`));
+    if (holding.length > 0) await this.preview.restore(holding).catch(() => undefined);   // a page that fails says so in its console
   }
 
   /** Every project file in a store-only zip (src/app/zip.ts), paths as the project has them. */
