@@ -245,9 +245,27 @@ test('Stop and Esc end running requests as stopped; a reload restores the sessio
   const files = () => page.getByTestId('file-tree').locator('button[data-path]').evaluateAll((b) => b.map((x) => x.getAttribute('data-path')));
   await expect.poll(files, { timeout: 15_000 }).toEqual(['notes.txt']);
 
-  // New task: the conversation is cleared (and stays cleared after a reload); the files are kept.
+  // New task asks first: Keep changes nothing.
   const meterBefore = await page.getByTestId('context-meter').textContent();
   await page.getByTestId('new-task').click();
+  await page.getByTestId('cancel-new-task').click();
+  expect(await page.getByTestId('timeline').textContent()).toBe(before);
+  // Clear, then Undo: the conversation is back as it was, also after a reload.
+  await page.getByTestId('new-task').click();
+  await page.getByTestId('confirm-new-task').click();
+  await expect.poll(async () => page.getByTestId('timeline').count()).toBe(0);
+  await page.screenshot({ path: path.join(artifactDir(), 'agent-cleared-undo.png') });
+  await page.getByTestId('undo-new-task').click();
+  await expect.poll(async () => page.getByTestId('timeline').textContent()).toBe(before);
+  expect(await page.getByTestId('context-meter').textContent()).toBe(meterBefore);
+  await page.reload();
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await expect.poll(async () => summaries(page).count(), { timeout: 30_000 }).toBe(3);
+  expect(await page.getByTestId('timeline').textContent()).toBe(before);
+
+  // New task: the conversation is cleared (and stays cleared after a reload); the files are kept.
+  await page.getByTestId('new-task').click();
+  await page.getByTestId('confirm-new-task').click();
   await expect.poll(async () => page.getByTestId('timeline').count()).toBe(0);
   expect(await page.getByTestId('context-meter').textContent()).not.toBe(meterBefore);
   expect(await files()).toEqual(['notes.txt']);

@@ -11,6 +11,7 @@ import { IdbFiles } from '../agent/files/idb.ts';
 import type { ProjectFiles } from '../agent/files/types.ts';
 import type { EndReason } from '../agent/summary.ts';
 import type { TimelineItem } from '../agent/timeline.ts';
+import type { Segment } from '../agent/conversation.ts';
 import { ToolRegistry } from '../agent/tools/registry.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { ToolFormat } from '../model/tool-format.ts';
@@ -40,6 +41,8 @@ export interface WorkspaceState {
   lastReason?: EndReason;
   error?: string;
   restored: boolean;           // the timeline came back from a saved session
+  /** New task cleared a conversation that Undo can bring back (until the next request). */
+  canUndoClear: boolean;
 }
 
 export interface WorkspaceOptions {
@@ -69,6 +72,8 @@ export class Workspace {
   private saving: Promise<void> = Promise.resolve();
   /** Files edited by hand in the viewer since the last request: the next request tells the agent. */
   private readonly handEdited = new Set<string>();
+  /** What New task cleared, for Undo (kept in memory until the next request). */
+  private cleared?: { segments: Segment[]; items: TimelineItem[] };
   /** The last request's text, for Regenerate. */
   private lastRequest: string | undefined;
 
@@ -94,7 +99,7 @@ export class Workspace {
     this.store = new Store<WorkspaceState>({
       items: this.snapshot(), running: false, contextUsed: this.agent.conversation.promptLength(),
       contextBudget: conversationBudget(opts.backend.contextSize, opts.answerCap ?? ANSWER_CAP), contextSize: opts.backend.contextSize,
-      files: [], approvals: [], askFirst, restored: Boolean(restored && restored.timeline.length > 0),
+      files: [], approvals: [], askFirst, restored: Boolean(restored && restored.timeline.length > 0), canUndoClear: false,
     });
     this.agent.subscribe((e) => this.onEvent(e));
     files.onChange(() => void this.refreshFiles());
@@ -163,13 +168,14 @@ export class Workspace {
     const typed = text.trim();
     if (typed === '' || this.state.running) return undefined;
     this.lastRequest = typed;
+    this.cleared = undefined;            // a new request: the cleared conversation is gone for good
     // The model reads files only through its tools: say which ones changed by hand, so it reads them again.
     const edited = [...this.handEdited];
     this.handEdited.clear();
     const request = edited.length ? `${typed}\n\n(I edited ${edited.join(', ')} by hand since your last answer.)` : typed;
     const controller = new AbortController();
     this.controller = controller;
-    this.store.set({ running: true, error: undefined, restored: false });
+    this.store.set({ running: true, error: undefined, restored: false, canUndoClear: false });
     try {
       this.opts.beforeRequest?.();
       const outcome = await this.agent.run(request, { signal: controller.signal });
@@ -232,9 +238,26 @@ export class Workspace {
       this.stop();
       while (this.state.running) await new Promise((r) => setTimeout(r, 20));
     }
+    if (this.agent.conversation.segments.length > 0 || this.agent.timeline.items.length > 0) {
+      this.cleared = { segments: structuredClone(this.agent.conversation.segments), items: structuredClone(this.agent.timeline.items) };
+    }
     this.agent.newTask();
     this.agent.timeline.items.splice(0);
-    this.store.set({ items: [], contextUsed: this.agent.conversation.promptLength(), lastReason: undefined, restored: false, error: undefined });
+    this.store.set({
+      items: [], contextUsed: this.agent.conversation.promptLength(), lastReason: undefined, restored: false, error: undefined,
+      canUndoClear: this.cleared !== undefined,
+    });
+    await this.save();
+  }
+
+  /** Undo New task: the cleared conversation and its timeline back as they were (before any new request). */
+  async undoNewTask(): Promise<void> {
+    const cleared = this.cleared;
+    if (!cleared || this.state.running) return;
+    this.cleared = undefined;
+    this.agent.conversation.segments.push(...cleared.segments);
+    this.agent.timeline.items.push(...cleared.items);
+    this.store.set({ items: this.snapshot(), contextUsed: this.agent.conversation.promptLength(), canUndoClear: false });
     await this.save();
   }
 

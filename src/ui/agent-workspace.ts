@@ -33,6 +33,8 @@ export class AgentWorkspace extends LitElement {
   @state() private draft = '';
   /** On a narrow screen one part shows at a time: the chat, the files, or the preview. */
   @state() private tab: 'chat' | 'files' | 'preview' = 'chat';
+  /** New task was pressed on a conversation: ask before clearing it. */
+  @state() private confirmClear = false;
   @query('textarea') private input?: HTMLTextAreaElement;
   private watch?: StoreController<WorkspaceState>;
 
@@ -55,6 +57,10 @@ export class AgentWorkspace extends LitElement {
     form { display: flex; gap: .5rem; padding: .6rem; border-top: 1px solid var(--line); background: var(--panel); align-items: flex-end; }
     textarea { flex: 1; resize: vertical; min-height: 2.6rem; max-height: 12rem; }
     .status { font-size: 12px; color: var(--muted); padding: 0 .75rem .35rem; }
+    .confirm { display: inline-flex; align-items: center; gap: .35rem; font-size: 13px; }
+    button.danger { border-color: var(--bad); color: var(--bad); }
+    .status.undo { display: flex; align-items: center; gap: .5rem; padding-top: .35rem; }
+    .status.undo button { padding: .1rem .6rem; }
     .error.dismissable { display: flex; align-items: flex-start; gap: .5rem; margin: .4rem .6rem; }
     .error.dismissable span { flex: 1; min-width: 0; overflow-wrap: anywhere; }
     .error .dismiss { padding: 0 .45rem; line-height: 1.4; background: transparent; border-color: transparent; color: inherit; }
@@ -117,7 +123,12 @@ export class AgentWorkspace extends LitElement {
         <pooled-context-meter .used=${s.contextUsed} .budget=${s.contextBudget} .contextSize=${s.contextSize} .note=${s.contextNote ?? ''}></pooled-context-meter>
         <button @click=${() => void this.downloadZip()} data-testid="download-zip" ?disabled=${s.files.length === 0} class="zip" title="Download the project's files as a zip"><span class="wide">Download&nbsp;</span>zip</button>
         <button @click=${() => this.downloadTranscript()} data-testid="transcript" title="Every turn as the model saw it, one JSON line each">Transcript</button>
-        <button @click=${() => void ws.newTask()} data-testid="new-task" title="Clear the conversation (the files are kept)">New task</button>
+        ${this.confirmClear
+          ? html`<span class="confirm" role="group" aria-label="Clear the conversation?"><span>Clear the conversation?</span>
+              <button class="danger" data-testid="confirm-new-task" @click=${() => { this.confirmClear = false; void ws.newTask(); }}>Clear</button>
+              <button data-testid="cancel-new-task" @click=${() => (this.confirmClear = false)}>Keep</button></span>`
+          : html`<button @click=${() => { if (s.items.length === 0 && !s.running) void ws.newTask(); else this.confirmClear = true; }} data-testid="new-task"
+              title="Clear the conversation (the files are kept; Undo brings it back)">New task</button>`}
         <button class="stop" @click=${() => ws.stop()} ?disabled=${!s.running} data-testid="stop" title="Stop the request (Esc): the partial answer is kept, none of its calls run">Stop</button>
       </div>
       <div class="tabs" role="tablist" aria-label="Workspace parts">
@@ -130,6 +141,8 @@ export class AgentWorkspace extends LitElement {
             @decide=${(e: CustomEvent<{ call: number; approved: boolean }>) => ws.decide(e.detail.call, e.detail.approved)}></pooled-agent-timeline>
           <div>
             ${s.restored ? html`<div class="status" data-testid="restored">Session restored from this browser.</div>` : nothing}
+            ${s.canUndoClear ? html`<div class="status undo" data-testid="cleared" role="status">Conversation cleared; the files are kept.
+                <button data-testid="undo-new-task" @click=${() => void ws.undoNewTask()}>Undo</button></div>` : nothing}
             ${s.running && this.prefill ? html`<div class="status prefill" data-testid="prefill" aria-live="polite">
                 <span>Reading the prompt: ${this.prefill.done.toLocaleString('en-US')} of ${this.prefill.total.toLocaleString('en-US')} tokens (Esc stops it)</span>
                 <progress max=${this.prefill.total} .value=${this.prefill.done} aria-label="Prompt read"></progress></div>` : nothing}
