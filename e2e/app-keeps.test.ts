@@ -75,6 +75,48 @@ test('a message longer than the context: the end note says the message alone is 
   await context.close();
 }, 120_000);
 
+test('the start page is under 0.3 MB on a fresh load; the code editor loads only when a file opens, and highlights, searches and undoes', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  const loaded: { url: string; bytes: number }[] = [];
+  let pending = 0;
+  page.on('requestfinished', (r) => {
+    pending++;
+    void r.sizes().then((s) => { loaded.push({ url: r.url(), bytes: s.responseBodySize + s.responseHeadersSize }); pending--; });
+  });
+  await page.goto(server.url);
+  await page.getByTestId('host-room').waitFor({ timeout: 60_000 });
+  await page.waitForLoadState('networkidle');
+  await expect.poll(() => pending, { timeout: 10_000 }).toBe(0);
+  const startBytes = loaded.reduce((a, b) => a + b.bytes, 0);
+  expect(startBytes).toBeLessThan(300_000);
+  expect(loaded.some((r) => /codemirror/.test(r.url))).toBe(false);
+
+  await page.goto(`${server.url}/?agent=replay&delay=1`);
+  await page.getByTestId('request-input').fill('Build a counter');
+  await page.getByTestId('send').click();
+  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
+  expect(loaded.some((r) => /codemirror/.test(r.url))).toBe(false);     // the workspace alone does not load it
+  await page.locator('pooled-file-browser button.file[data-path="app.js"]').click();
+  const editor = page.locator('pooled-code-editor');
+  await expect.poll(() => editor.getByTestId('code-editor').getAttribute('data-ready'), { timeout: 30_000 }).toBe('true');
+  expect(loaded.some((r) => /codemirror/.test(r.url))).toBe(true);
+  // Highlighting: the script's keywords are in their own spans; search opens on Ctrl-F; undo takes an edit back.
+  expect(await editor.locator('.cm-content span').count()).toBeGreaterThan(5);
+  await page.getByTestId('file-edit').click();
+  await page.getByTestId('file-editor').click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('// typed by hand');
+  const value = () => editor.evaluate((el) => (el as HTMLElement & { value: string }).value);
+  expect(await value()).toMatch(/\/\/ typed by hand$/);
+  await page.keyboard.press('Control+z');
+  await expect.poll(value).not.toMatch(/typed by hand/);
+  await page.keyboard.press('Control+f');
+  await editor.locator('.cm-search').waitFor({ timeout: 10_000 });
+  await shot(page, 'keeps-code-editor.png');
+  await context.close();
+}, 180_000);
+
 test('a hand edit saved in the file pane reloads the preview that serves it', async () => {
   const context = await newDeviceContext(browser);
   const page = await context.newPage();
@@ -88,7 +130,9 @@ test('a hand edit saved in the file pane reloads the preview that serves it', as
   await expect.poll(heading, { timeout: 30_000 }).toBe('Counter');
   await page.locator('pooled-file-browser button.file[data-path="index.html"]').click();
   await page.getByTestId('file-edit').click();
-  const text = await page.getByTestId('file-editor').inputValue();
+  const editor = page.locator('pooled-code-editor');
+  await expect.poll(() => editor.getByTestId('code-editor').getAttribute('data-ready'), { timeout: 30_000 }).toBe('true');
+  const text = await editor.evaluate((el) => (el as HTMLElement & { value: string }).value);
   await page.getByTestId('file-editor').fill(text.replace('<h1>Counter</h1>', '<h1>Edited by hand</h1>'));
   await page.getByTestId('file-save').click();
   await expect.poll(heading, { timeout: 30_000 }).toBe('Edited by hand');

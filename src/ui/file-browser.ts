@@ -3,6 +3,8 @@ import { LitElement, css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { buildTree, sortedChildren as sorted, type TreeNode } from '../app/file-tree.ts';
 import { theme } from './theme.ts';
+import './code-editor.ts';
+import type { CodeEditor } from './code-editor.ts';
 
 /** The project's files: a tree, and the selected file with line numbers. Fires `select` with a path. */
 @customElement('pooled-file-browser')
@@ -12,7 +14,6 @@ export class FileBrowser extends LitElement {
   @property() text?: string;
   /** Hand-editing the selected file (Save fires `save-file` with { path, text }). */
   @state() private editing = false;
-  @state() private draft = '';
 
   static override styles = [theme, css`
     :host { display: grid; grid-template-rows: auto 1fr; min-height: 0; }
@@ -23,14 +24,12 @@ export class FileBrowser extends LitElement {
     button.file[aria-current='true'] { background: #24405c; }
     .folder { color: var(--muted); padding: .05rem .35rem; }
     .viewer { overflow: auto; min-height: 0; }
-    table { border-collapse: collapse; width: 100%; }
-    td { vertical-align: top; padding: 0 .5rem; white-space: pre-wrap; word-break: break-word; }
-    td.n { color: #7f93a6; text-align: right; user-select: none; width: 1%; white-space: nowrap; }
     .empty { color: var(--muted); padding: .6rem; font-size: 13px; }
     .viewer { display: grid; align-content: start; }
     .tools { display: flex; gap: .4rem; align-items: center; padding: .25rem .4rem; font-size: 12px; }
     .tools .name { flex: 1; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-    textarea.edit { width: 100%; min-height: 12rem; height: 50vh; resize: vertical; }
+    .viewer { grid-template-rows: auto 1fr; }
+    pooled-code-editor { min-height: 0; }
   `];
 
   override render() {
@@ -43,12 +42,9 @@ export class FileBrowser extends LitElement {
         ${this.selected === undefined ? html`<div class="empty">Select a file to read it.</div>`
           : this.text === undefined ? html`<div class="empty">${this.selected} is gone.</div>`
           : html`<div class="tools"><span class="name mono">${this.selected}</span>${this.editing
-              ? html`<button class="primary" data-testid="file-save" @click=${this.save}>Save</button><button @click=${() => (this.editing = false)}>Cancel</button>`
-              : html`<button data-testid="file-edit" title="Change this file by hand: the agent is told at the next request" @click=${() => { this.editing = true; this.draft = this.text ?? ''; }}>Edit</button>`}</div>
-            ${this.editing
-              ? html`<label class="sr-only" for="edit">Contents of ${this.selected}</label><textarea id="edit" class="edit mono" data-testid="file-editor" .value=${this.draft}
-                  @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}></textarea>`
-              : html`<table class="mono">${this.text.replace(/\n$/, '').split('\n').map((line, i) => html`<tr><td class="n">${i + 1}</td><td>${line}</td></tr>`)}</table>`}`}
+              ? html`<button class="primary" data-testid="file-save" @click=${this.save}>Save</button><button @click=${this.cancel}>Cancel</button>`
+              : html`<button data-testid="file-edit" title="Change this file by hand: the agent is told at the next request" @click=${() => (this.editing = true)}>Edit</button>`}</div>
+            <pooled-code-editor .path=${this.selected} .text=${this.text} .editable=${this.editing}></pooled-code-editor>`}
       </div>`;
   }
 
@@ -59,10 +55,21 @@ export class FileBrowser extends LitElement {
       : html`<li><div class="folder mono">${child.name}/</div>${this.renderChildren(child)}</li>`)}</ul>`;
   }
 
+  private get editor(): CodeEditor | null {
+    return this.renderRoot.querySelector('pooled-code-editor');
+  }
+
   private save(): void {
     if (this.selected === undefined) return;
-    this.dispatchEvent(new CustomEvent('save-file', { detail: { path: this.selected, text: this.draft }, bubbles: true, composed: true }));
+    const text = this.editor?.value ?? this.text ?? '';
+    this.dispatchEvent(new CustomEvent('save-file', { detail: { path: this.selected, text }, bubbles: true, composed: true }));
     this.editing = false;
+  }
+
+  /** Cancel: back to the saved text, read-only. */
+  private cancel(): void {
+    this.editing = false;
+    this.editor?.requestUpdate('text');
   }
 
   private select(path: string): void {
