@@ -46,8 +46,9 @@ export class HostLiveness {
       // A reply carries back a time this host sent: one from before it started or from the future is a lie
       // (a sentAt of −1e308 once showed a round trip of 1e308 ms on the device's card).
       const now = performance.now();
-      if (!(f.sentAt >= this.startedAt && f.sentAt <= now)) { this.room.badFrame(d, new ProtocolError(`heartbeat reply with sentAt ${f.sentAt}, a time this host never sent`)); return; }
-      d.rttMs = now - f.sentAt;
+      // (+ 1 ms: a ping's key sits a hair past the clock it was read from.)
+      if (!(f.sentAt >= this.startedAt && f.sentAt <= now + 1)) { this.room.badFrame(d, new ProtocolError(`heartbeat reply with sentAt ${f.sentAt}, a time this host never sent`)); return; }
+      d.rttMs = Math.max(0, now - f.sentAt);
       this.pings.get(f.sentAt)?.(d.rttMs);
     }
     else d.channel?.trySend({ kind: 'heartbeat', reply: true, sentAt: f.sentAt });

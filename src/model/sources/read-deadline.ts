@@ -2,7 +2,7 @@
 // minimum rate. A server that answers each range request with one correctly labelled byte, or that sends
 // a body a byte at a time, or that stops mid-body, is stopped at the deadline with an error naming the
 // server, instead of keeping a load going for ever (65 one-byte answers a second would take ~3 days for
-// a 16 MB file). Documented in docs/models.md (Loading over HTTP).
+// a 16 MB file). Documented in README.md (design decisions, "Ranged, lazy loading").
 import { ModelSourceError } from '../errors.ts';
 
 export const READ_DEADLINE = {
