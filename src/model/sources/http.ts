@@ -100,9 +100,11 @@ export class HttpModelSource implements ModelSource {
       return bytes;
     }
     const url = this.urlFor(path);
-    const res = await this.request(path, url);
+    // Its headers within the grace period; its body within grace + its stated length (else the most it may be) at the minimum rate.
+    const res = await new ReadDeadline(serverOf(url), path, url, 0, this.readDeadline).race(this.request(path, url), () => 0);
     if (res.status !== 200) throw this.statusError(path, url, res);
-    return this.body(path, url, res, { max });
+    const deadline = new ReadDeadline(serverOf(url), path, url, Math.min(identityLength(res) ?? max, max), this.readDeadline);
+    return this.body(path, url, res, { max, deadline });
   }
 
   async readRange(path: string, start: number, end: number): Promise<Uint8Array> {

@@ -68,11 +68,23 @@ describe('item 2: range reads from a dripping server', () => {
     expect((err as Error).message).toMatch(/the server http:\/\/127\.0\.0\.1:\d+ is too slow: 100 of 65536 bytes/);
   });
 
+  test('item 2: a whole-file read whose body stalls stops at the deadline of its stated length too', async () => {
+    await modelFolder();
+    server = await startRangeServer(root!, { stallAfterBytes: 100 });
+    const source = new HttpModelSource(server.url, { readDeadline: DEADLINE, retries: 0 });
+    expect(await source.size(FILE)).toBe(BYTES);
+    const t0 = performance.now();
+    const err = await within(source.readFile(FILE).then(() => null, (e: unknown) => e), 10_000, 'the stalled whole-file read');
+    console.log(`item 2: a stalled whole-file body refused after ${(performance.now() - t0).toFixed(0)} ms`);
+    expect((err as Error).message).toMatch(/the server http:\/\/127\.0\.0\.1:\d+ is too slow: 100 of 65536 bytes/);
+  });
+
   test('item 2: an honest server under the same deadline reads every byte (and the defaults leave room for slow links)', async () => {
     const bytes = await modelFolder();
     server = await startRangeServer(root!);
     const source = new HttpModelSource(server.url, { readDeadline: DEADLINE });
     expect(await source.readRange(FILE, 100, BYTES)).toEqual(bytes.subarray(100));
+    expect(await source.readFile(FILE)).toEqual(bytes);
     expect(READ_DEADLINE.graceMs).toBeGreaterThanOrEqual(10_000);
     expect(READ_DEADLINE.minBytesPerSecond).toBeLessThanOrEqual(2 ** 20);
   });
