@@ -11,6 +11,7 @@ import { PreviewStorage } from './storage.ts';
 import { rewriteSpecifiers } from './js-imports.ts';
 import { findScript } from './manifest.ts';
 import { splitServeTarget } from './serve-target.ts';
+import { manifestFingerprint, StalledPages } from './stalled-pages.ts';
 import {
   PREVIEW_LIMITS, PreviewError, type LogsResult, type PreviewApi, type PreviewLogLine, type RestorablePort, type RunJsResult,
   type ServeResult, type ServedPage,
@@ -53,6 +54,8 @@ interface Page extends ServedPage {
   reloadAsked?: boolean;
   /** The host refused storage writes from this page (said once). */
   storageRefused?: boolean;
+  /** What the page is made of (stalled-pages.ts), to know it again if it stalls the sandbox. */
+  fingerprint?: string;
 }
 
 /** How a run_js run ends: the frame's run-done, or its document went (the page reloaded itself meanwhile). */
@@ -79,6 +82,8 @@ export class PreviewHost implements PreviewApi {
   /** Each port's localStorage and sessionStorage, kept across the page's reloads (storage.ts). */
   readonly storage = new PreviewStorage();
   private reloads = new Map<number, { budget: number; at: number }>();
+  /** Pages that stalled the sandbox: not served again until their files change. */
+  private readonly stalledPages = new StalledPages();
   private pages = new Map<number, Page>();
   /** The served page shown again in browser tabs (openInTab): each tab's own frame, by its window. */
   private tabs = new Map<Window, Page>();
@@ -119,8 +124,10 @@ export class PreviewHost implements PreviewApi {
     const port = existing?.port ?? this.freePort();
     const cursor = this.log.cursor;
     const started = performance.now();
-    const loaded = await this.open({ port, folder, page: existing && target === '' ? existing.page : page }, existing !== undefined);
+    const opened = await this.open({ port, folder, page: existing && target === '' ? existing.page : page }, existing !== undefined);
     const ms = Math.round(performance.now() - started);
+    if (typeof opened === 'string') return { port, folder, page, loaded: false, ms, errors: [], reloaded: false, stalled: opened };
+    const loaded = opened;
     const errors = this.log.since(cursor, port).filter((l) => l.level === 'error').map((l) => l.text);
     return { port, folder, page: this.pages.get(port)!.page, loaded, ms, errors, reloaded: existing !== undefined };
   }
@@ -225,17 +232,33 @@ export class PreviewHost implements PreviewApi {
   private async recycle(dropUnloaded = false): Promise<void> {
     const pages = [...this.pages.values()];
     for (const p of pages) removeFrame(p);
+    const back: Page[] = [];
     for (const p of pages) {
       if (dropUnloaded && !p.didLoad) {
         // Most likely the one looping: serving it again would stall the fresh process too.
-        this.pages.delete(p.port);
-        this.push(p.port, 'warn', 'system', `stopped :${p.port}/ — its page never finished loading (an endless loop?); serve it again once fixed`);
+        this.dropStalled(p, 'its page never finished loading (an endless loop?)');
         continue;
       }
-      await this.open({ port: p.port, folder: p.folder, page: p.page }, true, 0);
+      await this.open({ port: p.port, folder: p.folder, page: p.page }, true, dropUnloaded ? undefined : 0);
+      if (!dropUnloaded) continue;
+      // After a stall, each page comes back alone and is pinged once loaded: one that stalls the fresh
+      // process (a loop after its load event) is the culprit; those back before it leave the stuck process too.
+      const now = this.pages.get(p.port);
+      if (!now || (await this.ping(now))) { back.push(p); continue; }
+      this.dropStalled(now, 'it stalled the sandbox again right after loading: an endless loop after its load event?');
+      for (const b of back) { const f = this.pages.get(b.port); if (f) removeFrame(f); }
+      for (const b of back) await this.open({ port: b.port, folder: b.folder, page: b.page }, true, 0);
     }
     if (this.lastPort !== undefined && !this.pages.has(this.lastPort)) this.lastPort = [...this.pages.keys()].at(-1);
     this.emit();
+  }
+
+  /** `page` stalled the sandbox: it goes, and is not served again until its files change (stalled-pages.ts). */
+  private dropStalled(page: Page, why: string): void {
+    removeFrame(page);
+    this.pages.delete(page.port);
+    if (page.fingerprint) this.stalledPages.mark(page.folder, page.page, page.fingerprint, why);
+    this.push(page.port, 'warn', 'system', `stopped :${page.port}/ — ${why}; it is not served again until its files change`);
   }
 
   /** Before a serve: if any page does not answer a ping, the shared sandbox process is stuck; recycle it. */
@@ -264,14 +287,20 @@ export class PreviewHost implements PreviewApi {
     return port;
   }
 
-  /** (Re)creates the frame of a port; resolves true once the page fired load, false after the wait. */
-  private async open(spec: ServedPage, reload: boolean, waitMs = this.opts.loadWaitMs ?? PREVIEW_LIMITS.loadWaitMs): Promise<boolean> {
+  /**
+   * (Re)creates the frame of a port; resolves true once the page fired load, false after the wait, or
+   * why it was not served (a page that stalled the sandbox and has not changed since).
+   */
+  private async open(spec: ServedPage, reload: boolean, waitMs = this.opts.loadWaitMs ?? PREVIEW_LIMITS.loadWaitMs): Promise<boolean | string> {
     const current = this.pages.get(spec.port);
     // A ping first: the frame sends its pending storage writes before its pong (frame-storage.js).
     const [manifest] = await Promise.all([
       buildManifest({ files: this.opts.files, folder: spec.folder, page: spec.page, port: spec.port, transpile: this.opts.transpile }),
       current?.channel && !current.reloadAsked ? this.ping(current) : null,
     ]);
+    const fingerprint = await manifestFingerprint(manifest);
+    const refused = this.stalledPages.refusal(spec.folder, spec.page, fingerprint);
+    if (refused) return refused;
     const old = this.pages.get(spec.port);
     if (old) {
       removeFrame(old); // drops its process, even one stuck in a loop
@@ -288,7 +317,7 @@ export class PreviewHost implements PreviewApi {
     const view = new PreviewFrame(this.element, spec.port, frameSrcdoc(manifest, token), `Preview of :${spec.port}/`);
     const page: Page = {
       port: spec.port, folder: spec.folder, page: spec.page, view, token, connected, onConnected, loaded, onLoaded,
-      runs: new Map(), pongs: new Map(), didLoad: false, attachedAt: 0, dropped: 0, droppedReportedAt: 0, budget: LINES_BURST, budgetAt: performance.now(),
+      runs: new Map(), pongs: new Map(), didLoad: false, attachedAt: 0, dropped: 0, droppedReportedAt: 0, budget: LINES_BURST, budgetAt: performance.now(), fingerprint,
     };
     this.pages.set(spec.port, page);
     this.select(spec.port);

@@ -26,6 +26,7 @@ async function serveTool(preview: PreviewApi, args: Record<string, unknown>): Pr
  * result" and ends `stuck`.
  */
 export function serveOutcome(r: ServeResult): ToolOutcome {
+  if (r.stalled) return { ok: false, error: `${serveTargetOf(r) || '/'} was ${r.stalled}` };
   return {
     ok: true, text: formatServe(r), repeatText: formatServe({ ...r, ms: 0, reloaded: false }),
     page: { port: r.port, path: serveTargetOf(r), loaded: r.loaded, errors: r.errors },

@@ -33,6 +33,8 @@ export interface ServeResult extends ServedPage {
   errors: string[];
   /** true when the same folder was already served and was reloaded */
   reloaded: boolean;
+  /** Set when the page was not served: it stalled the preview sandbox and its files have not changed since (why, in words). */
+  stalled?: string;
 }
 
 export interface LogsResult {

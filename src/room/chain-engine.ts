@@ -14,6 +14,7 @@
 // The guests are not trusted: answers come only from whom they are expected from (a result from the
 // last guest, an ack from each guest once), every request has a deadline, and activations must be
 // finite numbers; a failure names the device (or, for a chain that stalls, the chain).
+import { firstNonFinite, NON_FINITE_CODE } from './finite-check.ts';
 import type { LayerEngine, LayerRange, RowCandidates } from '../model/engine-types.ts';
 import { EngineUsageError, PositionError } from '../model/engine-errors.ts';
 import { ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -190,6 +191,9 @@ export class ChainEngine implements LayerEngine {
     const p = this.pending.get(f.seq);
     if (f.kind === 'error') {
       if (!p) return new ProtocolError(`device "${name}" reported an error: ${f.message}`);
+      // A device of the chain refused non-finite rows from its previous neighbour before running them: that neighbour is at fault.
+      const i = this.members.indexOf(member);
+      if (f.code === NON_FINITE_CODE && i > 0) { this.fault(`it sent non-finite activations to "${name}", which refused them: ${f.message}`, f.seq, this.members[i - 1]!.device); return null; }
       this.settleError(f.seq, new RemoteDeviceError(name, f.code, f.message));
       return null;
     }
@@ -259,8 +263,3 @@ export class ChainEngine implements LayerEngine {
   async dispose(): Promise<void> { this.fail(new EngineUsageError(`${this.who}: engine of epoch ${this.epoch} was disposed`)); }
 }
 
-/** Index of the first NaN or ±Infinity, or −1. */
-function firstNonFinite(a: Float32Array): number {
-  for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) return i;
-  return -1;
-}

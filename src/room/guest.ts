@@ -9,6 +9,7 @@
 // `result` when it is the last. Checkpoints still come from the host. Frames of one request sequence
 // arrive over two channels, so a guest that is not first holds a frame that is early (bounded) until
 // the ones before it came; a request that failed upstream reaches it as `skip`.
+import { requireFinite } from './finite-check.ts';
 import type { LayerEngine, LayerRange } from '../model/engine-types.ts';
 import type { LoadProgress, ModelSource, ModelWeights, WeightRequest } from '../model/types.ts';
 import type { KvType } from './device-bytes.ts';
@@ -414,6 +415,7 @@ export class RoomGuest {
     if (!fits) throw new ProtocolError(`"forward" seq ${f.seq}: layers [${f.range}] are not a request for this device's [${this.range}] (${this.prev ? 'after another device' : 'first'}, ${this.next ? 'before another device' : 'last'})`);
     if (f.position !== engine.kvLength()) throw new OutOfOrderError(`"forward" seq ${f.seq}: position ${f.position} does not continue the cache of ${engine.kvLength()}`);
     if (f.hidden.length !== f.count * this.hiddenSize) throw new ProtocolError(`"forward" seq ${f.seq}: hidden has ${f.hidden.length} values, not ${f.count} rows of ${this.hiddenSize}`);
+    requireFinite(f.hidden, this.prev ? `device "${this.prev}"` : 'the host', `"forward" seq ${f.seq}`); // before any of it reaches the cache
     return engine.runLayers(sub, f.position, f.hidden);
   }
 

@@ -41,6 +41,8 @@ export class HostDevice {
   /** When the current load started, and when its progress last moved (a guest must keep it moving). */
   loadStartedAt = 0;
   loadMovedAt = 0;
+  /** How long this load may take in all, whatever progress it reports (load-deadline.ts; set by the deal). */
+  loadDeadlineMs = Infinity;
   private tensorsDone = 0;
   /** This guest's model reads from the host (made on its first read). */
   reads: ReadRation | null = null;
@@ -106,6 +108,7 @@ export class HostDevice {
     const still = now - this.loadMovedAt, total = now - this.loadStartedAt;
     if (still > limits.loadStallMs) return { why: `no loading progress for ${Math.round(still)} ms`, silent: false };
     if (total > limits.loadTimeoutMs) return { why: `still loading after ${Math.round(total / 1000)} s`, silent: false };
+    if (total > this.loadDeadlineMs) return { why: `still loading after ${(total / 1000).toFixed(1)} s, past its load deadline of ${(this.loadDeadlineMs / 1000).toFixed(1)} s for its share`, silent: false };
     return null;
   }
 

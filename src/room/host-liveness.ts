@@ -30,6 +30,7 @@ export interface WatchedRoom {
 export class HostLiveness {
   private readonly timer: ReturnType<typeof setInterval>;
   private lastTick = performance.now();
+  private readonly startedAt = performance.now();
   private readonly pings = new Map<number, (ms: number) => void>();
 
   constructor(private readonly room: WatchedRoom) {
@@ -41,7 +42,15 @@ export class HostLiveness {
 
   /** A heartbeat from `d`: a reply gives its round trip (and answers a ping or probe); the guest's own is answered. */
   onHeartbeat(d: HostDevice, f: Extract<Frame, { kind: 'heartbeat' }>): void {
-    if (f.reply) { d.rttMs = Math.max(0, performance.now() - f.sentAt); this.pings.get(f.sentAt)?.(d.rttMs); }
+    if (f.reply) {
+      // A reply carries back a time this host sent: one from before it started or from the future is a lie
+      // (a sentAt of −1e308 once showed a round trip of 1e308 ms on the device's card).
+      const now = performance.now();
+      // (+ 1 ms: a ping's key sits a hair past the clock it was read from.)
+      if (!(f.sentAt >= this.startedAt && f.sentAt <= now + 1)) { this.room.badFrame(d, new ProtocolError(`heartbeat reply with sentAt ${f.sentAt}, a time this host never sent`)); return; }
+      d.rttMs = Math.max(0, now - f.sentAt);
+      this.pings.get(f.sentAt)?.(d.rttMs);
+    }
     else d.channel?.trySend({ kind: 'heartbeat', reply: true, sentAt: f.sentAt });
   }
 

@@ -39,8 +39,13 @@ export interface HostOptions {
   directHops?: boolean;
   /** A loading guest whose progress does not move for this long is dropped (default 120 s). */
   loadStallMs?: number;
-  /** A guest may take this long in all to load its share (default 30 min). */
+  /** A guest may take this long in all to load its share (default 30 min), whatever its share. */
   loadTimeoutMs?: number;
+  /** A guest's load must finish within loadGraceMs + its share's bytes at this rate (load-deadline.ts: 60 s + 1 MiB/s). */
+  loadMinBytesPerSecond?: number;
+  loadGraceMs?: number;
+  /** A connection refused more than `max` frames within `windowMs` is dropped (frame-budget.ts: 100 in 10 s). */
+  refusedFrames?: { max: number; windowMs: number };
   /** A forward/checkpoint request unanswered after this + count × requestTimeoutPerTokenMs drops its guest (default 30 s, 250 ms). */
   requestTimeoutMs?: number;
   requestTimeoutPerTokenMs?: number;

@@ -27,6 +27,10 @@ import { FrameChannel, type MessageLink } from './wire.ts';
 import { HostDevice, type DeviceInfo } from './host-device.ts';
 import { HostLiveness } from './host-liveness.ts';
 import { HostShare } from './host-share.ts';
+import { clampCard } from './card-limits.ts';
+import { FrameBudget } from './frame-budget.ts';
+import { NonFiniteActivationsError } from './finite-check.ts';
+import { loadDeadlineMs, shareBytes } from './load-deadline.ts';
 
 export type { DeviceInfo } from './host-device.ts';
 
@@ -60,6 +64,8 @@ export class RoomHost {
   private readonly cutHops = new Set<string>();
   /** A deal that had to be made again without a hop: whoever waits for the old one waits for the new. */
   private readonly redoneAs = new Map<number, Promise<void>>();
+  /** Refused frames per connection (frame-budget.ts): past the budget, the sender is dropped. */
+  private readonly refusals = new WeakMap<FrameChannel, FrameBudget>();
 
   constructor(readonly opts: HostOptions) {
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
@@ -89,7 +95,7 @@ export class RoomHost {
       info.tokensPerSecond = !this.roomEngine || info.range[1] <= info.range[0] ? 0 : own ?? this.roomEngine.speedOf(engine);
       info.snapshotBytes = snapshotBytes(this.opts.config, info.range);
       info.snapshots = info.snapshotBytes > 0 ? (this.generator?.snapshotPositions.length ?? 0) : 0;
-      return info;
+      return clampCard(info);
     });
   }
   /** The devices whose layers a stage of the room engine runs: the host's own engine, or a chain's guests. */
@@ -152,9 +158,19 @@ export class RoomHost {
   }
 
   private badFrame(ch: FrameChannel, device: HostDevice | null, error: Error): void {
+    const budget = this.refusals.get(ch) ?? new FrameBudget(this.opts.refusedFrames?.max, this.opts.refusedFrames?.windowMs);
+    this.refusals.set(ch, budget);
+    if (budget.refuse()) { this.overBudget(ch, device, budget.count, error); return; }
     if (device) device.badFrames++;
     this.emit({ type: 'frame-error', deviceId: device?.id ?? null, error });
     ch.trySend({ kind: 'error', seq: 0, code: (error as { code?: string }).code ?? 'protocol', message: error.message });
+  }
+
+  /** A connection past its refused-frame budget: no more answers; a guest is dropped, naming it (once). */
+  private overBudget(ch: FrameChannel, device: HostDevice | null, count: number, last: Error): void {
+    if (!device) { ch.close(); return; }
+    if (this.devices.get(device.id) !== device) return;
+    this.drop(device, `${count} refused frames within ${((this.opts.refusedFrames?.windowMs ?? 10_000) / 1000).toFixed(0)} s (the last: ${last.message.slice(0, 200)})`);
   }
 
   private join(ch: FrameChannel, f: Extract<Frame, { kind: 'hello' }>): HostDevice {
@@ -299,6 +315,9 @@ export class RoomHost {
       const redone = this.redoneAs.get(epoch);
       this.redoneAs.delete(epoch);
       if (redone) return redone;
+      // A device this deal waited for was lost or dropped (it stalled, trickled, left): the room deals
+      // again without it and goes on, rather than failing whoever asked for this deal.
+      if (e instanceof DeviceLeftError && !this.closed) return epoch === this.epoch ? this.redeal() : this.whenReady();
       throw e;
     });
   }
@@ -337,6 +356,7 @@ export class RoomHost {
         d.chain?.fail(new DeviceLeftError(d.name, d.id, 'superseded by a new deal'));
         d.chain = null;
         const ready = d.startLoad(epoch, e.range);
+        d.loadDeadlineMs = loadDeadlineMs(shareBytes(dealt.cost, e.range), this.opts);
         // Only devices that hold layers are waited for: one dealt none (a newcomer, or one that never
         // answers) cannot hold the room up.
         if (e.range[1] > e.range[0] || d.id === HOST_ID) waits.push(ready);
@@ -349,6 +369,7 @@ export class RoomHost {
       const stages = stageEngines(chains, this.devices, HOST_ID, this.share.engine!, (members, group) => this.chainOf(members, group, epoch));
       this.roomEngine = new RoomEngine(this.share.engine!, stages, { numLayers: config.numLayers, hiddenSize: config.hiddenSize, microChunk: this.opts.microChunk ?? 16 });
       this.roomEngine.onStageRows = (stage, rows) => this.emit({ type: 'rows', deviceIds: this.devicesOf(stage), rows });
+      this.roomEngine.stageName = (stage) => this.devicesOf(stage).map((id) => `device "${this.devices.get(id)?.name ?? id}"`).join(' → ');
       this.generator = new Generator(this.roomEngine, { ctx, prefillChunk: this.opts.prefillChunk ?? 512, ...(this.opts.ckpt !== undefined ? { ckpt: this.opts.ckpt } : {}) });
       this.emitDevices();
       this.emit({ type: 'ready', epoch, deal: this.currentDeal, context: this.currentContext });
@@ -394,7 +415,7 @@ export class RoomHost {
     const first = await Promise.race([run.then((result) => ({ result })), left.then((gone) => ({ gone }))]);
     if ('result' in first) {
       const result = first.result;
-      if (result.finish === 'error' && (result.error instanceof DeviceLeftError || result.error instanceof HopError)) {
+      if (result.finish === 'error' && result.error && (result.error instanceof DeviceLeftError || result.error instanceof HopError || result.error instanceof NonFiniteActivationsError)) {
         result.finish = 'stopped';
         result.note = result.error.message;
       }

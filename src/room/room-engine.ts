@@ -15,6 +15,7 @@ import {
 } from '../model/engine-types.ts';
 import { EngineUsageError, PipelineError } from '../model/engine-errors.ts';
 import { chooseChunk, StageTimes } from './chunk-choice.ts';
+import { requireFinite } from './finite-check.ts';
 
 export interface RoomEngineOptions {
   numLayers: number;
@@ -47,6 +48,8 @@ export class RoomEngine implements LayerEngine {
    * chain. The room shows each device's prompt reading from it (app/prefill-progress.ts).
    */
   onStageRows?: (stage: LayerEngine, rows: number) => void;
+  /** Who a stage is, for an error about its rows (the host names its devices); default "a stage". */
+  stageName?: (stage: LayerEngine) => string;
   private readonly hiddenSize: number;
   private readonly now: () => number;
   private prepared: Prepared | null = null;
@@ -122,6 +125,10 @@ export class RoomEngine implements LayerEngine {
     } finally {
       this.busy.set(engine, this.busy.get(engine)! - 1);
     }
+  }
+
+  private finite(stage: LayerEngine, rows: Float32Array, sub: LayerRange, at: number): Float32Array {
+    return requireFinite(rows, this.stageName?.(stage) ?? 'a stage', `layers [${sub[0]}, ${sub[1]}) at position ${at}`);
   }
 
   private engines(): LayerEngine[] { return [...new Set([this.host, ...this.stages])]; }
@@ -242,7 +249,7 @@ export class RoomEngine implements LayerEngine {
     const sub: LayerRange = [0, Math.min(own[1], range[1])];
     const rest: LayerRange = [sub[1], Math.max(sub[1], range[1])];
     return this.pipeline(rest, start, ids.length,
-      (c0, c1) => this.timed(this.host, c1 - c0, () => runTokensOf(this.host, ids.slice(c0, c1), sub, start + c0)));
+      (c0, c1) => this.timed(this.host, c1 - c0, () => runTokensOf(this.host, ids.slice(c0, c1), sub, start + c0).then((out) => this.finite(this.host, out, sub, start + c0))));
   }
 
   /**
@@ -273,7 +280,8 @@ export class RoomEngine implements LayerEngine {
         let called!: () => void;
         const calledNow = new Promise<void>((r) => { called = r; });
         const out = Promise.all([inputChunk, previousCall]).then(([h]) => {
-          const run = this.timed(engine, c1 - c0, () => engine.runLayers(sub, start + c0, h));
+          // Every stage's rows are checked before the next stage (and its cache) gets them.
+          const run = this.timed(engine, c1 - c0, () => engine.runLayers(sub, start + c0, h).then((out) => this.finite(engine, out, sub, start + c0)));
           called();
           return run;
         });

@@ -16,6 +16,10 @@ export interface RangeServerOptions {
   failWith?: (path: string) => number | undefined;
   /** Send what a model host on another origin must (server/isolation.ts MODEL_HOST_HEADERS: CORS, CORP) and answer the CORS preflight. */
   crossOrigin?: boolean;
+  /** A server that drips: each range answer carries only this many bytes (correctly labelled in Content-Range). */
+  dripBytes?: number;
+  /** A server that stalls: each body sends this many bytes, then holds the connection open without another. */
+  stallAfterBytes?: number;
 }
 
 export interface ServedRequest { method: string; path: string; range?: string; status: number; bytes: number }
@@ -98,7 +102,7 @@ export async function startRangeServer(root: string, opts: RangeServerOptions = 
       return;
     }
     const start = range ? range.start : 0;
-    const end = range ? range.end : size;
+    const end = range && opts.dripBytes !== undefined ? Math.min(range.end, range.start + opts.dripBytes) : range ? range.end : size;
     const status = range ? 206 : 200;
     headers['Content-Length'] = end - start;
     if (range) headers['Content-Range'] = `bytes ${start}-${end - 1}/${size}`;
@@ -110,6 +114,10 @@ export async function startRangeServer(root: string, opts: RangeServerOptions = 
     }
     // Counted before sending so a test that has its response also sees the count (no close-event race).
     record(status, end - start);
+    if (opts.stallAfterBytes !== undefined) {
+      createReadStream(full, { start, end: Math.min(end, start + opts.stallAfterBytes) - 1 }).on('data', (b) => res.write(b)); // and never res.end()
+      return;
+    }
     createReadStream(full, { start, end: end - 1 }).pipe(res);
   };
 

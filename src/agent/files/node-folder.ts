@@ -8,12 +8,15 @@
 //  * a write goes to a fresh temp file beside the target (created exclusively, so never through a link)
 //    and is renamed over it after the path is checked again, so a link put in place meanwhile is
 //    replaced, not followed.
-import { chmod, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+//  * an error names the project-relative path only (fs-errors.ts: Node's own messages hold the absolute
+//    one), and a write that fails removes the folders it created on its way.
+import { chmod, lstat, mkdir, open, readdir, realpath, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { constants, type Stats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import nodePath from 'node:path';
 import type { FileEntry, ProjectFiles } from './types.ts';
 import { ChangeListeners } from './listing.ts';
+import { projectFsError } from './fs-errors.ts';
 import { normalizeFilePath, normalizeProjectPath, ProjectFileError, ProjectPathError } from './paths.ts';
 
 /** Folders that belong to tools, not to the project (compared case-insensitively: macOS and Windows fold case). */
@@ -79,7 +82,17 @@ export class NodeFolderFiles implements ProjectFiles {
     if (st.nlink > 1) throw new ProjectPathError(p, `has ${st.nlink} hard links; such a file may also live outside the project, so it is not used`);
   }
 
-  async list(dir: string): Promise<FileEntry[]> {
+  /** `run`, its fs errors told with project-relative paths only. */
+  private async relative<T>(path: string, run: () => Promise<T>): Promise<T> {
+    try { return await run(); } catch (e) { throw projectFsError(this.root, path, e); }
+  }
+
+  list(dir: string): Promise<FileEntry[]> { return this.relative(dir, () => this.listIn(dir)); }
+  readBytes(path: string): Promise<Uint8Array | null> { return this.relative(path, () => this.readBytesIn(path)); }
+  write(path: string, content: string | Uint8Array): Promise<void> { return this.relative(path, () => this.writeIn(path, content)); }
+  remove(path: string): Promise<void> { return this.relative(path, () => this.removeIn(path)); }
+
+  private async listIn(dir: string): Promise<FileEntry[]> {
     const p = NodeFolderFiles.checked(dir, normalizeProjectPath);
     const st = await this.walk(p);
     if (st === null) throw new ProjectFileError(p, 'is not a folder in the project');
@@ -115,7 +128,7 @@ export class NodeFolderFiles implements ProjectFiles {
     return bytes ? new TextDecoder('utf-8').decode(bytes) : null;
   }
 
-  async readBytes(path: string): Promise<Uint8Array | null> {
+  private async readBytesIn(path: string): Promise<Uint8Array | null> {
     const p = NodeFolderFiles.checked(path, normalizeFilePath);
     const st = await this.walk(p);
     if (st === null || !st.isFile()) return null;
@@ -136,20 +149,36 @@ export class NodeFolderFiles implements ProjectFiles {
     }
   }
 
-  async write(path: string, content: string | Uint8Array): Promise<void> {
+  private async writeIn(path: string, content: string | Uint8Array): Promise<void> {
     const p = NodeFolderFiles.checked(path, normalizeFilePath);
     const existing = await this.walk(p);
     if (existing?.isDirectory()) throw new ProjectFileError(p, 'is a folder: cannot write a file over it');
     if (existing) NodeFolderFiles.checkFile(p, existing);
-    const abs = this.abs(p);
     const parent = p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '';
+    const created: string[] = [];
+    try {
+      await this.writeUnder(p, parent, existing, content, created);
+    } catch (e) {
+      // Folders this write made are removed again, deepest first (rmdir: only while still empty).
+      for (const dir of created.reverse()) await rmdir(this.abs(dir)).catch(() => undefined);
+      throw e;
+    }
+    this.listeners.emit(p);
+  }
+
+  /** write's steps once the path is checked: missing folders (each one made is added to `created`), a temp file, the swap. */
+  private async writeUnder(p: string, parent: string, existing: Stats | null, content: string | Uint8Array, created: string[]): Promise<void> {
+    const abs = this.abs(p);
     if (parent !== '') {
       // Create missing folders one at a time, each checked: mkdir -p would follow a link on the way.
       const parts = parent.split('/');
       for (let i = 1; i <= parts.length; i++) {
         const sofar = parts.slice(0, i).join('/');
         const st = await this.walk(sofar);
-        if (st === null) await mkdir(this.abs(sofar)).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
+        if (st === null) {
+          const made = await mkdir(this.abs(sofar)).then(() => true, (e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; return false; });
+          if (made) created.push(sofar);
+        }
         else if (!st.isDirectory()) throw new ProjectFileError(sofar, `is a file, so ${JSON.stringify(p)} cannot be created under it`);
       }
     }
@@ -157,12 +186,12 @@ export class NodeFolderFiles implements ProjectFiles {
     // 'wx' = O_CREAT | O_EXCL: fails on anything already there, a link included.
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, existing ? existing.mode & 0o7777 : 0o666);
     try {
-      await handle.writeFile(content);
-      if (existing) await chmod(temp, existing.mode & 0o7777); // open's mode is masked by umask
-    } finally {
-      await handle.close();
-    }
-    try {
+      try {
+        await handle.writeFile(content);
+        if (existing) await chmod(temp, existing.mode & 0o7777); // open's mode is masked by umask
+      } finally {
+        await handle.close();
+      }
       // Checked again right before the swap: a folder on the way may have been replaced by a link.
       const now = await this.walk(p);
       if (now?.isDirectory()) throw new ProjectFileError(p, 'is a folder: cannot write a file over it');
@@ -172,10 +201,9 @@ export class NodeFolderFiles implements ProjectFiles {
       await unlink(temp).catch(() => undefined);
       throw e;
     }
-    this.listeners.emit(p);
   }
 
-  async remove(path: string): Promise<void> {
+  private async removeIn(path: string): Promise<void> {
     const p = NodeFolderFiles.checked(path, normalizeFilePath);
     const st = await this.walk(p);
     if (!st?.isFile()) throw new ProjectFileError(p, 'does not exist');

@@ -6,10 +6,13 @@
 // The server may lie: a 206 must carry a Content-Range that starts where we asked, and we read at most
 // the bytes asked for (a padded reply is cut off); a whole-file read stops at the size the caller
 // expects (maxBytes), the identity Content-Length, or maxFileBytes, and throws past it.
+// Every range read has a deadline from its bytes at a minimum rate (read-deadline.ts), follow-up
+// requests and a stalled body included, so a server that drips bytes cannot hold a load for ever.
 
 import { FileTooLongError, ModelSourceError, TruncatedFileError } from '../errors.ts';
 import type { ModelSource, ReadFileOptions } from '../types.ts';
 import { checkRangeArgs, normalisePath, requireWithin } from './common.ts';
+import { ReadDeadline, serverOf, type ReadDeadlineOptions } from './read-deadline.ts';
 
 export interface HttpSourceOptions {
   label?: string;
@@ -29,6 +32,8 @@ export interface HttpSourceOptions {
   listFiles?: () => Promise<Iterable<string>>;
   /** The most a whole-file read takes when the caller expects no size and the server states none (default 8 GiB). */
   maxFileBytes?: number;
+  /** A range read must finish within this grace + its bytes at this rate (read-deadline.ts: 30 s + 256 KiB/s). */
+  readDeadline?: ReadDeadlineOptions;
 }
 
 const DEFAULT_MAX_FILE_BYTES = 8 * 2 ** 30;
@@ -42,6 +47,7 @@ export class HttpModelSource implements ModelSource {
   private readonly retries: number;
   private readonly retryDelayMs: number;
   private readonly maxFileBytes: number;
+  private readonly readDeadline: ReadDeadlineOptions;
   /** Files whose server ignored Range: their whole bytes, fetched once. */
   private readonly wholeFiles = new Map<string, Promise<Uint8Array>>();
   private readonly listFiles: (() => Promise<Iterable<string>>) | undefined;
@@ -57,6 +63,7 @@ export class HttpModelSource implements ModelSource {
     this.retries = Math.max(0, opts.retries ?? 2);
     this.retryDelayMs = Math.max(0, opts.retryDelayMs ?? 500);
     this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.readDeadline = opts.readDeadline ?? {};
     if (opts.modelFile !== undefined) this.modelFile = opts.modelFile;
     this.listFiles = opts.listFiles;
   }
@@ -93,9 +100,11 @@ export class HttpModelSource implements ModelSource {
       return bytes;
     }
     const url = this.urlFor(path);
-    const res = await this.request(path, url);
+    // Its headers within the grace period; its body within grace + its stated length (else the most it may be) at the minimum rate.
+    const res = await new ReadDeadline(serverOf(url), path, url, 0, this.readDeadline).race(this.request(path, url), () => 0);
     if (res.status !== 200) throw this.statusError(path, url, res);
-    return this.body(path, url, res, { max });
+    const deadline = new ReadDeadline(serverOf(url), path, url, Math.min(identityLength(res) ?? max, max), this.readDeadline);
+    return this.body(path, url, res, { max, deadline });
   }
 
   async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
@@ -104,8 +113,9 @@ export class HttpModelSource implements ModelSource {
     if (whole) return sliceWithin(path, await whole, start, end);
     if (start === end) return new Uint8Array(0);
     const url = this.urlFor(path);
-    const res = await this.request(path, url, { Range: `bytes=${start}-${end - 1}` });
-    if (res.status === 206) return this.rangeBody(path, url, res, start, end);
+    const deadline = new ReadDeadline(serverOf(url), path, url, end - start, this.readDeadline);
+    const res = await deadline.race(this.request(path, url, { Range: `bytes=${start}-${end - 1}` }), () => 0);
+    if (res.status === 206) return this.rangeBody(path, url, res, start, end, deadline);
     if (res.status === 200) {
       // The server ignores Range: keep the whole file so every later range is a slice of it.
       const pending = this.body(path, url, res, { max: this.maxFileBytes });
@@ -129,7 +139,7 @@ export class HttpModelSource implements ModelSource {
    * A follow-up that brings nothing counts as a try, so a server that keeps sending nothing fails after
    * `retries` more tries instead of looping.
    */
-  private async rangeBody(path: string, url: string, first: Response, start: number, end: number): Promise<Uint8Array> {
+  private async rangeBody(path: string, url: string, first: Response, start: number, end: number, deadline: ReadDeadline): Promise<Uint8Array> {
     const out = new Uint8Array(end - start);
     let got = 0, empty = 0, res = first;
     for (;;) {
@@ -148,15 +158,16 @@ export class HttpModelSource implements ModelSource {
         void res.body?.cancel().catch(() => undefined);
         throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is only ${range.total} bytes long`, { file: path, fileSize: range.total });
       }
-      const bytes = await this.body(path, url, res, { take: end - at });
+      const bytes = await this.body(path, url, res, { take: end - at, deadline, before: got });
       out.set(bytes, got);
       got += bytes.byteLength;
       if (got === end - start) return out;
+      deadline.check(got); // a server sending a byte per answer gets no more requests past the deadline
       empty = bytes.byteLength === 0 ? empty + 1 : 0;
       if (empty > this.retries) {
         throw new ModelSourceError(`the server sent ${got} of the ${end - start} bytes asked for in [${start}, ${end}), then ${empty} answers with none of the rest`, { file: path, url, status: 206 });
       }
-      res = await this.request(path, url, { Range: `bytes=${start + got}-${end - 1}` });
+      res = await deadline.race(this.request(path, url, { Range: `bytes=${start + got}-${end - 1}` }), () => got);
       if (res.status === 416) {
         const total = contentRangeTotal(res.headers.get('content-range'));
         throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is ${total === null ? 'shorter' : `only ${total} bytes long`}`, { file: path, ...(total !== null ? { fileSize: total } : {}) });
@@ -233,7 +244,7 @@ export class HttpModelSource implements ModelSource {
    * max: throw once more than this arrives (and stop reading). The identity Content-Length, when
    * present, is both a promise we hold the server to and a tighter max.
    */
-  private async body(path: string, url: string, res: Response, limit: { take?: number; max?: number }): Promise<Uint8Array> {
+  private async body(path: string, url: string, res: Response, limit: { take?: number; max?: number; deadline?: ReadDeadline; before?: number }): Promise<Uint8Array> {
     const declared = identityLength(res);
     const max = Math.min(limit.max ?? Infinity, limit.take ?? Infinity);
     if (limit.take === undefined && declared !== null && declared > max) {
@@ -247,7 +258,7 @@ export class HttpModelSource implements ModelSource {
     let got = 0;
     try {
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value } = await (limit.deadline ? limit.deadline.race(reader.read(), () => (limit.before ?? 0) + got) : reader.read());
         if (done) break;
         if (limit.take === undefined && got + value.byteLength > max) throw tooLong(path, url, max);
         const keep = Math.min(value.byteLength, cap - got);
@@ -269,7 +280,7 @@ export class HttpModelSource implements ModelSource {
         }
       }
     } catch (e) {
-      if (e instanceof FileTooLongError) throw e;
+      if (e instanceof FileTooLongError || e instanceof ModelSourceError) throw e;
       throw new ModelSourceError(`reading ${url} failed: ${(e as Error).message}`, { file: path, url, status: res.status, cause: e });
     } finally {
       void reader.cancel().catch(() => undefined);
