@@ -140,3 +140,44 @@ test('a hand edit saved in the file pane reloads the preview that serves it', as
   await context.close();
 }, 180_000);
 
+/** The box of the card (section) that holds a test id, on the page. */
+const cardBox = (page: Page, testid: string) => page.getByTestId(testid).evaluate((el) => {
+  const r = el.closest('section')!.getBoundingClientRect();
+  return { y: r.y + scrollY, bottom: r.bottom + scrollY };
+});
+const cardTop = async (page: Page, testid: string) => (await cardBox(page, testid)).y;
+
+test('a guest phone: its status and its share first, one memory choice, no empty load bar while it stands by', async () => {
+  const hostContext = await newDeviceContext(browser);
+  const host = await hostContext.newPage();
+  const guestContext = await newDeviceContext(browser, PHONE);
+  const guest = await guestContext.newPage();
+  try {
+    await host.goto(`${server.url}/?engine=reference&name=Laptop&speed=1`);
+    await host.getByTestId('host-room').click();
+    const invite = host.getByTestId('invite-link');
+    await invite.waitFor({ timeout: 120_000 });
+    // A slow phone on a fresh browser: the deal leaves it standing by, and it is asked its memory offer once.
+    await guest.goto(`${await invite.inputValue()}&engine=reference&name=Phone&speed=0.02`);
+    await expect.poll(() => guest.getByTestId('guest-status').textContent({ timeout: 5_000 }).catch(() => null), { timeout: 120_000 }).toBe('ready');
+    await guest.getByTestId('guest-offer').waitFor({ timeout: 30_000 });
+    expect(await guest.getByTestId('guest-status-text').textContent()).toMatch(/^Standing by/);
+    const [status, share, offer] = [await cardTop(guest, 'guest-status'), await cardTop(guest, 'guest-layers'), await cardTop(guest, 'guest-offer')];
+    expect(status).toBeLessThan(share);
+    expect(share).toBeLessThan(offer);                                     // the question comes after what the device does
+    expect((await cardBox(guest, 'guest-layers')).bottom).toBeLessThanOrEqual(PHONE.height); // the share is above the fold
+    expect(await guest.getByTestId('guest-memory-change').count()).toBe(0); // one memory choice at a time
+    expect(await guest.getByTestId('guest-progress').count()).toBe(0);      // nothing to load: no bar saying 100%
+    expect(await guest.getByTestId('guest-layers').textContent()).toBe('No layers in this deal: standing by.');
+    await shot(guest, 'keeps-guest-standby-phone.png');
+    expect(await axeViolations(guest)).toEqual([]);
+    // Answered: the question goes and the one way to change the offer is back.
+    await guest.getByTestId('guest-offer-save').click();
+    await expect.poll(() => guest.getByTestId('guest-offer').count()).toBe(0);
+    expect(await guest.getByTestId('guest-memory-change').count()).toBe(1);
+  } finally {
+    await guestContext.close();
+    await hostContext.close();
+  }
+}, 300_000);   // two tiny-model loads on the CPU reference engine
+

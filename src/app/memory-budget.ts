@@ -65,3 +65,19 @@ export function offerOf(given: number | undefined): { memoryBudgetBytes?: number
   const own = savedMemoryOffer();
   return own !== undefined ? { memoryBudgetBytes: own } : {};
 }
+
+/** navigator.deviceMemory's largest answer: browsers round down and stop at 8, so 8 means "8 GB or more". */
+const DEVICE_MEMORY_CAP_GIB = 8;
+
+/**
+ * The one wording of a device's memory offer, on its own page and on the host's card alike: "6 GB offered of
+ * 8 GB", and past what the browser can report "16 GB offered (the browser reports 8 GB or more)", never a
+ * figure above the one it is "of".
+ */
+export function memoryOfferText(offeredBytes: number, deviceMemoryGiB: number, format: (bytes: number) => string): string {
+  const offered = `${format(offeredBytes)} offered`;
+  if (!(deviceMemoryGiB > 0)) return offered;
+  if (offeredBytes <= deviceMemoryGiB * 2 ** 30) return `${offered} of ${deviceMemoryGiB} GB`;
+  return `${offered} (the browser reports ${deviceMemoryGiB} GB${deviceMemoryGiB >= DEVICE_MEMORY_CAP_GIB ? ' or more' : ''})`;
+}
+

@@ -1,7 +1,7 @@
 // <pooled-guest-screen>: what a guest device shows while it works for the room.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { memoryBudgetFromGiB, gibText } from '../app/memory-budget.ts';
+import { memoryBudgetFromGiB, memoryOfferText, gibText } from '../app/memory-budget.ts';
 import './memory-field.ts';
 import { shareNeeds, type GuestSession, type GuestState } from '../app/guest-session.ts';
 import { StoreController } from '../app/store.ts';
@@ -69,7 +69,6 @@ export class GuestScreen extends LitElement {
         <h1>pooled <span class="muted">· guest</span></h1>
         <p class="muted">This device lends its GPU and memory to a room. Keep this tab open${s.wakeLock === 'unsupported' ? ' and the screen on' : ''}.</p>
       </header>
-      ${s.askOffer && s.status !== 'gone' ? this.renderOffer(s) : nothing}
       <section class="card" aria-live="polite" aria-labelledby="what-title">
         <div class="status">
           <h2 id="what-title" style="flex:1">${s.name || 'This device'}</h2>
@@ -89,21 +88,22 @@ export class GuestScreen extends LitElement {
       <section class="card" aria-labelledby="share-title">
         <h2 id="share-title">Its share of the model</h2>
         <p data-testid="guest-layers">${holds ? describeRange(s.range, s.numLayers) : s.status === 'waiting' || s.status === 'connecting' ? 'Not dealt yet.' : standing ? 'No layers in this deal: standing by.' : 'No layers for this device in this deal.'}</p>
-        <pooled-layer-bar bare .range=${s.range} .total=${s.numLayers ?? 0}></pooled-layer-bar>
+        ${holds ? html`<pooled-layer-bar bare .range=${s.range} .total=${s.numLayers ?? 0}></pooled-layer-bar>
         <div class="row">
           <progress max="100" .value=${pct} aria-label="Load progress" data-testid="guest-progress" data-pct=${pct}></progress>
           <span>${s.bytesTotal > 0 ? `${formatBytes(s.bytesDone)} / ${formatBytes(s.bytesTotal)}` : `${pct}%`}</span>
-        </div>
+        </div>` : nothing}
       </section>
+      ${s.askOffer && s.status !== 'gone' ? this.renderOffer(s) : nothing}
       <section class="card" aria-labelledby="dev-title">
         <h2 id="dev-title">This device</h2>
         <dl>
           <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps?.engine === 'reference' ? ' · CPU engine' : ''}</dd>
-          <dt>Memory</dt><dd data-testid="guest-memory-offered">${s.caps ? `${formatBytes(s.caps.memoryBudgetBytes)} offered${s.caps.deviceMemoryGiB > 0 ? ` of ${s.caps.deviceMemoryGiB} GB` : ''}` : '…'}</dd>
+          <dt>Memory</dt><dd data-testid="guest-memory-offered">${s.caps ? memoryOfferText(s.caps.memoryBudgetBytes, s.caps.deviceMemoryGiB, formatBytes) : '…'}</dd>
           <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' && s.tokensPerSecond > 0 ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
           <dt>Screen</dt><dd data-testid="guest-wake">${WAKE_TEXT[s.wakeLock]}</dd>
         </dl>
-        ${s.status === 'gone' ? nothing : this.changingMemory
+        ${s.status === 'gone' || (s.askOffer && !this.changingMemory) ? nothing : this.changingMemory
           ? html`<form class="mem" @submit=${this.rejoinWithMemory}>
               <pooled-memory-field testid="guest-memory" .value=${this.memText}
                 @change=${(e: Event) => { this.memText = (e.target as HTMLInputElement).value; this.memProblem = undefined; }}></pooled-memory-field>
