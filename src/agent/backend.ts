@@ -1,6 +1,6 @@
 // What the agent loop needs from a model: the room's engine, a replay script, or an HTTP endpoint. The
 // request and result are the model layer's generate types, extended only by what text-level callers need.
-import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
+import type { GenerateOptions, GenerationResult, RecoverOutcome } from '../model/generate-types.ts';
 import type { ChatMessage, ToolSchema } from '../model/chat-types.ts';
 
 /** A chat message; an answer also keeps its text exactly as sampled, calls written in it (absent once compaction rewrote it). */
@@ -44,4 +44,6 @@ export interface Backend {
   /** Chat template with tools, thinking off, generation prompt added. */
   render(messages: ChatMessage[], tools: ToolSchema[]): string;
   generate(req: BackendRequest): Promise<BackendResult>;
+  /** After an answer the room stopped (a device left): waits until it can run again (TokenGenerator.recover). */
+  recover?(signal?: AbortSignal): Promise<RecoverOutcome>;
 }

@@ -5,7 +5,7 @@
 //   - thinking is off (the template appends "<think>\n\n</think>\n\n");
 //   - the text streams from exact token bytes (TokenTextStream), never by re-decoding.
 import type { SamplingOptions } from '../model/engine-types.ts';
-import type { TokenGenerator } from '../model/generate-types.ts';
+import type { RecoverOutcome, TokenGenerator } from '../model/generate-types.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { ChatTemplate } from '../model/chat-template.ts';
 import type { Backend, BackendRequest, BackendResult } from './backend.ts';
@@ -32,9 +32,14 @@ export class EngineBackend implements Backend {
   readonly name: string;
   private readonly opts: EngineBackendOptions;
 
+  /** Present when the generator can recover from a stopped run (a room): the loop re-runs the answer then. */
+  readonly recover?: (signal?: AbortSignal) => Promise<RecoverOutcome>;
+
   constructor(opts: EngineBackendOptions) {
     this.opts = opts;
     this.name = opts.name ?? 'engine';
+    const { generator } = opts;
+    if (generator.recover) this.recover = (signal) => generator.recover!(signal);
     void this.contextSize;     // a bad size is refused now, not at the first request
   }
 

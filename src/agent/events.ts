@@ -19,7 +19,7 @@ export type AgentEvent =
 export type SkipReason = 'repeat' | 'cut-off' | 'stopped' | 'unreadable' | 'model-failed' | 'limit';
 
 /** Every kind of timeline note; a saved session's notes are checked against this list (session-validate.ts). */
-export const NOTE_KINDS = ['compaction', 'cut-off', 'nudge', 'stuck-warning', 'end', 'format', 'limit', 'server'] as const;
+export const NOTE_KINDS = ['compaction', 'cut-off', 'nudge', 'stuck-warning', 'end', 'format', 'limit', 'server', 'rerun'] as const;
 export type NoteKind = typeof NOTE_KINDS[number];
 
 export type AgentListener = (event: AgentEvent) => void;

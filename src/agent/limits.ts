@@ -3,6 +3,8 @@
 
 /** Steps one request may take. The last one is the closing answer, without tools (see loop.ts). */
 export const MAX_STEPS = 30;
+/** Answers one request may run again after the room lost a device mid-answer and dealt its layers again. */
+export const MAX_RERUNS = 2;
 
 /** Per-tool limits (the tool table in docs/agent.md). */
 export const TOOL_LIMITS = {

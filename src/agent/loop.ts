@@ -29,7 +29,7 @@ import { Conversation, describeCall, type CallRecord, type Segment } from './con
 import { TurnRenderer } from './turns.ts';
 import { systemPromptFor } from './system-prompt.ts';
 import { answerCapFor, compactionTarget, conversationBudget } from './budget.ts';
-import { ANSWER_CAP, MAX_STEPS } from './limits.ts';
+import { ANSWER_CAP, MAX_RERUNS, MAX_STEPS } from './limits.ts';
 import { compact, compactionNote, compactNowNote } from './compaction.ts';
 import { CallMemory, runCall, type ApprovalRequest, type CallRun, type CallToRun } from './call-runner.ts';
 import { unreadableHint, type HintBudget } from './hints.ts';
@@ -194,7 +194,8 @@ export class Agent {
       this.note(step, 'limit', `step ${step} of ${run.limits.maxSteps}: the model is asked to sum up without tools`);
     }
     this.compactToFit(run, step);
-    const answer = await this.query(run, step, closing);
+    let answer = await this.query(run, step, closing);
+    while (await this.rerunAfterLoss(run, answer)) answer = await this.query(run, step, closing);
     this.endOnFinish(run, answer, closing);
     if (answer.result.finish === 'cap' || answer.result.finish === 'context') return this.dropCutOff(run, answer);
     const calls = this.readCalls(run, answer);
@@ -211,6 +212,24 @@ export class Agent {
     this.note(step, 'compaction', compactionNote(report));
     this.transcript.compaction(compactionNote(report), report.after, run.request);
     if (!report.fits) throw new RequestEnded('context', { note: contextFullNote(this.contextParts(run)) });
+  }
+
+  /**
+   * The room stopped this answer (a device left; not the user's Stop): when the backend can recover, wait
+   * for the room to deal its layers again and run the answer again (the conversation is unchanged, so the
+   * room reuses every KV entry up to the last pinned point). The user sees one line. true: query again.
+   */
+  private async rerunAfterLoss(run: RequestRun, answer: Answer): Promise<boolean> {
+    const { result } = answer;
+    const recover = this.opts.backend.recover;
+    if (result.finish !== 'stopped' || !result.note || run.stopped || !recover || run.reruns >= MAX_RERUNS) return false;
+    const outcome = await recover(run.signal).catch((e: Error) => ({ ok: false as const, text: e.message }));
+    if (run.stopped) return false;
+    if (!outcome.ok) { run.notRecovered = outcome.text; return false; }
+    run.reruns++;
+    this.closeCards(answer.step, answer.firstCallId, answer.firstCallId + answer.streamed, 'stopped');
+    this.note(answer.step, 'rerun', `${result.note}: ${outcome.text}; the answer runs again from the last pinned point`);
+    return true;
   }
 
   /** The conversation's parts in tokens, for the end note that says which is too long. */
@@ -262,6 +281,7 @@ export class Agent {
     if (result.finish === 'stopped') {
       this.keepAnswer(run, answer, 'stopped', result.text);
       // A stop the user did not ask for is the room's: its note names the device that left.
+      if (result.note && !run.stopped && run.notRecovered) throw new RequestEnded('stopped', { note: `stopped: ${result.note}. ${run.notRecovered}` });
       throw new RequestEnded('stopped', result.note && !run.stopped ? { left: result.note } : {});
     }
     if (result.finish === 'error') this.failAnswer(answer, result.error?.message ?? 'the model reported an error');

@@ -54,6 +54,10 @@ export class RequestRun {
   cleanServeAt = -1;
   /** What the summary event and the outcome carry as the request's answer (the last prose kept). */
   answer = '';
+  /** Answers run again after the room lost a device (at most MAX_RERUNS). */
+  reruns = 0;
+  /** Why the room could not run again, when it said (the end note uses it instead of the generic advice). */
+  notRecovered?: string;
 
   constructor(
     readonly request: number,

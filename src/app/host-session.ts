@@ -161,7 +161,7 @@ export class HostSession {
         }
         this.store.set({ devices: room.host.deviceList() });
       });
-      const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o) };
+      const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o), recover: (signal) => room.host.recover(signal) };
       const backend = new EngineBackend({
         generator, tokenizer, template, contextSize: () => room.host.currentContext.ctx, name: choice.name,
         // Every device that works on each token: those holding layers, and the host (embedding, head, sampling).

@@ -69,7 +69,15 @@ export interface GenerationResult {
   stats: GenerationStats;
 }
 
+/** After a run the room stopped (a device left): whether it can run again, in words either way. */
+export type RecoverOutcome = { ok: true; text: string } | { ok: false; text: string };
+
 /** What turns a prompt into an answer: the Generator, or the room's host (which adds `note`). */
 export interface TokenGenerator {
   generate(prompt: readonly number[], opts: GenerateOptions): Promise<GenerationResult>;
+  /**
+   * Only where runs can stop for a reason that passes (the room: a device left): waits, bounded, until the
+   * generator can run again (the room re-dealt without that device).
+   */
+  recover?(signal?: AbortSignal): Promise<RecoverOutcome>;
 }

@@ -13,7 +13,7 @@
 // guest whose loading stops moving, or that leaves a forward/checkpoint unanswered, or that returns
 // activations that are not finite numbers, is dropped, naming it; its model reads are rationed.
 import { Generator } from '../model/generator.ts';
-import type { GenerateOptions, GenerationResult } from '../model/generate-types.ts';
+import type { GenerateOptions, GenerationResult, RecoverOutcome } from '../model/generate-types.ts';
 import { snapshotBytes } from '../model/types.ts';
 import { validateDeal, type DealCost, type DealEntry } from './deal.ts';
 import { dealRoom, hostDealCost, sameDeal } from './host-deal.ts';
@@ -429,6 +429,36 @@ export class RoomHost {
         decodeSeconds: 0, prefillTokensPerSecond: 0, decodeTokensPerSecond: 0, seconds, seed: opts.sampling?.seed ?? 0,
       },
     };
+  }
+
+  /**
+   * After a request the room stopped because a device left: waits until the room has dealt its layers again
+   * without it (the automatic re-deal), then says over how many devices it runs; or why it cannot run again
+   * (automatic re-deal off, the layers no longer fit, the room closed). Bounded by the deal's own load
+   * deadlines, the room's load timeout and `signal` (the user's Stop).
+   */
+  async recover(signal?: AbortSignal): Promise<RecoverOutcome> {
+    if (this.closed) return { ok: false, text: 'the room is closed' };
+    if (!(this.opts.autoRedeal ?? true)) return { ok: false, text: 'Re-deal the layers over the devices still in the room, then send the request again' };
+    const cap = this.opts.loadTimeoutMs ?? 30 * 60_000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort = (): void => undefined;
+    const stop = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`the room was not ready again within ${Math.round(cap / 1000)} s`), cap);
+      onAbort = () => resolve('stopped while the room dealt its layers again');
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const why = await Promise.race([this.whenReady().then(() => null), stop]);
+      if (why !== null) return { ok: false, text: why };
+    } catch (e) {
+      return { ok: false, text: `the room could not deal its layers again (${(e as Error).message}): add a device or pick a smaller model, then send the request again` };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    const holders = this.deal.filter((e) => e.deviceId === HOST_ID || e.range[1] > e.range[0]).length;
+    return { ok: true, text: `the room dealt its layers again over ${holders} device${holders === 1 ? '' : 's'}` };
   }
 
   /** Close the room: goodbye to every guest, free engines. */
