@@ -181,3 +181,36 @@ test('a guest phone: its status and its share first, one memory choice, no empty
   }
 }, 300_000);   // two tiny-model loads on the CPU reference engine
 
+test('a guest that holds layers closes its tab mid-request: the room re-deals and the answer runs again by itself', async () => {
+  const hostContext = await newDeviceContext(browser);
+  const host = await hostContext.newPage();
+  const guestContext = await newDeviceContext(browser);
+  const guest = await guestContext.newPage();
+  try {
+    await host.goto(`${server.url}/?engine=reference&name=Laptop&speed=1`);
+    await host.getByTestId('host-room').click();
+    const invite = host.getByTestId('invite-link');
+    await invite.waitFor({ timeout: 120_000 });
+    await guest.goto(`${await invite.inputValue()}&engine=reference&name=Phone&speed=1&mem=2`);
+    // The tiny model fits on the host: split it so the phone holds layers.
+    const split = host.getByTestId('split-anyway');
+    await split.or(host.getByTestId('device-status').nth(1)).first().waitFor({ timeout: 60_000 });
+    if (await split.count()) await split.click();
+    await expect.poll(() => guest.getByTestId('guest-layers').textContent(), { timeout: 120_000 }).toMatch(/^layers \d+–\d+ of 4$/);
+    await host.getByTestId('request-input').fill('Write a long story');
+    await host.getByTestId('send').click();
+    await expect.poll(async () => ((await host.getByTestId('tl-text').last().textContent().catch(() => '')) ?? '').length, { timeout: 120_000 }).toBeGreaterThan(10);
+    await guestContext.close();                                        // the phone's tab is gone mid-answer
+    const rerun = host.locator('[data-testid=tl-note][data-kind=rerun]');
+    await rerun.waitFor({ timeout: 120_000 });
+    expect((await rerun.textContent())!.replace(/\s+/g, ' ')).toMatch(/"Phone" left the room.*: the room dealt its layers again over 1 device; the answer runs again from the last pinned point$/);
+    await expect.poll(() => host.getByTestId('tl-summary').count(), { timeout: 240_000 }).toBe(1);
+    expect(await host.getByTestId('tl-summary').getAttribute('data-reason')).not.toBe('stopped');
+    expect((await host.getByTestId('timeline').textContent())!).not.toMatch(/send the request again/);
+    await shot(host, 'keeps-rerun-desktop.png');
+  } finally {
+    await guestContext.close().catch(() => undefined);
+    await hostContext.close();
+  }
+}, 480_000);   // two tiny-model loads and a re-deal on the CPU reference engine, an answer of up to 256 tokens run twice
+

@@ -2,12 +2,14 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { TimelineItem } from '../agent/timeline.ts';
+import type { NoteKind } from '../agent/events.ts';
 import type { PendingApproval } from '../app/workspace.ts';
 import { theme } from './theme.ts';
 import './call-card.ts';
 
-const NOTE_LABEL: Record<string, string> = {
+const NOTE_LABEL: Record<NoteKind, string> = {
   compaction: 'Context', 'cut-off': 'Cut off', nudge: 'Nudge', 'stuck-warning': 'Stuck?', end: 'Ended', format: 'Call format', limit: 'Last step', server: 'Server',
+  rerun: 'Again',
 };
 
 /**
