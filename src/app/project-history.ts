@@ -70,6 +70,8 @@ export function readPoint(value: unknown): HistoryPoint | null {
   return point;
 }
 
+/** A point a restore took (restoring to before it undoes that restore). */
+export const isRestore = (p: PointOrigin): boolean => p.step === undefined && /^(restore to before|undo of) /.test(p.label);
 const pointBytes = (p: HistoryPoint) => p.changes.reduce((sum, c) => sum + (c.before?.byteLength ?? 0), 0);
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.byteLength === b.byteLength && a.every((x, i) => x === b[i]);
 
@@ -141,7 +143,8 @@ export class ProjectHistory {
     const written: string[] = [];
     const removed: string[] = [];
     if (now.length === 0) return { point, written, removed };
-    await this.record({ label: `restore to before ${point.label}` }, now);
+    // Restoring to before a restore undoes it: "undo of restore to before …" reads better than nesting.
+    await this.record({ label: isRestore(point) ? `undo of ${point.label}` : `restore to before ${point.label}` }, now);
     for (const { path } of now) {
       const before = target.get(path)!;
       if (before === null) {
@@ -152,7 +155,7 @@ export class ProjectHistory {
         written.push(path);
       }
     }
-    return { point, written, removed };
+    return { point, written: written.sort(), removed: removed.sort() };
   }
 
   /** Oldest points dropped until the limits hold (the newest always stays). */

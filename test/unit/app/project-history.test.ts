@@ -47,6 +47,7 @@ describe('project history', () => {
     expect(restorePoint.label).toBe('restore to before write_file app.js');
     await history.restore(raw, restorePoint.id);
     expect(await snapshot(raw)).toEqual({ 'index.html': 'v3', 'app.js': 'a2' });
+    expect(history.points[history.points.length - 1]!.label).toBe('undo of restore to before write_file app.js');
     await history.restore(raw, history.points[0]!.id);
     expect(await snapshot(raw)).toEqual({ 'index.html': 'v1' });
   });
