@@ -409,6 +409,6 @@ function restorePhrase(point: HistoryPoint, to: 'agent' | 'user'): string {
 
 const historyEntries = (points: readonly HistoryPoint[]): HistoryEntry[] =>
   points.map(({ id, label, at, request, step, call, changes }) => ({
-    id, label, at, paths: changes.map((c) => c.path),
+    id, label, at, paths: changes.map((c) => c.path).sort(),
     ...(request !== undefined ? { request } : {}), ...(step !== undefined ? { step } : {}), ...(call !== undefined ? { call } : {}),
   }));
