@@ -104,9 +104,9 @@ test('a request writes files (one edit approved, one rejected), serves them and 
   expect(await page.getByTestId('tl-text').last().textContent()).toContain('Done: the page is served on :5173.');
   await expect.poll(async () => page.getByTestId('preview-address').textContent(), { timeout: 15_000 }).toBe(':5173/');
   await expect.poll(async () => (await page.getByTestId('preview-console').textContent()) ?? '', { timeout: 15_000 }).toContain('app ready');
-  // The file viewer shows a file with line numbers.
+  // The file viewer shows the file (in the code editor, its own shadow root: read through the editor's content).
   await page.getByTestId('file-tree').locator('button[data-path="index.html"]').click();
-  await expect.poll(async () => (await page.getByTestId('file-viewer').textContent()) ?? '').toContain('Hello from the agent');
+  await expect.poll(async () => (await page.getByTestId('file-editor').textContent().catch(() => null)) ?? '', { timeout: 30_000 }).toContain('Hello from the agent');
   expect(await page.getByTestId('context-meter').textContent()).toMatch(/^[\d,]+ \/ 6,080 tok$/);
 
   mkdirSync(artifactDir(), { recursive: true });

@@ -22,6 +22,18 @@ beforeAll(async () => {
 afterAll(async () => { await app?.close(); });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(artifactDir(), name) });
+/** Switches the files part to its History list (the file tree by default), leaving it there if it is. */
+const openHistory = async (page: Page) => {
+  const toggle = page.getByTestId('history-toggle');
+  if ((await toggle.getAttribute('aria-pressed')) !== 'true') await toggle.click();
+  await page.getByTestId('history').waitFor({ timeout: 10_000 });
+};
+/** Back to the file tree. */
+const showFiles = async (page: Page) => {
+  const toggle = page.getByTestId('history-toggle');
+  if ((await toggle.getAttribute('aria-pressed')) === 'true') await toggle.click();
+  await page.getByTestId('file-tree').waitFor({ timeout: 10_000 });
+};
 
 test('a model URL with nothing behind it on pooled\'s own server: "not found", and the server answered 404', async () => {
   const context = await newDeviceContext(browser);
@@ -214,3 +226,89 @@ test('a guest that holds layers closes its tab mid-request: the room re-deals an
   }
 }, 480_000);   // two tiny-model loads and a re-deal on the CPU reference engine, an answer of up to 256 tokens run twice
 
+
+test('project history: restore to before a write puts the files back, reloads the preview, survives a reload and tells the agent', async () => {
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  // Restored to before style.css and app.js existed, the served index.html still asks for them: the
+  // served page's own "Not allowed to load" for each (as it would have then), not the app's.
+  const errors = consoleErrors(page, /Not allowed to load local resource: blob:null\//);
+  await page.goto(`${server.url}/?agent=replay&delay=1`);
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await page.getByTestId('request-input').fill('Build a counter');
+  await page.getByTestId('send').click();
+  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
+  const heading = () => page.frameLocator('iframe').first().frameLocator('iframe').locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
+  await expect.poll(heading, { timeout: 30_000 }).toBe('Counter');
+  const tree = () => page.locator('pooled-file-browser button.file').evaluateAll((els) => els.map((e) => e.getAttribute('data-path')).sort());
+  expect(await tree()).toEqual(['app.js', 'index.html', 'style.css']);
+
+  // A hand edit is a point too (after the agent's three writes).
+  await page.locator('pooled-file-browser button.file[data-path="index.html"]').click();
+  await page.getByTestId('file-edit').click();
+  const editor = page.locator('pooled-code-editor');
+  await expect.poll(() => editor.getByTestId('code-editor').getAttribute('data-ready'), { timeout: 30_000 }).toBe('true');
+  const text = await editor.evaluate((el) => (el as HTMLElement & { value: string }).value);
+  await page.getByTestId('file-editor').fill(text.replace('<h1>Counter</h1>', '<h1>Edited by hand</h1>'));
+  await page.getByTestId('file-save').click();
+  await expect.poll(heading, { timeout: 30_000 }).toBe('Edited by hand');
+  const points = page.getByTestId('history-point');
+  const historyCount = async () => /History \((\d+)\)/.exec((await page.getByTestId('history-toggle').textContent()) ?? '')?.[1];
+  await expect.poll(historyCount, { timeout: 10_000 }).toBe('4');
+
+  // Each write_file card offers "Restore to before this"; the serve card changed no file and does not.
+  const cards = page.getByTestId('call-card');
+  expect(await cards.evaluateAll((els) => els.map((e) => `${e.getAttribute('data-name')}:${e.querySelector('[data-testid=call-restore]') ? 'restore' : '-'}`)))
+    .toEqual(['write_file:restore', 'write_file:restore', 'write_file:restore', 'serve:-']);
+  await cards.nth(1).getByTestId('call-restore').click();   // before style.css was written
+  await expect.poll(tree, { timeout: 10_000 }).toEqual(['index.html']);
+  await expect.poll(heading, { timeout: 30_000 }).toBe('Counter');   // the hand edit came after: undone, the page reloaded
+  const status = (await page.getByTestId('restored-to').textContent())!.replace(/\s+/g, ' ');
+  expect(status).toContain('Restored to before step 2 (write_file style.css): index.html changed back; app.js, style.css removed');
+  await expect.poll(historyCount).toBe('5');                // the restore is a point itself
+  await openHistory(page);
+  expect(await points.evaluateAll((els) => els.map((e) => e.querySelector('.label')!.textContent))).toEqual([
+    'restore to before write_file style.css', 'hand edit of index.html', 'write_file app.js', 'write_file style.css', 'write_file index.html']);
+  await shot(page, 'keeps-history-desktop.png');
+  expect(await axeViolations(page)).toEqual([]);
+
+  // An old build's garbage in the history store is skipped on the next load, never trusted.
+  await page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((ok, no) => { const r = indexedDB.open('pooled-history', 1); r.onsuccess = () => ok(r.result); r.onerror = () => no(r.error); });
+    const tx = db.transaction('points', 'readwrite');
+    tx.objectStore('points').put('not a point', ['replay', 900]);
+    tx.objectStore('points').put({ id: 901, at: 1, label: 'evil', changes: [{ path: '../../etc/passwd', before: null }] }, ['replay', 901]);
+    await new Promise((ok) => { tx.oncomplete = ok; });
+    db.close();
+  });
+  await page.reload();
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await expect.poll(tree, { timeout: 10_000 }).toEqual(['index.html']);
+  await expect.poll(historyCount, { timeout: 10_000 }).toBe('5');
+  expect(await page.getByTestId('workspace-error').count()).toBe(0);
+  expect(await page.getByTestId('call-restore').count()).toBe(3);    // the restored timeline's cards still find their points
+
+  // Restoring to before the restore undoes it: the three files and the hand edit are back.
+  await openHistory(page);
+  await points.first().getByTestId('history-restore').click();       // newest first: the restore
+  await showFiles(page);
+  await expect.poll(tree, { timeout: 10_000 }).toEqual(['app.js', 'index.html', 'style.css']);
+  await expect.poll(heading, { timeout: 30_000 }).toBe('Edited by hand');
+  await cards.nth(1).getByTestId('call-restore').click();
+  await expect.poll(tree, { timeout: 10_000 }).toEqual(['index.html']);
+
+  // The next request carries the note, so the agent reads the files again.
+  await page.getByTestId('request-input').fill('Go on');
+  await page.getByTestId('send').click();
+  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(2);
+  expect(await page.getByTestId('tl-request').last().textContent()).toBe('Go on\n\n' +
+    '(I undid my restore to before write_file style.css: app.js, index.html, style.css changed back.)\n' +
+    '(I restored the project to before step 2 (your write_file style.css): index.html changed back; app.js, style.css removed (they did not exist then).)');
+  await page.setViewportSize(PHONE);
+  await page.getByTestId('tab-files').click();
+  await openHistory(page);
+  await shot(page, 'keeps-history-phone.png');
+  expect(await axeViolations(page)).toEqual([]);
+  expect(errors).toEqual([]);
+  await context.close();
+}, 240_000);   // two runs of the replay demo at 1 ms a token, a reload and the preview's reloads: about a minute on a busy 2-core machine

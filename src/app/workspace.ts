@@ -21,9 +21,21 @@ import { agentTools } from './agent-tools.ts';
 import { editFromChange, proposedEdit, type ProposedEdit } from './diff.ts';
 import { IdbSessionStore, openSession, setAsideBecause, snapshotSession, type SessionStore } from '../agent/session-store.ts';
 import { Store } from './store.ts';
+import { IdbHistoryStorage, isRestore, ProjectHistory, recordingFiles, type HistoryPoint, type PointOrigin, type RestoreResult } from './project-history.ts';
 import { zipFiles } from './zip.ts';
 
 export interface PendingApproval { call: number; name: string; edit: ProposedEdit }
+
+/** One project history point as the UI lists it (src/app/project-history.ts keeps the bytes). */
+export interface HistoryEntry {
+  id: number;
+  label: string;               // "write_file app.js", "hand edit of index.html", "restore to before …"
+  at: number;
+  request?: number;
+  step?: number;
+  call?: number;
+  paths: string[];
+}
 
 export interface WorkspaceState {
   items: TimelineItem[];
@@ -43,6 +55,10 @@ export interface WorkspaceState {
   restored: boolean;           // the timeline came back from a saved session
   /** New task cleared a conversation that Undo can bring back (until the next request). */
   canUndoClear: boolean;
+  /** The project's history points, oldest first; null when the history store could not be opened. */
+  history: HistoryEntry[] | null;
+  /** What the last restore did, until the next request ("Restored to before step 2 (write_file app.js): …"). */
+  restoredTo?: string;
 }
 
 export interface WorkspaceOptions {
@@ -76,11 +92,21 @@ export class Workspace {
   private cleared?: { segments: Segment[]; items: TimelineItem[] };
   /** The last request's text, for Regenerate. */
   private lastRequest: string | undefined;
+  /** Restores since the last request, one line each: the next request tells the agent. */
+  private readonly restoreNotes: string[] = [];
+  /** The agent call running now (from its events), so a history point says which call it was taken before. */
+  private runningCall: PointOrigin | undefined;
+  private currentRequest = 0;
+  /** The files as the agent's tools and the file pane see them: every change first kept in the history. */
+  private readonly agentFiles: ProjectFiles;
+  private readonly handFiles: ProjectFiles;
 
   private constructor(private readonly opts: WorkspaceOptions, readonly files: ProjectFiles, private readonly sessions: SessionStore | null,
-    restored: RestoredState | undefined, askFirst: boolean) {
+    restored: RestoredState | undefined, askFirst: boolean, private readonly history: ProjectHistory | null) {
+    this.agentFiles = history ? recordingFiles(files, history, (path) => this.callOrigin(path)) : files;
+    this.handFiles = history ? recordingFiles(files, history, (path) => ({ label: `hand edit of ${path}` })) : files;
     this.preview = new PreviewHost({ files, transpile: esbuildTranspile });
-    const tools = new ToolRegistry(agentTools(files, this.preview, { runJs: opts.runJs ?? true }));
+    const tools = new ToolRegistry(agentTools(this.agentFiles, this.preview, { runJs: opts.runJs ?? true }));
     const fullCodec = createCallCodec({ tokenizer: opts.tokenizer, format: opts.format, tools: tools.schemas() });
     const codec = opts.constrained === false ? { parse: fullCodec.parse } : fullCodec;
     this.agentOptions = {
@@ -100,8 +126,10 @@ export class Workspace {
       items: this.snapshot(), running: false, contextUsed: this.agent.conversation.promptLength(),
       contextBudget: conversationBudget(opts.backend.contextSize, opts.answerCap ?? ANSWER_CAP), contextSize: opts.backend.contextSize,
       files: [], approvals: [], askFirst, restored: Boolean(restored && restored.timeline.length > 0), canUndoClear: false,
+      history: history ? historyEntries(history.points) : null,
     });
     this.agent.subscribe((e) => this.onEvent(e));
+    history?.onChange(() => this.store.set({ history: historyEntries(history.points) }));
     files.onChange(() => void this.refreshFiles());
   }
 
@@ -120,14 +148,16 @@ export class Workspace {
       problem = `${(e as Error).name}: ${(e as Error).message} (the session store cannot be opened: starting without one; the files are kept)`;
     }
     const askFirst = opts.askFirst ?? localStorage.getItem(askFirstKey(opts.projectId)) === '1';
+    // No history store (private mode, a broken database): the workspace works on without restore points.
+    const history = await IdbHistoryStorage.open(opts.projectId).then((s) => ProjectHistory.open(s)).catch(() => null);
     let ws: Workspace;
     try {
-      ws = new Workspace(opts, files, sessions, restored, askFirst);
+      ws = new Workspace(opts, files, sessions, restored, askFirst, history);
     } catch (e) {
       if (!restored || !sessions) throw e;
       problem = await setAsideBecause(sessions, opts.projectId, e as Error); // passed the checks, still broke the agent
       restored = undefined;
-      ws = new Workspace(opts, files, sessions, undefined, askFirst);
+      ws = new Workspace(opts, files, sessions, undefined, askFirst, history);
     }
     if (problem) ws.store.set({ error: problem });
     await ws.refreshFiles();
@@ -157,6 +187,9 @@ export class Workspace {
   }
 
   private onEvent(e: AgentEvent): void {
+    if (e.type === 'request' || e.type === 'step') this.currentRequest = e.request;
+    if (e.type === 'call') this.runningCall = { label: e.name, request: this.currentRequest, step: e.step, call: e.call };
+    if (e.type === 'result' || e.type === 'summary') this.runningCall = undefined;
     const patch: Partial<WorkspaceState> = { items: this.snapshot() };
     if (e.type === 'step') patch.contextUsed = e.promptTokens;
     if (e.type === 'summary') patch.lastReason = e.reason;
@@ -172,10 +205,13 @@ export class Workspace {
     // The model reads files only through its tools: say which ones changed by hand, so it reads them again.
     const edited = [...this.handEdited];
     this.handEdited.clear();
-    const request = edited.length ? `${typed}\n\n(I edited ${edited.join(', ')} by hand since your last answer.)` : typed;
+    const notes = [...this.restoreNotes];
+    this.restoreNotes.splice(0);
+    if (edited.length) notes.push(`I edited ${edited.join(', ')} by hand since your last answer.`);
+    const request = notes.length ? `${typed}\n\n${notes.map((n) => `(${n})`).join('\n')}` : typed;
     const controller = new AbortController();
     this.controller = controller;
-    this.store.set({ running: true, error: undefined, restored: false, canUndoClear: false });
+    this.store.set({ running: true, error: undefined, restored: false, canUndoClear: false, restoredTo: undefined });
     try {
       this.opts.beforeRequest?.();
       const outcome = await this.agent.run(request, { signal: controller.signal });
@@ -202,16 +238,49 @@ export class Workspace {
 
   /** A hand edit in the viewer: written to the project, the pages that serve it reloaded; the next request names the file. */
   async editFile(path: string, text: string): Promise<void> {
-    await this.files.write(path, text);
+    await this.handFiles.write(path, text);
     this.handEdited.add(path);
     if (this.state.selectedFile === path) this.store.set({ selectedText: text });
-    await this.reloadPagesServing(path);
+    await this.reloadPagesServing([path]);
   }
 
-  /** Serves again (same port, same page) every page whose folder holds the file, so the preview shows the edit. */
-  private async reloadPagesServing(path: string): Promise<void> {
+  /**
+   * Restore to a history point: every change since it undone (the restore itself kept as a point, so it
+   * can be undone too), the pages serving those files reloaded, and the next request tells the agent.
+   */
+  async restoreTo(id: number): Promise<RestoreResult | undefined> {
+    if (!this.history || this.state.running) return undefined;
+    let result: RestoreResult;
+    try {
+      result = await this.history.restore(this.files, id);
+    } catch (e) {
+      this.store.set({ error: `the project could not be restored: ${(e as Error).message}` });
+      return undefined;
+    }
+    const { point, written, removed } = result;
+    const what = [written.length ? `${written.join(', ')} changed back` : '', removed.length ? `${removed.join(', ')} removed (they did not exist then)` : '']
+      .filter(Boolean).join('; ');
+    if (!what) {
+      this.store.set({ restoredTo: 'The files are already as they were then: nothing changed.' });
+      return result;
+    }
+    this.restoreNotes.push(`${restorePhrase(point, 'agent')}: ${what}.`);
+    for (const path of written) this.handEdited.delete(path);
+    this.store.set({ restoredTo: `${restorePhrase(point, 'user')}: ${what}.` });
+    await this.reloadPagesServing([...written, ...removed]);   // once per page: a reload cut short by the next one logs errors
+    return result;
+  }
+
+  /** Which change a history point is taken before: the agent call running now, else a change nobody named. */
+  private callOrigin(path: string): PointOrigin {
+    const call = this.runningCall;
+    return call ? { ...call, label: `${call.label} ${path}` } : { label: `change to ${path}` };
+  }
+
+  /** Serves again (same port, same page) every page whose folder holds one of the files, so the preview shows the change. */
+  private async reloadPagesServing(paths: string[]): Promise<void> {
     const served = await this.preview.served();
-    const holding = served.filter((p) => p.folder === '' || path.startsWith(`${p.folder}/`));
+    const holding = served.filter((p) => paths.some((path) => p.folder === '' || path.startsWith(`${p.folder}/`)));
     if (holding.length > 0) await this.preview.restore(holding).catch(() => undefined);   // a page that fails says so in its console
   }
 
@@ -325,3 +394,21 @@ export class Workspace {
 }
 
 const askFirstKey = (projectId: string) => `pooled.askFirst.${projectId}`;
+
+/**
+ * What a restore to `point` was, for the agent's note ("I restored the project to before step 2 (your
+ * write_file style.css)") or the status line ("Restored to before step 2 (write_file style.css)"). Restoring to
+ * before a restore undoes it.
+ */
+function restorePhrase(point: HistoryPoint, to: 'agent' | 'user'): string {
+  const [mine, yours] = to === 'agent' ? ['my ', 'your '] : ['the ', ''];
+  if (point.step !== undefined) return `${to === 'agent' ? 'I restored the project' : 'Restored'} to before step ${point.step} (${yours}${point.label})`;
+  if (isRestore(point)) return `${to === 'agent' ? 'I undid' : 'Undid'} ${mine}${point.label}`;
+  return `${to === 'agent' ? 'I restored the project' : 'Restored'} to before ${mine}${point.label}`;
+}
+
+const historyEntries = (points: readonly HistoryPoint[]): HistoryEntry[] =>
+  points.map(({ id, label, at, request, step, call, changes }) => ({
+    id, label, at, paths: changes.map((c) => c.path).sort(),
+    ...(request !== undefined ? { request } : {}), ...(step !== undefined ? { step } : {}), ...(call !== undefined ? { call } : {}),
+  }));

@@ -3,7 +3,7 @@ import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { TimelineItem } from '../agent/timeline.ts';
 import type { NoteKind } from '../agent/events.ts';
-import type { PendingApproval } from '../app/workspace.ts';
+import type { HistoryEntry, PendingApproval } from '../app/workspace.ts';
 import { theme } from './theme.ts';
 import './call-card.ts';
 
@@ -22,6 +22,8 @@ export class AgentTimeline extends LitElement {
   @property({ attribute: false }) items: TimelineItem[] = [];
   @property({ attribute: false }) approvals: PendingApproval[] = [];
   @property({ type: Boolean }) running = false;
+  /** The project's history points: a call card that changed a file gets "Restore to before this". */
+  @property({ attribute: false }) history: HistoryEntry[] = [];
   /** What an empty timeline says (default: an invitation to ask for an app). */
   @property() emptyText?: string;
   private stick = true;
@@ -48,19 +50,28 @@ export class AgentTimeline extends LitElement {
         and the agent writes the files, serves them in the preview and fixes what the page reports.`}</div>`;
     }
     const last = this.items.length - 1;
+    // A point names the call it was taken before by request and call id (call ids restart with each page
+    // load, request numbers do not); the newest point wins should an old one share them.
+    const pointOf = new Map<string, number>();
+    for (const p of this.history) if (p.call !== undefined) pointOf.set(`${p.request}:${p.call}`, p.id);
+    let request = 0;
     return html`<ol aria-label="Agent timeline" data-testid="timeline">
-      ${this.items.map((item, i) => this.renderItem(item, i === last))}
+      ${this.items.map((item, i) => {
+        if (item.kind === 'request') request = item.request;
+        return this.renderItem(item, i === last, item.kind === 'call' ? pointOf.get(`${request}:${item.call}`) : undefined);
+      })}
     </ol>`;
   }
 
-  private renderItem(item: TimelineItem, isLast: boolean) {
+  private renderItem(item: TimelineItem, isLast: boolean, restorePoint?: number) {
     switch (item.kind) {
       case 'request':
         return html`<li class="request" data-testid="tl-request">${item.text}</li>`;
       case 'text':
         return html`<li class="text ${isLast && this.running ? 'typing' : ''}" data-testid="tl-text">${item.text}</li>`;
       case 'call':
-        return html`<li><pooled-call-card .item=${item} .approval=${this.approvals.find((a) => a.call === item.call)}></pooled-call-card></li>`;
+        return html`<li><pooled-call-card .item=${item} .approval=${this.approvals.find((a) => a.call === item.call)}
+            .restorePoint=${restorePoint} .restoreDisabled=${this.running}></pooled-call-card></li>`;
       case 'note':
         return html`<li class="note ${item.note}" data-testid="tl-note" data-kind=${item.note}><b>${NOTE_LABEL[item.note] ?? item.note}</b>${item.text}</li>`;
       case 'summary':

@@ -7,6 +7,7 @@ import { theme } from './theme.ts';
 import './agent-timeline.ts';
 import './context-meter.ts';
 import './file-browser.ts';
+import './history-list.ts';
 import './preview-pane.ts';
 
 /** A line above the request box saying what answers to expect (the scripted demo ignores requests). */
@@ -33,6 +34,8 @@ export class AgentWorkspace extends LitElement {
   @state() private draft = '';
   /** On a narrow screen one part shows at a time: the chat, the files, or the preview. */
   @state() private tab: 'chat' | 'files' | 'preview' = 'chat';
+  /** The files part shows the project's history instead of the file tree. */
+  @state() private showHistory = false;
   /** New task was pressed on a conversation: ask before clearing it. */
   @state() private confirmClear = false;
   @query('textarea') private input?: HTMLTextAreaElement;
@@ -53,6 +56,10 @@ export class AgentWorkspace extends LitElement {
     .left { display: grid; grid-template-rows: 1fr auto; min-height: 0; border-right: 1px solid var(--line); }
     .right { display: grid; grid-template-rows: minmax(9rem, .8fr) minmax(14rem, 1.2fr); min-height: 0; }
     .right > section { min-height: 0; display: grid; grid-template-rows: auto 1fr; border-bottom: 1px solid var(--line); }
+    .part-head { display: flex; align-items: center; gap: .5rem; background: var(--panel); padding-right: .4rem; }
+    .part-head h2 { flex: 1; }
+    button.history-toggle { padding: .05rem .55rem; font-size: 12px; }
+    button.history-toggle[aria-pressed='true'] { border-color: var(--accent); color: #fff; }
     .right h2 { padding: .3rem .6rem; font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; background: var(--panel); }
     form { display: flex; gap: .5rem; padding: .6rem; border-top: 1px solid var(--line); background: var(--panel); align-items: flex-end; }
     textarea { flex: 1; resize: vertical; min-height: 2.6rem; max-height: 12rem; }
@@ -138,9 +145,11 @@ export class AgentWorkspace extends LitElement {
       <div class="main" id="workspace-main" data-tab=${this.tab}>
         <div class="left">
           <pooled-agent-timeline .items=${s.items} .approvals=${s.approvals} .running=${s.running} .emptyText=${this.notice?.empty}
+            .history=${s.history ?? []} @restore-point=${(e: CustomEvent<number>) => void ws.restoreTo(e.detail)}
             @decide=${(e: CustomEvent<{ call: number; approved: boolean }>) => ws.decide(e.detail.call, e.detail.approved)}></pooled-agent-timeline>
           <div>
             ${s.restored ? html`<div class="status" data-testid="restored">Session restored from this browser.</div>` : nothing}
+            ${s.restoredTo ? html`<div class="status" data-testid="restored-to" role="status">${s.restoredTo} The agent is told with your next request.</div>` : nothing}
             ${s.canUndoClear ? html`<div class="status undo" data-testid="cleared" role="status">Conversation cleared; the files are kept.
                 <button data-testid="undo-new-task" @click=${() => void ws.undoNewTask()}>Undo</button></div>` : nothing}
             ${s.running && this.prefill ? html`<div class="status prefill" data-testid="prefill" aria-live="polite">
@@ -165,10 +174,15 @@ export class AgentWorkspace extends LitElement {
         </div>
         <div class="right">
           <section aria-labelledby="files-title">
-            <h2 id="files-title">Files</h2>
-            <pooled-file-browser .files=${s.files} .selected=${s.selectedFile} .text=${s.selectedText}
-              @select=${(e: CustomEvent<string>) => void ws.selectFile(e.detail)}
-              @save-file=${(e: CustomEvent<{ path: string; text: string }>) => void ws.editFile(e.detail.path, e.detail.text)}></pooled-file-browser>
+            <div class="part-head"><h2 id="files-title">${this.showHistory ? 'History' : 'Files'}</h2>
+              ${s.history ? html`<button class="history-toggle" data-testid="history-toggle" aria-pressed=${this.showHistory ? 'true' : 'false'}
+                  title="Every change to the project, newest first: restore the files to before any of them"
+                  @click=${() => (this.showHistory = !this.showHistory)}>History (${s.history.length})</button>` : nothing}</div>
+            ${this.showHistory && s.history ? html`<pooled-history-list .entries=${s.history} ?disabled=${s.running}
+                @restore-point=${(e: CustomEvent<number>) => void ws.restoreTo(e.detail)}></pooled-history-list>`
+              : html`<pooled-file-browser .files=${s.files} .selected=${s.selectedFile} .text=${s.selectedText}
+                  @select=${(e: CustomEvent<string>) => void ws.selectFile(e.detail)}
+                  @save-file=${(e: CustomEvent<{ path: string; text: string }>) => void ws.editFile(e.detail.path, e.detail.text)}></pooled-file-browser>`}
           </section>
           <pooled-preview-pane .preview=${ws.preview}></pooled-preview-pane>
         </div>

@@ -28,6 +28,9 @@ function headline(item: CallItem): string {
 export class CallCard extends LitElement {
   @property({ attribute: false }) item?: CallItem;
   @property({ attribute: false }) approval?: PendingApproval;
+  /** The project history point taken before this call's change: "Restore to before this" (fires `restore-point`). */
+  @property({ attribute: false }) restorePoint?: number;
+  @property({ type: Boolean }) restoreDisabled = false;
 
   static override styles = [theme, css`
     :host { display: block; }
@@ -44,6 +47,7 @@ export class CallCard extends LitElement {
     .badge.mended { color: var(--warn); font-weight: 500; }
     .repairs { margin: 0; font-size: 12px; color: var(--muted); }
     .repairs b { color: var(--warn); font-weight: 600; }
+    button.restore { padding: .05rem .5rem; font-size: 12px; white-space: nowrap; }
   `];
 
   override render() {
@@ -54,6 +58,10 @@ export class CallCard extends LitElement {
       <header>
         <span class="name mono">${headline(item)}</span>
         ${item.repairs?.length ? html`<span class="badge mended" title="The model's call was not written cleanly: see below">mended</span>` : nothing}
+        ${this.restorePoint !== undefined ? html`<button class="restore" data-testid="call-restore" ?disabled=${this.restoreDisabled}
+            aria-label=${`Restore to before this: ${headline(item)} (step ${item.step})`}
+            title="Put the files back as they were before this call (every later change undone; the restore can be undone from History)"
+            @click=${this.restore}>Restore to before this</button>` : nothing}
         <span class="state ${item.state}" data-testid="call-state">${STATE_LABEL[item.state]}</span>
       </header>
       <div class="body">
@@ -71,6 +79,11 @@ export class CallCard extends LitElement {
           </details>` : nothing}
       </div>
     </article>`;
+  }
+
+  private restore(): void {
+    if (this.restorePoint === undefined) return;
+    this.dispatchEvent(new CustomEvent('restore-point', { detail: this.restorePoint, bubbles: true, composed: true }));
   }
 
   private decide(approved: boolean): void {

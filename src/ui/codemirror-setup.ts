@@ -43,8 +43,11 @@ export function createCodeEditor(o: { parent: HTMLElement; root: ShadowRoot; pat
     doc: text,
     extensions: [
       basicSetup, oneDark, languageFor(path), editable.of(readOnly(on)),
-      EditorView.contentAttributes.of({ 'aria-label': o.label, 'data-testid': 'file-editor' }),
-      EditorView.theme({ '&': { height: '100%', fontSize: '13px' }, '.cm-scroller': { fontFamily: 'var(--mono, ui-monospace, monospace)' } }),
+      // tabindex: a read-only file (not contenteditable) is still reached and scrolled from the keyboard.
+      EditorView.contentAttributes.of({ 'aria-label': o.label, 'data-testid': 'file-editor', tabindex: '0' }),
+      // The line numbers lighter than one-dark's (#7d8799 on #282c34 is under 4.5:1 contrast).
+      EditorView.theme({ '&': { height: '100%', fontSize: '13px' }, '.cm-scroller': { fontFamily: 'var(--mono, ui-monospace, monospace)' },
+        '.cm-gutters': { color: '#a3adbb' } }),
     ],
   });
   let on = o.editable;
