@@ -10,7 +10,7 @@ import type { ModelSource } from '../model/types.ts';
 import { installErrorTransfer, registerRemoteError } from '../model/worker-errors.ts';
 import type { CpuEngineStats } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
-import { cpuActivationsPreference, simdPreference } from './simd-path.ts';
+import type { SimdChoice } from './simd-path.ts';
 import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe } from './worker-wire.ts';
 
 function startWorker(): { worker: Worker; remote: Comlink.Remote<CpuEngineWorkerApi> } {
@@ -61,8 +61,8 @@ export class CpuWorkerEngine implements LayerEngine {
   static async start(req: CpuWorkerLoadRequest, opts: { source?: ModelSource; onProgress?: (p: CpuLoadPhase) => void; signal?: AbortSignal } = {}): Promise<CpuWorkerEngine> {
     const { worker, remote } = startWorker();
     try {
-      // the worker is another global: it gets this page's ?simd= and ?cpu-activations= with the request
-      const loading = remote.load({ simd: simdPreference(), activations: cpuActivationsPreference(), ...req }, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
+      // the worker is another global: the page's ?simd= and ?cpu-activations= come in the request
+      const loading = remote.load(req, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
       const info = await Promise.race([loading, whenAborted(opts.signal)]);
       return new CpuWorkerEngine(remote, worker, info);
     } catch (e) {
@@ -73,10 +73,10 @@ export class CpuWorkerEngine implements LayerEngine {
   }
 
   /** The WASM probe in a fresh worker, on the threads an engine there would run; the worker is gone after. */
-  static async probe(budgetMs: number, threads: number): Promise<CpuWorkerProbe> {
+  static async probe(budgetMs: number, threads: number, simd: SimdChoice = 'auto'): Promise<CpuWorkerProbe> {
     const { worker, remote } = startWorker();
     try {
-      return await remote.probe(budgetMs, threads, simdPreference());
+      return await remote.probe(budgetMs, threads, simd);
     } finally {
       remote[Comlink.releaseProxy]();
       worker.terminate();

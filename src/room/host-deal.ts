@@ -1,6 +1,7 @@
 // What the host deals (host.ts): the cost model its options give, and the entries for the devices here (its
 // manual deal while every device that deal names is here, else an automatic one at the largest context
 // the room holds, up to the one wanted). Kept apart so host.ts holds the steps of a deal, not its arithmetic.
+import type { EngineTable } from '../engines/contract.ts';
 import { engineBudgetBytes } from './engine-choice.ts';
 import { dealLargestContext, type ContextDeal } from './context-choice.ts';
 import { dealCost, dealCostFromPlan, snapshotsForCkpt, validateDeal, type DealCost, type DealDevice, type DealEntry } from './deal.ts';
@@ -30,11 +31,12 @@ export function hostDealCost(opts: HostOptions, ctx = opts.ctx): DealCost {
 
 /**
  * The devices as the deal sees them: the host's memory less `hostReserved` bytes it keeps outside the deal
- * (a draft model); a WASM device at most a wasm32 memory (4 GiB), whatever its hello offered.
+ * (a draft model); each at most what its engine can use (its row's cap: a WASM device a wasm32 memory,
+ * 4 GiB), whatever its hello offered.
  */
-export function dealDevices(devices: ReadonlyMap<string, HostDevice>, hostId: string, hostReserved = 0): DealDevice[] {
+export function dealDevices(devices: ReadonlyMap<string, HostDevice>, engines: EngineTable, hostId: string, hostReserved = 0): DealDevice[] {
   return [...devices.values()].map((d) => {
-    const offered = engineBudgetBytes(d.caps.engine, d.caps.memoryBudgetBytes);
+    const offered = engineBudgetBytes(engines, d.caps.engine, d.caps.memoryBudgetBytes);
     return { id: d.id, name: d.name, speed: d.caps.speed, memoryBudgetBytes: d.id === hostId ? Math.max(0, offered - hostReserved) : offered };
   });
 }
@@ -52,7 +54,7 @@ export function dealRoom(devices: ReadonlyMap<string, HostDevice>, manual: DealE
     const entries = validateDeal(applies, ids, opts.config.numLayers, { firstLayerOn: hostId });
     return { ctx: opts.ctx, want: opts.ctx, entries, cost: hostDealCost(opts), oneMoreDeviceHolds: false };
   }
-  return dealLargestContext(dealDevices(devices, hostId, hostReserved), (ctx) => roomDealCost(opts, ctx), opts.ctx, { exact: opts.ctxExact ?? false });
+  return dealLargestContext(dealDevices(devices, opts.engines, hostId, hostReserved), (ctx) => roomDealCost(opts, ctx), opts.ctx, { exact: opts.ctxExact ?? false });
 }
 
 /** The entries of dealRoom. */

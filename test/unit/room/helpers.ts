@@ -13,6 +13,7 @@ import { RoomGuest, type EngineFactory } from '../../../src/room/guest.ts';
 import { memoryLinkPair } from '../../../src/room/memory-link.ts';
 import type { MessageLink } from '../../../src/room/wire.ts';
 import { MemoryByteStore } from '../../../src/room/weight-cache.ts';
+import { ENGINES } from '../../../src/engines/table.ts';
 import type { DeviceCaps } from '../../../src/room/protocol.ts';
 
 export const ROOM_ID = '0123456789abcdef0123456789abcdef';
@@ -98,7 +99,7 @@ export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial
   const host = new RoomHost({
     roomId: ROOM_ID, name: 'Host', caps: caps(), config, format: 'safetensors', source: hostSource,
     modelUrl: 'mem://tiny', modelKey: 'tiny-test', ctx: 256, loadWeights: (s, r) => loadWeights(s, r),
-    createEngine: referenceFactory, store: new MemoryByteStore(), autoRedeal: false, ...hostOpts,
+    createEngine: referenceFactory, store: new MemoryByteStore(), autoRedeal: false, ...hostOpts, engines: hostOpts.engines ?? ENGINES,
   });
   const room: TestRoom = {
     host, guests: [], links: [], hops: [], sources: [hostSource], stores: [],
