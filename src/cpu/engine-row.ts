@@ -6,6 +6,7 @@
 // model '') through the page's cached source. Elsewhere (Node) the share loads on this thread.
 // Its options (?simd=, ?cpu-activations=) come with each request. The engine itself is a lazy import.
 import type { EngineOptions, EngineRow } from '../engines/contract.ts';
+import { engineScratchBytes } from '../model/engine-scratch.ts';
 import { inThreadShare } from '../engines/in-thread-share.ts';
 import { CPU_ACTIVATIONS, SIMD_CHOICES, type CpuActivations, type SimdChoice } from './simd-path.ts';
 import { onPageMainThread, pageIsolated, WASM32_MEMORY_BYTES, wasmLabel, wasmThreadsHere, wasmThreadsOnThisThread } from './threads-here.ts';
@@ -53,6 +54,8 @@ export const wasmRow: EngineRow = {
   fallbackLabel: () => 'CPU (WebAssembly)',
   budgetBytes: (offered) => Math.min(offered, WASM32_MEMORY_BYTES),
   capNote: (offered) => (offered >= WASM32_MEMORY_BYTES ? ' · at most 4 GiB on the CPU engine (a wasm32 memory)' : ''),
+  /** Counted as the WebGPU engine's buffers (src/model/engine-scratch.ts), the bound the deal has always used: not yet measured on its own. */
+  scratchBytes: (config, o) => engineScratchBytes(config, o),
   loadShare(options) {
     if (!onPageMainThread()) return inThreadShare(async (s, r) => (await import('../model/load-weights.ts')).openWeights(s, r), createWasm(options));
     const { simd, activations } = cpuOptions(options);

@@ -5,7 +5,8 @@
 // Types only (and nothing an engine's bundle would not load anyway): engines and the room both import it.
 import type { LayerEngine, LayerRange } from '../model/engine-types.ts';
 import type { KvCacheType } from '../model/kv-quant.ts';
-import type { ModelSource, ModelWeights, WeightRequest } from '../model/types.ts';
+import type { ScratchOptions } from '../model/engine-scratch.ts';
+import type { ModelConfig, ModelSource, ModelWeights, WeightRequest } from '../model/types.ts';
 
 /** An engine's name in the table, on the wire (hello) and in ?engine=: lower-case letters, digits, '-'. */
 export type EngineKind = string;
@@ -93,6 +94,8 @@ export interface EngineRow {
   budgetBytes(offeredBytes: number): number;
   /** Why budgetBytes cut an offer, for the card ('' when it did not). */
   capNote(offeredBytes: number): string;
+  /** Bytes the engine allocates on a device besides its layers' weights and cache, for a share of `config` (the deal asks). */
+  scratchBytes(config: ModelConfig, o: ScratchOptions): number;
   /** How a device loads its share into this engine (every row; a worker row's weights never reach the page). */
   loadShare(options: EngineOptions): ShareLoadFn;
   /** An engine on this very thread of weights read here (a draft model, a single-device harness run). */

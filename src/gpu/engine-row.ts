@@ -3,6 +3,7 @@
 // (openWeights: at most LOAD_IN_FLIGHT_BYTES of weights in JS at once). The engine, its speed probe and
 // the loader are lazy imports: the start page loads this row, not the engine.
 import type { EngineRow } from '../engines/contract.ts';
+import { engineScratchBytes } from '../model/engine-scratch.ts';
 import { inThreadShare } from '../engines/in-thread-share.ts';
 import { adapterLabel, requestAdapter, summarizeAdapter } from './adapter.ts';
 
@@ -32,6 +33,8 @@ export const webgpuRow: EngineRow = {
   fallbackLabel: ({ adapter }) => `WebGPU · ${adapter}`,
   budgetBytes: (offered) => offered,
   capNote: () => '',
+  /** Its buffers as src/model/engine-scratch.ts models them (test/gpu/deal-bytes.test.ts checks the model). */
+  scratchBytes: (config, o) => engineScratchBytes(config, o),
   loadShare: (options) => inThreadShare(async (s, r) => (await import('../model/load-weights.ts')).openWeights(s, r), createWebGPU(options)),
   createEngine: createWebGPU,
 };

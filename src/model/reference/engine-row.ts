@@ -3,6 +3,7 @@
 // weights in JS anyway, so its share loads whole on this thread (loadWeights fills each tensor once: its
 // weights plus LOAD_IN_FLIGHT_BYTES at the peak). The engine is a lazy import.
 import type { EngineRow } from '../../engines/contract.ts';
+import { engineScratchBytes } from '../engine-scratch.ts';
 import { inThreadShare } from '../../engines/in-thread-share.ts';
 import { measureSpeed } from '../js-speed.ts';
 
@@ -25,6 +26,8 @@ export const referenceRow: EngineRow = {
   fallbackLabel: () => REFERENCE_LABEL,
   budgetBytes: (offered) => offered,
   capNote: () => '',
+  /** Counted as the WebGPU engine's buffers (src/model/engine-scratch.ts), the bound the deal has always used. */
+  scratchBytes: (config, o) => engineScratchBytes(config, o),
   loadShare: (options) => inThreadShare(async (s, r) => (await import('../load-weights.ts')).loadWeights(s, r), createReference(options)),
   createEngine: createReference,
 };
