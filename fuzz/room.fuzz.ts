@@ -12,6 +12,7 @@
 // With `hybrid`, the model is a tiny Qwen3.5 (linear, full, linear, full): the host's layers and the
 // guest's both hold Gated DeltaNet layers, so mutated pin / restore / release frames reach real
 // recurrent-state snapshots (a restore with none there, more pins than the engine keeps).
+import { ENGINES } from '../src/engines/table.ts';
 import { readModelConfig } from '../src/model/config.ts';
 import { ModelFileError } from '../src/model/errors.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
@@ -60,7 +61,7 @@ export async function run(seed: number, count: number, opts: { hybrid?: boolean 
   const factory: EngineFactory = async (weights, o) => new ReferenceEngine(weights, o);
   const host = new RoomHost({
     roomId: ROOM_ID, name: 'Host', caps, config, format: 'safetensors', source, modelUrl: 'mem://tiny', modelKey: 'tiny',
-    ctx: 256, loadWeights: (s, r) => loadWeights(s, r), createEngine: factory, store: new MemoryByteStore(), autoRedeal: false,
+    ctx: 256, loadWeights: (s, r) => loadWeights(s, r), createEngine: factory, store: new MemoryByteStore(), autoRedeal: false, engines: ENGINES,
     loadStallMs: Number(process.env.FUZZ_LOAD_STALL_MS ?? 120_000),
   });
   const guest = new RoomGuest({

@@ -11,9 +11,8 @@
 import { CpuWorkerEngine } from '../src/cpu/worker-engine.ts';
 import type { LayerEngine } from '../src/model/engine-types.ts';
 import { PositionError } from '../src/model/engine-errors.ts';
-import { wasmLabel } from '../src/room/engine-choice.ts';
-import { isCpuActivations, isSimdChoice, preferCpuActivations } from '../src/cpu/simd-path.ts';
-import { wasmThreadsHere } from '../src/room/engine-probe.ts';
+import { isCpuActivations, isSimdChoice } from '../src/cpu/simd-path.ts';
+import { wasmLabel, wasmThreadsHere } from '../src/cpu/threads-here.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
@@ -43,13 +42,12 @@ async function main(): Promise<void> {
   const wasm = params.get('engine') === 'wasm';
   const simd = params.get('simd');   // ?simd=plain|relaxed forces a build; absent: relaxed where the browser has it
   if (simd !== null && !isSimdChoice(simd)) throw new Error(`?simd= must be auto, relaxed or plain, got "${simd}"`);
-  // ?cpu-activations=q8, as the app sets it: the page's preference, which the worker gets with its load request
+  // ?cpu-activations=q8, as the app takes it: the worker gets it with its load request
   const act = params.get('cpu-activations');
   if (act !== null && !isCpuActivations(act)) throw new Error(`?cpu-activations= must be f32 or q8, got "${act}"`);
-  preferCpuActivations(act ?? 'f32');
   const layers = { layers: [0, config.numLayers] as [number, number], embedding: true, head: true };
   const worker = wasm
-    ? await CpuWorkerEngine.start({ model, ...hfEndpoint, ...layers, ctx, threads: wasmThreadsHere(), simd: simd ?? 'auto' })
+    ? await CpuWorkerEngine.start({ model, ...hfEndpoint, ...layers, ctx, threads: wasmThreadsHere(), simd: simd ?? 'auto', activations: act ?? 'f32' })
     : undefined;
   const engine: LayerEngine = worker ?? new ReferenceEngine(await loadWeights(source, layers), { ctx });
   // The page's timer, counted while an engine call is pending: an engine on this thread computes inside

@@ -5,8 +5,9 @@ import { Generator } from '../src/model/generator.ts';
 import type { SamplingOptions } from '../src/model/engine-types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
-import { createHostRoom, engineFactory, joinRoom, type EngineKind } from '../src/room/api.ts';
-import { isSimdChoice, preferSimdPath } from '../src/cpu/simd-path.ts';
+import { createHostRoom, joinRoom } from '../src/room/api.ts';
+import { ENGINES } from '../src/engines/table.ts';
+import { engineOf, engineOptionsOf } from '../src/app/url-params.ts';
 import type { DealEntry } from '../src/room/deal.ts';
 import { fuzzMessages, sampleFrames } from '../src/room/fuzz.ts';
 import { defaultSignaling, hostPeerId, peerPrefix } from '../src/room/signaling.ts';
@@ -14,9 +15,9 @@ import { encodeFrame, decodeFrame, PROTOCOL_VERSION } from '../src/room/protocol
 import { chunkFrame, Reassembler } from '../src/room/wire.ts';
 
 const params = new URLSearchParams(location.search);
-const engine = (params.get('engine') ?? 'reference') as EngineKind;
-const simd = params.get('simd');   // ?simd=plain: the WASM engine's SIMD128-only build, as the app's ?simd=
-if (simd !== null && isSimdChoice(simd)) preferSimdPath(simd);
+const engine = engineOf(params.get('engine') ?? 'reference', ENGINES);
+// ?simd=plain: the WASM engine's SIMD128-only build, as the app's ?simd= (with every load request)
+const engineOptions = engineOptionsOf(params, ENGINES) ?? {};
 const speed = params.has('speed') ? Number(params.get('speed')) : undefined;
 const logEl = document.getElementById('log')!;
 const events: Record<string, unknown>[] = [];
@@ -32,7 +33,7 @@ async function host(): Promise<void> {
   const model = params.get('model')!;
   const ctx = Number(params.get('ctx') ?? 256);
   const room = await createHostRoom({
-    model, engine, ctx, speed, name: 'Host',
+    model, engines: ENGINES, engine, engineOptions, ctx, speed, name: 'Host',
     host: {
       microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0', directHops: params.get('hops') !== '0',
       // ?loss=ms: a longer silence before a guest counts as gone (tests of exactness on slow software GPUs)
@@ -70,7 +71,7 @@ async function host(): Promise<void> {
       if (!single || fresh) {
         const source = await resolveModelSource(new URL(model, location.href).href);
         const weights = await loadWeights(source, { layers: [0, room.config.numLayers], embedding: true, head: true });
-        single = new Generator(await engineFactory(engine)(weights, { ctx, range: [0, room.config.numLayers] }), { ctx });
+        single = new Generator(await ENGINES[engine]!.createEngine(engineOptions)(weights, { ctx, range: [0, room.config.numLayers] }), { ctx });
       }
       const r = await single.generate(prompt, { maxNewTokens: n, ...(sampling ? { sampling } : {}) });
       return { ids: r.ids, finish: r.finish, error: r.error?.message ?? null, stats: r.stats };
@@ -81,7 +82,7 @@ async function host(): Promise<void> {
 
 async function guest(): Promise<void> {
   document.getElementById('role')!.textContent = 'guest';
-  const g = await joinRoom(location.href, { engine, speed, name: params.get('name') ?? undefined });
+  const g = await joinRoom(location.href, { engines: ENGINES, engine, engineOptions, speed, name: params.get('name') ?? undefined });
   g.guest.on((e) => {
     if (e.type === 'progress') return;
     log(e.type, { ...('range' in e ? { range: e.range } : {}), ...('error' in e ? { message: e.error.message } : {}), ...('why' in e ? { why: e.why } : {}), ...('networkBytes' in e ? { networkBytes: e.networkBytes, cacheBytes: e.cacheBytes } : {}) });

@@ -12,10 +12,9 @@ import { CpuUnsupportedError } from '../src/cpu/errors.ts';
 import { measureWasmSpeed } from '../src/cpu/speed-probe.ts';
 import type { SimdChoice } from '../src/cpu/simd-path.ts';
 import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe, CpuWorkerThreads } from '../src/cpu/worker-wire.ts';
-import type { LayerRange, RowCandidates } from '../src/model/engine-types.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { openWeights } from '../src/model/load-weights.ts';
-import { fromWire, type WireRow } from '../src/model/row-wire.ts';
+import { layerEngineApi } from '../src/model/worker-engine-wire.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import type { ModelSource, ReadFileOptions } from '../src/model/types.ts';
 import { installErrorTransfer, registerRemoteError } from '../src/model/worker-errors.ts';
@@ -83,39 +82,9 @@ const api: CpuEngineWorkerApi = {
     const t = threadsHere(threads);
     return { ...t, ...await measureWasmSpeed(budgetMs, t.threads, simd ?? 'auto') };
   },
-  kvLength: (): number => need().kvLength(),
-  truncate: (length: number): Promise<void> => need().truncate(length),
-  snapshot: (position: number): Promise<void> => need().snapshot(position),
-  releaseSnapshot: (position: number): Promise<void> => need().releaseSnapshot(position),
-  async embed(ids: number[]): Promise<Float32Array> {
-    const out = await need().embed(ids);
-    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
-  },
-  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
-    const out = await need().runLayers(range, start, hidden);
-    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
-  },
-  /** Pick + this engine's layers on the pick (CpuEngine.sampleAndRun); the row's overrule reported back. */
-  async sampleAndRun(hidden: Float32Array, row: WireRow, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; overruled: boolean; hidden: Float32Array }> {
-    const flags = [false];
-    const r = await need().sampleAndRun(hidden, fromWire(row, flags, 0), range);
-    return Comlink.transfer({ token: r.token, candidates: r.candidates, overruled: flags[0]!, hidden: r.hidden }, [r.hidden.buffer as ArrayBuffer]);
-  },
-  async decode(request: { tokens?: number[]; hidden?: Float32Array; rows: WireRow[]; ahead?: boolean }): Promise<(RowCandidates & { overruled: boolean })[]> {
-    const flags = request.rows.map(() => false);
-    const out = await need().decode({ ...request, rows: request.rows.map((r, i) => fromWire(r, flags, i)) });
-    return out.map((c, i) => ({ ...c, overruled: flags[i]! }));
-  },
-  async logits(hidden: Float32Array): Promise<Float32Array> {
-    const out = await need().logits(hidden);
-    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
-  },
-  stats: (): CpuEngineStats => need().stats(),
-  /** Stops the pool's workers (CpuEngine.dispose closes the kernels); the page then terminates this worker. */
-  async dispose(): Promise<void> {
-    await engine?.dispose();
-    engine = undefined;
-  },
+  // every engine worker's calls (src/model/worker-engine-wire.ts); dispose stops the pool's workers
+  // (CpuEngine.dispose closes the kernels), the page then terminates this worker
+  ...layerEngineApi<CpuEngineStats>(need, async () => { await engine?.dispose(); engine = undefined; }),
 };
 
 registerRemoteError(CpuUnsupportedError);

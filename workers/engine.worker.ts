@@ -8,9 +8,9 @@ import { createWebGPUEngine } from '../src/gpu/create-engine.ts';
 import { requestEngineDevice } from '../src/gpu/device.ts';
 import type { EngineStats, WebGPUEngine } from '../src/gpu/engine.ts';
 import { installErrorTransfer } from '../src/gpu/worker-errors.ts';
-import type { EngineWorkerApi, WireRow, WorkerLoaded, WorkerLoadRequest } from '../src/gpu/worker-wire.ts';
-import type { LayerRange, RowCandidates } from '../src/model/engine-types.ts';
-import { fromWire } from '../src/model/row-wire.ts';
+import type { EngineWorkerApi, WorkerLoaded, WorkerLoadRequest } from '../src/gpu/worker-wire.ts';
+import type { LayerRange } from '../src/model/engine-types.ts';
+import { layerEngineApi } from '../src/model/worker-engine-wire.ts';
 import { EngineUsageError } from '../src/model/engine-errors.ts';
 import { openWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
@@ -43,43 +43,12 @@ const api: EngineWorkerApi = {
       adapter: summarizeAdapter(adapter), vocabSize: weights.config.vocabSize, hiddenSize: weights.config.hiddenSize, recurrent: engine.recurrent,
     };
   },
-  kvLength: (): number => need().kvLength(),
-  truncate: (length: number): Promise<void> => need().truncate(length),
-  snapshot: (position: number): Promise<void> => need().snapshot(position),
-  releaseSnapshot: (position: number): Promise<void> => need().releaseSnapshot(position),
-  async embed(ids: number[]): Promise<Float32Array> {
-    const out = await need().embed(ids);
-    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
-  },
-  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
-    const out = await need().runLayers(range, start, hidden);
-    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
-  },
-  async runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
+  runTokens: async (ids: number[], range: LayerRange, start: number): Promise<Float32Array> => {
     const out = await need().runTokens(ids, range, start);
     return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
   },
-  /** Pick + this engine's layers on the pick (WebGPUEngine.sampleAndRun); the row's overrule reported back. */
-  async sampleAndRun(hidden: Float32Array, row: WireRow, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; overruled: boolean; hidden: Float32Array }> {
-    const flags = [false];
-    const r = await need().sampleAndRun(hidden, fromWire(row, flags, 0), range);
-    return Comlink.transfer({ token: r.token, candidates: r.candidates, overruled: flags[0]!, hidden: r.hidden }, [r.hidden.buffer as ArrayBuffer]);
-  },
-  /** The decode call (WebGPUEngine.decode): each row's candidates and whether its top choice was overruled (the row asked with `report`). */
-  async decode(request: { tokens?: number[]; hidden?: Float32Array; rows: WireRow[]; ahead?: boolean }): Promise<(RowCandidates & { overruled: boolean })[]> {
-    const flags = request.rows.map(() => false);
-    const out = await need().decode({ ...request, rows: request.rows.map((r, i) => fromWire(r, flags, i)) });
-    return out.map((c, i) => ({ ...c, overruled: flags[i]! }));
-  },
-  async logits(hidden: Float32Array): Promise<Float32Array> {
-    const out = await need().logits(hidden);
-    return Comlink.transfer(out, [out.buffer as ArrayBuffer]);
-  },
-  stats: (): EngineStats => need().stats(),
-  async dispose(): Promise<void> {
-    await engine?.dispose();
-    engine = undefined;
-  },
+  // every engine worker's calls (src/model/worker-engine-wire.ts)
+  ...layerEngineApi<EngineStats>(need, async () => { await engine?.dispose(); engine = undefined; }),
 };
 
 

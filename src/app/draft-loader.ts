@@ -12,7 +12,8 @@ import { DEFAULT_MAX_DRAFT } from '../model/speculative/types.ts';
 import { checkSameVocabulary, vocabularyOf, type Vocabulary } from '../model/speculative/vocabulary.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelSource, WeightRequest } from '../model/types.ts';
-import { engineFactory, type EngineKind } from '../room/api.ts';
+import type { EngineKind, EngineOptions } from '../engines/contract.ts';
+import { ENGINES } from '../engines/table.ts';
 import { kvBytesPerLayer } from '../room/deal.ts';
 import { CachingSource, IndexedDbByteStore } from '../room/weight-cache.ts';
 import { hostModelUrl, modelName, modelUrlFor } from './models.ts';
@@ -34,6 +35,8 @@ export interface DraftTarget {
   /** The room's context: the draft's cache holds it and a draft's worth more (capped by the draft's own limit). */
   ctx: number;
   engine: EngineKind;
+  /** The engine's options (?simd=…), as the room's engine was given them. */
+  engineOptions?: EngineOptions;
   /** Where "tiny" and "/path" choices resolve (location.origin in the app). */
   origin: string;
 }
@@ -68,7 +71,9 @@ export async function loadDraftFrom(source: ModelSource, name: string, target: O
   });
   signal.throwIfAborted();
   onStep(`starting ${name} on this device…`);
-  const engine = await engineFactory(target.engine)(weights, { ctx, range: [0, config.numLayers] });
+  const row = ENGINES[target.engine];
+  if (!row) throw new EngineUsageError(`draft model ${name}: no engine "${target.engine}" on this page`);
+  const engine = await row.createEngine(target.engineOptions ?? {})(weights, { ctx, range: [0, config.numLayers] });
   try {
     signal.throwIfAborted();
     // It drafts as many tokens a pass as its measurements say pay (at most the pass's max): the room's

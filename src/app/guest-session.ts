@@ -2,6 +2,8 @@
 // memory, load progress, status — and a screen Wake Lock while it computes, so a phone keeps working.
 import { readModelConfig } from '../model/config.ts';
 import type { LayerRange } from '../model/engine-types.ts';
+import type { EngineKind, EngineOptions } from '../engines/contract.ts';
+import { ENGINES } from '../engines/table.ts';
 import { joinRoom, type GuestRoom } from '../room/api.ts';
 import { loadSignalingConfig } from './deploy-config.ts';
 import type { DeviceCaps } from '../room/protocol.ts';
@@ -52,7 +54,7 @@ export class GuestSession {
   private lastForwardAt = 0;
   private lock: WakeLockSentinelLike | null = null;
 
-  constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: 'webgpu' | 'reference' | 'wasm'; speed?: number; memoryBudgetBytes?: number } = {}) {
+  constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: EngineKind; engineOptions?: EngineOptions; speed?: number; memoryBudgetBytes?: number } = {}) {
     this.store = new Store<GuestState>({
       status: 'connecting', roomId, name: opts.name ?? '', range: [0, 0], bytesDone: 0, bytesTotal: 0, tokensPerSecond: 0,
       wakeLock: 'wakeLock' in navigator ? 'off' : 'unsupported',
@@ -70,7 +72,8 @@ export class GuestSession {
       const signaling = await loadSignalingConfig();
       const room = await joinRoom(this.roomId, {
         signaling,
-        ...(this.opts.name ? { name: this.opts.name } : {}), ...(this.opts.engine ? { engine: this.opts.engine } : {}),
+        ...(this.opts.name ? { name: this.opts.name } : {}), engines: ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}),
+        ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}),
         ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...offerOf(this.opts.memoryBudgetBytes),
         // Learn the model's layer count from the same (cached) source, for the layer bar.

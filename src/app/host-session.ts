@@ -10,7 +10,10 @@ import { resolveModelSource } from '../model/sources/resolve.ts';
 import { vocabularyOf } from '../model/speculative/vocabulary.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
-import { createHostRoom, defaultEngineKind, type HostRoom } from '../room/api.ts';
+import type { EngineKind, EngineOptions } from '../engines/contract.ts';
+import { ENGINES } from '../engines/table.ts';
+import { createHostRoom, type HostRoom } from '../room/api.ts';
+import { presumedEngine } from '../room/engine-choice.ts';
 import { draftLoaderFor, type DraftLoader, type DraftTarget } from './draft-loader.ts';
 import { DraftSwitch, type DraftChoiceState } from './draft-switch.ts';
 import { loadDeployment } from './deploy-config.ts';
@@ -40,7 +43,10 @@ export interface HostStartOptions {
   /** The room's KV cache type (?kv=; absent: f16). */
   kv?: KvType;
   ckpt: number;
-  engine?: 'webgpu' | 'reference' | 'wasm';
+  /** ?engine=: a kind of the engine table (absent: the probe's fastest). */
+  engine?: EngineKind;
+  /** The engines' options (?simd=…). */
+  engineOptions?: EngineOptions;
   name?: string;
   speed?: number;
   memoryBudgetBytes?: number;   // what this device offers the room (default: derived from navigator.deviceMemory)
@@ -134,12 +140,14 @@ export class HostSession {
       const room = await createHostRoom({
         signaling,
         model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt }, ...(this.opts.kv ? { kv: this.opts.kv } : {}),
-        ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
+        engines: ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
+        ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}),
         ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });
       this.room = room;
       const target: DraftTarget = {
-        vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? defaultEngineKind(), origin: globalThis.location?.origin ?? '',
+        vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(ENGINES),
+        ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}), origin: globalThis.location?.origin ?? '',
       };
       this.drafts = new DraftSwitch((this.opts.draftLoader ?? draftLoaderFor)(target), (s) => {
         if (s.draftError) this.log(`Draft model not loaded: ${s.draftError}`);

@@ -5,14 +5,13 @@
 //   ?ckpt=<n>                     answer checkpoints kept (default 4; 0 = off, the pinned one too)
 //   ?kv=f16|q8_0                  hosting: the KV cache type of every device (default f16; q8_0 about halves it)
 //   ?room=<32 hex>                join this room as a guest (the invite link)
-//   ?engine=webgpu|wasm|reference which engine runs this device's layers (default: the fastest of a short
-//                                 measured probe at join, src/room/engine-probe.ts; wasm: the WebAssembly SIMD
-//                                 engine of src/cpu for devices without a usable GPU)
-//   ?simd=plain|relaxed|auto      the WASM engine's build (default auto: relaxed SIMD where the browser
-//                                 validates it, src/cpu/simd-path.ts; plain forces the SIMD128-only one)
-//   ?cpu-activations=f32|q8       the WASM engine's activations (default f32; q8: integer dot products,
-//                                 faster, for a device that runs a model alone: in a room its tokens can
-//                                 differ from the other engines', src/cpu/simd-path.ts)
+//   ?engine=<kind>                which engine runs this device's layers: a row of src/engines/table.ts
+//                                 (webgpu, wasm, reference; default: the fastest of a short measured probe
+//                                 at join, src/room/engine-probe.ts; wasm: the WebAssembly SIMD engine of
+//                                 src/cpu for devices without a usable GPU)
+//   ?<option>=<value>             an engine row's own options, validated against its row: the WASM
+//                                 engine's ?simd=auto|relaxed|plain and ?cpu-activations=f32|q8
+//                                 (src/cpu/engine-row.ts says what they do)
 //   ?agent=replay&script=<url>    the agent workspace on a scripted model (JSONL of {"text": ...})
 //   &delay=<ms>                   replay: wait per token so the answer visibly streams (default 15)
 //   &grammar=0                    replay: sample without the call grammar, as a server that takes none
@@ -24,7 +23,8 @@
 
 import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { memoryBudgetFromGiB } from './memory-budget.ts';
-import { CPU_ACTIVATIONS, isCpuActivations, isSimdChoice, type CpuActivations, type SimdChoice } from '../cpu/simd-path.ts';
+import type { EngineKind, EngineOptions, EngineTable } from '../engines/contract.ts';
+import { ENGINES } from '../engines/table.ts';
 
 /** The context of a scripted replay workspace (its model is the tiny one): the small models' default. */
 export const DEFAULT_CTX = 8192;
@@ -43,11 +43,10 @@ export interface AppParams {
   kv?: KvCacheType;
   ckpt: number;
   room?: string;
-  engine?: 'webgpu' | 'reference' | 'wasm';
-  /** ?simd=: the WASM engine's SIMD path (absent: auto). */
-  simd?: SimdChoice;
-  /** ?cpu-activations=: the WASM engine's activations (absent: f32). */
-  cpuActivations?: CpuActivations;
+  /** ?engine=: a kind of the engine table (absent: the probe's fastest). */
+  engine?: EngineKind;
+  /** The engine rows' options the URL gives (?simd=plain, ?cpu-activations=q8): each checked against its row. */
+  engineOptions?: EngineOptions;
   agent?: 'replay';
   script?: string;
   delay: number;
@@ -106,20 +105,9 @@ export function parseAppParams(search: string): AppParams {
     params.room = room;
   }
   const engine = q.get('engine');
-  if (engine) {
-    if (engine !== 'webgpu' && engine !== 'wasm' && engine !== 'reference') throw new UrlParamError('engine', `must be webgpu, wasm or reference, got "${engine}"`);
-    params.engine = engine;
-  }
-  const simd = q.get('simd');
-  if (simd) {
-    if (!isSimdChoice(simd)) throw new UrlParamError('simd', `must be auto, relaxed or plain, got "${simd}"`);
-    params.simd = simd;
-  }
-  const act = q.get('cpu-activations');
-  if (act) {
-    if (!isCpuActivations(act)) throw new UrlParamError('cpu-activations', `must be ${CPU_ACTIVATIONS.join(' or ')}, got "${act}"`);
-    params.cpuActivations = act;
-  }
+  if (engine) params.engine = engineOf(engine, ENGINES);
+  const options = engineOptionsOf(q, ENGINES);
+  if (options) params.engineOptions = options;
   const agent = q.get('agent');
   if (agent) {
     if (agent !== 'replay') throw new UrlParamError('agent', `must be replay (a scripted model for trying the workspace), got "${agent}"`);
@@ -161,4 +149,25 @@ export function contextWarning(ctx: number): string | null {
   return ctx < SMALL_CONTEXT
     ? `Context is ${ctx.toLocaleString('en-US')} tokens: tools need about 8k to work well, and older results will be trimmed often. Raise ?ctx= if the room's memory allows.`
     : null;
+}
+
+/** ?engine='s value, checked against the table's kinds. */
+export function engineOf(engine: string, engines: EngineTable): EngineKind {
+  const kinds = Object.keys(engines);
+  if (!engines[engine]) throw new UrlParamError('engine', `must be ${kinds.slice(0, -1).join(', ')} or ${kinds.at(-1)}, got "${engine}"`);
+  return engine;
+}
+
+/** The engine rows' options present in the URL, each checked against the values its row takes; undefined when none. */
+export function engineOptionsOf(q: URLSearchParams, engines: EngineTable): EngineOptions | undefined {
+  const out: Record<string, string> = {};
+  for (const row of Object.values(engines)) {
+    for (const o of row.options) {
+      const v = q.get(o.param);
+      if (!v) continue;
+      if (!o.values.includes(v)) throw new UrlParamError(o.param, `must be ${o.values.slice(0, -1).join(', ')} or ${o.values.at(-1)}, got "${v}"`);
+      out[o.param] = v;
+    }
+  }
+  return Object.keys(out).length ? out : undefined;
 }

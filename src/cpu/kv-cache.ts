@@ -5,7 +5,7 @@
 //         quants [capacity, Hkv·nb, 32] and f16 scales [capacity, Hkv·nb], nb = ⌈D/32⌉ a head; they
 //         read back as exactly the values the reference's q8_0 cache holds.
 // so attention reads the same numbers as the reference's.
-import { ContextFullError, PositionError } from '../model/engine-errors.ts';
+import { KvBook } from '../model/kv-book.ts';
 import { Q8_0_VALUES, type KvCacheType } from '../model/kv-quant.ts';
 import type { Q8Blocks, WasmKernels } from './wasm-kernels.ts';
 
@@ -21,16 +21,14 @@ export function kvRowBytes(type: KvCacheType, kvHeads: number, headDim: number):
   return type === 'f16' ? kvHeads * headDim * 2 : kvHeads * Math.ceil(headDim / Q8_0_VALUES) * (Q8_0_VALUES + 2);
 }
 
-export class CpuKvCache {
-  readonly capacity: number;
+export class CpuKvCache extends KvBook<Slot> {
   readonly kvWidth: number;
   readonly type: KvCacheType;
   private readonly headDim: number;
   private readonly blocks: number;           // q8_0 blocks a token row: Hkv·⌈D/32⌉
-  private readonly slots = new Map<number, Slot>();
 
   constructor(private readonly k: WasmKernels, opts: { capacity: number; kvHeads: number; headDim: number; layers: number[]; type?: KvCacheType }) {
-    this.capacity = opts.capacity;
+    super('CpuKvCache', opts.capacity);
     this.headDim = opts.headDim;
     this.kvWidth = opts.kvHeads * opts.headDim;
     this.type = opts.type ?? 'f16';
@@ -48,26 +46,9 @@ export class CpuKvCache {
     return this.slots.size * 2 * this.capacity * kvRowBytes(this.type, this.kvWidth / this.headDim, this.headDim);
   }
 
-  has(layer: number): boolean {
-    return this.slots.has(layer);
-  }
-
-  length(layer: number): number {
-    return this.slot(layer).length;
-  }
-
-  /** The smallest length over the held layers (0 when none are held). */
-  commonLength(): number {
-    let min = Infinity;
-    for (const s of this.slots.values()) min = Math.min(min, s.length);
-    return min === Infinity ? 0 : min;
-  }
-
   /** Append n tokens' K and V (f32 [n, kvWidth] at kp, vp) at position pos0, which must continue the layer. */
   append(layer: number, pos0: number, n: number, kp: number, vp: number): void {
-    const s = this.slot(layer);
-    if (pos0 !== s.length) throw new PositionError(`layer ${layer}: position ${pos0} does not continue the KV cache of ${s.length} tokens (expected ${s.length})`);
-    if (s.length + n > this.capacity) throw new ContextFullError(`layer ${layer}: ${s.length} + ${n} tokens exceed the context of ${this.capacity}`);
+    const s = this.slotToAppend(layer, n, (i) => pos0 + i);
     if (this.type === 'f16') {
       const at = pos0 * this.kvWidth * 2;
       this.k.toHalfAt(kp, s.keys + at, n * this.kvWidth);
@@ -106,13 +87,4 @@ export class CpuKvCache {
     });
   }
 
-  truncate(length: number): void {
-    for (const s of this.slots.values()) s.length = Math.min(s.length, length);
-  }
-
-  private slot(layer: number): Slot {
-    const s = this.slots.get(layer);
-    if (!s) throw new RangeError(`CpuKvCache: layer ${layer} is not held`);
-    return s;
-  }
 }

@@ -22,19 +22,6 @@ export const RELAXED_SIMD_PROBE = new Uint8Array([
 ]);
 
 let supported: boolean | undefined;
-/** The page's ?simd= (src/app sets it once at start): what 'auto' means here. */
-let preference: SimdChoice = 'auto';
-
-/** Sets what an 'auto' request resolves as on this page (?simd=plain forces the SIMD128-only build). */
-export function preferSimdPath(choice: SimdChoice): void {
-  preference = choice;
-}
-
-/** This page's preference, for an engine that runs in another global (its worker). */
-export function simdPreference(): SimdChoice {
-  return preference;
-}
-
 /** Whether this WebAssembly engine has relaxed SIMD (validated once, then remembered). */
 export function relaxedSimdSupported(): boolean {
   if (supported === undefined) {
@@ -53,15 +40,13 @@ export function recheckRelaxedSimd(): void {
 }
 
 /**
- * The path `asked` resolves to here: 'auto' → the page's preference (preferSimdPath), itself 'auto'
- * unless ?simd= said otherwise → relaxed where supported; 'relaxed' where unsupported
- * throws (a forced path never silently becomes another); 'plain' always works.
+ * The path `asked` resolves to here (the page's ?simd=, which travels with each request): 'auto' →
+ * relaxed where supported; 'relaxed' where unsupported throws (a forced path never silently becomes another); 'plain' always works.
  */
 export function pickSimdPath(asked: SimdChoice = 'auto'): SimdPath {
-  const choice = asked === 'auto' ? preference : asked;
-  if (choice === 'plain') return 'plain';
+  if (asked === 'plain') return 'plain';
   if (relaxedSimdSupported()) return 'relaxed';
-  if (choice === 'relaxed') throw new Error('relaxed SIMD was asked for, but this WebAssembly engine does not validate relaxed-SIMD code (use simd: plain)');
+  if (asked === 'relaxed') throw new Error('relaxed SIMD was asked for, but this WebAssembly engine does not validate relaxed-SIMD code (use simd: plain)');
   return 'plain';
 }
 
@@ -69,9 +54,9 @@ export function isSimdChoice(s: string): s is SimdChoice {
   return (SIMD_CHOICES as readonly string[]).includes(s);
 }
 
-// Which activations this page's WASM engines use (the page's ?cpu-activations=, src/app sets it once at
-// start, beside ?simd=: the page's two WASM choices live in one module, so they load as one chunk):
-// 'f32' (the default: weights decoded exactly, the tokens every engine of a room agrees on) or 'q8'
+// Which activations a WASM engine uses (the page's ?cpu-activations=, which travels with each load
+// request beside ?simd=: src/cpu/engine-row.ts): 'f32' (the default: weights decoded exactly, the
+// tokens every engine of a room agrees on) or 'q8'
 // (each linear's input quantized per 32 values, integer dot products: about 1.5-3x faster on the CPU,
 // but the tokens can differ from the other engines'; for a device that runs a model alone).
 
@@ -87,15 +72,4 @@ export const CPU_ACTIVATIONS: readonly CpuActivations[] = ['f32', 'q8'];
 
 export function isCpuActivations(v: string): v is CpuActivations {
   return (CPU_ACTIVATIONS as readonly string[]).includes(v);
-}
-
-let activationsPreference: CpuActivations = 'f32';
-
-/** Sets what this page's WASM engines use (their workers get it with each load request). */
-export function preferCpuActivations(a: CpuActivations): void {
-  activationsPreference = a;
-}
-
-export function cpuActivationsPreference(): CpuActivations {
-  return activationsPreference;
 }

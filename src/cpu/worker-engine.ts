@@ -1,16 +1,14 @@
-// The page side of workers/cpu-engine.worker.ts: a LayerEngine whose work runs in the WASM engine's
-// worker, so generation never blocks the page and, where the page is cross-origin isolated, the worker
-// runs the thread pool (a page's main thread may not Atomics.wait). kvLength() is synchronous in the
-// contract, so it is mirrored here after every call that changes the cache. Errors arrive as the same
-// typed errors (src/model/worker-errors.ts). dispose() closes the pool's workers, then this worker.
+// The page side of workers/cpu-engine.worker.ts: how the WASM engine's worker starts (and its probe), so
+// generation never blocks the page and, where the page is cross-origin isolated, the worker runs the
+// thread pool (a page's main thread may not Atomics.wait). Every engine call is the one worker proxy's
+// (src/model/worker-engine-proxy.ts); dispose() closes the pool's workers, then this worker.
 import * as Comlink from 'comlink';
-import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates, RowSampling } from '../model/engine-types.ts';
-import { toWire } from '../model/row-wire.ts';
 import type { ModelSource } from '../model/types.ts';
 import { installErrorTransfer, registerRemoteError } from '../model/worker-errors.ts';
+import { WorkerEngineProxy } from '../model/worker-engine-proxy.ts';
 import type { CpuEngineStats } from './engine.ts';
 import { CpuUnsupportedError } from './errors.ts';
-import { cpuActivationsPreference, simdPreference } from './simd-path.ts';
+import type { SimdChoice } from './simd-path.ts';
 import type { CpuEngineWorkerApi, CpuLoadPhase, CpuPageSource, CpuWorkerLoaded, CpuWorkerLoadRequest, CpuWorkerProbe } from './worker-wire.ts';
 
 function startWorker(): { worker: Worker; remote: Comlink.Remote<CpuEngineWorkerApi> } {
@@ -40,18 +38,9 @@ function whenAborted(signal: AbortSignal | undefined): Promise<never> {
   });
 }
 
-export class CpuWorkerEngine implements LayerEngine {
-  readonly range: LayerRange;
-  readonly hasEmbedding: boolean;
-  readonly hasHead: boolean;
-  readonly recurrent: boolean;
-  private kv = 0;
-
-  private constructor(private readonly remote: Comlink.Remote<CpuEngineWorkerApi>, private readonly worker: Worker, readonly info: CpuWorkerLoaded) {
-    this.range = info.range;
-    this.hasEmbedding = info.hasEmbedding;
-    this.hasHead = info.hasHead;
-    this.recurrent = info.recurrent;
+export class CpuWorkerEngine extends WorkerEngineProxy<CpuEngineStats, CpuWorkerLoaded> {
+  private constructor(remote: Comlink.Remote<CpuEngineWorkerApi>, worker: Worker, info: CpuWorkerLoaded) {
+    super(remote, worker, info);
   }
 
   /**
@@ -61,8 +50,8 @@ export class CpuWorkerEngine implements LayerEngine {
   static async start(req: CpuWorkerLoadRequest, opts: { source?: ModelSource; onProgress?: (p: CpuLoadPhase) => void; signal?: AbortSignal } = {}): Promise<CpuWorkerEngine> {
     const { worker, remote } = startWorker();
     try {
-      // the worker is another global: it gets this page's ?simd= and ?cpu-activations= with the request
-      const loading = remote.load({ simd: simdPreference(), activations: cpuActivationsPreference(), ...req }, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
+      // the worker is another global: the page's ?simd= and ?cpu-activations= come in the request
+      const loading = remote.load(req, opts.source ? exposeSource(opts.source) : undefined, opts.onProgress ? Comlink.proxy(opts.onProgress) : undefined);
       const info = await Promise.race([loading, whenAborted(opts.signal)]);
       return new CpuWorkerEngine(remote, worker, info);
     } catch (e) {
@@ -73,10 +62,10 @@ export class CpuWorkerEngine implements LayerEngine {
   }
 
   /** The WASM probe in a fresh worker, on the threads an engine there would run; the worker is gone after. */
-  static async probe(budgetMs: number, threads: number): Promise<CpuWorkerProbe> {
+  static async probe(budgetMs: number, threads: number, simd: SimdChoice = 'auto'): Promise<CpuWorkerProbe> {
     const { worker, remote } = startWorker();
     try {
-      return await remote.probe(budgetMs, threads, simdPreference());
+      return await remote.probe(budgetMs, threads, simd);
     } finally {
       remote[Comlink.releaseProxy]();
       worker.terminate();
@@ -86,77 +75,5 @@ export class CpuWorkerEngine implements LayerEngine {
   /** Threads the worker's engine runs on, and whether the worker was cross-origin isolated. */
   get threads(): number {
     return this.info.threads;
-  }
-
-  kvLength(): number {
-    return this.kv;
-  }
-
-  async truncate(length: number): Promise<void> {
-    try {
-      await this.remote.truncate(length);
-    } finally {
-      this.kv = await this.remote.kvLength();
-    }
-  }
-
-  snapshot(position: number): Promise<void> {
-    return this.remote.snapshot(position);
-  }
-
-  releaseSnapshot(position: number): Promise<void> {
-    return this.remote.releaseSnapshot(position);
-  }
-
-  embed(ids: number[]): Promise<Float32Array> {
-    return this.remote.embed(ids);
-  }
-
-  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
-    try {
-      return await this.remote.runLayers(range, start, hidden);
-    } finally {
-      this.kv = await this.remote.kvLength();
-    }
-  }
-
-  async sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
-    try {
-      const { overruled, ...r } = await this.remote.sampleAndRun(hidden, toWire(row), range);
-      if (overruled) row.constraint?.overruled?.();
-      return r;
-    } finally {
-      this.kv = await this.remote.kvLength();
-    }
-  }
-
-  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
-    try {
-      const { tokens, hidden, ahead } = request;
-      const out = await this.remote.decode({ ...(tokens ? { tokens: [...tokens] } : {}), ...(hidden ? { hidden } : {}), ...(ahead ? { ahead } : {}), rows: request.rows.map(toWire) });
-      return out.map(({ overruled, ...c }, i) => {
-        if (overruled) request.rows[i]!.constraint?.overruled?.();
-        return c;
-      });
-    } finally {
-      if (request.tokens) this.kv = await this.remote.kvLength();
-    }
-  }
-
-  logits(hidden: Float32Array): Promise<Float32Array> {
-    return this.remote.logits(hidden);
-  }
-
-  stats(): Promise<CpuEngineStats> {
-    return this.remote.stats();
-  }
-
-  async dispose(): Promise<void> {
-    try {
-      await this.remote.dispose();
-    } finally {
-      this.remote[Comlink.releaseProxy]();
-      this.worker.terminate();
-    }
   }
 }

@@ -3,8 +3,8 @@
 // comlink exposes it. Here in src/cpu so the page side never imports the worker's module. Decode rows
 // cross as src/model/row-wire.ts's WireRow (shared with the WebGPU engine's worker).
 import type { KvCacheType } from '../model/kv-quant.ts';
-import type { LayerRange, RowCandidates } from '../model/engine-types.ts';
-import type { WireRow } from '../model/row-wire.ts';
+import type { LayerRange } from '../model/engine-types.ts';
+import type { LayerEngineWorkerApi } from '../model/worker-engine-wire.ts';
 import type { LoadProgress, ReadFileOptions } from '../model/types.ts';
 import type { CpuEngineStats } from './engine.ts';
 import type { CpuActivations, SimdChoice, SimdPath } from './simd-path.ts';
@@ -70,19 +70,8 @@ export interface CpuWorkerProbe extends CpuWorkerThreads {
 
 export type CpuLoadPhase = LoadProgress & { phase: 'fetch' | 'place' };
 
-/** The worker's API (one CpuEngine behind it); Float32Array results are transferred. */
-export interface CpuEngineWorkerApi {
+/** The worker's API (one CpuEngine behind it): every engine worker's calls, its load and the probe. */
+export interface CpuEngineWorkerApi extends LayerEngineWorkerApi<CpuEngineStats> {
   load(req: CpuWorkerLoadRequest, source?: CpuPageSource, onProgress?: (p: CpuLoadPhase) => void): Promise<CpuWorkerLoaded>;
   probe(budgetMs: number, threads: number, simd?: SimdChoice): Promise<CpuWorkerProbe>;
-  kvLength(): number;
-  truncate(length: number): Promise<void>;
-  snapshot(position: number): Promise<void>;
-  releaseSnapshot(position: number): Promise<void>;
-  embed(ids: number[]): Promise<Float32Array>;
-  runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array>;
-  sampleAndRun(hidden: Float32Array, row: WireRow, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; overruled: boolean; hidden: Float32Array }>;
-  decode(request: { tokens?: number[]; hidden?: Float32Array; rows: WireRow[]; ahead?: boolean }): Promise<(RowCandidates & { overruled: boolean })[]>;
-  logits(hidden: Float32Array): Promise<Float32Array>;
-  stats(): CpuEngineStats;
-  dispose(): Promise<void>;
 }

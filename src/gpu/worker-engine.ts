@@ -1,25 +1,16 @@
-// The page side of workers/engine.worker.ts: a LayerEngine whose work runs in the worker. kvLength() is
-// synchronous in the contract, so it is mirrored here after every call that changes the cache.
+// The page side of workers/engine.worker.ts: how the WebGPU engine's worker starts, and the fused
+// runTokens only it has; every other call is the one worker proxy's (src/model/worker-engine-proxy.ts).
 import * as Comlink from 'comlink';
-import type { DecodeRequest, LayerEngine, LayerRange, RowCandidates, RowSampling } from '../model/engine-types.ts';
+import type { LayerRange } from '../model/engine-types.ts';
 import type { LoadProgress } from '../model/types.ts';
-import { toWire } from '../model/row-wire.ts';
+import { WorkerEngineProxy } from '../model/worker-engine-proxy.ts';
 import type { EngineWorkerApi, WorkerLoaded, WorkerLoadRequest } from './worker-wire.ts';
 import type { EngineStats } from './engine.ts';
 import { installErrorTransfer } from './worker-errors.ts';
 
-export class WorkerEngine implements LayerEngine {
-  readonly range: LayerRange;
-  readonly hasEmbedding: boolean;
-  readonly hasHead: boolean;
-  readonly recurrent: boolean;
-  private kv = 0;
-
-  private constructor(private readonly remote: Comlink.Remote<EngineWorkerApi>, private readonly worker: Worker, readonly info: WorkerLoaded) {
-    this.range = info.range;
-    this.hasEmbedding = info.hasEmbedding;
-    this.hasHead = info.hasHead;
-    this.recurrent = info.recurrent;
+export class WorkerEngine extends WorkerEngineProxy<EngineStats, WorkerLoaded> {
+  private constructor(private readonly gpu: Comlink.Remote<EngineWorkerApi>, worker: Worker, info: WorkerLoaded) {
+    super(gpu, worker, info);
   }
 
   /** Start a worker, load `req` into it and return the engine. */
@@ -36,84 +27,8 @@ export class WorkerEngine implements LayerEngine {
     }
   }
 
-  kvLength(): number {
-    return this.kv;
-  }
-
-  async truncate(length: number): Promise<void> {
-    await this.remote.truncate(length);
-    this.kv = await this.remote.kvLength();
-  }
-
-  snapshot(position: number): Promise<void> {
-    return this.remote.snapshot(position);
-  }
-
-  releaseSnapshot(position: number): Promise<void> {
-    return this.remote.releaseSnapshot(position);
-  }
-
-  embed(ids: number[]): Promise<Float32Array> {
-    return this.remote.embed(ids);
-  }
-
-  async runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array> {
-    try {
-      return await this.remote.runLayers(range, start, hidden);
-    } finally {
-      this.kv = await this.remote.kvLength();
-    }
-  }
-
   /** embed + runLayers in the worker's one submit per chunk (WebGPUEngine.runTokens). */
-  async runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
-    try {
-      return await this.remote.runTokens(ids, range, start);
-    } finally {
-      this.kv = await this.remote.kvLength();
-    }
-  }
-
-  /** Pick + this engine's layers on the pick in one submit in the worker (WebGPUEngine.sampleAndRun). */
-  async sampleAndRun(hidden: Float32Array, row: RowSampling, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; hidden: Float32Array }> {
-    try {
-      const { overruled, ...r } = await this.remote.sampleAndRun(hidden, toWire(row), range);
-      if (overruled) row.constraint?.overruled?.();
-      return r;
-    } finally {
-      this.kv = await this.remote.kvLength();
-    }
-  }
-
-  /** The decode call in the worker (WebGPUEngine.decode: one submit for a fed token); overrules reported back per row. */
-  async decode(request: DecodeRequest): Promise<RowCandidates[]> {
-    try {
-      const { tokens, hidden, ahead } = request;
-      const out = await this.remote.decode({ ...(tokens ? { tokens: [...tokens] } : {}), ...(hidden ? { hidden } : {}), ...(ahead ? { ahead } : {}), rows: request.rows.map(toWire) });
-      return out.map(({ overruled, ...c }, i) => {
-        if (overruled) request.rows[i]!.constraint?.overruled?.();
-        return c;
-      });
-    } finally {
-      if (request.tokens) this.kv = await this.remote.kvLength();
-    }
-  }
-
-  /** Raw logits of hidden's last row (WebGPUEngine.logits). */
-  logits(hidden: Float32Array): Promise<Float32Array> {
-    return this.remote.logits(hidden);
-  }
-
-  stats(): Promise<EngineStats> {
-    return this.remote.stats();
-  }
-
-  async dispose(): Promise<void> {
-    try {
-      await this.remote.dispose();
-    } finally {
-      this.remote[Comlink.releaseProxy]();
-      this.worker.terminate();
-    }
+  runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array> {
+    return this.mirrored(() => this.gpu.runTokens(ids, range, start));
   }
 }

@@ -1,8 +1,8 @@
 // What crosses between the page (./worker-engine.ts) and the engine worker (workers/engine.worker.ts):
 // the load request and its answer, the worker's API as comlink exposes it, and a token constraint and
 // pick in a form that can be cloned. Here in src/gpu so the page side never imports the worker's module.
-import type { LayerRange, RowCandidates } from '../model/engine-types.ts';
-import type { WireRow } from '../model/row-wire.ts';
+import type { LayerRange } from '../model/engine-types.ts';
+import type { LayerEngineWorkerApi } from '../model/worker-engine-wire.ts';
 import type { LoadProgress } from '../model/types.ts';
 import type { AdapterInfoSummary } from './adapter.ts';
 import type { EngineStats } from './engine.ts';
@@ -32,21 +32,8 @@ export interface WorkerLoaded {
 
 export type { WireConstraint, WireRow } from '../model/row-wire.ts';
 
-/** The engine worker's API (one WebGPUEngine behind it); Float32Array results are transferred. */
-export interface EngineWorkerApi {
+/** The engine worker's API (one WebGPUEngine behind it): every engine worker's calls, its load and runTokens. */
+export interface EngineWorkerApi extends LayerEngineWorkerApi<EngineStats> {
   load(req: WorkerLoadRequest, onProgress?: (p: LoadProgress & { phase: 'fetch' | 'upload' }) => void): Promise<WorkerLoaded>;
-  kvLength(): number;
-  truncate(length: number): Promise<void>;
-  snapshot(position: number): Promise<void>;
-  releaseSnapshot(position: number): Promise<void>;
-  embed(ids: number[]): Promise<Float32Array>;
-  runLayers(range: LayerRange, start: number, hidden: Float32Array): Promise<Float32Array>;
   runTokens(ids: number[], range: LayerRange, start: number): Promise<Float32Array>;
-  /** Pick + this engine's layers on the pick (WebGPUEngine.sampleAndRun); the row's overrule reported back. */
-  sampleAndRun(hidden: Float32Array, row: WireRow, range: LayerRange): Promise<{ token: number; candidates: RowCandidates; overruled: boolean; hidden: Float32Array }>;
-  /** The decode call (WebGPUEngine.decode): each row's candidates and whether its top choice was overruled (the row asked with `report`). */
-  decode(request: { tokens?: number[]; hidden?: Float32Array; rows: WireRow[]; ahead?: boolean }): Promise<(RowCandidates & { overruled: boolean })[]>;
-  logits(hidden: Float32Array): Promise<Float32Array>;
-  stats(): EngineStats;
-  dispose(): Promise<void>;
 }

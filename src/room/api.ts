@@ -3,18 +3,19 @@
 //   const guest = await joinRoom(location.href);  // on the other device
 // The host object (RoomHost) carries the device list, events, remove, re-deal, manual deal and generate.
 import type { DataConnection, Peer } from 'peerjs';
+import type { EngineKind, EngineOptions, EngineRow, EngineTable, ShareLoadFn } from '../engines/contract.ts';
+import { inThreadShare } from '../engines/in-thread-share.ts';
 import { readModelConfig } from '../model/config.ts';
-import { loadWeights as loadModelWeights, openWeights, planWeights } from '../model/load-weights.ts';
-import { materializeWeights } from '../model/load-stream.ts';
-import { ReferenceEngine } from '../model/reference/reference-engine.ts';
+import { planWeights } from '../model/load-weights.ts';
 import { resolveModelSource } from '../model/sources/resolve.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import { measureCapabilities } from './capabilities.ts';
 import type { KvType } from './device-bytes.ts';
-import { RoomGuest, type EngineFactory, type LoadWeightsFn, type ShareLoadFn } from './guest.ts';
+import { RoomGuest } from './guest.ts';
 import { RoomHost, type HostOptions } from './host.ts';
 import { peerjsLink } from './peerjs-link.ts';
 import { DEVICE_ID } from './protocol.ts';
+import type { LoadWeightsFn } from './share-loader.ts';
 import type { MessageLink } from './wire.ts';
 import {
   defaultSignaling, guestPeerId, hostPeerId, inviteLink, newDeviceId, newRoomId, openPeer, parseInvite, peerPrefix,
@@ -22,78 +23,24 @@ import {
 } from './signaling.ts';
 import { CachingSource, IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
 import { JoinError } from './errors.ts';
-import type { EngineKind } from './engine-choice.ts';
-import { wasmThreadsHere, wasmThreadsOnThisThread } from './engine-probe.ts';
 
 export type { EngineKind } from './engine-choice.ts';
 
-/**
- * The engine for a device's share: our WebGPU kernels, our WASM SIMD kernels (src/cpu: devices without a
- * usable GPU), or the CPU reference (tests, and the oracle).
- */
-export function engineFactory(kind: EngineKind): EngineFactory {
-  if (kind === 'reference') return async (weights, { ctx, range, kv }) => new ReferenceEngine(await materializeWeights(weights), { ctx, range, kvType: kv ?? 'f16' });
-  if (kind === 'wasm') {
-    // On this thread (a draft model, a harness's single-device run): one thread on a page's main thread.
-    // A room's share goes to the engine's worker instead (shareLoader).
-    return async (weights, { ctx, kv }) => {
-      const { createCpuEngine } = await import('../cpu/create-engine.ts');
-      const { cpuActivationsPreference } = await import('../cpu/simd-path.ts');
-      return createCpuEngine(await materializeWeights(weights), { ctx, kv: kv ?? 'f16', threads: wasmThreadsOnThisThread(), activations: cpuActivationsPreference() });
-    };
-  }
-  return async (weights, { ctx, kv }) => {
-    const { createWebGPUEngine } = await import('../gpu/create-engine.ts');
-    return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16' });
-  };
-}
-
-/**
- * How a device loads its share for that engine: streamed into the WebGPU engine's buffers or the WASM
- * engine's memory (openWeights: at most LOAD_IN_FLIGHT_BYTES of weights in JS at once), or whole for the
- * reference engine, which holds its weights in JS anyway (loadWeights fills each tensor once: its weights
- * plus that bound at the peak).
- */
-export function weightLoader(kind: EngineKind): LoadWeightsFn {
-  return kind === 'reference' ? (s, r) => loadModelWeights(s, r) : (s, r) => openWeights(s, r);
-}
-
-/**
- * How a device loads its share and makes its engine in one step, for the engines that run in a worker of
- * their own: the WASM engine in a browser page (src/cpu/worker-engine.ts), so it never blocks the page and
- * runs the pool's threads where the page is cross-origin isolated. The worker reads a model URL itself
- * (through the device's IndexedDB cache, under the same key); a model only the page reaches (the host's
- * local folder, the host over the channel: model '') it reads through the page's cached source.
- * Undefined elsewhere (loadWeights + createEngine on this thread).
- */
-export function shareLoader(kind: EngineKind): ShareLoadFn | undefined {
-  if (kind !== 'wasm' || typeof Worker === 'undefined' || typeof (globalThis as { window?: unknown }).window === 'undefined') return undefined;
-  return async ({ model, modelKey, source, request, ctx, kv }) => {
-    const { CpuWorkerEngine } = await import('../cpu/worker-engine.ts');
-    const engine = await CpuWorkerEngine.start({
-      ...(model ? { model, cacheKey: modelKey } : {}), layers: request.layers, ...(request.embedding ? { embedding: true } : {}),
-      ...(request.head ? { head: true } : {}), ctx, kv: kv ?? 'f16', threads: wasmThreadsHere(),
-    }, {
-      ...(model ? {} : { source }), ...(request.signal ? { signal: request.signal } : {}),
-      // the fetch phase is the download the device card's bar shows; placing the weights follows quickly
-      onProgress: (p) => { if (p.phase === 'fetch') request.onProgress?.(p); },
-    });
-    return { engine, hiddenSize: engine.info.hiddenSize, counts: engine.info.counts };
-  };
-}
-
-/** The engine to assume before the probe ran (the probe, engine-probe.ts, decides at join). */
-export const defaultEngineKind = (): EngineKind => (globalThis.navigator?.gpu ? 'webgpu' : 'wasm');
-
 interface DeviceOptions {
+  /** The engines this page runs (src/engines/table.ts ENGINES, from src/app): the room imports none. */
+  engines: EngineTable;
   name?: string;
+  /** Forced (?engine=); otherwise a short probe of the table's engines offers the fastest. */
   engine?: EngineKind;
+  /** The engines' options (?simd=…): they travel with the probe and every load. */
+  engineOptions?: EngineOptions;
   memoryBudgetBytes?: number;  // the user's choice; default from navigator.deviceMemory
   speed?: number;              // fixed instead of measured (tests)
   signaling?: Partial<SignalingConfig>;
   store?: ByteStore;           // default IndexedDB
+  /** The share's weights read this way on this thread, then the engine's createEngine (a harness's own reader). */
   loadWeights?: LoadWeightsFn;
-  /** Load + engine in one step (default for 'wasm' in a page: its worker, shareLoader), unless loadWeights is given. */
+  /** Load + engine in one step instead of the engine row's loadShare. */
   loadShare?: ShareLoadFn;
 }
 
@@ -116,20 +63,24 @@ export interface HostRoom {
   close(): Promise<void>;
 }
 
-/** The loadShare a device uses: the caller's, else the engine's worker unless the caller loads weights its own way. */
-function shareOption(o: DeviceOptions, engine: EngineKind): { loadShare?: ShareLoadFn } {
-  const loadShare = o.loadShare ?? (o.loadWeights ? undefined : shareLoader(engine));
-  return loadShare ? { loadShare } : {};
+/** How a device loads its shares: the caller's loadShare, its loadWeights then the row's engine, else the row's loadShare. */
+function shareLoader(o: DeviceOptions, row: EngineRow): ShareLoadFn {
+  const options = o.engineOptions ?? {};
+  if (o.loadShare) return o.loadShare;
+  return o.loadWeights ? inThreadShare(o.loadWeights, row.createEngine(options)) : row.loadShare(options);
 }
 
-/** The loaders with `before` run on the source first. */
-function beforeEachLoad(before: JoinOptions['beforeLoad'], l: { loadWeights: LoadWeightsFn; loadShare?: ShareLoadFn }): { loadWeights: LoadWeightsFn; loadShare?: ShareLoadFn } {
-  if (!before) return l;
-  const { loadWeights, loadShare } = l;
-  return {
-    loadWeights: async (source, request) => { await before(source); return loadWeights(source, request); },
-    ...(loadShare ? { loadShare: async (share) => { await before(share.source); return loadShare(share); } } : {}),
-  };
+/** The loader with `before` run on the source first. */
+function beforeEachLoad(before: JoinOptions['beforeLoad'], loadShare: ShareLoadFn): ShareLoadFn {
+  return before ? async (share) => { await before(share.source); return loadShare(share); } : loadShare;
+}
+
+/** This device's capabilities: its engine forced or the fastest of a short probe of the table's. */
+function capsOf(o: DeviceOptions) {
+  return measureCapabilities({
+    engines: o.engines, engine: o.engine, memoryBudgetBytes: o.memoryBudgetBytes, speed: o.speed,
+    ...(o.engineOptions ? { options: o.engineOptions } : {}),
+  });
 }
 
 function signalingOf(o: DeviceOptions): SignalingConfig {
@@ -141,9 +92,8 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
   const modelUrl = typeof opts.model === 'string' ? new URL(opts.model, location.href).href : '';
   const source = typeof opts.model === 'string' ? await resolveModelSource(modelUrl) : opts.model;
   const { config, file } = await readModelConfig(source);
-  // ?engine= forces one; otherwise a short probe of this device's engines offers the fastest.
-  const caps = await measureCapabilities({ engine: opts.engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
-  const engine = caps.engine;
+  const caps = await capsOf(opts);
+  const row = opts.engines[caps.engine]!;
   const store = opts.store ?? new IndexedDbByteStore();
   const modelKey = modelUrl || source.label;
   // The plan reads headers only (through the device cache, so the loads that follow reuse them) and
@@ -154,8 +104,7 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
     format: source.modelFile ? 'gguf' : file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
     weightBytes: { layerBytes: plan.layerBytes, fixedBytes: plan.fixedBytes },
     source, modelUrl, modelKey, ctx: opts.ctx ?? 2048, ...(opts.ctxExact ? { ctxExact: true } : {}), ...(opts.kv ? { kv: opts.kv } : {}),
-    loadWeights: opts.loadWeights ?? weightLoader(engine), createEngine: engineFactory(engine), ...shareOption(opts, engine),
-    store, ...opts.host,
+    engines: opts.engines, loadShare: shareLoader(opts, row), store, ...opts.host,
   });
   const sig = signalingOf(opts);
   const peer = await openPeer(hostPeerId(roomId), sig);
@@ -220,20 +169,18 @@ export interface GuestRoom {
 }
 
 /** Join the room of an invite link (or bare id). Resolves once connected to the host. */
-export async function joinRoom(linkOrId: string, opts: JoinOptions = {}): Promise<GuestRoom> {
+export async function joinRoom(linkOrId: string, opts: JoinOptions): Promise<GuestRoom> {
   const roomId = parseInvite(linkOrId);
   const storage = opts.storage ?? sessionStorage;
   const key = `pooled.device.${roomId}`;
   const deviceId = storage.getItem(key) ?? newDeviceId();
   storage.setItem(key, deviceId);
-  // ?engine= forces one; otherwise a short probe of this device's engines offers the fastest.
-  const caps = await measureCapabilities({ engine: opts.engine, memoryBudgetBytes: opts.memoryBudgetBytes, speed: opts.speed });
-  const engine = caps.engine;
+  const caps = await capsOf(opts);
+  const row = opts.engines[caps.engine]!;
   const peer = await openPeer(guestPeerId(roomId, deviceId), signalingOf(opts));
   const guest = new RoomGuest({
     roomId, deviceId, name: opts.name ?? `Device ${deviceId.slice(0, 4)}`, caps,
-    ...beforeEachLoad(opts.beforeLoad, { loadWeights: opts.loadWeights ?? weightLoader(engine), ...shareOption(opts, engine) }),
-    createEngine: engineFactory(engine),
+    loadShare: beforeEachLoad(opts.beforeLoad, shareLoader(opts, row)),
     store: opts.store ?? new IndexedDbByteStore(), resolveSource: (model) => resolveModelSource(model),
     dial: (to, signal) => dialGuest(peer, roomId, to, signal),
   });

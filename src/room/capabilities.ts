@@ -4,14 +4,20 @@
 // to deal layers in proportion).
 import { adapterLabel, requestAdapter, summarizeAdapter } from '../gpu/adapter.ts';
 import type { DeviceCaps } from './protocol.ts';
+import type { EngineOptions, EngineTable } from '../engines/contract.ts';
+import { measureSpeed } from '../model/js-speed.ts';
 import { chooseEngine, engineBudgetBytes, type EngineKind, type EngineProbe } from './engine-choice.ts';
-import { engineLabelHere, measureSpeed, probeEngines } from './engine-probe.ts';
+import { probeEngines } from './engine-probe.ts';
 
 export { measureSpeed };
 
 const GiB = 2 ** 30;
 
 export interface CapabilityOptions {
+  /** The engines this page runs (src/engines/table.ts ENGINES, handed in by src/app; tests give their own). */
+  engines: EngineTable;
+  /** The engines' options (?simd=…): each row reads its own. */
+  options?: EngineOptions;
   /** Forced (?engine=); otherwise the probe's fastest. */
   engine?: EngineKind;
   /** The probe (tests give their own results). */
@@ -36,14 +42,16 @@ export async function measureCapabilities(opts: CapabilityOptions): Promise<Devi
   } catch { /* no WebGPU: the device can still run the WASM or the reference engine */ }
   // The probe: only the forced engine's (its speed), or every engine's, offering the fastest.
   // A forced engine with a fixed speed (tests) needs no measuring, only its name.
-  const probes = opts.engine && opts.speed !== undefined && !opts.probe
-    ? [{ engine: opts.engine, speed: opts.speed, label: await engineLabelHere(opts.engine, caps.adapter) }]
-    : await (opts.probe ?? probeEngines)({ ...(opts.engine ? { only: opts.engine } : {}) });
-  const choice = chooseEngine(probes, opts.engine);
+  const forcedRow = opts.engine === undefined ? undefined : opts.engines[opts.engine];
+  if (opts.engine !== undefined && !forcedRow) throw new Error(`engine "${opts.engine}" is none of ${Object.keys(opts.engines).join(', ')}`);
+  const probes = forcedRow && opts.speed !== undefined && !opts.probe
+    ? [{ engine: forcedRow.kind, speed: opts.speed, label: await forcedRow.label({ adapter: caps.adapter }, opts.options ?? {}) }]
+    : await (opts.probe ?? ((o) => probeEngines(opts.engines, { ...o, ...(opts.options ? { options: opts.options } : {}) })))({ ...(opts.engine ? { only: opts.engine } : {}) });
+  const choice = chooseEngine(probes, opts.engines, opts.engine);
   const offered = opts.memoryBudgetBytes ?? suggestedOffer({ deviceMemoryGiB, platform: platformOf(globalThis.navigator) }).bytes;
   return {
     ...caps, engine: choice.engine, engineLabel: choice.label, deviceMemoryGiB,
-    memoryBudgetBytes: engineBudgetBytes(choice.engine, offered),
+    memoryBudgetBytes: engineBudgetBytes(opts.engines, choice.engine, offered),
     speed: opts.speed ?? (choice.speed > 0 ? choice.speed : measureSpeed()),
   };
 }

@@ -65,7 +65,7 @@ export function dealCost(config: ModelConfig, format: WeightFormat, ctx: number,
     numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), ...(uniform ? {} : { layerBytes }),
     hostFixedBytes: fixedWeightEstimate(config, format) + headScratchBytes(config),
     deviceFixedBytes: engineScratchBytes(config, { ctx, gateUpSplit: gateUp > SPLIT_BINDING_BYTES, kv }) + LOAD_PEAK_BYTES,
-    ctx, kv,
+    scratch: { ctx, gateUpSplit: gateUp > SPLIT_BINDING_BYTES, kv }, ctx, kv,
   };
 }
 

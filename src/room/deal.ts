@@ -17,6 +17,8 @@
 //    guest can learn");
 //  * claims are clamped to sane maxima (budget ≤ 1 TiB, speed ≤ 16× the host's own measured speed);
 //  * one guest's share is at most 3/4 of the model, unless the other devices cannot hold the rest.
+import type { EngineKind } from '../engines/contract.ts';
+import type { ScratchOptions } from '../model/engine-scratch.ts';
 import type { LayerRange } from '../model/engine-types.ts';
 import type { ModelConfig } from '../model/types.ts';
 import { SPLIT_BINDING_BYTES } from './config-cost.ts';
@@ -31,6 +33,8 @@ export interface DealDevice {
   name: string;
   memoryBudgetBytes: number;
   speed: number;               // any unit, only ratios matter
+  /** Its engine's kind: its scratch is what that engine's row says (DealCost.deviceFixedFor). */
+  engine?: EngineKind;
 }
 
 export interface DealCost {
@@ -40,8 +44,17 @@ export interface DealCost {
   hostFixedBytes: number;      // embedding, final norm, head and the head's buffers (held by the host, devices[0])
   /** What every device holding layers allocates besides them: RoPE at ctx, activations, MoE buffers, read-backs, the load's peak (device-bytes.ts). */
   deviceFixedBytes?: number;
+  /** What the scratch is sized for (context, KV type, gate|up split): an engine row's scratchBytes takes it. */
+  scratch?: ScratchOptions;
+  /** A device of this engine's fixed bytes (its row's scratch + the load's peak), where the room knows its engines; else deviceFixedBytes. */
+  deviceFixedFor?: (engine: EngineKind) => number;
   ctx?: number;                // the context the cache bytes are for
   kv?: KvType;
+}
+
+/** What a device holding layers allocates besides them: its engine's scratch when the cost knows engines, else every device's. */
+export function deviceFixed(cost: DealCost, engine?: EngineKind): number {
+  return engine !== undefined && cost.deviceFixedFor ? cost.deviceFixedFor(engine) : cost.deviceFixedBytes ?? 0;
 }
 
 /** Bytes of each layer. */
@@ -69,7 +82,7 @@ export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: Readonly
     numLayers: config.numLayers, bytesPerLayer: Math.max(0, ...layerBytes), layerBytes,
     hostFixedBytes: fixedBytes + headScratchBytes(config),
     deviceFixedBytes: engineScratchBytes(config, { ctx, gateUpSplit, kv }) + LOAD_PEAK_BYTES,
-    ctx, kv,
+    scratch: { ctx, gateUpSplit, kv }, ctx, kv,
   };
 }
 
@@ -77,11 +90,11 @@ export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: Readonly
  * What the device at `index` (0 = the host) of a deal holds in all for `range`: its layers, the scratch
  * every device holding layers allocates, and on the host the embedding and head.
  */
-export function shareTotal(cost: DealCost, range: LayerRange, index: number): number {
+export function shareTotal(cost: DealCost, range: LayerRange, index: number, engine?: EngineKind): number {
   const per = layerCosts(cost);
   let sum = index === 0 ? cost.hostFixedBytes : 0;
   for (let l = Math.max(0, range[0]); l < Math.min(range[1], per.length); l++) sum += per[l]!;
-  return sum + (range[1] > range[0] || index === 0 ? cost.deviceFixedBytes ?? 0 : 0);
+  return sum + (range[1] > range[0] || index === 0 ? deviceFixed(cost, engine) : 0);
 }
 
 export interface DealEntry { deviceId: string; range: LayerRange }
@@ -152,7 +165,7 @@ export function checkCovers(entries: readonly DealEntry[], numLayers: number): v
 function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
   const L = cost.numLayers;
   const capacity = devices.map((d, i) => {
-    const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - (cost.deviceFixedBytes ?? 0);
+    const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - deviceFixed(cost, d.engine);
     const fits = Math.max(0, Math.min(L, Math.floor(free / Math.max(1, cost.bytesPerLayer))));
     return i === 0 ? Math.max(Math.min(1, L), fits) : fits; // the host keeps layer 0 even on a tight budget
   });
@@ -229,7 +242,7 @@ export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers
  * cannot hold the rest.
  */
 function freeBytes(devices: DealDevice[], cost: DealCost, sizes: readonly number[]): { free: number[]; limit: number[] } {
-  const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - (cost.deviceFixedBytes ?? 0)));
+  const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - deviceFixed(cost, d.engine)));
   if (sizes.length > 0) free[0] = Math.max(free[0]!, sizes[0]!);
   return { free, limit: capGuests(free, sizes.reduce((a, b) => a + b, 0)) };
 }

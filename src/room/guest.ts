@@ -11,37 +11,22 @@
 // the ones before it came; a request that failed upstream reaches it as `skip`.
 import { requireFinite } from './finite-check.ts';
 import type { LayerEngine, LayerRange } from '../model/engine-types.ts';
-import type { LoadProgress, ModelSource, ModelWeights, WeightRequest } from '../model/types.ts';
-import type { KvType } from './device-bytes.ts';
+import type { LoadProgress, ModelSource } from '../model/types.ts';
 import { HopError, OutOfOrderError, ProtocolError } from './errors.ts';
 import { NeighbourLinks, type DialFn } from './guest-links.ts';
 import { PeerModelSource } from './peer-source.ts';
 import { LOAD_FAILED_CODE, MAX_CHAIN, PROTOCOL_VERSION, type DeviceCaps, type Frame, type FrameOf } from './protocol.ts';
-import { CachingSource, type ByteCounts, type ByteStore } from './weight-cache.ts';
+import { shareLoaderOf, type ShareLoading } from './share-loader.ts';
+import { CachingSource, type ByteStore } from './weight-cache.ts';
 import { FrameChannel, MAX_FRAME_BYTES, type MessageLink } from './wire.ts';
 
-export type LoadWeightsFn = (source: ModelSource, request: WeightRequest) => Promise<ModelWeights>;
-/** Makes the engine for a device's share (ReferenceEngine, or the WebGPU engine). kv: the room's KV cache type (absent: f16). */
-export type EngineFactory = (weights: ModelWeights, opts: { ctx: number; range: LayerRange; kv?: KvType }) => Promise<LayerEngine>;
+export type { EngineFactory, LoadWeightsFn, ShareLoadFn, ShareRequest } from './share-loader.ts';
 
-/** One share as ShareLoadFn loads it. model: the model's URL, '' where only `source` reads it (the host's local folder). */
-export interface ShareRequest { model: string; modelKey: string; source: CachingSource; request: WeightRequest; ctx: number; kv?: KvType }
-/**
- * Loads a share and makes its engine in one step, for an engine whose weights never come to this thread
- * (the WASM engine's worker reads them itself): used instead of loadWeights + createEngine where given.
- * counts: bytes it read besides those `source` counts (its own cache's network and cache reads).
- */
-export type ShareLoadFn = (share: ShareRequest) => Promise<{ engine: LayerEngine; hiddenSize: number; counts: ByteCounts }>;
-
-export interface GuestOptions {
+export interface GuestOptions extends ShareLoading {
   roomId: string;
   deviceId: string;
   name: string;
   caps: DeviceCaps;
-  loadWeights: LoadWeightsFn;
-  createEngine: EngineFactory;
-  /** Load + engine in one step (the WASM engine's worker); loadWeights and createEngine are then unused. */
-  loadShare?: ShareLoadFn;
   store: ByteStore;
   /** Model URL from an assign → ModelSource (resolveModelSource in the app). */
   resolveSource: (model: string) => Promise<ModelSource>;
@@ -345,18 +330,14 @@ export class RoomGuest {
         },
       };
       const kv = f.kv ? { kv: f.kv } : {};
-      if (this.opts.loadShare) {
-        const share = await this.opts.loadShare({ model: f.model, modelKey: f.modelKey, source, request, ctx: f.ctx, ...kv });
-        if (abort.signal.aborted || this.epoch !== f.epoch) { await share.engine.dispose(); return; }
-        counts = { networkBytes: counts.networkBytes + share.counts.networkBytes, cacheBytes: counts.cacheBytes + share.counts.cacheBytes };
-        this.engine = share.engine;
-        this.hiddenSize = share.hiddenSize;
-      } else {
-        const weights = await this.opts.loadWeights(source, request);
-        if (abort.signal.aborted || this.epoch !== f.epoch) return;
-        this.engine = await this.opts.createEngine(weights, { ctx: f.ctx, range: f.range, ...kv });
-        this.hiddenSize = weights.config.hiddenSize;
-      }
+      // this device's previous share is gone already (above): nothing to free before the new engine
+      const beforeCreate = async () => !abort.signal.aborted && this.epoch === f.epoch;
+      const share = await shareLoaderOf(this.opts)({ model: f.model, modelKey: f.modelKey, source, request, ctx: f.ctx, ...kv, beforeCreate });
+      if (!share) return;
+      if (abort.signal.aborted || this.epoch !== f.epoch) { await share.engine.dispose(); return; }
+      counts = { networkBytes: counts.networkBytes + share.counts.networkBytes, cacheBytes: counts.cacheBytes + share.counts.cacheBytes };
+      this.engine = share.engine;
+      this.hiddenSize = share.hiddenSize;
       this.engineModel = f.modelKey;
       this.engineCtx = f.ctx;
     }

@@ -1,7 +1,9 @@
 // What the host deals (host.ts): the cost model its options give, and the entries for the devices here (its
 // manual deal while every device that deal names is here, else an automatic one at the largest context
 // the room holds, up to the one wanted). Kept apart so host.ts holds the steps of a deal, not its arithmetic.
+import type { EngineTable } from '../engines/contract.ts';
 import { engineBudgetBytes } from './engine-choice.ts';
+import { LOAD_PEAK_BYTES } from './device-bytes.ts';
 import { dealLargestContext, type ContextDeal } from './context-choice.ts';
 import { dealCost, dealCostFromPlan, snapshotsForCkpt, validateDeal, type DealCost, type DealDevice, type DealEntry } from './deal.ts';
 import type { HostDevice } from './host-device.ts';
@@ -14,28 +16,49 @@ export type DealModel = Pick<HostOptions, 'config' | 'format' | 'weightBytes' | 
  * Each layer's weight + KV (+ snapshot) bytes at `ctx` and what each device and the host hold besides: from
  * the weight plan when there is one, else the config.
  */
-export function roomDealCost(m: DealModel, ctx: number): DealCost {
+export function roomDealCost(m: DealModel, ctx: number, engines?: EngineTable): DealCost {
   const { config } = m;
   const snapshots = snapshotsForCkpt(m.ckpt ?? 4);
   const kv = m.kv ?? 'f16';
-  return m.weightBytes
+  const cost = m.weightBytes
     ? dealCostFromPlan(config, m.weightBytes.layerBytes, m.weightBytes.fixedBytes, ctx, snapshots, kv)
     : dealCost(config, m.format, ctx, snapshots, kv);
+  return engines ? withEngineScratch(cost, config, engines) : cost;
 }
 
-/** The host's cost at `ctx` (default: the context wanted). */
+/** The cost with each device's scratch asked of its engine's row (an engine the table lacks: the cost's own figure). */
+function withEngineScratch(cost: DealCost, config: DealModel['config'], engines: EngineTable): DealCost {
+  const scratch = cost.scratch;
+  if (!scratch) return cost;
+  const byEngine = new Map<string, number>();
+  return {
+    ...cost,
+    deviceFixedFor: (engine) => {
+      let bytes = byEngine.get(engine);
+      if (bytes === undefined) {
+        const row = engines[engine];
+        bytes = row ? row.scratchBytes(config, scratch) + LOAD_PEAK_BYTES : cost.deviceFixedBytes ?? 0;
+        byEngine.set(engine, bytes);
+      }
+      return bytes;
+    },
+  };
+}
+
+/** The host's cost at `ctx` (default: the context wanted), each device's scratch its engine's. */
 export function hostDealCost(opts: HostOptions, ctx = opts.ctx): DealCost {
-  return roomDealCost(opts, ctx);
+  return roomDealCost(opts, ctx, opts.engines);
 }
 
 /**
  * The devices as the deal sees them: the host's memory less `hostReserved` bytes it keeps outside the deal
- * (a draft model); a WASM device at most a wasm32 memory (4 GiB), whatever its hello offered.
+ * (a draft model); each at most what its engine can use (its row's cap: a WASM device a wasm32 memory,
+ * 4 GiB), whatever its hello offered.
  */
-export function dealDevices(devices: ReadonlyMap<string, HostDevice>, hostId: string, hostReserved = 0): DealDevice[] {
+export function dealDevices(devices: ReadonlyMap<string, HostDevice>, engines: EngineTable, hostId: string, hostReserved = 0): DealDevice[] {
   return [...devices.values()].map((d) => {
-    const offered = engineBudgetBytes(d.caps.engine, d.caps.memoryBudgetBytes);
-    return { id: d.id, name: d.name, speed: d.caps.speed, memoryBudgetBytes: d.id === hostId ? Math.max(0, offered - hostReserved) : offered };
+    const offered = engineBudgetBytes(engines, d.caps.engine, d.caps.memoryBudgetBytes);
+    return { id: d.id, name: d.name, speed: d.caps.speed, memoryBudgetBytes: d.id === hostId ? Math.max(0, offered - hostReserved) : offered, engine: d.caps.engine };
   });
 }
 
@@ -52,7 +75,7 @@ export function dealRoom(devices: ReadonlyMap<string, HostDevice>, manual: DealE
     const entries = validateDeal(applies, ids, opts.config.numLayers, { firstLayerOn: hostId });
     return { ctx: opts.ctx, want: opts.ctx, entries, cost: hostDealCost(opts), oneMoreDeviceHolds: false };
   }
-  return dealLargestContext(dealDevices(devices, hostId, hostReserved), (ctx) => roomDealCost(opts, ctx), opts.ctx, { exact: opts.ctxExact ?? false });
+  return dealLargestContext(dealDevices(devices, opts.engines, hostId, hostReserved), (ctx) => roomDealCost(opts, ctx, opts.engines), opts.ctx, { exact: opts.ctxExact ?? false });
 }
 
 /** The entries of dealRoom. */

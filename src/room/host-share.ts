@@ -5,6 +5,7 @@ import type { LayerEngine } from '../model/engine-types.ts';
 import type { LoadProgress } from '../model/types.ts';
 import type { HostDevice } from './host-device.ts';
 import type { HostOptions } from './host-types.ts';
+import { shareLoaderOf } from './share-loader.ts';
 import { CachingSource } from './weight-cache.ts';
 
 export class HostShare {
@@ -34,19 +35,19 @@ export class HostShare {
         onProgress: (p: LoadProgress) => { h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts }); },
       };
       const kv = this.opts.kv ? { kv: this.opts.kv } : {};
-      let engine: LayerEngine, extra = { networkBytes: 0, cacheBytes: 0 };
-      if (this.opts.loadShare) {
-        const share = await this.opts.loadShare({ model: this.opts.modelUrl, modelKey: this.opts.modelKey, source, request, ctx, ...kv });
-        if (epoch !== currentEpoch()) { await share.engine.dispose(); return; }
-        engine = share.engine;
-        extra = share.counts;
+      // A share read on this thread frees the old engine before the new one is made (never two in memory);
+      // a worker's share is whole before the old one goes.
+      const beforeCreate = async () => {
+        if (epoch !== currentEpoch()) return false;
         await this.engine?.dispose();
-      } else {
-        const weights = await this.opts.loadWeights(source, request);
-        if (epoch !== currentEpoch()) return;
-        await this.engine?.dispose();
-        engine = await this.opts.createEngine(weights, { ctx, range, ...kv });
-      }
+        this.engine = null;
+        return true;
+      };
+      const share = await shareLoaderOf(this.opts)({ model: this.opts.modelUrl, modelKey: this.opts.modelKey, source, request, ctx, ...kv, beforeCreate });
+      if (!share) return;
+      if (epoch !== currentEpoch()) { await share.engine.dispose(); return; }
+      await this.engine?.dispose();
+      const engine = share.engine, extra = share.counts;
       this.engine = engine;
       this.range = range;
       this.ctx = ctx;

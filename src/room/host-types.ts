@@ -1,12 +1,13 @@
 // The host's options, events and results (host.ts), kept apart so host.ts stays about behaviour.
 import type { ModelConfig, ModelSource, WeightFormat } from '../model/types.ts';
 import type { DealEntry, KvType } from './deal.ts';
-import type { EngineFactory, LoadWeightsFn, ShareLoadFn } from './guest.ts';
+import type { EngineTable } from '../engines/contract.ts';
+import type { ShareLoading } from './share-loader.ts';
 import type { DeviceInfo } from './host-device.ts';
 import type { DeviceCaps } from './protocol.ts';
 import type { ByteStore } from './weight-cache.ts';
 
-export interface HostOptions {
+export interface HostOptions extends ShareLoading {
   roomId: string;
   name?: string;                 // the host device's name ("This device")
   caps: DeviceCaps;
@@ -24,10 +25,8 @@ export interface HostOptions {
   ctxExact?: boolean;
   /** How the KV cache is stored (default f16): the deal's KV bytes follow. */
   kv?: KvType;
-  loadWeights: LoadWeightsFn;
-  createEngine: EngineFactory;
-  /** Load + engine in one step (the WASM engine's worker); loadWeights and createEngine are then unused for the host's share. */
-  loadShare?: ShareLoadFn;
+  /** The engines of this page (src/engines/table.ts, or a test's): each device's memory cap comes from its engine's row. */
+  engines: EngineTable;
   store: ByteStore;
   heartbeatMs?: number;          // default 250
   lossTimeoutMs?: number;        // default 1250 (silence + one beat < 2 s)

@@ -141,6 +141,7 @@ export class RoomHost {
       if (f.protocol !== PROTOCOL_VERSION) { this.refuse(ch, `protocol ${f.protocol} is not ${PROTOCOL_VERSION}: reload the page`); return; }
       if (f.roomId !== this.opts.roomId) { this.refuse(ch, 'this link is for another room'); return; }
       if (f.deviceId === HOST_ID) { this.refuse(ch, 'device id "host" is reserved'); return; }
+      if (!this.opts.engines[f.caps.engine]) { this.refuse(ch, `engine "${f.caps.engine}" is none this room runs (${Object.keys(this.opts.engines).join(', ')})`); return; }
       // Without this a guest could say hello as another guest, drop it and take its layers.
       if (opts.peerDeviceId !== undefined && f.deviceId !== opts.peerDeviceId) {
         this.refuse(ch, `device id "${f.deviceId}" does not belong to this connection (${opts.peerDeviceId})`);

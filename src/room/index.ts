@@ -1,5 +1,5 @@
 // Public surface of src/room for the UI and the agent's backend.
-export { createHostRoom, joinRoom, engineFactory, defaultEngineKind, weightLoader, shareLoader, type HostRoom, type GuestRoom, type HostRoomOptions, type JoinOptions, type EngineKind } from './api.ts';
+export { createHostRoom, joinRoom, type HostRoom, type GuestRoom, type HostRoomOptions, type JoinOptions, type EngineKind } from './api.ts';
 export { RoomHost, HOST_ID, type HostEvent, type HostOptions, type DeviceInfo } from './host.ts';
 export type { TokenRoute } from './host-chains.ts';
 export { RoomGuest, type GuestEvent, type GuestOptions, type EngineFactory, type LoadWeightsFn } from './guest.ts';

@@ -2,14 +2,16 @@
 // A frame is `u8 kind` + the kind's fields in the order below; wire.ts cuts frames into ≤256 KiB
 // messages. decodeFrame validates every field (ranges, finiteness, sizes, trailing bytes) and throws a
 // ProtocolError naming the frame kind and field; it never trusts a length before checking it.
+// Version 4: hello names the engine by its table kind (a string: a new engine needs no protocol code).
 // Version 3: hello carries the engine's card name (caps.engineLabel). Version 2 (direct hops): `assign` names the device's pipeline neighbours, `forward` also travels guest →
 // guest along a chain, and `link-lost` reports a broken direct channel.
+import { ENGINE_KIND, type EngineKind } from '../engines/contract.ts';
 import type { LayerRange } from '../model/engine-types.ts';
 import { ByteReader, ByteWriter } from './bytes.ts';
 import type { KvType } from './device-bytes.ts';
 import { ProtocolError } from './errors.ts';
 
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** Layer indices travel as u16: no model has more. */
 const MAX_LAYER = 0xffff;
 const MAX_POSITION = 1 << 24;
@@ -36,7 +38,7 @@ export const PEER_LIMITS = {
 /** What a device reports on joining (see capabilities.ts for how it is measured). */
 export interface DeviceCaps {
   adapter: string;                 // "SwiftShader (fallback) · 1 GiB bindings · no f16", or "no WebGPU"
-  engine: 'webgpu' | 'reference' | 'wasm';  // which LayerEngine the device runs
+  engine: EngineKind;              // which engine runs its layers: a row of its page's table (src/engines), "webgpu", "wasm"…
   isFallbackAdapter: boolean;
   shaderF16: boolean;
   maxStorageBufferBindingSize: number;
@@ -110,8 +112,6 @@ const KIND_CODES: Record<FrameKind, number> = {
   hello: 1, assign: 2, progress: 3, ready: 4, forward: 5, result: 6, checkpoint: 7,
   ack: 8, heartbeat: 9, bye: 10, error: 11, read: 12, data: 13, 'link-lost': 14, skip: 15,
 };
-const ENGINE_CODES: Record<DeviceCaps['engine'], number> = { reference: 0, webgpu: 1, wasm: 2 };
-const ENGINE_BY_CODE = ['reference', 'webgpu', 'wasm'] as const;
 const KIND_BY_CODE = new Map(Object.entries(KIND_CODES).map(([k, c]) => [c, k as FrameKind]));
 
 export function encodeFrame(f: Frame): Uint8Array {
@@ -119,7 +119,7 @@ export function encodeFrame(f: Frame): Uint8Array {
   switch (f.kind) {
     case 'hello':
       w.u16(f.protocol).str(f.roomId).str(f.deviceId).str(f.name);
-      w.str(f.caps.adapter).u8(ENGINE_CODES[f.caps.engine])
+      w.str(f.caps.adapter).str(f.caps.engine)
         .u8((f.caps.isFallbackAdapter ? 1 : 0) | (f.caps.shaderF16 ? 2 : 0))
         .f64(f.caps.maxStorageBufferBindingSize).f64(f.caps.maxBufferSize).f64(f.caps.deviceMemoryGiB)
         .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed).str(f.caps.engineLabel ?? '');
@@ -201,12 +201,12 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       const deviceId = r.str('deviceId', 128);
       const name = r.str('name', 256);
       const adapter = r.str('caps.adapter', 1024);
-      const engineCode = r.u8('caps.engine');
-      check(engineCode <= 2, kind, `caps.engine ${engineCode} is none of reference (0), webgpu (1), wasm (2)`);
+      const engine = r.str('caps.engine', 32);   // the host checks it against its engine table
+      check(ENGINE_KIND.test(engine), kind, `caps.engine "${engine}" is not an engine name (a-z, 0-9, -)`);
       const flags = r.u8('caps.flags');
       check(flags <= 3, kind, `caps.flags ${flags} has unknown bits`);
       const caps: DeviceCaps = {
-        adapter, engine: ENGINE_BY_CODE[engineCode]!,
+        adapter, engine,
         isFallbackAdapter: (flags & 1) !== 0, shaderF16: (flags & 2) !== 0,
         maxStorageBufferBindingSize: r.f64('caps.maxStorageBufferBindingSize'), maxBufferSize: r.f64('caps.maxBufferSize'),
         deviceMemoryGiB: r.f64('caps.deviceMemoryGiB'), memoryBudgetBytes: r.f64('caps.memoryBudgetBytes'), speed: r.f64('caps.speed'),

@@ -3,8 +3,10 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { DeviceInfo } from '../room/host.ts';
-import { cappedByWasm32, engineBudgetBytes } from '../room/engine-choice.ts';
+import { ENGINES } from '../engines/table.ts';
+import { engineBudgetBytes } from '../room/engine-choice.ts';
 import { formatBytes, theme } from './theme.ts';
+import { memoryOfferText } from '../app/memory-budget.ts';
 import './layer-bar.ts';
 
 export type ShownStatus = 'loading' | 'ready' | 'computing' | 'gone' | 'failed' | 'joining';
@@ -14,9 +16,9 @@ export function computesTokens(d: DeviceInfo): boolean {
   return d.isHost || d.range[1] > d.range[0];
 }
 
-/** The engine as the card names it: the device's own words from its hello, or the kind (an older hello). */
+/** The engine as the card names it: the device's own words from its hello, else its row's name for it (else the kind). */
 export function engineName(caps: DeviceInfo['caps']): string {
-  return caps.engineLabel || (caps.engine === 'webgpu' ? `WebGPU · ${caps.adapter}` : caps.engine === 'wasm' ? 'CPU (WebAssembly)' : 'reference (JS on the CPU)');
+  return caps.engineLabel || (ENGINES[caps.engine]?.fallbackLabel({ adapter: caps.adapter }) ?? caps.engine);
 }
 
 /** What the room screen calls a device's state: the room's own, plus "computing" while a request runs. */
@@ -57,8 +59,9 @@ export class DeviceCard extends LitElement {
     if (!d) return nothing;
     const status = shownStatus(d, this.generating);
     const pct = d.bytesTotal > 0 ? Math.round((d.bytesDone / d.bytesTotal) * 100) : d.status === 'ready' ? 100 : 0;
-    const memory = `${formatBytes(engineBudgetBytes(d.caps.engine, d.caps.memoryBudgetBytes))} offered${d.caps.deviceMemoryGiB > 0 ? ` of ${d.caps.deviceMemoryGiB} GB` : ''}`
-      + (cappedByWasm32(d.caps.engine, d.caps.memoryBudgetBytes) ? ' · at most 4 GiB on the CPU engine (a wasm32 memory)' : '');
+    const row = ENGINES[d.caps.engine];
+    const memory = memoryOfferText(engineBudgetBytes(ENGINES, d.caps.engine, d.caps.memoryBudgetBytes), d.caps.deviceMemoryGiB, formatBytes)
+      + (row?.capNote(d.caps.memoryBudgetBytes) ?? '');
     return html`<article class="card" data-testid="device" data-device-id=${d.id} data-status=${status} aria-label=${`Device ${d.name}`}>
       <header>
         <h3>${d.name}${d.isHost ? html` <span class="muted">(this device)</span>` : nothing}</h3>
@@ -67,7 +70,7 @@ export class DeviceCard extends LitElement {
       </header>
       <dl>
         <dt>Engine</dt><dd data-testid="device-engine" data-engine=${d.caps.engine}>${engineName(d.caps)}</dd>
-        ${d.caps.engine === 'webgpu' ? nothing : html`<dt>Adapter</dt><dd>${d.caps.adapter}</dd>`}
+        ${row?.labelNamesAdapter ? nothing : html`<dt>Adapter</dt><dd>${d.caps.adapter}</dd>`}
         <dt>Memory</dt><dd data-testid="device-memory">${memory}</dd>
         ${d.isHost ? nothing : html`<dt>Link</dt><dd>${d.rttMs > 0 ? `${d.rttMs.toFixed(1)} ms round trip` : '—'}</dd>`}
         ${d.snapshotBytes > 0 ? html`<dt>Checkpoints</dt><dd data-testid="device-snapshots"

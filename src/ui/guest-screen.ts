@@ -1,6 +1,7 @@
 // <pooled-guest-screen>: what a guest device shows while it works for the room.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
+import { ENGINES } from '../engines/table.ts';
 import { memoryBudgetFromGiB, memoryOfferText, gibText } from '../app/memory-budget.ts';
 import './memory-field.ts';
 import { shareNeeds, type GuestSession, type GuestState } from '../app/guest-session.ts';
@@ -81,9 +82,9 @@ export class GuestScreen extends LitElement {
         ${s.why && s.joinFailed ? html`<pooled-error-box data-testid="guest-why" .error=${s.why} @retry=${() => location.reload()}></pooled-error-box>`
           : s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}
         ${s.error ? html`<div class="error" role="alert">${s.error}</div>` : nothing}
-        ${s.caps?.engine === 'reference' ? html`<div class="warning" role="note">${s.caps.adapter === 'no WebGPU'
+        ${s.caps && ENGINES[s.caps.engine]?.lastResort ? html`<div class="warning" role="note">${s.caps.adapter === 'no WebGPU'
           ? 'This browser has no WebGPU, so this device runs its layers on the CPU: slowly. A recent Chrome, Edge or Safari 26+ is much faster.'
-          : 'This device runs its layers on the CPU reference engine (?engine=reference): slowly. Drop that parameter to use its WebGPU adapter.'}</div>` : nothing}
+          : `This device runs its layers on the CPU ${ENGINES[s.caps.engine]!.title} engine (?engine=${s.caps.engine}): slowly. Drop that parameter to use its WebGPU adapter.`}</div>` : nothing}
       </section>
       <section class="card" aria-labelledby="share-title">
         <h2 id="share-title">Its share of the model</h2>
@@ -98,7 +99,7 @@ export class GuestScreen extends LitElement {
       <section class="card" aria-labelledby="dev-title">
         <h2 id="dev-title">This device</h2>
         <dl>
-          <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps?.engine === 'reference' ? ' · CPU engine' : ''}</dd>
+          <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps && ENGINES[s.caps.engine]?.lastResort ? ' · CPU engine' : ''}</dd>
           <dt>Memory</dt><dd data-testid="guest-memory-offered">${s.caps ? memoryOfferText(s.caps.memoryBudgetBytes, s.caps.deviceMemoryGiB, formatBytes) : '…'}</dd>
           <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' && s.tokensPerSecond > 0 ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
           <dt>Screen</dt><dd data-testid="guest-wake">${WAKE_TEXT[s.wakeLock]}</dd>

@@ -6,11 +6,11 @@ import { HostSession } from '../app/host-session.ts';
 import { openReplayWorkspace } from '../app/replay-session.ts';
 import { openServerWorkspace, saveServerChoice, type ServerChoice } from '../app/server-session.ts';
 import { DEMO_SCRIPT, parseAppParams, type AppParams } from '../app/url-params.ts';
-import { preferCpuActivations, preferSimdPath } from '../cpu/simd-path.ts';
 import type { Workspace } from '../app/workspace.ts';
 import { inviteLink } from '../room/signaling.ts';
 import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts';
 import { gibText } from '../app/memory-budget.ts';
+import type { EngineKind, EngineOptions } from '../engines/contract.ts';
 import { defaultDeviceName } from '../app/device-name.ts';
 import { theme } from './theme.ts';
 import './error-box.ts';
@@ -44,8 +44,6 @@ export class PooledApp extends LitElement {
     super.connectedCallback();
     try {
       this.params = parseAppParams(location.search);
-      preferSimdPath(this.params.simd ?? 'auto');   // ?simd=plain: every WASM engine of this page loads the plain build
-      preferCpuActivations(this.params.cpuActivations ?? 'f32');   // ?cpu-activations=q8: and quantizes its activations
     } catch (e) {
       this.screen = { kind: 'bad-url', error: `${(e as Error).name}: ${(e as Error).message}` };
       return;
@@ -58,11 +56,16 @@ export class PooledApp extends LitElement {
   /** The last host request, for Retry. */
   private lastHost?: HostRequest;
 
+  /** ?engine= and the engine rows' options (?simd=…): they travel with the room's probe and loads. */
+  private engineParams(): { engine?: EngineKind; engineOptions?: EngineOptions } {
+    return { ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.engineOptions ? { engineOptions: this.params.engineOptions } : {}) };
+  }
+
   private hostRoom(req: HostRequest): void {
     this.lastHost = req;
     const session = new HostSession({
       choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }), ...(this.params.kv ? { kv: this.params.kv } : {}),
-      ...(this.params.engine ? { engine: this.params.engine } : {}), name: this.params.name ?? defaultDeviceName(),
+      ...this.engineParams(), name: this.params.name ?? defaultDeviceName(),
       ...(this.params.speed ? { speed: this.params.speed } : {}), ...(this.params.draft ? { draft: this.params.draft } : {}),
       ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
@@ -82,7 +85,7 @@ export class PooledApp extends LitElement {
 
   private joinRoom({ roomId, memoryBudgetBytes }: JoinRequest): void {
     const session = new GuestSession(roomId, {
-      name: this.params.name ?? defaultDeviceName(), ...(this.params.engine ? { engine: this.params.engine } : {}),
+      name: this.params.name ?? defaultDeviceName(), ...this.engineParams(),
       ...(this.params.speed ? { speed: this.params.speed } : {}), ...(memoryBudgetBytes ? { memoryBudgetBytes } : {}),
     });
     if (!this.params.room) {

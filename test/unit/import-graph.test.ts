@@ -1,8 +1,10 @@
 // The import graph of src/ and workers/, read with the TypeScript parser (import and export-from
-// statements of every .ts file, type-only ones included, relative paths resolved), so two rules stay
-// true: no module of the engines (src/gpu, src/model, workers/) imports itself through a circle, and
-// imports point the way README's "What is where" says (src/gpu → src/model ← src/room; workers/ above
-// src/gpu, never imported by src/).
+// statements of every .ts file, type-only ones included, and every import() with a literal path,
+// relative paths resolved), so two rules stay true: no module of the engines (src/gpu, src/model,
+// workers/) imports itself through a circle, and imports point the way README's "What is where" says
+// (src/gpu → src/model ← src/room; the room, the app and the UI reach an engine only through its row in
+// the table, src/engines; workers/ above src/gpu, never imported by src/). A lazy import() counts: it
+// still ties one area to another.
 // The circle finder is checked on small synthetic graphs first, so a passing run means something.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +24,10 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-/** The module specifiers of a file's import and export-from statements (side-effect imports too). */
+/**
+ * The module specifiers of a file's import and export-from statements (side-effect imports too) and of
+ * its import() calls with a literal argument, anywhere in the file (an import() of a variable is not read).
+ */
 export function importSpecifiers(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
   const out: string[] = [];
@@ -31,6 +36,14 @@ export function importSpecifiers(file: string, text: string): string[] {
       out.push(s.moduleSpecifier.text);
     }
   }
+  const visit = (n: ts.Node): void => {
+    if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const arg = n.arguments[0];
+      if (arg && (ts.isStringLiteral(arg) || ts.isNoSubstitutionTemplateLiteral(arg))) out.push(arg.text);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(source);
   return out;
 }
 
@@ -103,13 +116,22 @@ function forbidden(graph: Graph, rules: Record<string, readonly string[]>): stri
   return out.sort();
 }
 
-// What each area may import besides itself (README "What is where"). src/room asks src/gpu's adapter probe
-// only; src/app wires everything below it; src/ui is on top.
+// What each area may import besides itself (README "What is where"). The engine rows' contract
+// (src/engines/contract.ts) and the in-thread share loader are what every side shares; the table
+// (src/engines/table.ts) imports each engine's row. src/room asks src/gpu's adapter summary only (a
+// device's caps) and is handed the table; src/app hands it over and reaches engines only through it;
+// src/ui is on top, beside src/app, and likewise never reaches into an engine (bar the adapter summary
+// the start screen shows).
+const ENGINE_SHARED = ['src/engines/contract.ts', 'src/engines/in-thread-share.ts'];
+const ABOVE_ENGINES = ['src/model', 'src/room', 'src/engines', 'src/agent', 'src/preview'];
 const DIRECTIONS: Record<string, readonly string[]> = {
-  'src/model': [],
-  'src/gpu': ['src/model'],
-  'src/cpu': ['src/model'],
-  'src/room': ['src/model', 'src/gpu/adapter.ts'],
+  'src/model': [...ENGINE_SHARED],
+  'src/gpu': ['src/model', ...ENGINE_SHARED],
+  'src/cpu': ['src/model', ...ENGINE_SHARED],
+  'src/engines': ['src/model', 'src/gpu/engine-row.ts', 'src/cpu/engine-row.ts'],
+  'src/room': ['src/model', 'src/gpu/adapter.ts', ...ENGINE_SHARED],
+  'src/app': ABOVE_ENGINES,
+  'src/ui': [...ABOVE_ENGINES, 'src/app', 'src/gpu/adapter.ts'],
   // the WASM engine's worker reads weights through the device's byte cache (a leaf of src/room)
   workers: ['src/gpu', 'src/cpu', 'src/model', 'src/room/weight-cache.ts'],
 };
@@ -132,13 +154,23 @@ describe('the circle finder and the parser (synthetic inputs)', () => {
       "// import { x } from './commented.ts';",
       "/* import { y } from './block.ts'; */",
       "const z = 'import { w } from \"./string.ts\"';",
+      "async function f() { const { g } = await import('./lazy.ts'); return import(`./template.ts`); }",
+      "const h = (p: string) => import(p);",
     ].join('\n');
-    expect(importSpecifiers('x.ts', text)).toEqual(['./a.ts', '../c.ts', './side-effect.ts', './d.ts', './e.ts']);
+    expect(importSpecifiers('x.ts', text)).toEqual(['./a.ts', '../c.ts', './side-effect.ts', './d.ts', './e.ts', './lazy.ts', './template.ts']);
   });
 
   it('reports an import against the directions', () => {
     const g: Graph = new Map([['src/model/a.ts', ['src/gpu/b.ts']], ['src/gpu/b.ts', ['src/model/c.ts']], ['src/room/r.ts', ['src/gpu/adapter.ts', 'src/gpu/engine.ts']]]);
     expect(forbidden(g, DIRECTIONS)).toEqual(['src/model/a.ts → src/gpu/b.ts', 'src/room/r.ts → src/gpu/engine.ts']);
+    const above: Graph = new Map([
+      ['src/room/api.ts', ['src/engines/contract.ts', 'src/engines/table.ts', 'src/cpu/engine-row.ts']],
+      ['src/app/a.ts', ['src/engines/table.ts', 'src/room/api.ts', 'src/cpu/simd-path.ts']],
+      ['src/ui/u.ts', ['src/app/a.ts', 'src/gpu/adapter.ts', 'src/gpu/engine.ts']],
+    ]);
+    expect(forbidden(above, DIRECTIONS)).toEqual([
+      'src/app/a.ts → src/cpu/simd-path.ts', 'src/room/api.ts → src/cpu/engine-row.ts', 'src/room/api.ts → src/engines/table.ts', 'src/ui/u.ts → src/gpu/engine.ts',
+    ]);
   });
 });
 
@@ -151,6 +183,9 @@ describe('the import graph of src/ and workers/', () => {
     expect(graph.get('src/cpu/create-engine.ts')).toContain('src/cpu/layers.ts');
     expect(graph.get('src/model/reference/reference-engine.ts')).toContain('src/model/reference/layer-table.ts');
     expect(graph.get('workers/engine.worker.ts')).toContain('src/gpu/create-engine.ts');
+    // lazy import()s are read: each engine's row reaches its engine only that way
+    expect(graph.get('src/gpu/engine-row.ts')).toContain('src/gpu/create-engine.ts');
+    expect(graph.get('src/cpu/engine-row.ts')).toContain('src/cpu/worker-engine.ts');
   });
 
   it('has no circle through src/gpu, src/cpu, src/model (src/model/tiny included) or workers/', () => {

@@ -7,7 +7,7 @@
 
 import { roundHeadToQ8_0, type KvCacheType } from '../kv-quant.ts';
 import { roundToF16 } from '../tensor-utils.ts';
-import { ContextFullError, PositionError } from '../engine-errors.ts';
+import { KvBook } from '../kv-book.ts';
 import type { KvView } from './ops.ts';
 
 export interface KvCacheOptions {
@@ -27,17 +27,15 @@ interface LayerSlot {
 
 const INITIAL_TOKENS = 64;
 
-export class KvCache {
-  readonly capacity: number;
+export class KvCache extends KvBook<LayerSlot> {
   readonly kvWidth: number;
   readonly roundsToF16: boolean;
   readonly kvType: KvCacheType;
   private readonly headDim: number;
-  private readonly slots = new Map<number, LayerSlot>();
 
   constructor(opts: KvCacheOptions) {
     if (!(Number.isInteger(opts.capacity) && opts.capacity > 0)) throw new RangeError(`KvCache: capacity ${opts.capacity} must be a positive integer`);
-    this.capacity = opts.capacity;
+    super('KvCache', opts.capacity);
     this.kvWidth = opts.kvWidth;
     this.roundsToF16 = opts.roundToF16 ?? true;
     this.kvType = opts.kvType ?? 'f16';
@@ -51,33 +49,13 @@ export class KvCache {
     }
   }
 
-  /** Tokens stored for one layer. */
-  length(layer: number): number {
-    return this.slot(layer).length;
-  }
-
-  /** Tokens stored in every layer (the smallest per-layer length; 0 when no layers are held). */
-  commonLength(): number {
-    let min = Infinity;
-    for (const s of this.slots.values()) min = Math.min(min, s.length);
-    return min === Infinity ? 0 : min;
-  }
-
   /**
    * Append K/V for tokens at `positions` (which must continue this layer's cache).
    * keys/values: [n, kvWidth]. Rounded to f16 when the cache does so.
    */
   append(layer: number, positions: readonly number[], keys: Float32Array, values: Float32Array): void {
-    const slot = this.slot(layer);
     const n = positions.length;
-    positions.forEach((p, i) => {
-      if (p !== slot.length + i) {
-        throw new PositionError(`layer ${layer}: position ${p} does not continue the KV cache of ${slot.length} tokens (expected ${slot.length + i})`);
-      }
-    });
-    if (slot.length + n > this.capacity) {
-      throw new ContextFullError(`layer ${layer}: ${slot.length} + ${n} tokens exceed the context of ${this.capacity}`);
-    }
+    const slot = this.slotToAppend(layer, n, (i) => positions[i]!);
     this.ensure(slot, slot.length + n);
     const at = slot.length * this.kvWidth;
     if (this.kvType === 'q8_0') {
@@ -103,16 +81,6 @@ export class KvCache {
   }
 
   /** Drop entries at positions >= length in every layer (a checkpoint restore for dense models). */
-  truncate(length: number): void {
-    if (!(Number.isInteger(length) && length >= 0)) throw new RangeError(`KvCache.truncate: ${length} is not a length`);
-    for (const s of this.slots.values()) s.length = Math.min(s.length, length);
-  }
-
-  private slot(layer: number): LayerSlot {
-    const s = this.slots.get(layer);
-    if (!s) throw new RangeError(`KvCache: layer ${layer} is not held (holds ${[...this.slots.keys()].join(', ') || 'none'})`);
-    return s;
-  }
 
   private ensure(slot: LayerSlot, tokens: number): void {
     const allocated = slot.keys.length / this.kvWidth;

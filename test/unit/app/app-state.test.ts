@@ -35,12 +35,11 @@ describe('URL parameters', () => {
     expect((bad('?room=abc') as Error).message).toMatch(/^\?room= must be a room id of 32 hex digits/);
     expect((bad('?engine=cuda') as Error).message).toBe('?engine= must be webgpu, wasm or reference, got "cuda"');
     expect(parseAppParams('?engine=wasm').engine).toBe('wasm');
-    expect(parseAppParams('?engine=wasm&simd=plain')).toMatchObject({ engine: 'wasm', simd: 'plain' });
-    expect(parseAppParams('?simd=relaxed').simd).toBe('relaxed');
-    expect(parseAppParams('?engine=wasm').simd).toBeUndefined();
+    expect(parseAppParams('?engine=wasm&simd=plain')).toMatchObject({ engine: 'wasm', engineOptions: { simd: 'plain' } });
+    expect(parseAppParams('?simd=relaxed').engineOptions?.simd).toBe('relaxed');
+    expect(parseAppParams('?engine=wasm').engineOptions).toBeUndefined();
     expect((bad('?simd=avx') as Error).message).toBe('?simd= must be auto, relaxed or plain, got "avx"');
-    expect(parseAppParams('?engine=wasm&cpu-activations=q8').cpuActivations).toBe('q8');
-    expect(parseAppParams('?engine=wasm').cpuActivations).toBeUndefined();
+    expect(parseAppParams('?engine=wasm&cpu-activations=q8').engineOptions).toEqual({ 'cpu-activations': 'q8' });
     expect((bad('?cpu-activations=int4') as Error).message).toBe('?cpu-activations= must be f32 or q8, got "int4"');
     expect((bad('?kv=q4_0') as Error).message).toBe('?kv= must be f16 or q8_0, got "q4_0"');
     expect((bad('?speed=fast') as Error).message).toBe('?speed= must be a positive number, got "fast"');

@@ -1,9 +1,10 @@
-// Choosing a device's engine from its probe (src/room/engine-choice.ts), the wasm32 cap on a WASM
-// device's offer (device side and in the host's deal), the card's names, and the hello carrying them.
+// Choosing a device's engine from its probe (src/room/engine-choice.ts, over the engine table
+// src/engines/table.ts), the wasm32 cap on a WASM device's offer (its row's, device side and in the
+// host's deal), the card's names, and the hello carrying them.
 import { describe, expect, test } from 'vitest';
-import {
-  cappedByWasm32, chooseEngine, engineBudgetBytes, wasmLabel, wasmThreads, WASM32_MEMORY_BYTES, type EngineProbe,
-} from '../../../src/room/engine-choice.ts';
+import { chooseEngine, engineBudgetBytes, type EngineProbe } from '../../../src/room/engine-choice.ts';
+import { wasmLabel, wasmThreads, WASM32_MEMORY_BYTES } from '../../../src/cpu/threads-here.ts';
+import { ENGINES } from '../../../src/engines/table.ts';
 import { measureCapabilities } from '../../../src/room/capabilities.ts';
 import { dealDevices } from '../../../src/room/host-deal.ts';
 import { HostDevice } from '../../../src/room/host-device.ts';
@@ -17,35 +18,35 @@ const ref: EngineProbe = { engine: 'reference', speed: 0.9, label: 'reference (J
 
 describe('chooseEngine', () => {
   test('a real GPU beats the CPU; on a software adapter the WASM engine wins', () => {
-    expect(chooseEngine([gpuReal, wasm, ref])).toMatchObject({ engine: 'webgpu', speed: 40, label: 'WebGPU · Apple M2' });
-    const c = chooseEngine([gpuSoft, wasm, ref]);
+    expect(chooseEngine([gpuReal, wasm, ref], ENGINES)).toMatchObject({ engine: 'webgpu', speed: 40, label: 'WebGPU · Apple M2' });
+    const c = chooseEngine([gpuSoft, wasm, ref], ENGINES);
     expect(c).toMatchObject({ engine: 'wasm', speed: 3.1, label: 'CPU · 2 threads · SIMD' });
     expect(c.why).toBe('fastest measured: wasm 3.10 GFLOP/s over webgpu 0.400, reference 0.900');
   });
 
   test('a software adapter faster than this CPU\'s WASM is still chosen (measured, not assumed)', () => {
-    expect(chooseEngine([{ ...gpuSoft, speed: 5 }, wasm]).engine).toBe('webgpu');
+    expect(chooseEngine([{ ...gpuSoft, speed: 5 }, wasm], ENGINES).engine).toBe('webgpu');
   });
 
   test('the reference is never offered while WebGPU or WASM runs, even when its probe is faster', () => {
-    expect(chooseEngine([{ ...wasm, speed: 0.5 }, { ...ref, speed: 2 }]).engine).toBe('wasm');
+    expect(chooseEngine([{ ...wasm, speed: 0.5 }, { ...ref, speed: 2 }], ENGINES).engine).toBe('wasm');
   });
 
   test('failed probes are skipped; no WebGPU and no WASM leaves the reference; nothing at all throws naming each', () => {
     const noGpu: EngineProbe = { engine: 'webgpu', speed: 0, label: 'WebGPU', failed: 'this browser has no WebGPU' };
-    expect(chooseEngine([noGpu, wasm, ref]).engine).toBe('wasm');
+    expect(chooseEngine([noGpu, wasm, ref], ENGINES).engine).toBe('wasm');
     const noWasm: EngineProbe = { engine: 'wasm', speed: 0, label: 'wasm', failed: 'WebAssembly SIMD is not supported' };
-    const c = chooseEngine([noGpu, noWasm, ref]);
+    const c = chooseEngine([noGpu, noWasm, ref], ENGINES);
     expect(c.engine).toBe('reference');
     expect(c.why).toMatch(/this browser has no WebGPU.*WebAssembly SIMD is not supported/);
-    expect(() => chooseEngine([noGpu, noWasm])).toThrow('no engine runs on this device: webgpu: this browser has no WebGPU; wasm: WebAssembly SIMD is not supported');
-    expect(() => chooseEngine([noGpu, { ...wasm, speed: Number.NaN }])).toThrow(/no engine runs/);
+    expect(() => chooseEngine([noGpu, noWasm], ENGINES)).toThrow('no engine runs on this device: webgpu: this browser has no WebGPU; wasm: WebAssembly SIMD is not supported');
+    expect(() => chooseEngine([noGpu, { ...wasm, speed: Number.NaN }], ENGINES)).toThrow(/no engine runs/);
   });
 
   test('?engine= forces one, with its own probe\'s speed; a failed forced probe leaves the speed 0 and says why', () => {
-    expect(chooseEngine([gpuReal, wasm, ref], 'reference')).toMatchObject({ engine: 'reference', speed: 0.9, why: 'forced by ?engine=reference' });
-    expect(chooseEngine([wasm], 'wasm')).toMatchObject({ engine: 'wasm', speed: 3.1 });
-    const f = chooseEngine([{ engine: 'webgpu', speed: 0, label: 'WebGPU', failed: 'this browser has no WebGPU' }], 'webgpu');
+    expect(chooseEngine([gpuReal, wasm, ref], ENGINES, 'reference')).toMatchObject({ engine: 'reference', speed: 0.9, why: 'forced by ?engine=reference' });
+    expect(chooseEngine([wasm], ENGINES, 'wasm')).toMatchObject({ engine: 'wasm', speed: 3.1 });
+    const f = chooseEngine([{ engine: 'webgpu', speed: 0, label: 'WebGPU', failed: 'this browser has no WebGPU' }], ENGINES, 'webgpu');
     expect(f).toMatchObject({ engine: 'webgpu', speed: 0 });
     expect(f.why).toBe('forced by ?engine=webgpu (its probe failed: this browser has no WebGPU)');
   });
@@ -54,13 +55,13 @@ describe('chooseEngine', () => {
 describe('the wasm32 cap and the names', () => {
   test('a WASM device offers at most 4 GiB; other engines keep their offer', () => {
     expect(WASM32_MEMORY_BYTES).toBe(4 * GiB);
-    expect(engineBudgetBytes('wasm', 6 * GiB)).toBe(4 * GiB);
-    expect(engineBudgetBytes('wasm', 3 * GiB)).toBe(3 * GiB);
-    expect(engineBudgetBytes('webgpu', 6 * GiB)).toBe(6 * GiB);
-    expect(engineBudgetBytes('reference', 6 * GiB)).toBe(6 * GiB);
-    expect(cappedByWasm32('wasm', 6 * GiB)).toBe(true);
-    expect(cappedByWasm32('wasm', 3 * GiB)).toBe(false);
-    expect(cappedByWasm32('webgpu', 6 * GiB)).toBe(false);
+    expect(engineBudgetBytes(ENGINES, 'wasm', 6 * GiB)).toBe(4 * GiB);
+    expect(engineBudgetBytes(ENGINES, 'wasm', 3 * GiB)).toBe(3 * GiB);
+    expect(engineBudgetBytes(ENGINES, 'webgpu', 6 * GiB)).toBe(6 * GiB);
+    expect(engineBudgetBytes(ENGINES, 'reference', 6 * GiB)).toBe(6 * GiB);
+    expect(ENGINES.wasm!.capNote(6 * GiB)).toBe(' · at most 4 GiB on the CPU engine (a wasm32 memory)');
+    expect(ENGINES.wasm!.capNote(3 * GiB)).toBe('');
+    expect(ENGINES.webgpu!.capNote(6 * GiB)).toBe('');
   });
 
   test('the host deals a WASM guest at most 4 GiB whatever its hello says', () => {
@@ -72,7 +73,7 @@ describe('the wasm32 cap and the names', () => {
       ['g1', new HostDevice('g1', 'CPU guest', caps('wasm', 16 * GiB), null)],
       ['g2', new HostDevice('g2', 'Ref guest', caps('reference', 16 * GiB), null)],
     ]);
-    expect(dealDevices(devices, 'host', GiB).map((d) => d.memoryBudgetBytes)).toEqual([5 * GiB, 4 * GiB, 16 * GiB]);
+    expect(dealDevices(devices, ENGINES, 'host', GiB).map((d) => d.memoryBudgetBytes)).toEqual([5 * GiB, 4 * GiB, 16 * GiB]);
   });
 
   test('the card names: threads, SIMD kind, and single-threaded when the page is not isolated', () => {
@@ -96,7 +97,7 @@ describe('measureCapabilities with a given probe', () => {
   test('offers the fastest probe\'s engine, name and speed, and caps a WASM offer', async () => {
     const asked: unknown[] = [];
     const probe = async (o: unknown) => { asked.push(o); return [gpuSoft, wasm, ref]; };
-    const caps = await measureCapabilities({ probe, memoryBudgetBytes: 6 * GiB });
+    const caps = await measureCapabilities({ engines: ENGINES, probe, memoryBudgetBytes: 6 * GiB });
     expect(asked).toEqual([{}]);
     expect(caps).toMatchObject({ engine: 'wasm', engineLabel: 'CPU · 2 threads · SIMD', speed: 3.1, memoryBudgetBytes: 4 * GiB });
   });
@@ -104,7 +105,7 @@ describe('measureCapabilities with a given probe', () => {
   test('a forced engine probes only itself; a fixed speed wins over the measured one', async () => {
     const asked: unknown[] = [];
     const probe = async (o: unknown) => { asked.push(o); return [ref]; };
-    const caps = await measureCapabilities({ engine: 'reference', probe, speed: 2, memoryBudgetBytes: 6 * GiB });
+    const caps = await measureCapabilities({ engines: ENGINES, engine: 'reference', probe, speed: 2, memoryBudgetBytes: 6 * GiB });
     expect(asked).toEqual([{ only: 'reference' }]);
     expect(caps).toMatchObject({ engine: 'reference', engineLabel: 'reference (JS on the CPU)', speed: 2, memoryBudgetBytes: 6 * GiB });
   });
@@ -124,11 +125,11 @@ test('the hello carries the engine\'s card name (and an empty one decodes to non
 
 test('the real probe in Node (no WebGPU here): WebGPU reported missing, the WASM kernels measured and offered', async () => {
   const { probeEngines } = await import('../../../src/room/engine-probe.ts');
-  const probes = await probeEngines({ budgetMs: 10 });
+  const probes = await probeEngines(ENGINES, { budgetMs: 10 });
   expect(probes.map((p) => p.engine)).toEqual(['webgpu', 'wasm', 'reference']);
   expect(probes[0]!.failed).toBe('this browser has no WebGPU');
   expect(probes[1]!.failed).toBeUndefined();
   expect(probes[1]!.speed).toBeGreaterThan(0);
   expect(probes[2]!.speed).toBeGreaterThan(0);
-  expect(chooseEngine(probes).engine).toBe('wasm');
+  expect(chooseEngine(probes, ENGINES).engine).toBe('wasm');
 }, 60_000);   // the first use compiles the AssemblyScript kernels into the cache (seconds on a loaded machine)

@@ -13,6 +13,8 @@ import { RoomGuest, type EngineFactory } from '../../../src/room/guest.ts';
 import { memoryLinkPair } from '../../../src/room/memory-link.ts';
 import type { MessageLink } from '../../../src/room/wire.ts';
 import { MemoryByteStore } from '../../../src/room/weight-cache.ts';
+import { ENGINES } from '../../../src/engines/table.ts';
+import type { EngineRow } from '../../../src/engines/contract.ts';
 import type { DeviceCaps } from '../../../src/room/protocol.ts';
 
 export const ROOM_ID = '0123456789abcdef0123456789abcdef';
@@ -88,7 +90,8 @@ export interface TestRoom {
   stores: MemoryByteStore[];
   /** dial: false = the guest cannot open direct channels (every hop then goes through the host). */
   /** slowMs: the guest's layers take this much longer per call (a slow device). */
-  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number; dial?: boolean; wrap?: (l: MessageLink) => MessageLink; slowMs?: number }): RoomGuest;
+  /** engine: the guest runs this engine row (its kind in the hello, its loadShare), else the reference engine's two steps. */
+  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number; dial?: boolean; wrap?: (l: MessageLink) => MessageLink; slowMs?: number; engine?: EngineRow }): RoomGuest;
   close(): Promise<void>;
 }
 
@@ -98,7 +101,7 @@ export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial
   const host = new RoomHost({
     roomId: ROOM_ID, name: 'Host', caps: caps(), config, format: 'safetensors', source: hostSource,
     modelUrl: 'mem://tiny', modelKey: 'tiny-test', ctx: 256, loadWeights: (s, r) => loadWeights(s, r),
-    createEngine: referenceFactory, store: new MemoryByteStore(), autoRedeal: false, ...hostOpts,
+    createEngine: referenceFactory, store: new MemoryByteStore(), autoRedeal: false, ...hostOpts, engines: hostOpts.engines ?? ENGINES,
   });
   const room: TestRoom = {
     host, guests: [], links: [], hops: [], sources: [hostSource], stores: [],
@@ -107,8 +110,10 @@ export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial
       const source = new CountingMemorySource(files, modelFile);
       const wrap = o.wrap ?? ((l: MessageLink) => l);
       const guest = new RoomGuest({
-        roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: caps(o.budget ?? 2 ** 30), store,
-        loadWeights: (s, r) => loadWeights(s, r), createEngine: o.slowMs ? slowFactory(o.slowMs) : referenceFactory, resolveSource: async () => source,
+        roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: { ...caps(o.budget ?? 2 ** 30), ...(o.engine ? { engine: o.engine.kind } : {}) }, store,
+        ...(o.engine ? { loadShare: o.engine.loadShare({}) }
+          : { loadWeights: (s, r) => loadWeights(s, r), createEngine: o.slowMs ? slowFactory(o.slowMs) : referenceFactory }),
+        resolveSource: async () => source,
         ...(o.dial === false ? {} : {
           dial: async (to: string) => {
             const target = room.guests.find((g) => g.opts.deviceId === to);

@@ -1,0 +1,40 @@
+// The WebGPU engine's row in the engine table (src/engines/table.ts): our WGSL kernels on the adapter the
+// browser gives, real or software. Its share streams into the engine's buffers on the page's thread
+// (openWeights: at most LOAD_IN_FLIGHT_BYTES of weights in JS at once). The engine, its speed probe and
+// the loader are lazy imports: the start page loads this row, not the engine.
+import type { EngineRow } from '../engines/contract.ts';
+import { engineScratchBytes } from '../model/engine-scratch.ts';
+import { inThreadShare } from '../engines/in-thread-share.ts';
+import { adapterLabel, requestAdapter, summarizeAdapter } from './adapter.ts';
+
+const SOFTWARE = /swiftshader|llvmpipe|lavapipe|software|basic render/i;
+
+const createWebGPU: EngineRow['createEngine'] = () => async (weights, { ctx, kv }) => {
+  const { createWebGPUEngine } = await import('./create-engine.ts');
+  return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16' });
+};
+
+export const webgpuRow: EngineRow = {
+  kind: 'webgpu',
+  title: 'WebGPU',
+  labelNamesAdapter: true,
+  inWorker: false,
+  options: [],
+  presumedHere: () => Boolean(globalThis.navigator?.gpu),
+  async probe(budgetMs) {
+    if (!globalThis.navigator?.gpu) return { engine: 'webgpu', speed: 0, label: 'WebGPU', failed: 'this browser has no WebGPU' };
+    const adapter = await requestAdapter();
+    const s = summarizeAdapter(adapter);
+    const software = s.isFallbackAdapter || SOFTWARE.test(`${s.description} ${s.vendor} ${s.architecture} ${s.device}`);
+    const { measureGpuSpeed } = await import('./speed-probe.ts');
+    return { engine: 'webgpu', speed: await measureGpuSpeed(adapter, budgetMs), label: `WebGPU · ${adapterLabel(s)}`, software };
+  },
+  label: async ({ adapter }) => `WebGPU · ${adapter}`,
+  fallbackLabel: ({ adapter }) => `WebGPU · ${adapter}`,
+  budgetBytes: (offered) => offered,
+  capNote: () => '',
+  /** Its buffers as src/model/engine-scratch.ts models them (test/gpu/deal-bytes.test.ts checks the model). */
+  scratchBytes: (config, o) => engineScratchBytes(config, o),
+  loadShare: (options) => inThreadShare(async (s, r) => (await import('../model/load-weights.ts')).openWeights(s, r), createWebGPU(options)),
+  createEngine: createWebGPU,
+};
