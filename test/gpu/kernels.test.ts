@@ -135,14 +135,19 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       }
     });
 
-  it.each([[1, 64], [5, 2048], [3, 37]])('rmsnorm of %i rows of %i', async (n, H) => {
-    const x = randomF32(n * H, H, 3);
-    const wt = randomF32(H, H + 1);
-    const eps = 1e-6;
-    const out = h.buffer(n * H * 4);
-    await h.run([rmsnormOp(h.cache, { step: h.step, x: h.buffer(x), weight: h.buffer(wt), y: out }, H, eps, 'norm')], n);
-    expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
-  });
+  // A row is one workgroup of RMSNORM_WG: 4096 and 5120 (8B, 32B widths) span every subgroup of it several
+  // times over, 37 leaves most invocations without a value; the subgroup reduction and its fallback both.
+  it.each([[1, 64, true], [5, 2048, true], [3, 37, true], [1, 4096, true], [2, 5120, true], [1, 4096, false], [3, 37, false]])(
+    'rmsnorm of %i rows of %i, subgroups %s', async (n, H, subgroups) => {
+      if (subgroups) expect(device.features.has('subgroups')).toBe(true);
+      const x = randomF32(n * H, H, 3);
+      x[n * H - 1] = 40;                                       // one large value in the last invocation's share
+      const wt = randomF32(H, H + 1);
+      const eps = 1e-6;
+      const out = h.buffer(n * H * 4);
+      await h.run([rmsnormOp(h.cache, { step: h.step, x: h.buffer(x), weight: h.buffer(wt), y: out }, H, eps, 'norm', subgroups)], n);
+      expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
+    });
 
   it.each([
     ['GPU', { WG: 128, ITEMS: 8 }], ['CPU rasterizer', { WG: 8, ITEMS: 64 }], ['CPU rasterizer, 4 lanes', { WG: 4, ITEMS: 64 }],
