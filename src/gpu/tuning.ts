@@ -66,9 +66,13 @@ export interface Tuning {
 /**
  * Attention splits by class (untimed): a GPU needs many workgroups per head at long contexts; a CPU
  * rasterizer has a few threads that the heads alone keep busy, so it splits only very long contexts.
+ * A discrete GPU (100+ cores) with few KV heads (Qwen3-30B-A3B: 4) gets up to 64 splits of ≥ 16 keys: a
+ * split's serial work is its keys (each value row is a loop step), so short splits shorten a decode
+ * step's attention from position 100 on (A3B at 100: 7 splits, 28 workgroups; from 1,024: 256) while the
+ * combine's loop over splits stays short. Was 32 splits of ≥ 64 keys (A3B at 100: 8 workgroups).
  */
 export function attentionSplitFor(c: AdapterClass): AttentionSplit {
-  return c === 'cpu' ? { splits: 4, minKeys: 512 } : c === 'discrete' ? { splits: 32, minKeys: 64 } : { splits: 16, minKeys: 64 };
+  return c === 'cpu' ? { splits: 4, minKeys: 512 } : c === 'discrete' ? { splits: 64, minKeys: 16 } : { splits: 16, minKeys: 64 };
 }
 
 /**

@@ -25,7 +25,7 @@ import {
 } from '../../src/model/reference/ops.ts';
 import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } from '../../src/model/tensor-utils.ts';
 import type { Linear } from '../../src/model/types.ts';
-import type { MatmulLayout, MatvecLayout } from '../../src/gpu/tuning.ts';
+import { attentionSplitFor, type MatmulLayout, type MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
@@ -327,6 +327,8 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     [16, 2, 64, 1, 200, 1, 64], [32, 4, 128, 1, 1088, 16, 64], [32, 4, 128, 1, 1024, 16, 64], [32, 4, 128, 1, 1023, 16, 64],
     [12, 4, 32, 1, 150, 5, 16], [12, 1, 256, 1, 90, 2, 32],
     [32, 4, 128, 1, 8000, 16, 64], [32, 4, 128, 1, 8191, 4, 512], [8, 1, 64, 1, 8200, 32, 64], [32, 4, 128, 5, 8000, 16, 64],
+    // a discrete GPU's splits (src/gpu/tuning.ts) on the A3B shape: 7 splits at 100, all of them at 2,000
+    ...[100, 2000].map((pos) => [32, 4, 128, 1, pos, attentionSplitFor('discrete').splits, attentionSplitFor('discrete').minKeys]),
   ])('causal GQA attention over the f16 and the q8_0 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached, ≤ %i splits of ≥ %i keys', async (Hq, Hkv, D, n, pos0, splits, minKeys) => {
       const ctx = pos0 + n;
       const kvw = Hkv * D;
