@@ -166,6 +166,9 @@ export function matvecCandidates(t: DeviceTraits): MatvecLayout[] {
     out.push({ WG: wg, LANES: 1, ROWS: 8, subgroups: false });
   } else {
     if (sg >= 16) for (const ROWS of [2, 4]) out.push({ WG: sg, LANES: sg, ROWS, subgroups: true });
+    // Workgroups of several subgroups, a row group in each (its lanes summed by subgroup shuffles): 128
+    // threads keep a GPU core's occupancy up where a one-subgroup workgroup (32 on NVIDIA) caps it.
+    if (sg >= 16) for (const ROWS of [2, 4]) out.push({ WG: 128, LANES: Math.min(sg, 32), ROWS, subgroups: true });
     const shared: [number, number, number][] = t.adapterClass === 'mobile'
       ? [[64, 16, 2], [64, 64, 2], [128, 32, 2]] : [[64, 64, 2], [128, 32, 2], [256, 64, 2]];
     for (const [WG, LANES, ROWS] of shared) out.push({ WG, LANES, ROWS, subgroups: false });
