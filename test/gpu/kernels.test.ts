@@ -378,7 +378,7 @@ const LAYOUTS: [string, MatvecLayout, MatmulLayout][] = [
   ['matvec 16 lanes a row in 64, 6 rows, workgroup memory; prefill tiles 32×32 of 16×2', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }, { kind: 'tiles', BM: 32, BN: 32, TM: 16, TN: 2 }],
   ['matvec 128 lanes a row, 2 rows, workgroup memory; prefill tiles 2×2 of 1×1', { WG: 128, LANES: 128, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 2, BN: 2, TM: 1, TN: 1 }],
   // a GPU's multi-subgroup matvec (src/gpu/tuning.ts): a row group per subgroup, 8 of them a workgroup
-  ['matvec 8 lanes a row in 64 (8 subgroups), 4 rows, subgroup shuffles; prefill tiles 32×64 of 4×4', { WG: 64, LANES: 8, ROWS: 4, subgroups: true }, { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 }],
+  ['matvec 8 lanes a row in 64 (8 subgroups), 4 rows, subgroup shuffles; prefill tiles 32×64 of 8×8 (a GPU candidate)', { WG: 64, LANES: 8, ROWS: 4, subgroups: true }, { kind: 'tiles', BM: 32, BN: 64, TM: 8, TN: 8 }],
 ];
 
 describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f16, mv, mm] as const)))('linear kernels, %s, shader-f16 %s', (_l, useF16, layout, tile) => {
