@@ -1,4 +1,7 @@
 // rmsnorm: y = x / sqrt(mean(x²) + EPS) · weight, one workgroup per row.
+// A decode step is one row, so the whole row is one workgroup: WG is large (256 on GPUs) so its loads run
+// wide, each invocation adds its strided share of x² and row_sum (shaders/lib/row_sum_subgroup.wgsl or
+// row_sum_shared.wgsl) adds the shares.
 //
 // Bindings (declared in src/gpu/kernels/common/rmsnorm.ts, which generates their WGSL):
 //   step   uniform        Step { n, pos0 }: n = rows
@@ -9,9 +12,7 @@
 
 override H: u32;
 override EPS: f32;
-override WG: u32 = 64u;          // power of two
-
-var<workgroup> sums: array<f32, WG>;
+override WG: u32 = 256u;         // power of two
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -19,12 +20,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let base = row * H;
   var ss = 0.0;
   for (var i = lid; i < H; i += WG) { let v = x[base + i]; ss += v * v; }
-  sums[lid] = ss;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) { sums[lid] += sums[lid + stride]; }
-    workgroupBarrier();
-  }
-  let inv = 1.0 / sqrt(sums[0] / f32(H) + EPS);
+  let inv = 1.0 / sqrt(row_sum(ss, lid) / f32(H) + EPS);
   for (var i = lid; i < H; i += WG) { y[base + i] = x[base + i] * inv * weight[i]; }
 }

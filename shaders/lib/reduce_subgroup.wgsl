@@ -1,7 +1,9 @@
 // reduce_subgroup: sum each of the ROWS partial sums over the LANES lanes of each row group (module
 // starts with `enable subgroups;`): subgroupAdd when a group is the whole workgroup, else a butterfly of
-// subgroupShuffleXor. Valid only when a workgroup's lanes are consecutive lanes of one subgroup: the host
-// picks this variant with WG ≤ the adapter's smallest subgroup size, and the start-up tuning checks it.
+// subgroupShuffleXor. Valid only when each row group's LANES lanes are consecutive lanes of one subgroup
+// (LANES = WG: the workgroup is one subgroup): the host picks this variant with LANES ≤ the adapter's
+// smallest subgroup size (a workgroup may hold several subgroups, a row group in each), and the start-up
+// tuning checks the result.
 
 fn reduce_rows(acc: ptr<function, array<f32, MAX_ROWS>>, lid: u32) {
   if (LANES == 1u) { return; }

@@ -18,7 +18,7 @@ export interface MatmulTilesLayout {
   BM: number;                  // tokens per tile (≤ 32)
   BN: number;                  // weight rows per tile (even)
   TM: number;                  // tokens per thread (≤ 16, divides BM)
-  TN: number;                  // rows per thread (≤ 4, divides BN)
+  TN: number;                  // rows per thread (≤ 8, divides BN)
 }
 
 /** The prefill matmul without workgroup memory (shaders/matmul_rows.wgsl), for SIMD rasterizers. */
@@ -66,9 +66,13 @@ export interface Tuning {
 /**
  * Attention splits by class (untimed): a GPU needs many workgroups per head at long contexts; a CPU
  * rasterizer has a few threads that the heads alone keep busy, so it splits only very long contexts.
+ * A discrete GPU (100+ cores) with few KV heads (Qwen3-30B-A3B: 4) gets up to 64 splits of ≥ 16 keys: a
+ * split's serial work is its keys (each value row is a loop step), so short splits shorten a decode
+ * step's attention from position 100 on (A3B at 100: 7 splits, 28 workgroups; from 1,024: 256) while the
+ * combine's loop over splits stays short. Was 32 splits of ≥ 64 keys (A3B at 100: 8 workgroups).
  */
 export function attentionSplitFor(c: AdapterClass): AttentionSplit {
-  return c === 'cpu' ? { splits: 4, minKeys: 512 } : c === 'discrete' ? { splits: 32, minKeys: 64 } : { splits: 16, minKeys: 64 };
+  return c === 'cpu' ? { splits: 4, minKeys: 512 } : c === 'discrete' ? { splits: 64, minKeys: 16 } : { splits: 16, minKeys: 64 };
 }
 
 /**
@@ -108,8 +112,10 @@ export function matmulCandidates(t: DeviceTraits): MatmulLayout[] {
       { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 },
     ]
     : [
-      { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 }, { kind: 'tiles', BM: 16, BN: 64, TM: 4, TN: 2 },
-      { kind: 'tiles', BM: 32, BN: 32, TM: 4, TN: 2 },
+      { kind: 'tiles', BM: 32, BN: 64, TM: 4, TN: 4 },
+      // 8 × 8 outputs a thread: four times the fmas per workgroup-memory load of 4 × 4 (32 threads a tile)
+      { kind: 'tiles', BM: 32, BN: 64, TM: 8, TN: 8 },
+      { kind: 'tiles', BM: 16, BN: 64, TM: 4, TN: 2 }, { kind: 'tiles', BM: 32, BN: 32, TM: 4, TN: 2 },
     ];
   return out.filter((l) => matmulThreads(l) <= t.maxInvocations);
 }
@@ -162,6 +168,9 @@ export function matvecCandidates(t: DeviceTraits): MatvecLayout[] {
     out.push({ WG: wg, LANES: 1, ROWS: 8, subgroups: false });
   } else {
     if (sg >= 16) for (const ROWS of [2, 4]) out.push({ WG: sg, LANES: sg, ROWS, subgroups: true });
+    // Workgroups of several subgroups, a row group in each (its lanes summed by subgroup shuffles): 128
+    // threads keep a GPU core's occupancy up where a one-subgroup workgroup (32 on NVIDIA) caps it.
+    if (sg >= 16) for (const ROWS of [2, 4]) out.push({ WG: 128, LANES: Math.min(sg, 32), ROWS, subgroups: true });
     const shared: [number, number, number][] = t.adapterClass === 'mobile'
       ? [[64, 16, 2], [64, 64, 2], [128, 32, 2]] : [[64, 64, 2], [128, 32, 2], [256, 64, 2]];
     for (const [WG, LANES, ROWS] of shared) out.push({ WG, LANES, ROWS, subgroups: false });

@@ -28,13 +28,15 @@ const tuning = (mv: MatvecLayout, mm: MatmulLayout): Tuning => ({
   adapterClass: 'cpu', matvec: { dense: mv, q4: mv, ggml: mv }, matmul: { dense: mm, q4: mm, ggml: mm }, attention: { splits: 1, minKeys: 64 },
 });
 
-// lavapipe's subgroup is 8 lanes: the first layouts reduce with subgroupAdd, the last in workgroup memory;
-// the rows structure shares x by subgroupBroadcast in the first and loads it per lane in the second.
+// lavapipe's subgroup is 8 lanes: the first layout reduces with subgroupAdd (the workgroup is one subgroup),
+// the second with subgroup shuffles in a workgroup of 4 subgroups, a row group in each (a GPU's 128-thread
+// candidates, src/gpu/tuning.ts), the last in workgroup memory; the rows structure shares x by
+// subgroupBroadcast in the first and loads it per lane in the second.
 const LAYOUTS: [string, Tuning][] = [
   ['matvec 8 lanes a row × 6 rows, subgroupAdd; prefill rows 8 lanes × 4 rows × 5 tokens, x by subgroups',
     tuning({ WG: 8, LANES: 8, ROWS: 6, subgroups: true }, { kind: 'rows', WG: 8, R: 4, TT: 5, subgroups: true })],
-  ['matvec 8 lanes a row × 2 rows, subgroupAdd; prefill rows 8 lanes × 2 rows × 3 tokens, x per lane',
-    tuning({ WG: 8, LANES: 8, ROWS: 2, subgroups: true }, { kind: 'rows', WG: 8, R: 2, TT: 3, subgroups: false })],
+  ['matvec 8 lanes a row in 32 (4 subgroups) × 2 rows, subgroup shuffles; prefill rows 8 lanes × 2 rows × 3 tokens, x per lane',
+    tuning({ WG: 32, LANES: 8, ROWS: 2, subgroups: true }, { kind: 'rows', WG: 8, R: 2, TT: 3, subgroups: false })],
   ['matvec 4 lanes a row in 16, 2 rows, workgroup memory; prefill tiles 16×32 of 4×2',
     tuning({ WG: 16, LANES: 4, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 16, BN: 32, TM: 4, TN: 2 })],
 ];

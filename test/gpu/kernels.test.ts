@@ -25,7 +25,7 @@ import {
 } from '../../src/model/reference/ops.ts';
 import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } from '../../src/model/tensor-utils.ts';
 import type { Linear } from '../../src/model/types.ts';
-import type { MatmulLayout, MatvecLayout } from '../../src/gpu/tuning.ts';
+import { attentionSplitFor, type MatmulLayout, type MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
@@ -135,14 +135,19 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       }
     });
 
-  it.each([[1, 64], [5, 2048], [3, 37]])('rmsnorm of %i rows of %i', async (n, H) => {
-    const x = randomF32(n * H, H, 3);
-    const wt = randomF32(H, H + 1);
-    const eps = 1e-6;
-    const out = h.buffer(n * H * 4);
-    await h.run([rmsnormOp(h.cache, { step: h.step, x: h.buffer(x), weight: h.buffer(wt), y: out }, H, eps, 'norm')], n);
-    expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
-  });
+  // A row is one workgroup of RMSNORM_WG: 4096 and 5120 (8B, 32B widths) span every subgroup of it several
+  // times over, 37 leaves most invocations without a value; the subgroup reduction and its fallback both.
+  it.each([[1, 64, true], [5, 2048, true], [3, 37, true], [1, 4096, true], [2, 5120, true], [1, 4096, false], [3, 37, false]])(
+    'rmsnorm of %i rows of %i, subgroups %s', async (n, H, subgroups) => {
+      if (subgroups) expect(device.features.has('subgroups')).toBe(true);
+      const x = randomF32(n * H, H, 3);
+      x[n * H - 1] = 40;                                       // one large value in the last invocation's share
+      const wt = randomF32(H, H + 1);
+      const eps = 1e-6;
+      const out = h.buffer(n * H * 4);
+      await h.run([rmsnormOp(h.cache, { step: h.step, x: h.buffer(x), weight: h.buffer(wt), y: out }, H, eps, 'norm', subgroups)], n);
+      expect(relErr(await h.readF32(out, n * H), rmsNorm(x, wt, eps))).toBeLessThan(2e-6);
+    });
 
   it.each([
     ['GPU', { WG: 128, ITEMS: 8 }], ['CPU rasterizer', { WG: 8, ITEMS: 64 }], ['CPU rasterizer, 4 lanes', { WG: 4, ITEMS: 64 }],
@@ -322,6 +327,8 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     [16, 2, 64, 1, 200, 1, 64], [32, 4, 128, 1, 1088, 16, 64], [32, 4, 128, 1, 1024, 16, 64], [32, 4, 128, 1, 1023, 16, 64],
     [12, 4, 32, 1, 150, 5, 16], [12, 1, 256, 1, 90, 2, 32],
     [32, 4, 128, 1, 8000, 16, 64], [32, 4, 128, 1, 8191, 4, 512], [8, 1, 64, 1, 8200, 32, 64], [32, 4, 128, 5, 8000, 16, 64],
+    // a discrete GPU's splits (src/gpu/tuning.ts) on the A3B shape: 7 splits at 100, all of them at 2,000
+    ...[100, 2000].map((pos) => [32, 4, 128, 1, pos, attentionSplitFor('discrete').splits, attentionSplitFor('discrete').minKeys]),
   ])('causal GQA attention over the f16 and the q8_0 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached, ≤ %i splits of ≥ %i keys', async (Hq, Hkv, D, n, pos0, splits, minKeys) => {
       const ctx = pos0 + n;
       const kvw = Hkv * D;
@@ -370,6 +377,8 @@ const LAYOUTS: [string, MatvecLayout, MatmulLayout][] = [
   ['matvec 1 lane a row in 8, 2 rows; prefill tiles 16×64 of 16×1', { WG: 8, LANES: 1, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 16, BN: 64, TM: 16, TN: 1 }],
   ['matvec 16 lanes a row in 64, 6 rows, workgroup memory; prefill tiles 32×32 of 16×2', { WG: 64, LANES: 16, ROWS: 6, subgroups: false }, { kind: 'tiles', BM: 32, BN: 32, TM: 16, TN: 2 }],
   ['matvec 128 lanes a row, 2 rows, workgroup memory; prefill tiles 2×2 of 1×1', { WG: 128, LANES: 128, ROWS: 2, subgroups: false }, { kind: 'tiles', BM: 2, BN: 2, TM: 1, TN: 1 }],
+  // a GPU's multi-subgroup matvec (src/gpu/tuning.ts): a row group per subgroup, 8 of them a workgroup
+  ['matvec 8 lanes a row in 64 (8 subgroups), 4 rows, subgroup shuffles; prefill tiles 32×64 of 8×8 (a GPU candidate)', { WG: 64, LANES: 8, ROWS: 4, subgroups: true }, { kind: 'tiles', BM: 32, BN: 64, TM: 8, TN: 8 }],
 ];
 
 describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f16, mv, mm] as const)))('linear kernels, %s, shader-f16 %s', (_l, useF16, layout, tile) => {

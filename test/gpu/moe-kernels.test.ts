@@ -180,7 +180,8 @@ describe.each([false, true])('moe_route, shader-f16 %s', (useF16) => {
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 
-  it.each([[61, 5, true], [61, 5, false], [128, 8, true], [3, 3, false], [9, 1, true]] as const)('E %i top-%i (norm %s): routeToken\'s experts and weights, ties to the lower id', async (E, k, norm) => {
+  // E past the workgroup (128) gives an invocation several experts; k = 32 is the most rounds.
+  it.each([[61, 5, true], [61, 5, false], [128, 8, true], [3, 3, false], [9, 1, true], [512, 32, true], [300, 8, false], [256, 8, true]] as const)('E %i top-%i (norm %s): routeToken\'s experts and weights, ties to the lower id', async (E, k, norm) => {
     const n = 7;
     const logits = randomF32(n * E, E * 31 + k, 4);
     // ties: token 1 has all logits equal; token 2 repeats its largest logit at a lower and a higher id
@@ -189,6 +190,10 @@ describe.each([false, true])('moe_route, shader-f16 %s', (useF16) => {
     for (let i = 2 * E; i < 3 * E; i++) if (logits[i]! > logits[at]!) at = i;
     logits[2 * E] = logits[at]!;
     logits[3 * E - 1] = logits[at]!;
+    // token 3: five levels only, so every round picks among ties spread over the workgroup's invocations
+    for (let i = 3 * E; i < 4 * E; i++) logits[i] = Math.round(logits[i]! / 2) / 2;
+    // token 4: its largest logit at the last id, ties only there and at id 0
+    logits[5 * E - 1] = 9; logits[4 * E] = 9;
     const shape: MoeShape = { experts: E, topK: k, normTopkProb: norm, maxPairs: n * k, hidden: 4 };
     const route = h.buffer(routeWords(shape) * 4);
     const params = moeParams(device, shape);
