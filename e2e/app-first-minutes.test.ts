@@ -151,7 +151,7 @@ test('the demo: a second and third request complete, also after Stop; on a phone
   await page.getByTestId('file-edit').click();
   await page.getByTestId('file-editor').fill('body { background: navy; }\n');
   await page.getByTestId('file-save').click();
-  await expect.poll(() => page.getByTestId('file-viewer').textContent()).toContain('background: navy');
+  await expect.poll(async () => (await page.getByTestId('file-editor').textContent().catch(() => null)) ?? '').toContain('background: navy');
   await send('Keep my colour');
   await expect.poll(() => summaries.count(), { timeout: 60_000 }).toBe(5);
   expect(await page.getByTestId('tl-request').last().textContent()).toBe('Keep my colour\n\n(I edited style.css by hand since your last answer.)');
