@@ -114,7 +114,10 @@ export function makePlan(config: ModelConfig, format: WeightFormat, located: Map
   };
 }
 
-async function readPlanned(source: ModelSource, read: PlannedRead, p: PreparedLoad): Promise<Uint8Array> {
+/** Progress while a read's bytes arrive: at most this often. */
+export const ARRIVAL_REPORT_MS = 100;
+
+async function readPlanned(source: ModelSource, read: PlannedRead, p: PreparedLoad, onBytes?: (n: number) => void): Promise<Uint8Array> {
   if (read.whole) {
     const record = p.wholeFiles!.get(read.file)!;
     // At most the recorded size is read: a mirror padding the shard cannot make us read (and hold) more.
@@ -132,7 +135,7 @@ async function readPlanned(source: ModelSource, read: PlannedRead, p: PreparedLo
     return bytes;
   }
   try {
-    return await source.readRange(read.file, read.start, read.end);
+    return await source.readRange(read.file, read.start, read.end, onBytes);
   } catch (e) {
     if (!(e instanceof TruncatedFileError) || e.tensor) throw e;
     // Name the first tensor that the file cuts off.
@@ -172,16 +175,31 @@ export async function readTensors(source: ModelSource, p: PreparedLoad, request:
   progress: LoadProgress, names?: ReadonlySet<string>): Promise<Map<string, Uint8Array>> {
   const reads = names ? planReads([...names].map((n) => p.located.get(n)!), opts) : p.plan.reads;
   const data = new Map<string, Uint8Array>();
+  // Bytes of reads in flight that have arrived: progress counts them (a slow link shows its bytes coming in).
+  let arriving = 0;
+  let reportedAt = 0;
   await pool(reads, Math.max(1, opts.concurrency ?? 4), async (read) => {
     request.signal?.throwIfAborted();
-    const bytes = await readPlanned(source, read, p);
-    for (const name of read.tensors) {
-      const e = p.located.get(name)!;
-      data.set(name, bytes.subarray(e.start - read.start, e.end - read.start));
+    let arrived = 0;
+    try {
+      const bytes = await readPlanned(source, read, p, (n) => {
+        const add = Math.min(n, read.end - read.start - arrived);
+        arrived += add;
+        arriving += add;
+        if (Date.now() - reportedAt < ARRIVAL_REPORT_MS) return;
+        reportedAt = Date.now();
+        request.onProgress?.({ ...progress, bytesDone: progress.bytesDone + arriving });
+      });
+      for (const name of read.tensors) {
+        const e = p.located.get(name)!;
+        data.set(name, bytes.subarray(e.start - read.start, e.end - read.start));
+      }
+    } finally {
+      arriving -= arrived;
     }
     progress.bytesDone += read.end - read.start;
     progress.tensorsDone += read.tensors.length;
-    request.onProgress?.({ ...progress });
+    request.onProgress?.({ ...progress, bytesDone: progress.bytesDone + arriving });
   });
   request.signal?.throwIfAborted();
   return data;

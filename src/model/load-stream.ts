@@ -11,7 +11,7 @@
 // tensor is allocated once at its final size and the pieces are copied into it, so its peak is its
 // resident weights plus the bound, never the weights twice.
 import { TruncatedFileError } from './errors.ts';
-import { planReads, type Located, type PreparedLoad } from './load-plan.ts';
+import { ARRIVAL_REPORT_MS, planReads, type Located, type PreparedLoad } from './load-plan.ts';
 import type { LoadProgress, ModelSource, ModelWeights, PendingWeights, StreamRef, WeightPiece, WeightRequest } from './types.ts';
 
 /**
@@ -54,14 +54,30 @@ export function pendingWeights(
     const concurrency = Math.max(1, Math.floor(LOAD_IN_FLIGHT_BYTES / LOAD_SLICE_BYTES));
     let next = 0;
     let failed = false;                      // after one failure, start no further reads
+    // Bytes of the slices in flight that have arrived but are not delivered yet: progress counts them, so
+    // a slow link shows its bytes coming in instead of 0% until a whole 16 MiB slice is in.
+    let arriving = 0;
+    let reportedAt = 0;
+    const reportArrival = (): void => {
+      const now = Date.now();
+      if (now - reportedAt < ARRIVAL_REPORT_MS) return;
+      reportedAt = now;
+      request.onProgress?.({ ...progress, bytesDone: progress.bytesDone + arriving });
+    };
     const one = async (s: Slice): Promise<void> => {
       request.signal?.throwIfAborted();
       inFlight += s.end - s.start;
       peak = Math.max(peak, inFlight);
+      let arrived = 0;
       try {
         let bytes: Uint8Array;
         try {
-          bytes = await source.readRange(s.file, s.start, s.end);
+          bytes = await source.readRange(s.file, s.start, s.end, (n) => {
+            const add = Math.min(n, s.end - s.start - arrived);   // never past the slice, whatever a source says
+            arrived += add;
+            arriving += add;
+            reportArrival();
+          });
         } catch (e) {
           if (!(e instanceof TruncatedFileError) || e.tensor) throw e;
           const t = s.tensors.find((x) => x.end > (e.fileSize ?? s.start)) ?? s.tensors[0]!;
@@ -72,11 +88,15 @@ export function pendingWeights(
           const lo = Math.max(t.start, s.start), hi = Math.min(t.end, s.end);
           await onPiece({ tensor: t.name, offset: lo - t.start, bytes: bytes.subarray(lo - s.start, hi - s.start) });
           progress.bytesDone += hi - lo;
+          const counted = Math.min(arrived, hi - lo);   // now delivered: no longer counted as arriving
+          arrived -= counted;
+          arriving -= counted;
           if (hi === t.end) progress.tensorsDone++;
         }
-        request.onProgress?.({ ...progress });
+        request.onProgress?.({ ...progress, bytesDone: progress.bytesDone + arriving });
       } finally {
         inFlight -= s.end - s.start;
+        arriving -= arrived;
       }
     };
     const runners = Array.from({ length: Math.min(concurrency, slices.length) }, async () => {

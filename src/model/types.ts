@@ -365,8 +365,12 @@ export interface ModelSource {
    * only tell by reading (HTTP) stops there and throws instead of reading whatever a server sends.
    */
   readFile(path: string, opts?: ReadFileOptions): Promise<Uint8Array>;
-  /** Bytes [start, end) of a file. Falls back to a full read where the server ignores Range. */
-  readRange(path: string, start: number, end: number): Promise<Uint8Array>;
+  /**
+   * Bytes [start, end) of a file. Falls back to a full read where the server ignores Range. onBytes: told of
+   * bytes as they arrive (a source that streams them; others may say nothing until the read resolves), so a
+   * slow link's load shows progress before a whole range is in.
+   */
+  readRange(path: string, start: number, end: number, onBytes?: (n: number) => void): Promise<Uint8Array>;
   /** True when the file exists (for optional files like model.safetensors.index.json). */
   exists(path: string): Promise<boolean>;
   /**

@@ -91,8 +91,8 @@ export class CachingSource implements ModelSource {
     }
     return bytes;
   }
-  readRange(path: string, start: number, end: number): Promise<Uint8Array> {
-    return this.cached(`${path}|${start}-${end}`, () => this.inner.readRange(path, start, end));
+  readRange(path: string, start: number, end: number, onBytes?: (n: number) => void): Promise<Uint8Array> {
+    return this.cached(`${path}|${start}-${end}`, () => this.inner.readRange(path, start, end, onBytes));
   }
   async exists(path: string): Promise<boolean> {
     const full = `${this.modelKey}|${path}|exists`;

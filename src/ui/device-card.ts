@@ -8,6 +8,7 @@ import { engineBudgetBytes } from '../room/engine-choice.ts';
 import { formatBytes, theme } from './theme.ts';
 import { memoryOfferText } from '../app/memory-budget.ts';
 import './layer-bar.ts';
+import { LoadRate, loadProgressText } from './load-rate.ts';
 
 export type ShownStatus = 'loading' | 'ready' | 'computing' | 'gone' | 'failed' | 'joining';
 
@@ -35,6 +36,14 @@ export function shownStatus(d: DeviceInfo, generating: boolean): ShownStatus {
  */
 @customElement('pooled-device-card')
 export class DeviceCard extends LitElement {
+  /** This device's load rate, from the progress figures the card is given (src/ui/load-rate.ts: the guest's page uses the same). */
+  private readonly loadRate = new LoadRate();
+
+  private progressText(d: DeviceInfo): string {
+    this.loadRate.push(d.bytesDone);
+    return loadProgressText(d.bytesDone, d.bytesTotal, this.loadRate);
+  }
+
   @property({ attribute: false }) device?: DeviceInfo;
   @property({ type: Number }) totalLayers = 0;
   @property({ type: Boolean }) generating = false;
@@ -81,7 +90,7 @@ export class DeviceCard extends LitElement {
       <pooled-layer-bar .range=${d.range} .total=${this.totalLayers}></pooled-layer-bar>
       <div class="row">
         <progress max="100" .value=${pct} aria-label=${`Load progress of ${d.name}`} data-testid="device-progress" data-pct=${pct}></progress>
-        <span>${d.bytesTotal > 0 ? `${formatBytes(d.bytesDone)} / ${formatBytes(d.bytesTotal)}` : `${pct}%`}</span>
+        <span data-testid="device-progress-text">${d.bytesTotal > 0 ? this.progressText(d) : `${pct}%`}</span>
       </div>
       ${this.prefill ? html`<div class="row" data-testid="device-prefill" data-done=${this.prefill.done} data-total=${this.prefill.total}>
         <progress max=${this.prefill.total} .value=${this.prefill.done} aria-label=${`Prompt read by ${d.name}`}></progress>

@@ -8,6 +8,7 @@ import { shareNeeds, type GuestSession, type GuestState } from '../app/guest-ses
 import { StoreController } from '../app/store.ts';
 import { describeRange, formatBytes, theme } from './theme.ts';
 import './layer-bar.ts';
+import { LoadRate, loadProgressText } from './load-rate.ts';
 import './error-box.ts';
 
 const STATUS_TEXT: Record<GuestState['status'], string> = {
@@ -31,6 +32,7 @@ const WAKE_TEXT: Record<GuestState['wakeLock'], string> = {
 export class GuestScreen extends LitElement {
   @property({ attribute: false }) session?: GuestSession;
   private watch?: StoreController<GuestState>;
+  private readonly loadRate = new LoadRate();
   @state() private changingMemory = false;
   @state() private memText = '';
   @state() private memProblem?: string;
@@ -92,7 +94,7 @@ export class GuestScreen extends LitElement {
         ${holds ? html`<pooled-layer-bar bare .range=${s.range} .total=${s.numLayers ?? 0}></pooled-layer-bar>
         <div class="row">
           <progress max="100" .value=${pct} aria-label="Load progress" data-testid="guest-progress" data-pct=${pct}></progress>
-          <span>${s.bytesTotal > 0 ? `${formatBytes(s.bytesDone)} / ${formatBytes(s.bytesTotal)}` : `${pct}%`}</span>
+          <span data-testid="guest-progress-text">${s.bytesTotal > 0 ? this.progressText(s) : `${pct}%`}</span>
         </div>` : nothing}
       </section>
       ${s.askOffer && s.status !== 'gone' ? this.renderOffer(s) : nothing}
@@ -120,6 +122,11 @@ export class GuestScreen extends LitElement {
               title="Join the same room again as this device">Rejoin</button><a class="button" href=${location.pathname}>Back to start</a></div>`
         : html`<button class="danger" data-testid="leave" @click=${() => void this.session?.leave()}>Leave the room</button>`}
     </main>`;
+  }
+
+  private progressText(s: GuestState): string {
+    this.loadRate.push(s.bytesDone);
+    return loadProgressText(s.bytesDone, s.bytesTotal, this.loadRate);
   }
 
   /**

@@ -1,5 +1,6 @@
 // <pooled-room-panel>, on the host screen: invite, warnings, devices and the deal.
 import { LitElement, css, html, nothing } from 'lit';
+import { repeat } from 'lit/directives/repeat.js';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { HostSession } from '../app/host-session.ts';
 import { StoreController, Store } from '../app/store.ts';
@@ -95,7 +96,7 @@ export class RoomPanel extends LitElement {
         </p>
         <p class="muted" data-testid="room-model">${s.modelName} · ${total} layers · context ${s.ctx.toLocaleString('en-US')} tokens · ${s.ckpt === 0 ? 'checkpoints off' : `${s.ckpt} answer checkpoints`}</p>
         <div class="devices" @remove=${(e: CustomEvent<string>) => this.session?.remove(e.detail)}>
-          ${s.devices.map((d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}
+          ${repeat(s.devices, (d) => d.id, (d) => html`<pooled-device-card .device=${d} .totalLayers=${total} .generating=${s.generating}
               .prefill=${s.prefill && s.prefillDevices?.[d.id] !== undefined ? { done: s.prefillDevices[d.id]!, total: s.prefill.total } : undefined}
               .tokensPerSecond=${d.isHost ? s.tokensPerSecond : d.tokensPerSecond > 0 ? d.tokensPerSecond : computesTokens(d) ? s.tokensPerSecond : 0}></pooled-device-card>`)}
         </div>

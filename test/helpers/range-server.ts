@@ -20,6 +20,8 @@ export interface RangeServerOptions {
   dripBytes?: number;
   /** A server that stalls: each body sends this many bytes, then holds the connection open without another. */
   stallAfterBytes?: number;
+  /** A slow link: each body is sent in 64 KiB pieces at about this many bytes a second. */
+  bytesPerSecond?: number;
 }
 
 export interface ServedRequest { method: string; path: string; range?: string; status: number; bytes: number }
@@ -116,6 +118,18 @@ export async function startRangeServer(root: string, opts: RangeServerOptions = 
     record(status, end - start);
     if (opts.stallAfterBytes !== undefined) {
       createReadStream(full, { start, end: Math.min(end, start + opts.stallAfterBytes) - 1 }).on('data', (b) => res.write(b)); // and never res.end()
+      return;
+    }
+    if (opts.bytesPerSecond !== undefined) {
+      const rate = opts.bytesPerSecond;
+      const stream = createReadStream(full, { start, end: end - 1, highWaterMark: 64 * 1024 });
+      stream.on('data', (b) => {
+        stream.pause();
+        res.write(b);
+        setTimeout(() => stream.resume(), (b.length / rate) * 1000);
+      });
+      stream.on('end', () => res.end());
+      res.on('close', () => stream.destroy());
       return;
     }
     createReadStream(full, { start, end: end - 1 }).pipe(res);

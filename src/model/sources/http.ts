@@ -107,7 +107,7 @@ export class HttpModelSource implements ModelSource {
     return this.body(path, url, res, { max, deadline });
   }
 
-  async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+  async readRange(path: string, start: number, end: number, onBytes?: (n: number) => void): Promise<Uint8Array> {
     checkRangeArgs(this.label, path, start, end);
     const whole = this.wholeFiles.get(path);
     if (whole) return sliceWithin(path, await whole, start, end);
@@ -115,7 +115,7 @@ export class HttpModelSource implements ModelSource {
     const url = this.urlFor(path);
     const deadline = new ReadDeadline(serverOf(url), path, url, end - start, this.readDeadline);
     const res = await deadline.race(this.request(path, url, { Range: `bytes=${start}-${end - 1}` }), () => 0);
-    if (res.status === 206) return this.rangeBody(path, url, res, start, end, deadline);
+    if (res.status === 206) return this.rangeBody(path, url, res, start, end, deadline, onBytes);
     if (res.status === 200) {
       // The server ignores Range: keep the whole file so every later range is a slice of it.
       const pending = this.body(path, url, res, { max: this.maxFileBytes });
@@ -139,7 +139,7 @@ export class HttpModelSource implements ModelSource {
    * A follow-up that brings nothing counts as a try, so a server that keeps sending nothing fails after
    * `retries` more tries instead of looping.
    */
-  private async rangeBody(path: string, url: string, first: Response, start: number, end: number, deadline: ReadDeadline): Promise<Uint8Array> {
+  private async rangeBody(path: string, url: string, first: Response, start: number, end: number, deadline: ReadDeadline, onBytes?: (n: number) => void): Promise<Uint8Array> {
     const out = new Uint8Array(end - start);
     let got = 0, empty = 0, res = first;
     for (;;) {
@@ -158,7 +158,7 @@ export class HttpModelSource implements ModelSource {
         void res.body?.cancel().catch(() => undefined);
         throw new TruncatedFileError(`needs bytes [${start}, ${end}) but the file is only ${range.total} bytes long`, { file: path, fileSize: range.total });
       }
-      const bytes = await this.body(path, url, res, { take: end - at, deadline, before: got });
+      const bytes = await this.body(path, url, res, { take: end - at, deadline, before: got, ...(onBytes ? { onBytes } : {}) });
       out.set(bytes, got);
       got += bytes.byteLength;
       if (got === end - start) return out;
@@ -244,7 +244,7 @@ export class HttpModelSource implements ModelSource {
    * max: throw once more than this arrives (and stop reading). The identity Content-Length, when
    * present, is both a promise we hold the server to and a tighter max.
    */
-  private async body(path: string, url: string, res: Response, limit: { take?: number; max?: number; deadline?: ReadDeadline; before?: number }): Promise<Uint8Array> {
+  private async body(path: string, url: string, res: Response, limit: { take?: number; max?: number; deadline?: ReadDeadline; before?: number; onBytes?: (n: number) => void }): Promise<Uint8Array> {
     const declared = identityLength(res);
     const max = Math.min(limit.max ?? Infinity, limit.take ?? Infinity);
     if (limit.take === undefined && declared !== null && declared > max) {
@@ -269,6 +269,7 @@ export class HttpModelSource implements ModelSource {
         }
         out.set(keep === value.byteLength ? value : value.subarray(0, keep), got);
         got += keep;
+        if (keep > 0) limit.onBytes?.(keep);
         if (limit.take !== undefined && got >= limit.take) {
           // What we asked for. An honest server ends the body here; one that pads it is cut off (the
           // wait is bounded, so a server that stalls after the bytes cannot hold the read either).

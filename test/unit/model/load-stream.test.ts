@@ -98,3 +98,29 @@ describe('a 2-layer share at Qwen3-30B-A3B dimensions into the reference engine'
     expect(engine.range).toEqual(range);
   }, 300_000);   // 770 MB read from a sparse file and copied once, on a busy 2-core box
 });
+
+it('a slow link: progress counts bytes as they arrive, before a whole slice is in, and never goes back or past the total', async () => {
+  const m = await tinyGgufModel(MOE);
+  const { startRangeServer } = await import('../../helpers/range-server.ts');
+  const { dirname, basename } = await import('node:path');
+  const size = (await readFile(m.path)).byteLength;
+  // About 1.5 s for the file: the first slice is in only at the end, so 0% until then without arrival counts.
+  const server = await startRangeServer(dirname(m.path), { bytesPerSecond: Math.ceil(size / 1.5) });
+  try {
+    const source = await resolveModelSource(`${server.url}/${basename(m.path)}`);
+    const seen: { bytesDone: number; bytesTotal: number; delivered: number }[] = [];
+    let delivered = 0;
+    const w = await openWeights(source, { layers: [0, 4], embedding: true, head: true, onProgress: (p) => seen.push({ ...p, delivered }) });
+    await w.pending!.run((p) => { delivered += p.bytes.byteLength; });
+    const total = seen.at(-1)!.bytesTotal;
+    expect(seen.at(-1)!.bytesDone).toBe(total);
+    // Before the first piece reached the engine, progress already counted arriving bytes.
+    expect(seen.some((p) => p.delivered === 0 && p.bytesDone > 0)).toBe(true);
+    for (let i = 1; i < seen.length; i++) {
+      expect(seen[i]!.bytesDone).toBeGreaterThanOrEqual(seen[i - 1]!.bytesDone);
+      expect(seen[i]!.bytesDone).toBeLessThanOrEqual(total);
+    }
+  } finally {
+    await server.close();
+  }
+}, 60_000);   // a throttled local server: ~1.5 s of transfer, slower on a busy CI
