@@ -5,11 +5,12 @@
 // time the queue stood empty while the host encoded, submitted or handled a read-back, plus one read-back
 // round trip (an empty submit's, measured here) for each read-back that emptied the queue: the GPU waits
 // that long on the host per token. The host's own encode + submit milliseconds are reported beside it.
+import path from 'node:path';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
 import type { WebGPUEngine } from '../../src/gpu/engine.ts';
 import { decodeNext, sampleNext } from '../../src/model/engine-types.ts';
 import { openWeights } from '../../src/model/load-weights.ts';
-import { resolveModelSource } from '../../src/model/sources/resolve.ts';
+import { NodeFolderSource } from '../../src/model/sources/node-folder.ts';
 
 export interface OursFigures {
   loadSeconds: number;
@@ -55,7 +56,8 @@ const promptIds = (n: number, vocab: number): number[] => Array.from({ length: n
 export async function benchOurs(device: GPUDevice, gguf: string, opts: { layers: number; prompts: number[]; decode: number; profile: boolean }): Promise<OursFigures> {
   const maxPrompt = Math.max(...opts.prompts);
   const t0 = performance.now();
-  const source = await resolveModelSource(gguf);
+  // the file's folder as a source, named directly (resolveModelSource reaches it by a dynamic import a bundle cannot follow)
+  const source = new NodeFolderSource(path.dirname(gguf), path.basename(gguf));
   const weights = await openWeights(source, { layers: [0, opts.layers], embedding: true, head: true });
   const engine: WebGPUEngine = await createWebGPUEngine(weights, { device, ctx: maxPrompt + opts.decode + 8 });
   const L = weights.config.numLayers, V = weights.config.vocabSize;
