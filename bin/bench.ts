@@ -6,11 +6,16 @@
 // corpus) and writes bench-results/room.json: its figures at the top level.
 // `npm run bench -- --cpu` runs bench/cpu/run.ts (the WASM engine beside the reference and WebGPU on the
 // software adapter) and writes bench-results/cpu.json; `--cpu --peers` adds native llama.cpp and wllama (docs/peer-benchmarks.md).
+// `npm run bench -- --gpu` runs bench/gpu/cli.ts (ours beside llama.cpp's Vulkan backend on full-size
+// synthetic GGUFs; its own options, docs/peer-benchmarks.md) and writes bench-results/gpu.json.
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
+if (process.argv.includes('--gpu')) {
+  await import('../bench/gpu/cli.ts');   // parses the arguments itself and exits
+}
 const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, peers: { type: 'boolean' }, room: { type: 'boolean' }, cpu: { type: 'boolean' } } });
 const dir = path.resolve('bench');
 const files = values.cpu ? ['cpu/run.ts'] : values.room ? ['room-speed/run.ts'] : values.peers

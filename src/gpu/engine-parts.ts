@@ -18,6 +18,7 @@ export interface EngineStats {
   submits: number;             // queue submits since creation
   readbacks: number;           // buffer maps (each waits for the GPU) since creation
   pickRedos: number;           // sampleAndRun's device picks the reference sampler overruled (layers run again)
+  decodesAhead: number;        // decode calls whose token was already submitted by the call before (engine.ts decodeOne)
   dispatches: number;          // compute dispatches since creation
   layerTokens: number;         // tokens run through this engine's layers
   decodeDispatchesPerLayer: number;  // dispatches one layer takes for one token (the mean over held layers)
@@ -58,6 +59,7 @@ export interface EngineCounters {
   submits: number;
   readbacks: number;
   pickRedos: number;
+  decodesAhead: number;
   dispatches: number;
   layerTokens: number;
 }

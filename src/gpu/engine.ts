@@ -11,8 +11,8 @@ import type { Op } from './op.ts';
 import { readExpertBytes } from './ffns/moe.ts';
 import type { HeadState } from './head.ts';
 import { deviceTopK } from './candidates.ts';
-import { candidatesOnDevice, pickAndRunOnDevice, type PickTarget } from './token-pick.ts';
-import { Readbacks } from './readback.ts';
+import { candidatesOnDevice, greedyCandidates, pickAndRunOnDevice, submitGreedy, type GreedyRead, type PickTarget } from './token-pick.ts';
+import { Readbacks, type HostTimes } from './readback.ts';
 import { timeOps } from './time-submits.ts';
 import { scoreRowsOnDevice } from './score-rows.ts';
 
@@ -21,6 +21,14 @@ export type { EngineParts, EngineStats } from './engine-parts.ts';
 
 /** Typed arrays from any caller (maybe over a SharedArrayBuffer view) as a writeBuffer source. */
 const src = (a: Float32Array | Uint32Array): GPUAllowSharedBufferSource => a as unknown as GPUAllowSharedBufferSource;
+
+/** A decode token submitted before the read-back of the one before it returned (WebGPUEngine.decodeOne). */
+interface AheadToken {
+  position: number;
+  token?: number;                // the device's pick it runs on, known once the read-back before it returns
+  dispatches: number;
+  read: Promise<GreedyRead>;
+}
 
 export class WebGPUEngine implements LayerEngine {
   readonly range: LayerRange;
@@ -31,13 +39,21 @@ export class WebGPUEngine implements LayerEngine {
   private readonly reads: Readbacks;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
-  private counters: EngineCounters = { submits: 0, readbacks: 0, pickRedos: 0, dispatches: 0, layerTokens: 0 };
+  private counters: EngineCounters = { submits: 0, readbacks: 0, pickRedos: 0, decodesAhead: 0, dispatches: 0, layerTokens: 0 };
   /**
    * Test seam, unset in use: maps the uniform given to the device's sampled pick (sampleAndRun). A test
    * skews it so the device picks another token than the reference sampler, to run the redo branch.
    */
   skewDeviceUniform: ((u: number) => number) | undefined;
   private last = { op: 'none', tokens: 0, submits: 0, dispatches: 0 };
+  /**
+   * Plain greedy decoding's next token, submitted before the read-back of the one before it returned
+   * (decodeOne): it runs at `position` on the token the device picked, `token` once that read-back says
+   * which. The next decode call that feeds that token there takes it; any other call drops it first.
+   */
+  private ahead: AheadToken | undefined;
+  private submittingAhead = false;
+  private decodeOps: Op[] | undefined;     // gather + every layer's ops, made once (decode's whole model)
 
   private gpuError: Error | undefined;
 
@@ -51,6 +67,10 @@ export class WebGPUEngine implements LayerEngine {
         this.counters.submits++;
         this.counters.dispatches += dispatches;
         this.counters.readbacks++;
+        if (this.submittingAhead) {
+          this.ahead!.dispatches = dispatches;     // counted in `last` by the call that takes it
+          return;
+        }
         this.last.submits++;
         this.last.dispatches += dispatches;
       },
@@ -70,6 +90,11 @@ export class WebGPUEngine implements LayerEngine {
     return engineStats(this.parts, this.counters, this.last);
   }
 
+  /** Host time around the GPU's since the engine was made (./readback.ts HostTimes): the GPU bench's host ms per token. */
+  hostTimes(): HostTimes {
+    return this.reads.hostTimes();
+  }
+
   kvLength(): number {
     return this.parts.layers[0]?.kvLength ?? 0;
   }
@@ -79,7 +104,7 @@ export class WebGPUEngine implements LayerEngine {
    * at 0). SnapshotMissingError, with nothing changed, when a recurrent layer cannot get there.
    */
   truncate(length: number): Promise<void> {
-    return this.serial(async () => {
+    return this.serial(false, async () => {
       if (!(Number.isInteger(length) && length >= 0)) throw new EngineUsageError(`truncate: ${length} is not a length`);
       const byIndex = new Map(this.parts.layers.map((l) => [l.index, l]));
       this.parts.snapshots.restore(length, (i) => byIndex.get(i)!.kvLength);
@@ -89,7 +114,7 @@ export class WebGPUEngine implements LayerEngine {
 
   /** Copy every Gated DeltaNet layer's state at `position` (= kvLength()) on the device; nothing for Qwen3. */
   snapshot(position: number): Promise<void> {
-    return this.serial(async () => {
+    return this.serial(false, async () => {
       if (!this.recurrent) return;
       for (const l of this.parts.layers) {
         if (l.kvLength !== position) throw new PositionError(`snapshot at ${position}: layer ${l.index} holds ${l.kvLength} tokens`);
@@ -99,11 +124,11 @@ export class WebGPUEngine implements LayerEngine {
   }
 
   releaseSnapshot(position: number): Promise<void> {
-    return this.serial(async () => this.parts.snapshots.release(position));
+    return this.serial(false, async () => this.parts.snapshots.release(position));
   }
 
   embed(ids: number[]): Promise<Float32Array> {
-    return this.serial(async () => {
+    return this.serial(false, async () => {
       this.checkIds('embed', ids);
       return this.runChunks('embed', ids.length, undefined, [], this.parts.embedOps, (c, m) => {
         this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array(ids.slice(c, c + m)));
@@ -112,7 +137,7 @@ export class WebGPUEngine implements LayerEngine {
   }
 
   runLayers(range: LayerRange, pos0: number, hidden: Float32Array): Promise<Float32Array> {
-    return this.serial(async () => {
+    return this.serial(false, async () => {
       const layers = this.layersFor('runLayers', range);
       const H = this.parts.config.hiddenSize;
       if (hidden.length % H !== 0) throw new EngineUsageError(`runLayers: hidden has ${hidden.length} values, not a whole number of rows of ${H}`);
@@ -131,7 +156,7 @@ export class WebGPUEngine implements LayerEngine {
 
   /** embed + runLayers with the gather in each chunk's submit: one read-back per chunk instead of two. */
   runTokens(ids: number[], range: LayerRange, pos0: number): Promise<Float32Array> {
-    return this.serial(async () => this.runTokensNow(ids, range, pos0));
+    return this.serial(false, async () => this.runTokensNow(ids, range, pos0));
   }
 
   /**
@@ -143,13 +168,14 @@ export class WebGPUEngine implements LayerEngine {
    *   a row sampled with no device-sized top-k (MAX_DEVICE_TOPK) needs every logit: read back per row.
    */
   decode(request: DecodeRequest): Promise<RowCandidates[]> {
-    return this.serial(async () => {
+    return this.serial(true, async () => {
       const { config, head } = this.parts;
       const H = config.hiddenSize;
       const checked = checkDecode(request, H, { range: this.range, hasEmbedding: this.hasEmbedding, hasHead: this.hasHead, numLayers: config.numLayers });
       const { n } = checked, { tokens, rows } = request;
       const ks = rows.map((r) => deviceTopK(r.opts, r.constraint));
-      if (tokens && n === 1 && ks[0]! > 0) return [await this.decodeOne(tokens[0]!, ks[0]!, rows[0]!)];
+      if (tokens && n === 1 && ks[0]! > 0) return [await this.decodeOne(tokens[0]!, ks[0]!, rows[0]!, request.ahead === true)];
+      await this.dropAhead();
       const hidden = tokens ? await this.runTokensNow([...tokens], this.range, this.kvLength()) : checked.hidden!;
       if (ks.includes(0)) {
         const out: RowCandidates[] = [];
@@ -169,7 +195,7 @@ export class WebGPUEngine implements LayerEngine {
 
   /** Raw logits [V] of hidden's last row (final norm + head, read back whole): goldens and benches compare them. */
   logits(hidden: Float32Array): Promise<Float32Array> {
-    return this.serial(async () => this.logitsNow(hidden));
+    return this.serial(false, async () => this.logitsNow(hidden));
   }
 
   /**
@@ -194,7 +220,7 @@ export class WebGPUEngine implements LayerEngine {
       const token = pickRow(candidates!, opts, constraint);
       return { token, candidates: candidates!, hidden: await this.runTokens([token], range, this.kvLength()) };
     }
-    return this.serial(async () => {
+    return this.serial(false, async () => {
       const head = this.requireHead('sampleAndRun', hidden);
       const pos0 = this.kvLength();
       const layers = this.layersToRun('sampleAndRun', range, pos0, 1);
@@ -219,7 +245,7 @@ export class WebGPUEngine implements LayerEngine {
    * moves its recurrent state on, so truncate (or dispose) afterwards.
    */
   profileLayer(index: number, pos0: number, opts: { tokens?: number; repeat?: number; reps?: number } = {}): Promise<{ label: string; seconds: number }[]> {
-    return this.serial(async () => {
+    return this.serial(false, async () => {
       const layer = this.parts.layers.find((l) => l.index === index);
       if (!layer) throw new EngineUsageError(`profileLayer: layer ${index} is not held by this engine`);
       const { device } = this.parts;
@@ -239,14 +265,14 @@ export class WebGPUEngine implements LayerEngine {
    * it wraps past 4 GiB, so read it with `reset`.
    */
   expertBytesRead(opts: { reset?: boolean } = {}): Promise<Map<number, Uint32Array>> {
-    return this.serial(async () => {
+    return this.serial(false, async () => {
       const moe = this.parts.act.moe;
       return moe ? readExpertBytes(this.parts.device, this.reads, moe, opts.reset ?? false) : new Map<number, Uint32Array>();
     });
   }
 
   async dispose(): Promise<void> {
-    await this.serial(async () => {
+    await this.serial(false, async () => {
       if (this.disposed) return;
       this.disposed = true;
       this.reads.destroy();
@@ -266,10 +292,14 @@ export class WebGPUEngine implements LayerEngine {
     return { device: this.parts.device, head, reads: this.reads };
   }
 
-  /** Calls share the activation buffers: run them one at a time, in order. */
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(() => {
+  /**
+   * Calls share the activation buffers: run them one at a time, in order. A token submitted ahead is
+   * dropped first (waited for: its read-back holds a staging buffer), except by decode, which may take it.
+   */
+  private serial<T>(keepAhead: boolean, fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(async () => {
       if (this.disposed) throw new EngineUsageError('this engine was disposed');
+      if (!keepAhead) await this.dropAhead();
       return fn();
     });
     this.queue = run.catch(() => undefined);
@@ -359,18 +389,79 @@ export class WebGPUEngine implements LayerEngine {
     return new Float32Array(await this.submitAndRead(head.logitOps, 1, head.logits, head.vocab * 4));
   }
 
-  /** One fed token through the whole model and its candidates on the device, in one submit. */
-  private async decodeOne(id: number, k: number, row: RowSampling): Promise<RowCandidates> {
+  /**
+   * One fed token through the whole model and its candidates on the device, in one submit. Plain greedy
+   * decoding with no mask (`ahead`: the caller feeds the pick next) on an engine without recurrent state
+   * goes one better: the pick is written into the ids buffer on the device and the next token's submit
+   * (gather → layers at the next position → head → pick) goes in before this token's read-back returns,
+   * so the GPU never waits for the host between tokens. A call that feeds that token takes it (its
+   * submit already made); anything else drops it: its K/V entry is past kvLength(), overwritten later.
+   */
+  private async decodeOne(id: number, k: number, row: RowSampling, ahead: boolean): Promise<RowCandidates> {
     this.checkIds('decodeToken', [id]);
     const pos0 = this.kvLength();
     const layers = this.layersToRun('decodeToken', this.range, pos0, 1);
     this.beginCall('decodeToken', 1);
-    this.writeStep(1, pos0);
-    this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([id]));
-    const ops = [...this.parts.embedOps, ...layers.flatMap((l) => l.ops)];
-    const candidates = await candidatesOnDevice(this.pickTarget(this.parts.head!), ops, k, row.constraint);
+    const head = this.parts.head!;
+    const greedy = k === 1 && !row.constraint && !this.recurrent;
+    const prior = this.ahead;
+    this.ahead = undefined;
+    if (!greedy) {
+      if (prior) await prior.read.catch(() => undefined);
+      this.writeStep(1, pos0);
+      this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([id]));
+      const candidates = await candidatesOnDevice(this.pickTarget(head), this.wholeModelOps(), k, row.constraint);
+      this.advance(layers, 1);
+      return candidates;
+    }
+    const target = { ...this.pickTarget(head), ids: this.parts.ids };
+    let read: Promise<GreedyRead>;
+    if (prior && prior.position === pos0 && prior.token === id) {
+      read = prior.read;
+      this.counters.decodesAhead++;
+      this.last.submits++;
+      this.last.dispatches += prior.dispatches;
+    } else {
+      if (prior) await prior.read.catch(() => undefined);
+      this.writeStep(1, pos0);
+      this.parts.device.queue.writeBuffer(this.parts.ids, 0, new Uint32Array([id]));
+      read = submitGreedy(target, this.wholeModelOps());
+    }
+    let next: AheadToken | undefined;
+    if (ahead && pos0 + 2 <= this.parts.ctx) {
+      this.writeStep(1, pos0 + 1);
+      next = { position: pos0 + 1, dispatches: 0, read: Promise.resolve({ pairs: new ArrayBuffer(0), picked: 0 }) };
+      this.ahead = next;
+      this.submittingAhead = true;
+      try {
+        next.read = submitGreedy(target, this.wholeModelOps());
+      } finally {
+        this.submittingAhead = false;
+      }
+      next.read.catch(() => undefined);     // a dropped token's failure is not this call's
+    }
+    let got: GreedyRead;
+    try {
+      got = await read;
+    } catch (e) {
+      await this.dropAhead();
+      throw e;
+    }
     this.advance(layers, 1);
-    return candidates;
+    if (next) next.token = got.picked;
+    return greedyCandidates(head, got);
+  }
+
+  /** The embedding gather and every layer's ops (decode's whole model), made once. */
+  private wholeModelOps(): Op[] {
+    return this.decodeOps ??= [...this.parts.embedOps, ...this.parts.layers.flatMap((l) => l.ops)];
+  }
+
+  /** Drop a token submitted ahead: wait for its read-back (its staging buffer) and forget it. */
+  private async dropAhead(): Promise<void> {
+    const a = this.ahead;
+    this.ahead = undefined;
+    if (a) await a.read.catch(() => undefined);
   }
 
   /** Encode ops in one pass, copy `bytes` of `src` out, one submit, read back. */

@@ -12,20 +12,38 @@ export interface ReadbackHooks {
   error(): Error | undefined;
 }
 
+/**
+ * Where the host's time goes around the GPU's (the bench's host ms per decode token, bench/gpu): how long
+ * the queue stood empty while the host encoded, submitted or handled a read-back (`idleMs`: from the
+ * read-back that emptied the queue to the next submit), how many read-backs emptied it (`drains`: each one
+ * waited a full GPU round trip) and the milliseconds spent encoding and submitting (`encodeMs`).
+ */
+export interface HostTimes {
+  idleMs: number;
+  drains: number;
+  encodeMs: number;
+}
+
 export class Readbacks {
-  private readonly stagings = new Map<number, GPUBuffer>();
+  private readonly stagings = new Map<number, GPUBuffer[]>();
+  private readonly busy = new Set<GPUBuffer>();      // staging buffers a read-back in flight maps
   private scratchBuffer: GPUBuffer | undefined;
+  private readonly times: HostTimes = { idleMs: 0, drains: 0, encodeMs: 0 };
+  private inFlight = 0;
+  private drainedAt: number | undefined;   // when the last read-back left no submit in flight
 
   constructor(private readonly device: GPUDevice, private readonly hooks: ReadbackHooks) {}
 
-  /** A mappable buffer of at least `size` bytes. */
+  /**
+   * A mappable buffer of at least `size` bytes that no read-back in flight holds (a decode token is
+   * submitted while the one before it is still being read back: each needs its own).
+   */
   staging(size: number): GPUBuffer {
     const key = Math.max(256, 2 ** Math.ceil(Math.log2(size)));
-    let b = this.stagings.get(key);
-    if (!b) {
-      b = this.device.createBuffer({ label: `readback ${key}`, size: key, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      this.stagings.set(key, b);
-    }
+    let free = this.stagings.get(key);
+    if (!free) this.stagings.set(key, free = []);
+    const b = free.find((x) => !this.busy.has(x)) ?? this.device.createBuffer({ label: `readback ${key}`, size: key, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    if (!free.includes(b)) free.push(b);
     return b;
   }
 
@@ -40,13 +58,34 @@ export class Readbacks {
     return this.scratchBuffer;
   }
 
-  /** Submit an encoder whose copies fill `staging`, then read back its first `bytes`. */
-  async submit(encoder: GPUCommandEncoder, staging: GPUBuffer, bytes: number, dispatches: number): Promise<ArrayBuffer> {
+  /** Host times since the engine was made (copies: callers take differences). */
+  hostTimes(): HostTimes {
+    return { ...this.times };
+  }
+
+  /** Submit an encoder whose copies fill `staging`, then read back its first `bytes`. `began`: when its encoding started. */
+  async submit(encoder: GPUCommandEncoder, staging: GPUBuffer, bytes: number, dispatches: number, began = performance.now()): Promise<ArrayBuffer> {
     this.device.queue.submit([encoder.finish()]);
+    const now = performance.now();
+    this.times.encodeMs += now - began;
+    if (this.inFlight === 0 && this.drainedAt !== undefined) this.times.idleMs += now - this.drainedAt;
+    this.inFlight++;
+    this.busy.add(staging);
     this.hooks.submitted(dispatches);
-    await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+    try {
+      await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+    } catch (e) {
+      this.busy.delete(staging);
+      throw e;
+    } finally {
+      if (--this.inFlight === 0) {
+        this.drainedAt = performance.now();
+        this.times.drains++;
+      }
+    }
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
+    this.busy.delete(staging);
     const error = this.hooks.error();
     if (error) throw new GpuResourceError(`the GPU reported an error, results are not valid: ${error.message}`, { cause: error });
     return copy;
@@ -54,6 +93,7 @@ export class Readbacks {
 
   /** Encode ops in one pass, copy each region (from offset 0 of its buffer) into one staging buffer, one submit, one read-back. */
   async readMany(ops: readonly Op[], n: number, regions: readonly { src: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
+    const began = performance.now();
     const encoder = this.device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     const dispatches = encodeOps(pass, ops, n);
@@ -65,13 +105,13 @@ export class Readbacks {
       if (r.bytes > 0) encoder.copyBufferToBuffer(r.src, 0, staging, at, r.bytes);
       at += r.bytes;
     }
-    const mapped = await this.submit(encoder, staging, bytes, dispatches);
+    const mapped = await this.submit(encoder, staging, bytes, dispatches, began);
     at = 0;
     return regions.map((r) => { const c = mapped.slice(at, at + r.bytes); at += r.bytes; return c; });
   }
 
   destroy(): void {
-    for (const b of this.stagings.values()) b.destroy();
+    for (const list of this.stagings.values()) list.forEach((b) => b.destroy());
     this.scratchBuffer?.destroy();
   }
 }

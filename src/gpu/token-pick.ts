@@ -117,3 +117,25 @@ export async function pickAndRunOnDevice(t: PickAndRunTarget, k: number, opts: S
   const best = cands.slice(0, k);
   return { token, candidates: { ids: best.map((c) => c.id), logits: best.map((c) => c.value) }, hidden: new Float32Array(out) };
 }
+
+/** What submitGreedy reads back: the argmax's block pairs and the id the device picked (and fed on). */
+export interface GreedyRead { pairs: ArrayBuffer; picked: number }
+
+/**
+ * Plain greedy decoding's submit, with no mask: `before` (gather → layers) → head → argmax → the pick
+ * written into ids[0]; the argmax's pairs and ids[0] copied out. The pick on the device lets the next
+ * token's submit go in before this read-back returns (engine.ts decodeOne); greedyCandidates reads it.
+ */
+export function submitGreedy(t: PickTarget & { ids: GPUBuffer }, before: readonly Op[]): Promise<GreedyRead> {
+  const { head } = t;
+  t.device.queue.writeBuffer(head.params, 0, src(uniformWords(TOPK_BLOCKS.bindings.params, { use_mask: 0, mask_words: 0, report_top: 0 })));
+  return t.reads.readMany([...before, ...head.logitOps, head.argmaxOp, head.pickOp], 1, [{ src: head.best, bytes: head.blocks * 8 }, { src: t.ids, bytes: 4 }])
+    .then(([pairs, picked]) => ({ pairs: pairs!, picked: new Uint32Array(picked!)[0]! }));
+}
+
+/** The candidate in submitGreedy's pairs (the argmax, best first as candidates() sorts): what pickRow finishes a greedy choice from. */
+export function greedyCandidates(head: HeadState, read: GreedyRead): RowCandidates {
+  const cands = candidatesOf(read.pairs);
+  if (cands.length === 0) throw new SamplingError(`no token has a finite logit (vocabulary ${head.vocab})`);
+  return { ids: [cands[0]!.id], logits: [cands[0]!.value] };
+}
