@@ -55,7 +55,7 @@ beforeAll(async () => {
   server = await startServer({ port: 0, extraStatic: { '/models/tiny': modelDir } });
   browser = await launchChromium();
   const hostContext = await newDeviceContext(browser);
-  hostPage = await openPage(hostContext, `${server.url}/harness/room.html?role=host&model=/models/tiny&engine=${HOST_ENGINE}&ctx=2048&speed=1&auto=0`);
+  hostPage = await openPage(hostContext, `${server.url}/harness/room.html?role=host&model=/models/tiny&engine=${HOST_ENGINE}&ctx=2048&speed=1&auto=0&refused=100000`);
   link = await ev<string>(hostPage, 'window.__room.link');
   expected = (await ev<{ ids: number[] }>(hostPage, `window.__room.single(${JSON.stringify(PROMPT)}, ${N})`)).ids;
   expect(expected.length).toBe(N);

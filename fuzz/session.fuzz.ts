@@ -2,7 +2,8 @@
 // (structure-aware mutations of valid sessions, and byte mutations of their JSON text). Each one goes
 // through what opening a project does: the store's load, openSession (validate, restore), the Agent
 // constructor, the conversation's prompt, a re-render of every tool-result turn and a save. A session
-// is either restored and all of that works, or it is refused with a SessionFormatError and set aside;
+// is either restored and all of that works (whole, or salvaged without its unreadable timeline cards, the
+// original set aside), or it is refused with a SessionFormatError and set aside;
 // anything else is a crash.
 import type { Backend } from '../src/agent/backend.ts';
 import type { ChatMessage } from '../src/model/chat-types.ts';
@@ -91,7 +92,11 @@ export async function run(seed: number, count: number): Promise<FuzzReport> {
       crashed(report, n, e); // openSession must never throw: a bad session is set aside
       continue;
     }
-    if (opened.problem !== undefined) {
+    if (opened.problem !== undefined && opened.restored) {
+      // Salvaged: unreadable timeline cards left out, the conversation restored, the original kept aside and
+      // the readable session saved in its place. It must then work like any restored session (below).
+      if (!/kept as "p\.unreadable-/.test(opened.problem) || store.raw('p') === undefined) { crashed(report, n, new Error(`salvaged but not kept: ${opened.problem}`)); continue; }
+    } else if (opened.problem !== undefined) {
       // Refused: a named SessionFormatError (or the JSON parser's SyntaxError for cut text), and kept aside.
       const name = /^(\w+):/.exec(opened.problem)?.[1] ?? '?';
       if (name !== 'SessionFormatError' && name !== 'SyntaxError') { crashed(report, n, new Error(`refused with ${opened.problem}`)); continue; }

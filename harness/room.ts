@@ -38,6 +38,9 @@ async function host(): Promise<void> {
       microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0', directHops: params.get('hops') !== '0',
       // ?loss=ms: a longer silence before a guest counts as gone (tests of exactness on slow software GPUs)
       ...(params.has('loss') ? { lossTimeoutMs: Number(params.get('loss')) } : {}),
+      // ?refused=N: refused frames a connection may send in 10 s before it is dropped (the fuzz test sends
+      // a thousand to check crashes and hangs; the budget itself is tested in test/unit/room/hostile-room.test.ts)
+      ...(params.has('refused') ? { refusedFrames: { max: Number(params.get('refused')), windowMs: 10_000 } } : {}),
     },
   });
   room.host.on((e) => {
