@@ -22,6 +22,18 @@ beforeAll(async () => {
 afterAll(async () => { await app?.close(); });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(artifactDir(), name) });
+
+/** The scripted demo builds its counter app (one request to its summary): the workspace the editor and history tests start from. */
+async function buildDemoCounter(page: Page): Promise<void> {
+  await page.goto(`${server.url}/?agent=replay&delay=1`);
+  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
+  await page.getByTestId('request-input').fill('Build a counter');
+  await page.getByTestId('send').click();
+  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
+}
+
+/** The served page's heading: it sits in the preview's frame inside the pane's frame. */
+const servedHeading = (page: Page) => () => page.frameLocator('iframe').first().frameLocator('iframe').locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
 /** Switches the files part to its History list (the file tree by default), leaving it there if it is. */
 const openHistory = async (page: Page) => {
   const toggle = page.getByTestId('history-toggle');
@@ -104,10 +116,7 @@ test('the start page is under 0.3 MB on a fresh load; the code editor loads only
   expect(startBytes).toBeLessThan(300_000);
   expect(loaded.some((r) => /codemirror/.test(r.url))).toBe(false);
 
-  await page.goto(`${server.url}/?agent=replay&delay=1`);
-  await page.getByTestId('request-input').fill('Build a counter');
-  await page.getByTestId('send').click();
-  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
+  await buildDemoCounter(page);
   expect(loaded.some((r) => /codemirror/.test(r.url))).toBe(false);     // the workspace alone does not load it
   await page.locator('pooled-file-browser button.file[data-path="app.js"]').click();
   const editor = page.locator('pooled-code-editor');
@@ -132,13 +141,8 @@ test('the start page is under 0.3 MB on a fresh load; the code editor loads only
 test('a hand edit saved in the file pane reloads the preview that serves it', async () => {
   const context = await newDeviceContext(browser);
   const page = await context.newPage();
-  await page.goto(`${server.url}/?agent=replay&delay=1`);
-  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
-  await page.getByTestId('request-input').fill('Build a counter');
-  await page.getByTestId('send').click();
-  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
-  // The served page sits in the preview's frame inside the pane's frame.
-  const heading = () => page.frameLocator('iframe').first().frameLocator('iframe').locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
+  await buildDemoCounter(page);
+  const heading = servedHeading(page);
   await expect.poll(heading, { timeout: 30_000 }).toBe('Counter');
   await page.locator('pooled-file-browser button.file[data-path="index.html"]').click();
   await page.getByTestId('file-edit').click();
@@ -233,12 +237,8 @@ test('project history: restore to before a write puts the files back, reloads th
   // Restored to before style.css and app.js existed, the served index.html still asks for them: the
   // served page's own "Not allowed to load" for each (as it would have then), not the app's.
   const errors = consoleErrors(page, /Not allowed to load local resource: blob:null\//);
-  await page.goto(`${server.url}/?agent=replay&delay=1`);
-  await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
-  await page.getByTestId('request-input').fill('Build a counter');
-  await page.getByTestId('send').click();
-  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
-  const heading = () => page.frameLocator('iframe').first().frameLocator('iframe').locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
+  await buildDemoCounter(page);
+  const heading = servedHeading(page);
   await expect.poll(heading, { timeout: 30_000 }).toBe('Counter');
   const tree = () => page.locator('pooled-file-browser button.file').evaluateAll((els) => els.map((e) => e.getAttribute('data-path')).sort());
   expect(await tree()).toEqual(['app.js', 'index.html', 'style.css']);
