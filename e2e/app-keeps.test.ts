@@ -32,6 +32,17 @@ async function buildDemoCounter(page: Page): Promise<void> {
   await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(1);
 }
 
+/** In the file pane's editor, by hand: the counter page's heading becomes "Edited by hand", then Save. */
+async function editHeadingByHand(page: Page): Promise<void> {
+  await page.locator('pooled-file-browser button.file[data-path="index.html"]').click();
+  await page.getByTestId('file-edit').click();
+  const editor = page.locator('pooled-code-editor');
+  await expect.poll(() => editor.getByTestId('code-editor').getAttribute('data-ready'), { timeout: 30_000 }).toBe('true');
+  const text = await editor.evaluate((el) => (el as HTMLElement & { value: string }).value);
+  await page.getByTestId('file-editor').fill(text.replace('<h1>Counter</h1>', '<h1>Edited by hand</h1>'));
+  await page.getByTestId('file-save').click();
+}
+
 /** The served page's heading: it sits in the preview's frame inside the pane's frame. */
 const servedHeading = (page: Page) => () => page.frameLocator('iframe').first().frameLocator('iframe').locator('h1').textContent({ timeout: 5_000 }).catch(() => null);
 /** Switches the files part to its History list (the file tree by default), leaving it there if it is. */
@@ -144,13 +155,7 @@ test('a hand edit saved in the file pane reloads the preview that serves it', as
   await buildDemoCounter(page);
   const heading = servedHeading(page);
   await expect.poll(heading, { timeout: 30_000 }).toBe('Counter');
-  await page.locator('pooled-file-browser button.file[data-path="index.html"]').click();
-  await page.getByTestId('file-edit').click();
-  const editor = page.locator('pooled-code-editor');
-  await expect.poll(() => editor.getByTestId('code-editor').getAttribute('data-ready'), { timeout: 30_000 }).toBe('true');
-  const text = await editor.evaluate((el) => (el as HTMLElement & { value: string }).value);
-  await page.getByTestId('file-editor').fill(text.replace('<h1>Counter</h1>', '<h1>Edited by hand</h1>'));
-  await page.getByTestId('file-save').click();
+  await editHeadingByHand(page);
   await expect.poll(heading, { timeout: 30_000 }).toBe('Edited by hand');
   await shot(page, 'keeps-hand-edit-preview.png');
   await context.close();
@@ -244,13 +249,7 @@ test('project history: restore to before a write puts the files back, reloads th
   expect(await tree()).toEqual(['app.js', 'index.html', 'style.css']);
 
   // A hand edit is a point too (after the agent's three writes).
-  await page.locator('pooled-file-browser button.file[data-path="index.html"]').click();
-  await page.getByTestId('file-edit').click();
-  const editor = page.locator('pooled-code-editor');
-  await expect.poll(() => editor.getByTestId('code-editor').getAttribute('data-ready'), { timeout: 30_000 }).toBe('true');
-  const text = await editor.evaluate((el) => (el as HTMLElement & { value: string }).value);
-  await page.getByTestId('file-editor').fill(text.replace('<h1>Counter</h1>', '<h1>Edited by hand</h1>'));
-  await page.getByTestId('file-save').click();
+  await editHeadingByHand(page);
   await expect.poll(heading, { timeout: 30_000 }).toBe('Edited by hand');
   const points = page.getByTestId('history-point');
   const historyCount = async () => /History \((\d+)\)/.exec((await page.getByTestId('history-toggle').textContent()) ?? '')?.[1];
