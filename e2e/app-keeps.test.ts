@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
+import { startRangeServer } from '../test/helpers/range-server.ts';
 import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 import { axeViolations, consoleErrors } from './helpers/page-checks.ts';
 
@@ -73,6 +74,35 @@ test('a model URL with nothing behind it on pooled\'s own server: "not found", a
   await shot(page, 'keeps-model-404-desktop.png');
   expect(errors).toEqual([]);
   await context.close();
+}, 120_000);
+
+test('a slow link: the host\'s own card counts its bytes as they arrive (with a rate), not 0% until the share is whole', async () => {
+  // The app's tiny model's weights (~19 MiB) at ~4 MB/s: about 5 s of load, many screen refreshes (the tokenizer at full speed).
+  const slow = await startRangeServer(await tinyModelDir(), { crossOrigin: true, bytesPerSecond: 4_000_000, slowPaths: (p) => p.endsWith('.safetensors') });
+  const context = await newDeviceContext(browser);
+  const page = await context.newPage();
+  try {
+    await page.goto(`${server.url}/?model=${encodeURIComponent(slow.url)}&engine=reference&name=Laptop`);
+    await page.getByTestId('host-room').click();
+    const card = page.locator('[data-testid=device]').first();
+    const seen: { pct: number; text: string }[] = [];
+    await expect.poll(async () => {
+      const pct = Number(await card.getByTestId('device-progress').getAttribute('data-pct', { timeout: 500 }).catch(() => null));
+      const text = (await card.getByTestId('device-progress-text').textContent({ timeout: 500 }).catch(() => null)) ?? '';
+      seen.push({ pct, text });
+      if (pct > 0 && pct < 100 && seen.filter((s) => s.pct > 0 && s.pct < 100).length === 1) await shot(page, 'keeps-host-own-load-desktop.png');
+      return await card.getAttribute('data-status', { timeout: 500 }).catch(() => null);
+    }, { timeout: 60_000, intervals: [50] }).toBe('ready');
+    const midway = seen.filter((s) => s.pct > 0 && s.pct < 100);
+    expect(midway.length, JSON.stringify(seen.slice(-20))).toBeGreaterThan(0);
+    expect(midway.some((s) => /\/s/.test(s.text)), `a rate shown while loading: ${JSON.stringify(midway)}`).toBe(true);
+  } catch (e) {
+    await shot(page, 'keeps-host-own-load-failed.png');
+    throw e;
+  } finally {
+    await context.close();
+    await slow.close();
+  }
 }, 120_000);
 
 test('"Use a server" starts empty, with examples, none of them this page\'s own address', async () => {

@@ -8,6 +8,9 @@ import type { HostOptions } from './host-types.ts';
 import { shareLoaderOf } from './share-loader.ts';
 import { CachingSource } from './weight-cache.ts';
 
+/** How often the host's own load progress reaches the room's screen (a guest's comes as throttled frames). */
+export const PROGRESS_SHOW_MS = 200;
+
 export class HostShare {
   /** The host's engine for the latest deal it finished loading (null before the first). */
   engine: LayerEngine | null = null;
@@ -18,7 +21,8 @@ export class HostShare {
 
   /**
    * Load `range` for deal `epoch`: the host device hears its progress and ready, or the failure; a deal
-   * superseded meanwhile (`currentEpoch`) keeps the old engine. `changed` runs at the end either way.
+   * superseded meanwhile (`currentEpoch`) keeps the old engine. `changed` runs as progress arrives (at most every
+   * PROGRESS_SHOW_MS, so the host's own card moves like a guest's) and at the end either way.
    */
   async load(epoch: number, range: [number, number], ctx: number, currentEpoch: () => number, changed: () => void): Promise<void> {
     const h = this.host;
@@ -29,10 +33,15 @@ export class HostShare {
         return;
       }
       const t0 = performance.now();
+      let shownAt = -Infinity;
       const source = new CachingSource(this.opts.source, this.opts.store, this.opts.modelKey);
       const request = {
         layers: range, embedding: true, head: true,
-        onProgress: (p: LoadProgress) => { h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts }); },
+        onProgress: (p: LoadProgress) => {
+          h.onLoadFrame({ kind: 'progress', epoch, ...p, ...source.counts });
+          const now = performance.now();
+          if (now - shownAt >= PROGRESS_SHOW_MS) { shownAt = now; changed(); }
+        },
       };
       const kv = this.opts.kv ? { kv: this.opts.kv } : {};
       // A share read on this thread frees the old engine before the new one is made (never two in memory);

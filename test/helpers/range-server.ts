@@ -22,6 +22,8 @@ export interface RangeServerOptions {
   stallAfterBytes?: number;
   /** A slow link: each body is sent in 64 KiB pieces at about this many bytes a second. */
   bytesPerSecond?: number;
+  /** Which paths the slow link applies to (default every path): e.g. the weights only, not an 11 MB tokenizer. */
+  slowPaths?: (path: string) => boolean;
 }
 
 export interface ServedRequest { method: string; path: string; range?: string; status: number; bytes: number }
@@ -120,7 +122,7 @@ export async function startRangeServer(root: string, opts: RangeServerOptions = 
       createReadStream(full, { start, end: Math.min(end, start + opts.stallAfterBytes) - 1 }).on('data', (b) => res.write(b)); // and never res.end()
       return;
     }
-    if (opts.bytesPerSecond !== undefined) {
+    if (opts.bytesPerSecond !== undefined && (opts.slowPaths?.(path) ?? true)) {
       const rate = opts.bytesPerSecond;
       const stream = createReadStream(full, { start, end: end - 1, highWaterMark: 64 * 1024 });
       stream.on('data', (b) => {
