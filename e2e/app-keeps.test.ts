@@ -92,7 +92,7 @@ test('a slow link: the host\'s own card counts its bytes as they arrive (with a 
       seen.push({ pct, text });
       if (pct > 0 && pct < 100 && seen.filter((s) => s.pct > 0 && s.pct < 100).length === 1) await shot(page, 'keeps-host-own-load-desktop.png');
       return await card.getAttribute('data-status', { timeout: 500 }).catch(() => null);
-    }, { timeout: 60_000, intervals: [50] }).toBe('ready');
+    }, { timeout: 60_000, interval: 50 }).toBe('ready');
     const midway = seen.filter((s) => s.pct > 0 && s.pct < 100);
     expect(midway.length, JSON.stringify(seen.slice(-20))).toBeGreaterThan(0);
     expect(midway.some((s) => /\/s/.test(s.text)), `a rate shown while loading: ${JSON.stringify(midway)}`).toBe(true);

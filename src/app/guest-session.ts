@@ -24,7 +24,7 @@ export interface GuestState {
   numLayers?: number;
   bytesDone: number;
   bytesTotal: number;
-  tokensPerSecond: number;     // forward passes per second while computing (one per decoded token)
+  tokensPerSecond: number;     // tokens a second through this device's layers this deal: the host's card shows the same (RoomGuest.speedThisDeal)
   wakeLock: 'off' | 'held' | 'refused' | 'unsupported';
   why?: string;                // why the device is gone
   joinFailed?: boolean;        // it never joined: `why` is the error ("JoinError: …")
@@ -110,9 +110,10 @@ export class GuestSession {
     const now = performance.now();
     const forwards = guest.stats.forwards;
     const delta = forwards - this.lastForwards;
+    if (guest.speedThisDeal !== this.state.tokensPerSecond) this.store.set({ tokensPerSecond: guest.speedThisDeal });
     if (delta > 0) {
       this.lastForwardAt = now;
-      this.store.set({ status: 'computing', tokensPerSecond: delta / 0.5 });
+      this.store.set({ status: 'computing' });
       void this.holdWakeLock();
     } else if (this.state.status === 'computing' && now - this.lastForwardAt > IDLE_MS) {
       this.store.set({ status: 'ready' });

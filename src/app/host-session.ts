@@ -203,7 +203,8 @@ export class HostSession {
     const stopRows = room.host.on((e) => {
       if (e.type !== 'rows' || !byDevice.reading) return;
       byDevice.rows(e.deviceIds, e.rows);
-      this.store.set({ prefillDevices: byDevice.snapshot(this.layerHolders())?.devices });
+      const snap = byDevice.snapshot(this.layerHolders());
+      if (snap) this.store.set({ prefill: { done: snap.done, total: snap.total }, prefillDevices: snap.devices });
     });
     let drafting = false;
     try {
@@ -214,7 +215,9 @@ export class HostSession {
         ...o, ...speculate,
         onPrefill: (done, total) => {
           byDevice.request(done, total);
-          this.store.set({ prefill: done < total ? { done, total } : undefined, prefillDevices: byDevice.snapshot(this.layerHolders())?.devices });
+          // One source: the chat shows what every card's count agrees on (prefill-progress.ts).
+          const snap = byDevice.snapshot(this.layerHolders());
+          this.store.set({ prefill: snap && done < total ? { done: snap.done, total } : undefined, prefillDevices: snap?.devices });
           o.onPrefill?.(done, total);
         },
         onToken: (id, soFar) => { live.token(); o.onToken?.(id, soFar); },

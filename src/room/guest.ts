@@ -77,6 +77,14 @@ export class RoomGuest {
   private watchdog: ReturnType<typeof setInterval> | undefined;
   private readonly listeners = new Set<(e: GuestEvent) => void>();
   readonly stats = { framesIn: 0, badFrames: 0, forwards: 0, networkBytes: 0, cacheBytes: 0, hopsOut: 0, resultsOut: 0 };
+  /**
+   * This deal's rows through this device's layers and the seconds they took: the same `work` figure each
+   * result reports to the host, so the guest's page and the host's card show one speed (speedThisDeal).
+   */
+  private dealWork = { rows: 0, seconds: 0 };
+
+  /** Tokens per second this device's layers ran at in the current deal (0 before any work): what the host's card shows for it. */
+  get speedThisDeal(): number { return this.dealWork.seconds > 0 ? this.dealWork.rows / this.dealWork.seconds : 0; }
 
   constructor(readonly opts: GuestOptions) {
     this.links = new NeighbourLinks({
@@ -292,6 +300,7 @@ export class RoomGuest {
     const t0 = performance.now();
     if (this.epoch !== f.epoch) return; // superseded while queued
     this.emit({ type: 'assigned', epoch: f.epoch, range: f.range, ctx: f.ctx });
+    this.dealWork = { rows: 0, seconds: 0 };
     if (this.engine && this.range[0] === f.range[0] && this.range[1] === f.range[1] && this.engineModel === f.modelKey && this.engineCtx === f.ctx) {
       // Same layers and context as before: keep the engine, start from an empty cache.
       await this.engine.truncate(0);
@@ -359,8 +368,10 @@ export class RoomGuest {
     try {
       const t0 = performance.now();
       const hidden = await this.runShare(f);
-      const work = [...(f.work ?? []), performance.now() - t0];
+      const ms = performance.now() - t0;
+      const work = [...(f.work ?? []), ms];
       this.stats.forwards++;
+      this.dealWork.rows += f.count; this.dealWork.seconds += ms / 1000;
       if (!this.next) {
         await ch.send({ kind: 'result', epoch: f.epoch, seq: f.seq, kvLength: this.engine!.kvLength(), hidden, work });
         this.stats.resultsOut++;

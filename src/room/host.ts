@@ -89,9 +89,10 @@ export class RoomHost {
     return [...this.devices.values()].map((d) => {
       const info = d.info();
       const engine = d.id === HOST_ID ? this.share.engine : d.chain;
-      // A guest alone in its stage: its speed as the host sees it, the network included. In a chain of
-      // several: its own account of its layers' time (the host cannot see the hops between guests).
-      const own = d.chain && d.chain.depth > 1 ? d.chain.speedOf(d.id) : null;
+      // A guest: its own account of its layers' time (each result's `work`), the figure its own page shows
+      // (guest.ts speedThisDeal), so both screens agree; the host's view (network included) only when it
+      // reported none. The host itself: its engine's time.
+      const own = d.chain ? d.chain.speedOf(d.id) || null : null;
       info.tokensPerSecond = !this.roomEngine || info.range[1] <= info.range[0] ? 0 : own ?? this.roomEngine.speedOf(engine);
       info.snapshotBytes = snapshotBytes(this.opts.config, info.range);
       info.snapshots = info.snapshotBytes > 0 ? (this.generator?.snapshotPositions.length ?? 0) : 0;

@@ -103,7 +103,7 @@ export class GuestScreen extends LitElement {
         <dl>
           <dt>Adapter</dt><dd>${s.caps?.adapter ?? '…'}${s.caps && ENGINES[s.caps.engine]?.lastResort ? ' · CPU engine' : ''}</dd>
           <dt>Memory</dt><dd data-testid="guest-memory-offered">${s.caps ? memoryOfferText(s.caps.memoryBudgetBytes, s.caps.deviceMemoryGiB, formatBytes) : '…'}</dd>
-          <dt>Speed</dt><dd data-testid="guest-toks">${s.status === 'computing' && s.tokensPerSecond > 0 ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
+          <dt>Speed</dt><dd data-testid="guest-toks">${s.tokensPerSecond > 0 ? `${s.tokensPerSecond.toFixed(1)} tok/s` : '—'}</dd>
           <dt>Screen</dt><dd data-testid="guest-wake">${WAKE_TEXT[s.wakeLock]}</dd>
         </dl>
         ${s.status === 'gone' || (s.askOffer && !this.changingMemory) ? nothing : this.changingMemory

@@ -23,17 +23,18 @@ function wired() {
   const room = new RoomEngine(host, stages, { numLayers, hiddenSize, microChunk: 4 });
   const progress = new PrefillByDevice();
   const seen: Record<string, number>[] = [];
+  const rooms: number[] = [];   // the chat's figure after each chunk
   room.onStageRows = (stage, rows) => {
     progress.rows([ids.get(stage)!], rows);
     const snap = progress.snapshot(['host', 'A', 'B']);
-    if (snap) seen.push({ ...snap.devices });
+    if (snap) { seen.push({ ...snap.devices }); rooms.push(snap.done); }
   };
-  return { room, progress, seen, generator: new Generator(room, { ctx, prefillChunk: 8 }) };
+  return { room, progress, seen, rooms, generator: new Generator(room, { ctx, prefillChunk: 8 }) };
 }
 
 describe('PrefillByDevice: prompt tokens read per device as chunks pass through a room', () => {
   it('rises chunk by chunk on each device, in pipeline order, to the prompt length; decode steps are not counted', async () => {
-    const { progress, seen, generator } = wired();
+    const { progress, seen, rooms, generator } = wired();
     const prompt = Array.from({ length: 18 }, (_, i) => (i * 7 + 3) % 90);
     const totals: number[] = [];
     await generator.generate(prompt, { maxNewTokens: 3, onPrefill: (done, total) => { progress.request(done, total); totals.push(total); } });
@@ -46,6 +47,8 @@ describe('PrefillByDevice: prompt tokens read per device as chunks pass through 
     }
     expect(seen.at(-1)).toEqual({ host: 18, A: 18, B: 18 });
     expect(new Set(seen.map((s) => s.B)).size).toBeGreaterThan(3);   // it moved in steps, not at the end only
+    // The chat's figure is the slowest card's, at every step: never "0 of 18" while the cards have moved.
+    expect(rooms).toEqual(seen.map((s) => Math.min(s.host!, s.A!, s.B!)));
     expect(progress.reading).toBe(false);                            // done: decode rows after it are ignored
     expect(progress.snapshot(['host', 'A', 'B'])).toBeNull();
   });
@@ -71,7 +74,7 @@ describe('PrefillByDevice: prompt tokens read per device as chunks pass through 
     p.request(0, 6);
     p.rows(['A', 'B'], 4);
     p.rows(['A'], 4);
-    expect(p.snapshot(['A', 'B'])).toEqual({ total: 6, devices: { A: 6, B: 4 } });
+    expect(p.snapshot(['A', 'B'])).toEqual({ total: 6, done: 4, devices: { A: 6, B: 4 } });
     p.request(6, 6);
     expect(p.snapshot(['A'])).toBeNull();
   });

@@ -90,6 +90,10 @@ describe('split generation equals the single device', () => {
     expect(speed.host).toBeGreaterThan(0);
     expect(speed.ga1111).toBeGreaterThan(0);
     expect(speed.gb2222).toBe(0);
+    // One source: the guest's page shows the figure the host's card shows for it (its own layers' time).
+    const [ga, gb] = room.guests;
+    expect(Math.abs(ga!.speedThisDeal - speed.ga1111!) / speed.ga1111!).toBeLessThan(1e-3);
+    expect(gb!.speedThisDeal).toBe(0);
   });
 
   test('pipelined prefill (micro-chunks of 4) and unpipelined give the same tokens', async () => {
