@@ -27,6 +27,8 @@ export interface FakeHostOptions {
   models?: WireModel[];
   origin?: string;
   answer?: Answer;
+  /** The socket's path (default HOST_SOCKET_PATH). */
+  path?: string;
   /** Answer the server's pings (default true). */
   pong?: boolean;
 }
@@ -34,7 +36,7 @@ export interface FakeHostOptions {
 export const FAKE_MODELS: WireModel[] = [{ id: 'pooled-tiny', contextSize: 512 }];
 
 export function connectFakeHost(baseUrl: string, opts: FakeHostOptions): Promise<FakeHost> {
-  const url = `${baseUrl.replace(/^http/, 'ws')}${HOST_SOCKET_PATH}`;
+  const url = `${baseUrl.replace(/^http/, 'ws')}${opts.path ?? HOST_SOCKET_PATH}`;
   const ws = new WebSocket(url, { origin: opts.origin ?? baseUrl });
   const frames: ServerFrame[] = [];
   const waiters = new Set<(f: ServerFrame) => void>();
