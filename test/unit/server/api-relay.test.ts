@@ -128,6 +128,16 @@ describe('the endpoint relays to the host tab', () => {
     expect((err as Error).message).toContain('a device left the room');
   });
 
+  it('answers 502 when a host streams chunks for a request that is not streamed, or ends one without a response', async () => {
+    answer = (r, h) => h.send({ t: 'chunk', id: r.id, data: chatChunk(r.id, MODEL, { content: 'x' }) });
+    const err = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    await host.waitFor(isCancel(lastRequest().id), 2000);
+    answer = (r, h) => h.send({ t: 'done', id: r.id });
+    const none = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect((none as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+  });
+
   it('tells the host to cancel when the client aborts mid-stream', async () => {
     answer = (r, h) => h.send({ t: 'chunk', id: r.id, data: chatChunk(r.id, MODEL, { content: 'first' }) }); // then nothing: still generating
     const abort = new AbortController();
