@@ -50,6 +50,8 @@ function relay(route: RequestRoute, req: Request, res: Response, config: ApiConf
     sendError(res, r.status, r.message, r.code, r.param);
     return;
   }
+  // The client may have left while its body was read: then nothing would ever cancel the host's work.
+  if (!res.socket || res.socket.destroyed) return;
   const client = String(req.headers['user-agent'] ?? '').slice(0, MAX_CLIENT_CHARS);
   if (!host.relay(route.kind, checked.body, client, res)) {
     sendError(res, 429, `the room has ${config.limits.maxOpenPerHost} requests open already; retry when one ends`, 'rate_limit_exceeded');
@@ -62,11 +64,13 @@ function modelEntry(host: HostConnection, id: string) {
   return { id, object: 'model', created: host.since, owned_by: 'pooled' };
 }
 
-/** body-parser's errors as OpenAI's: too big, not JSON, anything else about the body. */
+/** body-parser's errors as OpenAI's (too big, not JSON, a body it cannot read); anything else is ours: 500. */
 function bodyErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent) { next(err); return; }
-  const type = (err as { type?: string }).type;
+  const type = String((err as { type?: unknown }).type ?? '');
+  const status = Number((err as { status?: unknown }).status);
   if (type === 'entity.too.large') sendError(res, 413, 'the request body is too big', 'request_too_large');
   else if (type === 'entity.parse.failed') sendError(res, 400, 'the body is not valid JSON', 'invalid_json');
-  else sendError(res, 400, 'the request body could not be read', null);
+  else if (type !== '' && status >= 400 && status < 500) sendError(res, status, 'the request body could not be read (send UTF-8 JSON)', null);
+  else sendError(res, 500, 'the server failed on this request', null);
 }

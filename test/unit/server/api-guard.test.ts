@@ -5,6 +5,7 @@
 // The limits are small so each case is quick; the clocks (deadlines, pings) have their own file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import WebSocket from 'ws';
 import { chatChunk, connectFakeHost, isRequest, type Answer, type FakeHost } from '../../helpers/fake-relay-host.ts';
 import { client, newKey, startApiServer, type ApiFixture } from './api-fixture.ts';
 
@@ -13,12 +14,18 @@ const CONTEXT = 512;
 let fx: ApiFixture;
 
 beforeAll(async () => {
-  fx = await startApiServer({ limits: { maxOpenPerHost: 2, maxMessages: 10, maxBodyBytes: 64 * 1024, maxHosts: 4 } });
+  fx = await startApiServer({ limits: { maxOpenPerHost: 2, maxMessages: 10, maxBodyBytes: 64 * 1024, maxHosts: 4, hostSocketsPerAddress: 6 } });
 });
 afterAll(async () => { await fx?.close(); });
 
 const chat = (openai: OpenAI, extra: object = {}, signal?: AbortSignal) =>
   openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...extra } as never, { signal });
+/** A host socket that says nothing (it would be refused after helloWithinMs). */
+const openSocket = () => new Promise<WebSocket>((resolve, reject) => {
+  const ws = new WebSocket(`${fx.server.url.replace(/^http/, 'ws')}/v1/host`, { origin: fx.server.url });
+  ws.once('open', () => resolve(ws));
+  ws.once('error', reject);
+});
 const statusOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof OpenAI.APIError ? `${e.status} ${e.message}` : String(e)));
 
 async function host(tag: string, answer?: Answer): Promise<{ h: FakeHost; key: string }> {
@@ -59,6 +66,20 @@ describe('keys', () => {
     const hosts = await Promise.all([0, 1, 2, 3].map((i) => host(`many${i}`)));
     const fifth = await connectFakeHost(fx.server.url, { key: newKey('many4') });
     expect(fifth.first).toMatch(/^refused: .*serves 4 host tabs/);
+    await Promise.all(hosts.map(({ h }) => h.close()));
+  });
+
+  it('takes at most hostSocketsPerAddress host sockets from one address', async () => {
+    const hosts = await Promise.all([0, 1, 2, 3].map((i) => host(`addr${i}`)));
+    // Two sockets that never say hello still hold a slot each (6 = hostSocketsPerAddress from 127.0.0.1).
+    const silent = await Promise.all([0, 1].map(() => openSocket()));
+    const seventh = await connectFakeHost(fx.server.url, { key: newKey('addr7') });
+    expect(seventh.first).toBe('http 429');
+    silent[0]!.close();
+    await new Promise((resolve) => silent[0]!.once('close', resolve));
+    const again = await connectFakeHost(fx.server.url, { key: newKey('addr8') });
+    expect(again.first).toMatch(/^refused: .*serves 4 host tabs/); // a slot again; the hello meets maxHosts
+    silent[1]!.close();
     await Promise.all(hosts.map(({ h }) => h.close()));
   });
 
