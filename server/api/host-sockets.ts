@@ -91,12 +91,19 @@ function rawText(data: RawData): string {
   return Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
 }
 
-/** The page that opens the socket is one of ours: its Origin names the host the request was sent to. */
+/**
+ * The page that opens the socket is one of ours: its Origin names the host the request was sent to (the
+ * Host header, or the X-Forwarded-Host a reverse proxy that rewrites Host sets; a page cannot set either
+ * on a WebSocket, so another site's page cannot pass).
+ */
 function sameOrigin(req: IncomingMessage): boolean {
   const origin = req.headers.origin;
-  if (typeof origin !== 'string' || !req.headers.host) return false;
+  if (typeof origin !== 'string') return false;
+  const forwarded = String(req.headers['x-forwarded-host'] ?? '').split(',')[0]!.trim();
+  const hosts = [req.headers.host, forwarded].filter((h): h is string => !!h);
   try {
-    return new URL(origin).host === req.headers.host;
+    const host = new URL(origin).host;
+    return hosts.some((h) => h.toLowerCase() === host);
   } catch {
     return false;
   }

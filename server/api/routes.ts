@@ -60,8 +60,9 @@ function relay(route: RequestRoute, req: Request, res: Response, config: ApiConf
 
 const hostOf = (res: Response): HostConnection => res.locals.host as HostConnection;
 
+/** OpenAI's model object, plus the context as vLLM names it (clients that read it size max_tokens to fit). */
 function modelEntry(host: HostConnection, id: string) {
-  return { id, object: 'model', created: host.since, owned_by: 'pooled' };
+  return { id, object: 'model', created: host.since, owned_by: 'pooled', max_model_len: host.model(id)?.contextSize };
 }
 
 /** body-parser's errors as OpenAI's (too big, not JSON, a body it cannot read); anything else is ours: 500. */

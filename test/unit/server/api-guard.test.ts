@@ -90,6 +90,10 @@ describe('keys', () => {
     expect(noOrigin.first).toBe('http 403');
     const other = await connectFakeHost(fx.server.url, { key: newKey('evil'), path: '/v1/other' });
     expect(other.first).toBe('http 404');
+    // Behind a proxy that rewrites Host, the page's origin is the forwarded host.
+    const proxied = await connectFakeHost(fx.server.url, { key: newKey('proxied'), origin: 'https://pool.example', headers: { 'x-forwarded-host': 'pool.example' } });
+    expect(proxied.first).toBe('ready');
+    await proxied.close();
   });
 });
 

@@ -33,6 +33,7 @@ describe('the endpoint relays to the host tab', () => {
   it('lists the host\'s models', async () => {
     const list = await openai.models.list();
     expect(list.data.map((m) => m.id)).toEqual([MODEL]);
+    expect((list.data[0] as unknown as { max_model_len: number }).max_model_len).toBe(512);
     expect((await openai.models.retrieve(MODEL)).id).toBe(MODEL);
   });
 
