@@ -48,9 +48,15 @@ export class HostSockets {
   private accept(ws: WebSocket): void {
     this.heard.set(ws, Date.now());
     let host: HostConnection | undefined;
-    const refuse = (why: string) => { send(ws, { t: 'refused', why: why.slice(0, 500) }); ws.close(1008, 'refused'); };
+    let refused = false;
+    const refuse = (why: string) => {
+      refused = true;
+      send(ws, { t: 'refused', why: why.slice(0, 500) });
+      ws.close(1008, 'refused');
+    };
     const helloTimer = setTimeout(() => refuse('no hello'), this.limits.helloWithinMs);
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (refused) return; // what a refused socket sends while it closes is not read
       this.heard.set(ws, Date.now());
       const read = isBinary ? { ok: false as const, why: 'frames are JSON text' } : readHostFrame(rawText(data));
       if (!read.ok) { if (host) host.drop(read.why); else refuse(read.why); return; }

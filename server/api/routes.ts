@@ -28,10 +28,12 @@ export function apiRouter(config: ApiConfig, registry: HostRegistry): express.Ro
     const host = hostOf(res);
     res.json({ object: 'list', data: host.models.map((m) => modelEntry(host, m.id)) });
   });
-  router.get('/models/:id', (req, res) => {
+  // A model id may hold a slash ("Qwen/Qwen3-8B"): the rest of the path is the id.
+  router.get(/^\/models\/(.+)$/, (req, res) => {
     const host = hostOf(res);
-    if (host.model(req.params.id ?? '')) res.json(modelEntry(host, req.params.id!));
-    else sendError(res, 404, `The model \`${String(req.params.id).slice(0, 200)}\` does not exist`, 'model_not_found', 'model');
+    const id = String((req.params as Record<string, string>)[0] ?? '');
+    if (host.model(id)) res.json(modelEntry(host, id));
+    else sendError(res, 404, `The model \`${id.slice(0, 200)}\` does not exist`, 'model_not_found', 'model');
   });
 
   const json = express.json({ limit: config.limits.maxBodyBytes, strict: true, type: () => true });

@@ -14,7 +14,7 @@ const CONTEXT = 512;
 let fx: ApiFixture;
 
 beforeAll(async () => {
-  fx = await startApiServer({ limits: { maxOpenPerHost: 2, maxMessages: 10, maxBodyBytes: 64 * 1024, maxHosts: 4, hostSocketsPerAddress: 6 } });
+  fx = await startApiServer({ limits: { maxOpenPerHost: 2, maxMessages: 10, maxBodyBytes: 64 * 1024, maxHosts: 4, hostSocketsPerAddress: 6, maxFrameBytes: 64 * 1024 } });
 });
 afterAll(async () => { await fx?.close(); });
 
@@ -189,6 +189,15 @@ describe('open requests', () => {
     await h.waitFor(isRequest);
     h.send('{"t": "chunk", "id": "not an id!", "data": 1}');
     expect(await h.closed).toBe(1008);
+    expect(await pending).toMatch(/^503 /);
+  });
+
+  it('drops a host whose frame is over maxFrameBytes, and ends its requests', async () => {
+    const { h, key } = await host('bigframe');
+    const pending = statusOf(chat(client(fx.server, key)));
+    const req = await h.waitFor(isRequest);
+    h.send({ t: 'done', id: req.id, response: { pad: 'x'.repeat(65 * 1024) } });
+    expect(await h.closed).toBe(1009);
     expect(await pending).toMatch(/^503 /);
   });
 
