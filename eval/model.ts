@@ -12,7 +12,7 @@ import { ChatTemplate } from '../src/model/chat-template.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
 import type { ToolSchema } from '../src/model/chat-types.ts';
 import { OpenAIBackend } from '../src/agent/openai-backend.ts';
-import { probeServer } from '../src/agent/openai/server.ts';
+import { probeServer, withApiKey } from '../src/agent/openai/server.ts';
 import { EngineBackend } from '../src/agent/engine-backend.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { loadModelConfig } from '../src/model/config.ts';
@@ -69,11 +69,12 @@ async function tokenizerAndTemplate(source?: string): Promise<{ tokenizer: Token
 
 /** An OpenAI-compatible server (probed once); each run gets its own backend with the agent's tools for the grammar. */
 export async function openaiModel(url: string, model: string, opts: { tokenizer?: string; contextSize?: number } = {}): Promise<EvalModel> {
-  const server = await probeServer(url, model);
+  const fetchFn = withApiKey(process.env.OPENAI_API_KEY); // a server that wants a key (a room's endpoint: README)
+  const server = await probeServer(url, model, fetchFn);
   const { tokenizer, template } = await tokenizerAndTemplate(opts.tokenizer);
   return {
     name: `openai ${model} (${server.kind} at ${server.base})`, tokenizer, template, scripted: false,
-    backend: (run) => new OpenAIBackend({ server, model, tokenizer, template, tools: run.tools, ...(opts.contextSize ? { contextSize: opts.contextSize } : {}) }),
+    backend: (run) => new OpenAIBackend({ server, model, tokenizer, template, tools: run.tools, fetch: fetchFn, ...(opts.contextSize ? { contextSize: opts.contextSize } : {}) }),
   };
 }
 
