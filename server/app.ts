@@ -1,5 +1,6 @@
 // The app's one Node process: static app (or Vite in dev), the PeerJS signaling server under /signal,
-// and any extra routes (model files for the built-in tiny model), all on one port. Anyone can reach it:
+// the OpenAI-compatible endpoint under /v1 (server/api: host tabs relay it to their room), and any extra
+// routes (model files for the built-in tiny model), all on one port. Anyone can reach it:
 // signaling connections are checked and bounded (signal-guard.ts), every other upgrade is refused and
 // closed, error pages say only the status, and dotfiles are never served.
 import http from 'node:http';
@@ -8,6 +9,7 @@ import { existsSync } from 'node:fs';
 import express from 'express';
 import { ExpressPeerServer } from 'peer';
 import { WebSocketServer, type ServerOptions } from 'ws';
+import { API_PATH, createApi, type ApiOptions } from './api/index.ts';
 import { compressedStatic } from './compressed-static.ts';
 import { ISOLATION_HEADERS, MODEL_HOST_HEADERS } from './isolation.ts';
 import { guardSignalUpgrade, PEER_ID, PerAddress, refuseUpgrade, remoteAddress, SIGNAL_LIMITS } from './signal-guard.ts';
@@ -22,6 +24,8 @@ export interface ServerOptionsIn {
   deployConfig?: DeployConfigOut;
   /** Send the cross-origin isolation headers (ISOLATION_HEADERS) on every response; default true. */
   isolated?: boolean;
+  /** The OpenAI-compatible endpoint's limits and CORS origins (default: server/api/limits.ts, POOLED_API_CORS). */
+  api?: ApiOptions;
 }
 
 export { ISOLATION_HEADERS, MODEL_HOST_HEADERS };
@@ -70,6 +74,9 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
   const deployConfig = opts.deployConfig ?? deployConfigFromEnv();
   app.get('/pooled-config.json', (_req, res) => { res.json(deployConfig); });
 
+  const api = createApi(opts.api);
+  app.use(API_PATH, api.router);
+
   for (const [prefix, dir] of Object.entries(opts.extraStatic ?? {})) {
     // dotfiles 'ignore': a .env or .git beside the model files is a 404, never served.
     // Text files (tokenizer.json, configs) compressed; weights by Range as they are.
@@ -105,6 +112,7 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
 
   const perAddress = new PerAddress(SIGNAL_LIMITS.socketsPerAddress);
   httpServer.on('upgrade', (req, socket, head) => {
+    if (api.handleUpgrade(req, socket, head)) return;
     if (signalSockets && guardSignalUpgrade(signalSockets, perAddress, `${SIGNAL_PATH}/peerjs`, req, socket, head)) return;
     // Vite's HMR socket (dev only) is answered by the listener Vite added itself; anything else would
     // otherwise hang forever, holding a socket: refuse it and close.
@@ -125,6 +133,7 @@ export async function startServer(opts: ServerOptionsIn = {}): Promise<RunningSe
     peerServer,
     async close() {
       await closeVite?.();
+      api.close();
       signalSockets?.clients.forEach((c) => c.terminate());
       httpServer.closeAllConnections();
       await new Promise<void>((r) => httpServer.close(() => r()));
