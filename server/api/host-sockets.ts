@@ -1,6 +1,7 @@
 // The host tabs' WebSocket at HOST_SOCKET_PATH. An upgrade is taken only from a page of the server's own
 // origin (Origin's host = the Host header; anything else is refused, so another site's page cannot
-// register a host in a visitor's browser), and only while fewer than 2 × maxHosts sockets are open. The
+// register a host in a visitor's browser), and only while fewer than 2 × maxHosts sockets are open and
+// fewer than hostSocketsPerAddress from the same address. The
 // first frame must be a valid hello within helloWithinMs; then the host is registered (or refused: its
 // key is held by a live host, or the server is full). Every frame is checked (src/api/relay-wire.ts): a
 // frame that is not valid, or binary, or too big closes the socket, and its open requests end.
@@ -8,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { HOST_SOCKET_PATH, readHostFrame, writeFrame, type ServerFrame } from '../../src/api/relay-wire.ts';
-import { refuseUpgrade } from '../signal-guard.ts';
+import { PerAddress, refuseUpgrade, remoteAddress } from '../signal-guard.ts';
 import { keyDigest } from './auth.ts';
 import { HostConnection } from './host-connection.ts';
 import type { HostRegistry } from './host-registry.ts';
@@ -18,9 +19,11 @@ export class HostSockets {
   private readonly wss: WebSocketServer;
   private readonly heard = new Map<WebSocket, number>();
   private readonly pinger: NodeJS.Timeout;
+  private readonly perAddress: PerAddress;
 
   constructor(private readonly registry: HostRegistry, private readonly limits: ApiLimits) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes });
+    this.perAddress = new PerAddress(limits.hostSocketsPerAddress);
     this.pinger = setInterval(() => this.pingAll(), limits.pingEveryMs);
     this.pinger.unref();
   }
@@ -30,7 +33,10 @@ export class HostSockets {
     if (new URL(req.url ?? '/', 'http://x').pathname !== HOST_SOCKET_PATH) return false;
     if (!sameOrigin(req)) { refuseUpgrade(socket, 403, 'host sockets are taken from the app\'s own pages only'); return true; }
     if (this.heard.size >= 2 * this.limits.maxHosts) { refuseUpgrade(socket, 503, 'too many host sockets'); return true; }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
+    const release = this.perAddress.take(remoteAddress(req));
+    if (!release) { refuseUpgrade(socket, 429, 'too many host sockets from this address'); return true; }
+    socket.once('close', release);
+    this.wss.handleUpgrade(req, socket, head, (ws) => { ws.once('close', release); this.accept(ws); });
     return true;
   }
 
@@ -42,9 +48,15 @@ export class HostSockets {
   private accept(ws: WebSocket): void {
     this.heard.set(ws, Date.now());
     let host: HostConnection | undefined;
-    const refuse = (why: string) => { send(ws, { t: 'refused', why: why.slice(0, 500) }); ws.close(1008, 'refused'); };
+    let refused = false;
+    const refuse = (why: string) => {
+      refused = true;
+      send(ws, { t: 'refused', why: why.slice(0, 500) });
+      ws.close(1008, 'refused');
+    };
     const helloTimer = setTimeout(() => refuse('no hello'), this.limits.helloWithinMs);
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (refused) return; // what a refused socket sends while it closes is not read
       this.heard.set(ws, Date.now());
       const read = isBinary ? { ok: false as const, why: 'frames are JSON text' } : readHostFrame(rawText(data));
       if (!read.ok) { if (host) host.drop(read.why); else refuse(read.why); return; }
@@ -85,12 +97,19 @@ function rawText(data: RawData): string {
   return Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
 }
 
-/** The page that opens the socket is one of ours: its Origin names the host the request was sent to. */
+/**
+ * The page that opens the socket is one of ours: its Origin names the host the request was sent to (the
+ * Host header, or the X-Forwarded-Host a reverse proxy that rewrites Host sets; a page cannot set either
+ * on a WebSocket, so another site's page cannot pass).
+ */
 function sameOrigin(req: IncomingMessage): boolean {
   const origin = req.headers.origin;
-  if (typeof origin !== 'string' || !req.headers.host) return false;
+  if (typeof origin !== 'string') return false;
+  const forwarded = String(req.headers['x-forwarded-host'] ?? '').split(',')[0]!.trim();
+  const hosts = [req.headers.host, forwarded].filter((h): h is string => !!h);
   try {
-    return new URL(origin).host === req.headers.host;
+    const host = new URL(origin).host;
+    return hosts.some((h) => h.toLowerCase() === host);
   } catch {
     return false;
   }

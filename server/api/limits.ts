@@ -9,6 +9,8 @@ export interface ApiLimits {
   maxMessages: number;
   /** Host tabs served at once ('refused' beyond); sockets still saying hello count against twice this. */
   maxHosts: number;
+  /** Host sockets from one address (429 beyond), so one client cannot take every host slot. */
+  hostSocketsPerAddress: number;
   /** Requests open (running or queued in the host tab) per host; 429 beyond. */
   maxOpenPerHost: number;
   /** A bigger host frame closes the host's socket. */
@@ -30,6 +32,7 @@ export const DEFAULT_API_LIMITS: Readonly<ApiLimits> = {
   maxBodyBytes: 4 * 1024 * 1024,
   maxMessages: 1000,
   maxHosts: 16,
+  hostSocketsPerAddress: 4,
   maxOpenPerHost: 32,
   maxFrameBytes: MAX_FRAME_BYTES,
   requestTotalMs: 10 * 60_000,

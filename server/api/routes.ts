@@ -28,10 +28,12 @@ export function apiRouter(config: ApiConfig, registry: HostRegistry): express.Ro
     const host = hostOf(res);
     res.json({ object: 'list', data: host.models.map((m) => modelEntry(host, m.id)) });
   });
-  router.get('/models/:id', (req, res) => {
+  // A model id may hold a slash ("Qwen/Qwen3-8B"): the rest of the path is the id.
+  router.get(/^\/models\/(.+)$/, (req, res) => {
     const host = hostOf(res);
-    if (host.model(req.params.id ?? '')) res.json(modelEntry(host, req.params.id!));
-    else sendError(res, 404, `The model \`${String(req.params.id).slice(0, 200)}\` does not exist`, 'model_not_found', 'model');
+    const id = String((req.params as Record<string, string>)[0] ?? '');
+    if (host.model(id)) res.json(modelEntry(host, id));
+    else sendError(res, 404, `The model \`${id.slice(0, 200)}\` does not exist`, 'model_not_found', 'model');
   });
 
   const json = express.json({ limit: config.limits.maxBodyBytes, strict: true, type: () => true });
@@ -50,6 +52,8 @@ function relay(route: RequestRoute, req: Request, res: Response, config: ApiConf
     sendError(res, r.status, r.message, r.code, r.param);
     return;
   }
+  // The client may have left while its body was read: then nothing would ever cancel the host's work.
+  if (!res.socket || res.socket.destroyed) return;
   const client = String(req.headers['user-agent'] ?? '').slice(0, MAX_CLIENT_CHARS);
   if (!host.relay(route.kind, checked.body, client, res)) {
     sendError(res, 429, `the room has ${config.limits.maxOpenPerHost} requests open already; retry when one ends`, 'rate_limit_exceeded');
@@ -58,15 +62,18 @@ function relay(route: RequestRoute, req: Request, res: Response, config: ApiConf
 
 const hostOf = (res: Response): HostConnection => res.locals.host as HostConnection;
 
+/** OpenAI's model object, plus the context as vLLM names it (clients that read it size max_tokens to fit). */
 function modelEntry(host: HostConnection, id: string) {
-  return { id, object: 'model', created: host.since, owned_by: 'pooled' };
+  return { id, object: 'model', created: host.since, owned_by: 'pooled', max_model_len: host.model(id)?.contextSize };
 }
 
-/** body-parser's errors as OpenAI's: too big, not JSON, anything else about the body. */
+/** body-parser's errors as OpenAI's (too big, not JSON, a body it cannot read); anything else is ours: 500. */
 function bodyErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent) { next(err); return; }
-  const type = (err as { type?: string }).type;
+  const type = String((err as { type?: unknown }).type ?? '');
+  const status = Number((err as { status?: unknown }).status);
   if (type === 'entity.too.large') sendError(res, 413, 'the request body is too big', 'request_too_large');
   else if (type === 'entity.parse.failed') sendError(res, 400, 'the body is not valid JSON', 'invalid_json');
-  else sendError(res, 400, 'the request body could not be read', null);
+  else if (type !== '' && status >= 400 && status < 500) sendError(res, status, 'the request body could not be read (send UTF-8 JSON)', null);
+  else sendError(res, 500, 'the server failed on this request', null);
 }

@@ -27,6 +27,8 @@ export interface FakeHostOptions {
   models?: WireModel[];
   origin?: string;
   answer?: Answer;
+  /** Extra headers on the upgrade (a reverse proxy's). */
+  headers?: Record<string, string>;
   /** The socket's path (default HOST_SOCKET_PATH). */
   path?: string;
   /** Answer the server's pings (default true). */
@@ -37,7 +39,7 @@ export const FAKE_MODELS: WireModel[] = [{ id: 'pooled-tiny', contextSize: 512 }
 
 export function connectFakeHost(baseUrl: string, opts: FakeHostOptions): Promise<FakeHost> {
   const url = `${baseUrl.replace(/^http/, 'ws')}${opts.path ?? HOST_SOCKET_PATH}`;
-  const ws = new WebSocket(url, { origin: opts.origin ?? baseUrl });
+  const ws = new WebSocket(url, { origin: opts.origin ?? baseUrl, headers: opts.headers });
   const frames: ServerFrame[] = [];
   const waiters = new Set<(f: ServerFrame) => void>();
   const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));

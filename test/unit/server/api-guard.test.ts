@@ -5,6 +5,7 @@
 // The limits are small so each case is quick; the clocks (deadlines, pings) have their own file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import WebSocket from 'ws';
 import { chatChunk, connectFakeHost, isRequest, type Answer, type FakeHost } from '../../helpers/fake-relay-host.ts';
 import { client, newKey, startApiServer, type ApiFixture } from './api-fixture.ts';
 
@@ -13,12 +14,18 @@ const CONTEXT = 512;
 let fx: ApiFixture;
 
 beforeAll(async () => {
-  fx = await startApiServer({ limits: { maxOpenPerHost: 2, maxMessages: 10, maxBodyBytes: 64 * 1024, maxHosts: 4 } });
+  fx = await startApiServer({ limits: { maxOpenPerHost: 2, maxMessages: 10, maxBodyBytes: 64 * 1024, maxHosts: 4, hostSocketsPerAddress: 6, maxFrameBytes: 64 * 1024 } });
 });
 afterAll(async () => { await fx?.close(); });
 
 const chat = (openai: OpenAI, extra: object = {}, signal?: AbortSignal) =>
   openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...extra } as never, { signal });
+/** A host socket that says nothing (it would be refused after helloWithinMs). */
+const openSocket = () => new Promise<WebSocket>((resolve, reject) => {
+  const ws = new WebSocket(`${fx.server.url.replace(/^http/, 'ws')}/v1/host`, { origin: fx.server.url });
+  ws.once('open', () => resolve(ws));
+  ws.once('error', reject);
+});
 const statusOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof OpenAI.APIError ? `${e.status} ${e.message}` : String(e)));
 
 async function host(tag: string, answer?: Answer): Promise<{ h: FakeHost; key: string }> {
@@ -62,6 +69,20 @@ describe('keys', () => {
     await Promise.all(hosts.map(({ h }) => h.close()));
   });
 
+  it('takes at most hostSocketsPerAddress host sockets from one address', async () => {
+    const hosts = await Promise.all([0, 1, 2, 3].map((i) => host(`addr${i}`)));
+    // Two sockets that never say hello still hold a slot each (6 = hostSocketsPerAddress from 127.0.0.1).
+    const silent = await Promise.all([0, 1].map(() => openSocket()));
+    const seventh = await connectFakeHost(fx.server.url, { key: newKey('addr7') });
+    expect(seventh.first).toBe('http 429');
+    silent[0]!.close();
+    await new Promise((resolve) => silent[0]!.once('close', resolve));
+    const again = await connectFakeHost(fx.server.url, { key: newKey('addr8') });
+    expect(again.first).toMatch(/^refused: .*serves 4 host tabs/); // a slot again; the hello meets maxHosts
+    silent[1]!.close();
+    await Promise.all(hosts.map(({ h }) => h.close()));
+  });
+
   it('takes host sockets only from its own origin, and no other upgrade', async () => {
     const evil = await connectFakeHost(fx.server.url, { key: newKey('evil'), origin: 'http://evil.example' });
     expect(evil.first).toBe('http 403');
@@ -69,6 +90,10 @@ describe('keys', () => {
     expect(noOrigin.first).toBe('http 403');
     const other = await connectFakeHost(fx.server.url, { key: newKey('evil'), path: '/v1/other' });
     expect(other.first).toBe('http 404');
+    // Behind a proxy that rewrites Host, the page's origin is the forwarded host.
+    const proxied = await connectFakeHost(fx.server.url, { key: newKey('proxied'), origin: 'https://pool.example', headers: { 'x-forwarded-host': 'pool.example' } });
+    expect(proxied.first).toBe('ready');
+    await proxied.close();
   });
 });
 
@@ -164,6 +189,15 @@ describe('open requests', () => {
     await h.waitFor(isRequest);
     h.send('{"t": "chunk", "id": "not an id!", "data": 1}');
     expect(await h.closed).toBe(1008);
+    expect(await pending).toMatch(/^503 /);
+  });
+
+  it('drops a host whose frame is over maxFrameBytes, and ends its requests', async () => {
+    const { h, key } = await host('bigframe');
+    const pending = statusOf(chat(client(fx.server, key)));
+    const req = await h.waitFor(isRequest);
+    h.send({ t: 'done', id: req.id, response: { pad: 'x'.repeat(65 * 1024) } });
+    expect(await h.closed).toBe(1009);
     expect(await pending).toMatch(/^503 /);
   });
 

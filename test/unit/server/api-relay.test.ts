@@ -18,7 +18,7 @@ const KEY = newKey('relay');
 
 beforeAll(async () => {
   fx = await startApiServer();
-  host = await connectFakeHost(fx.server.url, { key: KEY, answer: (r, h) => answer(r, h) });
+  host = await connectFakeHost(fx.server.url, { key: KEY, models: [{ id: MODEL, contextSize: 512 }, { id: 'Qwen/Qwen3-0.6B', contextSize: 4096 }], answer: (r, h) => answer(r, h) });
   expect(host.first).toBe('ready');
   openai = client(fx.server, KEY);
 });
@@ -32,8 +32,11 @@ const lastRequest = (): RequestFrame => host.frames.filter(isRequest).at(-1)!;
 describe('the endpoint relays to the host tab', () => {
   it('lists the host\'s models', async () => {
     const list = await openai.models.list();
-    expect(list.data.map((m) => m.id)).toEqual([MODEL]);
+    expect(list.data.map((m) => m.id)).toEqual([MODEL, 'Qwen/Qwen3-0.6B']);
+    expect(list.data.map((m) => (m as unknown as { max_model_len: number }).max_model_len)).toEqual([512, 4096]);
     expect((await openai.models.retrieve(MODEL)).id).toBe(MODEL);
+    expect((await openai.models.retrieve('Qwen/Qwen3-0.6B')).id).toBe('Qwen/Qwen3-0.6B');
+    expect(await openai.models.retrieve('Qwen/other').catch((e: InstanceType<typeof OpenAI.APIError>) => e.status)).toBe(404);
   });
 
   it('streams a chat as SSE chunks the client reads back', async () => {
@@ -126,6 +129,16 @@ describe('the endpoint relays to the host tab', () => {
     const err = await (async () => { for await (const c of stream) text += c.choices[0]?.delta.content ?? ''; })().catch((e: unknown) => e);
     expect(text).toBe('par');
     expect((err as Error).message).toContain('a device left the room');
+  });
+
+  it('answers 502 when a host streams chunks for a request that is not streamed, or ends one without a response', async () => {
+    answer = (r, h) => h.send({ t: 'chunk', id: r.id, data: chatChunk(r.id, MODEL, { content: 'x' }) });
+    const err = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    await host.waitFor(isCancel(lastRequest().id), 2000);
+    answer = (r, h) => h.send({ t: 'done', id: r.id });
+    const none = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect((none as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
   });
 
   it('tells the host to cancel when the client aborts mid-stream', async () => {
