@@ -15,6 +15,7 @@ import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { renderToolCall } from '../src/model/tool-format.ts';
 import { newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
+import { axeViolations } from './helpers/page-checks.ts';
 
 let app: BuiltApp | undefined;
 let server: RunningServer;
@@ -60,7 +61,9 @@ test('a room of two opens; "Serve this room\'s model" is off until the host turn
   // Off by default: nothing of the endpoint shows until the host turns it on.
   expect(await host.getByTestId('api-serve').isChecked()).toBe(false);
   expect(await host.getByTestId('api-key').count()).toBe(0);
+  expect(await axeViolations(host)).toEqual([]);
   const shown = await serve(host);
+  expect(await axeViolations(host)).toEqual([]);     // the panel with its key, fields and Copy buttons
   ({ key, model } = shown);
   expect(shown.base).toBe(`${server.url}/v1`);
   expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -105,7 +108,9 @@ test('a client that aborts mid-stream ends the request on the host; the room ser
   const last = host.getByTestId('api-lines').locator('li').last();
   await expect.poll(() => last.textContent(), { timeout: 60_000 }).toMatch(/cancelled by the client after \d+ tokens/);
   const after = Number(/after (\d+) tokens/.exec((await last.textContent())!)![1]);
-  expect(after).toBeLessThan(200);
+  // The two pieces read, the token in flight when the client aborted, at most one more before `cancel`
+  // arrived: 3 here in the first run (a 200-token answer otherwise). The exact within-one-token check is in Node.
+  expect(after).toBeLessThanOrEqual(4);
   const next = await openai().chat.completions.create({ model, messages: [{ role: 'user', content: 'Next' }], max_tokens: 3 });
   expect(next.usage!.completion_tokens).toBeLessThanOrEqual(3);
 }, 300_000);
@@ -115,6 +120,7 @@ test('the replay demo serves too: a tool call comes back as tool_calls with vali
   await page.goto(`${server.url}/?agent=replay&script=/e2e-api/call.jsonl`);
   await page.getByTestId('request-input').waitFor({ timeout: 60_000 });
   const replay = await serve(page);
+  expect(await axeViolations(page)).toEqual([]);
   expect(replay.key).not.toBe(key);
   const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
   const r = await openai(replay.key).chat.completions.create({ model: replay.model, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, tool_choice: 'required' });
