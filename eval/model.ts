@@ -67,13 +67,27 @@ async function tokenizerAndTemplate(source?: string): Promise<{ tokenizer: Token
   return { tokenizer, template: ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${src.label}/tokenizer_config.json`) };
 }
 
+/**
+ * fetch with `Authorization: Bearer KEY` on every request (a server that wants a key: a room's endpoint
+ * takes the key its host tab shows; OPENAI_API_KEY by default).
+ */
+export function fetchWithKey(key: string | undefined): typeof fetch {
+  if (!key) return (input, init) => fetch(input, init);
+  return (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${key}`);
+    return fetch(input, { ...init, headers });
+  };
+}
+
 /** An OpenAI-compatible server (probed once); each run gets its own backend with the agent's tools for the grammar. */
-export async function openaiModel(url: string, model: string, opts: { tokenizer?: string; contextSize?: number } = {}): Promise<EvalModel> {
-  const server = await probeServer(url, model);
+export async function openaiModel(url: string, model: string, opts: { tokenizer?: string; contextSize?: number; apiKey?: string } = {}): Promise<EvalModel> {
+  const authorized = fetchWithKey(opts.apiKey ?? process.env.OPENAI_API_KEY);
+  const server = await probeServer(url, model, authorized);
   const { tokenizer, template } = await tokenizerAndTemplate(opts.tokenizer);
   return {
     name: `openai ${model} (${server.kind} at ${server.base})`, tokenizer, template, scripted: false,
-    backend: (run) => new OpenAIBackend({ server, model, tokenizer, template, tools: run.tools, ...(opts.contextSize ? { contextSize: opts.contextSize } : {}) }),
+    backend: (run) => new OpenAIBackend({ server, model, tokenizer, template, tools: run.tools, fetch: authorized, ...(opts.contextSize ? { contextSize: opts.contextSize } : {}) }),
   };
 }
 

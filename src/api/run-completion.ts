@@ -1,5 +1,6 @@
 // One /v1/completions request: the prompt string encoded as it is (no template), sampled freely, cut at
-// stop strings; a text_completion object, or the same object streamed one piece of text per chunk.
+// stop strings; a text_completion object, or the same object streamed one piece of text per chunk. The
+// prompt may also be token ids (OpenAI's array of integers): taken as they are, exactly.
 import type { ApiModel } from './api-model.ts';
 import { ApiError, badRequest } from './api-error.ts';
 import { answerCap, readMaxTokens, readSampling, readStop, readStream, requireOneChoice, type Body } from './sampling.ts';
@@ -14,13 +15,11 @@ export async function runCompletion(model: ApiModel, rawBody: unknown, opts: Run
   const body = rawBody as Body;
   if (body.model !== model.id) throw new ApiError(404, `model ${JSON.stringify(body.model)} is not served here; this room serves ${JSON.stringify(model.id)}`);
   requireOneChoice(body);
-  const promptText = Array.isArray(body.prompt) && body.prompt.length === 1 ? body.prompt[0] : body.prompt;
-  if (typeof promptText !== 'string' || promptText === '') throw badRequest('prompt', 'must be one non-empty string');
+  const { backend, tokenizer } = model;
+  const prompt = promptIds(body.prompt, model);
   if (body.echo === true || (body.best_of !== undefined && body.best_of !== 1)) throw badRequest('echo/best_of', 'are not served');
   const { stream: streaming, includeUsage } = readStream(body);
   const stops = readStop(body);
-  const { backend, tokenizer } = model;
-  const prompt = backend.encode(promptText);
   const maxNewTokens = answerCap(prompt.length, backend.contextSize, readMaxTokens(body) ?? Math.min(API_LIMITS.completionDefaultTokens, backend.contextSize - prompt.length));
   const frame = answerFrame('cmpl-', model.id);
   const stream = streaming ? opts.onChunk : undefined;
@@ -45,4 +44,13 @@ export async function runCompletion(model: ApiModel, rawBody: unknown, opts: Run
   if (tail) stream(textCompletion(frame, tail, null));
   stream(textCompletion(frame, '', end.finish, includeUsage ? usage : undefined));
   return { end, usage };
+}
+
+/** The prompt's ids: one string encoded, or one list of token ids of this model's vocabulary taken as given. */
+function promptIds(prompt: unknown, model: ApiModel): number[] {
+  const one = Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0])) ? prompt[0] : prompt;
+  if (typeof one === 'string' && one !== '') return model.backend.encode(one);
+  const vocab = model.tokenizer.vocabSize;
+  if (Array.isArray(one) && one.length > 0 && one.every((id) => Number.isInteger(id) && id >= 0 && id < vocab)) return one as number[];
+  throw badRequest('prompt', `must be one non-empty string or one list of token ids below ${vocab}`);
 }

@@ -140,7 +140,7 @@ describe('streaming, usage, stop strings, completions', () => {
 
   it('/v1/completions: the prompt as it is (no template), text_completion whole or streamed, usage exact', async () => {
     const reply = ' jumps over the lazy dog.';
-    const { model, recorded, tok } = await replayApi('json', [reply, reply]);
+    const { model, recorded, tok } = await replayApi('json', [reply, reply, reply]);
     const r = await runCompletion(model, { model: MODEL, prompt: 'The quick brown fox', max_tokens: 50 });
     expect(recorded.requests[0]!.prompt).toEqual(tok.encode('The quick brown fox'));
     expect(r.response).toMatchObject({ object: 'text_completion', choices: [{ text: reply, finish_reason: 'stop' }], usage: { prompt_tokens: tok.encode('The quick brown fox').length, completion_tokens: tok.encode(reply).length } });
@@ -148,5 +148,11 @@ describe('streaming, usage, stop strings, completions', () => {
     await runCompletion(model, { model: MODEL, prompt: 'The quick brown fox', max_tokens: 50, stream: true }, { onChunk: (c) => chunks.push(c) });
     expect(chunks.map((c) => c.choices[0].text).join('')).toBe(reply);
     expect(chunks.at(-1)!.choices[0].finish_reason).toBe('stop');
+    // The prompt as token ids (OpenAI's array form, what our agent's backend sends to keep it exact): taken as given.
+    const ids = [...tok.encode('The quick'), ...tok.encode(' brown fox')];
+    const byIds = await runCompletion(model, { model: MODEL, prompt: ids, max_tokens: 50 });
+    expect(recorded.requests[2]!.prompt).toEqual(ids);
+    expect((byIds.response as Obj).usage.prompt_tokens).toBe(ids.length);
+    await expect(runCompletion(model, { model: MODEL, prompt: [1, 2, 1e9] })).rejects.toMatchObject({ status: 400, message: /^prompt/ });
   });
 });
