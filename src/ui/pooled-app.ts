@@ -41,7 +41,8 @@ export class PooledApp extends LitElement {
     .replay { height: 100vh; }
     .with-api { display: grid; grid-template-columns: minmax(16rem, 22rem) 1fr; }
     .with-api aside { padding: .75rem; border-right: 1px solid var(--line); overflow: auto; }
-    @media (max-width: 900px) { .with-api { grid-template-columns: 1fr; } }
+    /* Narrow: the workspace first (its request box in the first screen), the endpoint's panel below it. */
+    @media (max-width: 900px) { .with-api { grid-template-columns: 1fr; } .with-api aside { order: 2; border-right: 0; } }
     .center { max-width: 40rem; margin: 2rem auto; padding: 0 1rem; display: grid; gap: .75rem; }
   `];
 
