@@ -25,17 +25,29 @@ export interface ServedLine {
   message?: string;
 }
 
+/**
+ * After a device left mid-answer (a 503), the next request first waits, bounded, until the room can run
+ * again (Backend.recover: the room deals its layers again without that device), as the agent's loop does.
+ */
 export function requestHandler(model: () => ApiModel, onServed?: (line: ServedLine) => void): RequestHandler {
+  let recoverFirst = false;
   return async (request, chunk, signal): Promise<RequestEnd> => {
     const client = request.client.trim() || 'unnamed client';
     const line = (l: Omit<ServedLine, 'client' | 'kind'>) => onServed?.({ client, kind: request.kind, ...l });
     try {
+      const { backend } = model();
+      if (recoverFirst && backend.recover) {
+        const outcome = await backend.recover(signal);
+        if (!outcome.ok) throw new ApiError(503, `the room cannot run yet: ${outcome.text}`, 'service_unavailable');
+      }
+      recoverFirst = false;
       const out = await RUNNERS[request.kind](model(), request.body, { signal, onChunk: chunk });
       line({ outcome: out.end.kind === 'cancelled' ? 'cancelled' : 'ok', promptTokens: out.usage.prompt_tokens, completionTokens: out.usage.completion_tokens });
       if (out.end.kind === 'cancelled') return { kind: 'cancelled' };
       return out.response ? { kind: 'done', response: out.response } : { kind: 'done' };
     } catch (e) {
       const err = e instanceof ApiError ? e : new ApiError(500, `the host failed: ${(e as Error)?.message ?? String(e)}`);
+      if (err.status === 503) recoverFirst = true;
       line({ outcome: err.status, promptTokens: 0, completionTokens: 0, message: err.message });
       return { kind: 'error', status: err.status, message: err.message, type: err.type };
     }

@@ -9,6 +9,7 @@ import type { TokenGenerator } from '../../../src/model/generate-types.ts';
 import { apiModel } from '../../../src/api/api-model.ts';
 import { GenerateQueue, QueuedBackend } from '../../../src/api/generate-queue.ts';
 import { runChat } from '../../../src/api/run-chat.ts';
+import { requestHandler } from '../../../src/api/serve-requests.ts';
 import { MODEL, qwenTokenizer, templateFor } from './fixture.ts';
 
 beforeAll(async () => { await qwenTokenizer(); }, 120_000);   // the real vocabulary: ~2 s, far more on a busy CI box
@@ -107,5 +108,31 @@ describe('a device leaves mid-answer', () => {
     await expect(runChat(model, { model: MODEL, messages: ASK, stream: true }, { onChunk: (c) => chunks.push(c) }))
       .rejects.toMatchObject({ status: 503, type: 'service_unavailable', message: /a device left the room.*Phone left: tab closed/ });
     expect(chunks.length).toBeGreaterThan(1);    // it had streamed: the relay sends the error after the chunks
+  });
+});
+
+describe('after a device left', () => {
+  it('the next request waits for the room to recover first (as the agent does), then runs', async () => {
+    const tok = await qwenTokenizer();
+    const log: string[] = [];
+    let calls = 0;
+    const generator: TokenGenerator = {
+      async generate(prompt, o) {
+        const left = calls++ === 0;
+        log.push(left ? 'generate: a device leaves' : 'generate');
+        const ids = tok.encode(left ? 'Once' : 'Fine.');
+        ids.forEach((id, i) => o.onToken?.(id, ids.slice(0, i + 1)));
+        return { ids, finish: left ? 'stopped' : 'stop-token', ...(left ? { note: 'Phone left' } : {}), stats: { promptTokens: prompt.length, promptComputed: 0, promptReused: 0, generated: ids.length, prefillSeconds: 0, decodeSeconds: 0, prefillTokensPerSecond: 0, decodeTokensPerSecond: 0, seconds: 0, seed: 1 } };
+      },
+      async recover() { log.push('recover'); return { ok: true, text: 'dealt again' }; },
+    };
+    const backend = new EngineBackend({ generator, tokenizer: tok, template: templateFor('json'), contextSize: 4096 });
+    const model = apiModel(MODEL, new QueuedBackend(backend), tok, 'json');
+    const handle = requestHandler(() => model);
+    const ask = () => handle({ t: 'request', id: `r${calls}`, kind: 'chat', body: { model: MODEL, messages: ASK }, client: 'test' }, () => undefined, new AbortController().signal);
+    expect(await ask()).toMatchObject({ kind: 'error', status: 503 });
+    expect(await ask()).toMatchObject({ kind: 'done', response: { choices: [{ message: { content: 'Fine.' } }] } });
+    expect(await ask()).toMatchObject({ kind: 'done' });
+    expect(log).toEqual(['generate: a device leaves', 'recover', 'generate', 'generate']);
   });
 });
