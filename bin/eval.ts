@@ -5,8 +5,7 @@
 //   --backend replay            the scripted right and broken answers (exit 1 unless each right one
 //                               passes its check and each broken one fails it)
 //   --backend openai URL        an OpenAI-compatible server (with --model NAME; --tokenizer SRC for a
-//                               model outside the Qwen3 vocabulary; OPENAI_API_KEY is sent as the
-//                               Bearer key, e.g. the key a room's host tab shows for its endpoint)
+//                               model outside the Qwen3 vocabulary)
 //   --backend room --model DIR  our own engine on a local model folder, in this process (--engine webgpu)
 //   --only a,b   only these task ids      --ctx N   context (default 8192)      --out DIR
 //   --check-seconds N   a task's check is given up after N s (default 60; a page stuck in a loop fails

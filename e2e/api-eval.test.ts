@@ -31,16 +31,19 @@ test('the agent over HTTP: OpenAIBackend → the endpoint → the relay → the 
     openSocket: (url) => new WebSocket(url, { origin: server.url }) as unknown as SocketLike,
   });
   relay.start();
+  const saved = process.env.OPENAI_API_KEY;
   try {
     for (let i = 0; i < 500 && relay.status.kind !== 'serving'; i++) await new Promise((r) => setTimeout(r, 10));
     expect(relay.status).toEqual({ kind: 'serving' });
-    const rows = await runEval({ tasks: [task], model: await openaiModel(server.url, MODEL, { apiKey: key }), runSeconds: 240 });
+    process.env.OPENAI_API_KEY = key;     // what the eval's OpenAI backend sends as the Bearer key (README)
+    const rows = await runEval({ tasks: [task], model: await openaiModel(server.url, MODEL), runSeconds: 240 });
     expect(rows.map((r) => `${r.task} ${r.variant}: ${rowOk(r) ? 'ok' : `${r.reason} ${r.detail}`}`)).toEqual(['counter model: ok']);
     expect(rows[0]!.toolCalls).toBeGreaterThanOrEqual(3);
     // Every step of the loop went through the endpoint (and the backend's own probes) and came back whole.
     expect(served.length).toBeGreaterThanOrEqual(rows[0]!.steps);
     expect(served.filter((l) => l.outcome !== 'ok')).toEqual([]);
   } finally {
+    if (saved === undefined) delete process.env.OPENAI_API_KEY; else process.env.OPENAI_API_KEY = saved;
     relay.stop();
     await server.close();
     rmSync(root, { recursive: true, force: true });

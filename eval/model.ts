@@ -12,7 +12,7 @@ import { ChatTemplate } from '../src/model/chat-template.ts';
 import { Tokenizer } from '../src/model/tokenizer.ts';
 import type { ToolSchema } from '../src/model/chat-types.ts';
 import { OpenAIBackend } from '../src/agent/openai-backend.ts';
-import { probeServer } from '../src/agent/openai/server.ts';
+import { probeServer, withApiKey } from '../src/agent/openai/server.ts';
 import { EngineBackend } from '../src/agent/engine-backend.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { loadModelConfig } from '../src/model/config.ts';
@@ -67,27 +67,14 @@ async function tokenizerAndTemplate(source?: string): Promise<{ tokenizer: Token
   return { tokenizer, template: ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${src.label}/tokenizer_config.json`) };
 }
 
-/**
- * fetch with `Authorization: Bearer KEY` on every request (a server that wants a key: a room's endpoint
- * takes the key its host tab shows; OPENAI_API_KEY by default).
- */
-export function fetchWithKey(key: string | undefined): typeof fetch {
-  if (!key) return (input, init) => fetch(input, init);
-  return (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('authorization', `Bearer ${key}`);
-    return fetch(input, { ...init, headers });
-  };
-}
-
 /** An OpenAI-compatible server (probed once); each run gets its own backend with the agent's tools for the grammar. */
-export async function openaiModel(url: string, model: string, opts: { tokenizer?: string; contextSize?: number; apiKey?: string } = {}): Promise<EvalModel> {
-  const authorized = fetchWithKey(opts.apiKey ?? process.env.OPENAI_API_KEY);
-  const server = await probeServer(url, model, authorized);
+export async function openaiModel(url: string, model: string, opts: { tokenizer?: string; contextSize?: number } = {}): Promise<EvalModel> {
+  const fetchFn = withApiKey(process.env.OPENAI_API_KEY); // a server that wants a key (a room's endpoint: README)
+  const server = await probeServer(url, model, fetchFn);
   const { tokenizer, template } = await tokenizerAndTemplate(opts.tokenizer);
   return {
     name: `openai ${model} (${server.kind} at ${server.base})`, tokenizer, template, scripted: false,
-    backend: (run) => new OpenAIBackend({ server, model, tokenizer, template, tools: run.tools, fetch: authorized, ...(opts.contextSize ? { contextSize: opts.contextSize } : {}) }),
+    backend: (run) => new OpenAIBackend({ server, model, tokenizer, template, tools: run.tools, fetch: fetchFn, ...(opts.contextSize ? { contextSize: opts.contextSize } : {}) }),
   };
 }
 
