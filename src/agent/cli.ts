@@ -25,7 +25,7 @@ import { createCallCodec } from './call-codec.ts';
 import { Agent } from './loop.ts';
 import { EventPrinter } from './event-format.ts';
 import { OpenAIBackend } from './openai-backend.ts';
-import { probeServer, type ServerInfo } from './openai/server.ts';
+import { probeServer, withApiKey, type ServerInfo } from './openai/server.ts';
 
 export const AGENT_USAGE = 'usage: npm run agent -- --project DIR (--replay FILE.jsonl | --openai URL --model NAME [--tokenizer DIR|URL|HF-ID]) [--format xml|json] [--ctx N] [--json] [--request TEXT] [--template FILE.jinja] [--preview] [--transcript FILE.jsonl]';
 
@@ -137,13 +137,14 @@ export async function runAgentCli(argv: string[], io: CliIo = { out: (l) => cons
     if (opts.openai) {
       const { url, model } = opts.openai;
       let server: ServerInfo;
+      const fetchFn = withApiKey(process.env.OPENAI_API_KEY); // a server that wants a key (a room's endpoint: README)
       try {
-        server = await probeServer(url, model);
+        server = await probeServer(url, model, fetchFn);
       } catch (e) {
         io.out(`${(e as Error).name}: ${(e as Error).message}`);
         return 1;
       }
-      backend = new OpenAIBackend({ server, model, tokenizer, template, tools: tools.schemas(), ...(opts.ctx ? { contextSize: opts.ctx } : {}) });
+      backend = new OpenAIBackend({ server, model, tokenizer, template, tools: tools.schemas(), fetch: fetchFn, ...(opts.ctx ? { contextSize: opts.ctx } : {}) });
       io.out(`· ${model} on ${server.base} (${server.kind}, context ${backend.contextSize} tokens)`);
     } else {
       const script = await readFile(opts.replay!, 'utf8').catch((e: NodeJS.ErrnoException) => {

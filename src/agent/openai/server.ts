@@ -79,6 +79,20 @@ export async function fetchHere(fetchFn: typeof fetch, url: string, init: Reques
   }
 }
 
+/**
+ * fetch with `Authorization: Bearer KEY` on every request (a server that wants a key: a pooled room's
+ * endpoint, a hosted API); `fetchFn` itself when there is no key. fetchHere never follows a redirect to
+ * another origin, so the key goes only to the server it was given for.
+ */
+export function withApiKey(key: string | undefined, fetchFn: typeof fetch = fetch): typeof fetch {
+  if (!key) return fetchFn;
+  return (input, init = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${key}`);
+    return fetchFn(input, { ...init, headers });
+  };
+}
+
 /** GET a JSON document with a time limit; null when the server has no such route (or it is not JSON). */
 async function getJson(fetchFn: typeof fetch, url: string, signal?: AbortSignal): Promise<Record<string, unknown> | null> {
   const res = await fetchHere(fetchFn, url, { signal: timeoutSignal(PROBE_MS, signal) }).catch((e: Error) => {
