@@ -31,6 +31,9 @@ import { PrefillByDevice, type DevicePrefill } from './prefill-progress.ts';
 import { Store } from './store.ts';
 import { offerOf } from './memory-budget.ts';
 import { Workspace } from './workspace.ts';
+import { QueuedBackend } from '../api/generate-queue.ts';
+import { apiModel } from '../api/api-model.ts';
+import { ApiServe } from './api-serve.ts';
 
 export type ModelChoice =
   | { kind: 'url'; url: string; name: string; id: string }
@@ -100,6 +103,8 @@ export class HostSession {
   readonly tinyModel: boolean;
   room?: HostRoom;
   workspace?: Workspace;
+  /** "Serve this room's model": the OpenAI-compatible endpoint, off until the host turns it on. */
+  api?: ApiServe;
   /** The drafter choice (prompt lookup or a draft model); made once the target's tokenizer is known. */
   private drafts?: DraftSwitch;
 
@@ -170,11 +175,14 @@ export class HostSession {
         this.store.set({ devices: room.host.deviceList() });
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o), recover: (signal) => room.host.recover(signal) };
-      const backend = new EngineBackend({
+      const engineBackend = new EngineBackend({
         generator, tokenizer, template, contextSize: () => room.host.currentContext.ctx, name: choice.name,
         // Every device that works on each token: those holding layers, and the host (embedding, head, sampling).
         devices: () => room.host.currentDeal.filter((d) => d.deviceId === HOST_ID || d.range[1] > d.range[0]).length || 1,
       });
+      // One stream through the room at a time: the agent's answers and the API's requests share this queue.
+      const backend = new QueuedBackend(engineBackend);
+      this.api = new ApiServe({ model: apiModel(apiModelId(choice), backend, tokenizer, template.format), origin: globalThis.location?.origin ?? 'http://127.0.0.1' });
       this.store.set({ step: 'opening the project…' });
       const tiny = this.tinyModel;
       this.workspace = await Workspace.open({
@@ -317,6 +325,7 @@ export class HostSession {
   }
 
   async close(): Promise<void> {
+    this.api?.close();
     await this.drafts?.close();
     await this.room?.close();
   }
@@ -343,6 +352,12 @@ export class LiveSpeed {
     this.shownAt = t;
     this.show((this.tokens - 1) / ((t - this.first) / 1000));
   }
+}
+
+/** The model id the endpoint lists: the model's id (a URL choice) or its folder's name, as one printable line. */
+export function apiModelId(choice: ModelChoice): string {
+  const raw = choice.kind === 'url' ? choice.id : choice.name;
+  return raw.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 256) || 'pooled-model';
 }
 
 /** The meter's note for a room's context: only when it holds less than the context wanted (else the meter's count says enough). */

@@ -11,8 +11,17 @@ import { DEFAULT_CTX, DEMO_SCRIPT, type AppParams } from './url-params.ts';
 import { cachedModelSource } from './model-cache.ts';
 import { Workspace } from './workspace.ts';
 import { loadDeployment } from './deploy-config.ts';
+import { QueuedBackend } from '../api/generate-queue.ts';
+import { apiModel } from '../api/api-model.ts';
+import { ApiServe } from './api-serve.ts';
 
-export async function openReplayWorkspace(params: AppParams, origin = location.origin): Promise<Workspace> {
+/** The model id the replay demo's endpoint lists. */
+export const REPLAY_MODEL_ID = 'pooled-replay';
+
+/** The replay workspace and its endpoint switch ("Serve this room's model" works on the scripted model too). */
+export interface ReplaySession { workspace: Workspace; api: ApiServe }
+
+export async function openReplayWorkspace(params: AppParams, origin = location.origin): Promise<ReplaySession> {
   const script = params.script ?? DEMO_SCRIPT;
   const scriptUrl = new URL(script, origin).href;
   const response = await fetch(scriptUrl);
@@ -24,12 +33,16 @@ export async function openReplayWorkspace(params: AppParams, origin = location.o
   const template = ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>, `${source.label}/tokenizer_config.json`);
   const { backend, engine } = replayBackend({ tokenizer, template, replies, contextSize: params.ctx ?? DEFAULT_CTX, name: `replay of ${script}`, scripted: true, tokenDelayMs: params.delay });
   const { runJs } = await loadDeployment();
-  return Workspace.open({
-    backend, tokenizer, format: template.format, projectId: 'replay', runJs,
+  // The agent's answers and the endpoint's requests take turns on one queue, as in a room.
+  const queued = new QueuedBackend(backend);
+  const api = new ApiServe({ model: apiModel(REPLAY_MODEL_ID, queued, tokenizer, template.format), origin });
+  const workspace = await Workspace.open({
+    backend: queued, tokenizer, format: template.format, projectId: 'replay', runJs,
     // The demo says "whatever you ask, it replays the same script": each request from its first reply. A
     // script of one's own (?script=, tests) runs on across requests, one reply after the other.
     ...(script === DEMO_SCRIPT ? { beforeRequest: () => engine.restart() } : {}),
     ...(params.ask === undefined ? {} : { askFirst: params.ask }),
     ...(params.grammar === false ? { constrained: false } : {}),
   });
+  return { workspace, api };
 }

@@ -7,6 +7,7 @@ import { TINY_ANSWER_CAP } from '../app/models.ts';
 import type { WorkspaceNotice } from './agent-workspace.ts';
 import { theme } from './theme.ts';
 import './room-panel.ts';
+import './api-panel.ts';
 import './agent-workspace.ts';
 import './error-box.ts';
 
@@ -28,7 +29,7 @@ export class HostScreen extends LitElement {
 
   static override styles = [theme, css`
     :host { display: grid; grid-template-columns: minmax(18rem, 24rem) 1fr; height: 100vh; min-height: 0; }
-    aside { overflow: auto; padding: .75rem; border-right: 1px solid var(--line); background: #121a21; }
+    aside { display: flex; flex-direction: column; gap: .75rem; overflow: auto; padding: .75rem; border-right: 1px solid var(--line); background: #121a21; }
     /* Not yet open: one centred column across the whole screen (not the room panel's 24 rem track). */
     .starting { grid-column: 1 / -1; justify-self: center; align-self: start; width: min(40rem, 100%); padding: 2rem 1rem; display: grid; gap: .75rem; }
     .starting h1 { font-size: 1.3rem; }
@@ -50,7 +51,8 @@ export class HostScreen extends LitElement {
       </main>`;
     }
     return html`
-      <aside aria-label="Room"><pooled-room-panel .session=${this.session}></pooled-room-panel></aside>
+      <aside aria-label="Room"><pooled-room-panel .session=${this.session}></pooled-room-panel>
+        <pooled-api-panel .serve=${this.session!.api}></pooled-api-panel></aside>
       <pooled-agent-workspace .workspace=${this.session!.workspace} heading=${`Agent · ${s.modelName}`}
         .notice=${this.session!.tinyModel ? tinyNotice() : undefined} .prefill=${s.prefill}></pooled-agent-workspace>`;
   }

@@ -7,6 +7,7 @@ import { openReplayWorkspace } from '../app/replay-session.ts';
 import { openServerWorkspace, saveServerChoice, type ServerChoice } from '../app/server-session.ts';
 import { DEMO_SCRIPT, parseAppParams, type AppParams } from '../app/url-params.ts';
 import type { Workspace } from '../app/workspace.ts';
+import type { ApiServe } from '../app/api-serve.ts';
 import { inviteLink } from '../room/signaling.ts';
 import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts';
 import { gibText } from '../app/memory-budget.ts';
@@ -16,6 +17,7 @@ import { theme } from './theme.ts';
 import './error-box.ts';
 import './start-screen.ts';
 import './host-screen.ts';
+import './api-panel.ts';
 import './guest-screen.ts';
 import './agent-workspace.ts';
 import type { WorkspaceNotice } from './agent-workspace.ts';
@@ -24,7 +26,7 @@ type Screen =
   | { kind: 'start' }
   | { kind: 'host'; session: HostSession }
   | { kind: 'guest'; session: GuestSession }
-  | { kind: 'replay'; workspace?: Workspace; error?: string }
+  | { kind: 'replay'; workspace?: Workspace; api?: ApiServe; error?: string }
   | { kind: 'server'; choice: ServerChoice; workspace?: Workspace; error?: string }
   | { kind: 'bad-url'; error: string };
 
@@ -37,6 +39,10 @@ export class PooledApp extends LitElement {
   static override styles = [theme, css`
     :host { display: block; min-height: 100vh; background: var(--bg); }
     .replay { height: 100vh; }
+    .with-api { display: grid; grid-template-columns: minmax(16rem, 22rem) 1fr; }
+    .with-api aside { padding: .75rem; border-right: 1px solid var(--line); overflow: auto; }
+    /* Narrow: the workspace first (its request box in the first screen), the endpoint's panel below it. */
+    @media (max-width: 900px) { .with-api { grid-template-columns: 1fr; } .with-api aside { order: 2; border-right: 0; } }
     .center { max-width: 40rem; margin: 2rem auto; padding: 0 1rem; display: grid; gap: .75rem; }
   `];
 
@@ -115,7 +121,7 @@ export class PooledApp extends LitElement {
   private openReplay(): void {
     this.screen = { kind: 'replay' };
     openReplayWorkspace(this.params)
-      .then((workspace) => (this.screen = { kind: 'replay', workspace }))
+      .then(({ workspace, api }) => (this.screen = { kind: 'replay', workspace, api }))
       .catch((e: Error) => (this.screen = { kind: 'replay', error: `${e.name}: ${e.message}` }));
   }
 
@@ -137,8 +143,9 @@ export class PooledApp extends LitElement {
             <pooled-error-box data-testid="replay-error" .error=${s.error} @retry=${() => this.openReplay()}></pooled-error-box></main>`;
         }
         return s.workspace
-          ? html`<pooled-agent-workspace class="replay" .workspace=${s.workspace} heading="Agent · scripted replay model"
-              .notice=${replayNotice(this.params.script ?? DEMO_SCRIPT)}></pooled-agent-workspace>`
+          ? html`<div class="with-api"><aside aria-label="Endpoint"><pooled-api-panel .serve=${s.api}></pooled-api-panel></aside>
+              <pooled-agent-workspace class="replay" .workspace=${s.workspace} heading="Agent · scripted replay model"
+              .notice=${replayNotice(this.params.script ?? DEMO_SCRIPT)}></pooled-agent-workspace></div>`
           : html`<main class="center"><p class="muted">Opening the replay workspace…</p></main>`;
       case 'server':
         if (s.error) {

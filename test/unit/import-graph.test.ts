@@ -123,13 +123,15 @@ function forbidden(graph: Graph, rules: Record<string, readonly string[]>): stri
 // src/ui is on top, beside src/app, and likewise never reaches into an engine (bar the adapter summary
 // the start screen shows).
 const ENGINE_SHARED = ['src/engines/contract.ts', 'src/engines/in-thread-share.ts'];
-const ABOVE_ENGINES = ['src/model', 'src/room', 'src/engines', 'src/agent', 'src/preview'];
+const ABOVE_ENGINES = ['src/model', 'src/room', 'src/engines', 'src/agent', 'src/preview', 'src/api'];
 const DIRECTIONS: Record<string, readonly string[]> = {
   'src/model': [...ENGINE_SHARED],
   'src/gpu': ['src/model', ...ENGINE_SHARED],
   'src/cpu': ['src/model', ...ENGINE_SHARED],
   'src/engines': ['src/model', 'src/gpu/engine-row.ts', 'src/cpu/engine-row.ts'],
   'src/room': ['src/model', 'src/gpu/adapter.ts', ...ENGINE_SHARED],
+  // the host tab's side of the OpenAI-compatible endpoint: requests through the agent's path
+  'src/api': ['src/model', 'src/agent'],
   'src/app': ABOVE_ENGINES,
   'src/ui': [...ABOVE_ENGINES, 'src/app', 'src/gpu/adapter.ts'],
   // the WASM engine's worker reads weights through the device's byte cache (a leaf of src/room)
