@@ -31,6 +31,11 @@ import { PrefillByDevice, type DevicePrefill } from './prefill-progress.ts';
 import { Store } from './store.ts';
 import { offerOf } from './memory-budget.ts';
 import { Workspace } from './workspace.ts';
+import { clearRoomRecord, saveRoomRecord, type RoomRecord } from './room-record.ts';
+import { PeerIdTakenError } from '../room/signaling.ts';
+
+/** How long a reloaded host waits for its old room id on the signaling server before it opens a new room. */
+export const ROOM_ID_WAIT_MS = 20_000;
 
 export type ModelChoice =
   | { kind: 'url'; url: string; name: string; id: string }
@@ -55,6 +60,8 @@ export interface HostStartOptions {
   speculate?: boolean;
   /** A draft model to load once the room is open (?draft=: a Hugging Face id, URL, /path or "tiny"). */
   draft?: string;
+  /** The room this tab hosted before a reload (room-record.ts): re-opened with the same id, its deal offered first. */
+  resume?: RoomRecord;
   /** How draft models load (default: draftLoaderFor, from the URL through the weight cache). Tests. */
   draftLoader?: (target: DraftTarget) => DraftLoader;
 }
@@ -67,6 +74,8 @@ export interface HostState {
   ckpt: number;
   roomId?: string;
   link?: string;
+  /** After a reload: the room came back with the same link, or (its id still held) a new one; the host screen says which. */
+  restored?: { sameRoom: boolean; text: string };
   config?: ModelConfig;
   devices: DeviceInfo[];
   generating: boolean;
@@ -102,6 +111,10 @@ export class HostSession {
   workspace?: Workspace;
   /** The drafter choice (prompt lookup or a draft model); made once the target's tokenizer is known. */
   private drafts?: DraftSwitch;
+  /** The deal last kept for a reload (room-record.ts). */
+  private keptDeal?: { entries: DealEntry[]; ctx: number };
+  /** Close room was asked: nothing is kept for a reload any more. */
+  private closing = false;
 
   constructor(private readonly opts: HostStartOptions) {
     this.tinyModel = opts.choice.kind === 'url' && opts.choice.id === TINY_MODEL_ID;
@@ -137,14 +150,17 @@ export class HostSession {
       const small = contextWarning(ctx);
       this.store.set({ step: 'opening the room…', ctx, warnings: small ? [small, ...this.state.warnings] : this.state.warnings });
       const { signaling, runJs } = await loadDeployment();
-      const room = await createHostRoom({
+      const open = (resume: RoomRecord | undefined) => createHostRoom({
         signaling,
+        ...(resume ? { roomId: resume.roomId, peerToken: resume.peerToken, idRetryMs: ROOM_ID_WAIT_MS, ...(resume.deal ? { resumeDeal: resume.deal } : {}) } : {}),
         model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt }, ...(this.opts.kv ? { kv: this.opts.kv } : {}),
         engines: ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}),
         ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });
+      const room = await this.openRoom(open);
       this.room = room;
+      this.keepRoom(room);
       const target: DraftTarget = {
         vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(ENGINES),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}), origin: globalThis.location?.origin ?? '',
@@ -165,6 +181,8 @@ export class HostSession {
           if (!loadedOnce) this.log(`Model ready ${((performance.now() - startedAt) / 1000).toFixed(1)} s after Host a room`);
           loadedOnce = true;
           this.store.set({ deal: e.deal, route: room.host.route, error: undefined, ctx: e.context.ctx, dealCost: room.host.dealCost });
+          // The deal is kept for a reload, but not the host-alone one dealt while guests are still coming back.
+          if (!room.host.resuming) this.keepRoom(room, { entries: e.deal, ctx: e.context.ctx });
           this.workspace?.contextChanged(contextNoteFor(e.context));
         }
         this.store.set({ devices: room.host.deviceList() });
@@ -188,6 +206,43 @@ export class HostSession {
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
     }
+  }
+
+  /**
+   * The room: the one of before the reload when there was one (same id, taken back with its signaling token,
+   * or waited for up to ROOM_ID_WAIT_MS), else a new one; a new one after a reload is said, so the person shares the new link.
+   */
+  private async openRoom(open: (resume: RoomRecord | undefined) => Promise<HostRoom>): Promise<HostRoom> {
+    const resume = this.opts.resume;
+    if (!resume) return open(undefined);
+    try {
+      const room = await open(resume);
+      this.store.set({ restored: { sameRoom: true, text: 'Room restored after the reload: same invite link; guests rejoin by themselves and keep their layers.' } });
+      this.log('Room restored after a reload');
+      return room;
+    } catch (e) {
+      if (!(e instanceof PeerIdTakenError)) throw e;
+      clearRoomRecord();
+      const room = await open(undefined);
+      this.store.set({ restored: { sameRoom: false, text: `The room's old link was still held by the signaling server after ${ROOM_ID_WAIT_MS / 1000} s, so this is a new room: share the new invite link with the guests.` } });
+      this.log('New room: the old room id was still held');
+      return room;
+    }
+  }
+
+  /** Keep this room for a reload of the tab (room-record.ts): only a model chosen by URL can be re-opened without the person. */
+  private keepRoom(room: HostRoom, deal?: { entries: DealEntry[]; ctx: number }): void {
+    const { choice } = this.opts;
+    if (choice.kind !== 'url' || this.closing) return;
+    const kept = deal ?? this.keptDeal;
+    this.keptDeal = kept;
+    try {
+      saveRoomRecord({
+        roomId: room.roomId, peerToken: room.peerToken, model: { id: choice.id, url: choice.url, name: choice.name },
+        ...(this.opts.ctx !== undefined ? { ctx: this.opts.ctx } : {}), ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}),
+        ...(kept ? { deal: kept } : {}),
+      });
+    } catch { /* a record past its bounds (a room of very many devices): that room does not survive a reload */ }
   }
 
   /** Devices that read the prompt: those holding layers in the deal in effect. */
@@ -313,7 +368,10 @@ export class HostSession {
     this.store.set({ events: [...this.state.events.slice(-19), line] });
   }
 
+  /** Close room: the guests are told goodbye (they stop), and a reload no longer re-opens it. */
   async close(): Promise<void> {
+    this.closing = true;
+    clearRoomRecord();
     await this.drafts?.close();
     await this.room?.close();
   }

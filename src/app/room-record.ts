@@ -20,6 +20,8 @@ export interface RoomRecord {
   v: 1;
   /** 32 hex digits: the invite link's ?room=. */
   roomId: string;
+  /** The signaling token the room's id was opened with: the same token takes the id back at once after a reload (signaling.ts openPeer). */
+  peerToken: string;
   /** The model as the start screen chose it (a URL choice: a folder cannot be re-opened without the person). */
   model: { id: string; url: string; name: string };
   /** ?ctx= when the person gave one. */
@@ -75,6 +77,7 @@ export function recordProblem(v: unknown, now = Date.now()): string | null {
   const r = v as Partial<RoomRecord>;
   if (r.v !== 1) return `version ${String(r.v)} is not 1`;
   if (typeof r.roomId !== 'string' || !/^[0-9a-f]{32}$/.test(r.roomId)) return 'roomId is not 32 hex digits';
+  if (typeof r.peerToken !== 'string' || !/^[0-9a-z]{8,64}$/.test(r.peerToken)) return 'peerToken is not 8–64 of [0-9a-z]';
   const m = r.model;
   if (typeof m !== 'object' || m === null || !isText(m.id) || !isText(m.url) || !isText(m.name) || m.id === '') return 'model is not {id, url, name}';
   if (r.ctx !== undefined && !(isCount(r.ctx, 2 ** 24) && r.ctx > 0)) return 'ctx is not a positive whole number';

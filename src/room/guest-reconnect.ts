@@ -36,13 +36,13 @@ export interface ReconnectOptions {
   connect: () => Promise<void>;
   onState: (s: ReconnectState) => void;
   clock?: ReconnectClock;
-  limits?: Partial<typeof RECONNECT_LIMITS>;
+  limits?: Partial<{ firstDelayMs: number; maxDelayMs: number; giveUpMs: number }>;
 }
 
 export class HostReconnect {
   private current: ReconnectState = { kind: 'connected', rejoined: 0 };
   private readonly clock: ReconnectClock;
-  private readonly limits: typeof RECONNECT_LIMITS;
+  private readonly limits: { firstDelayMs: number; maxDelayMs: number; giveUpMs: number };
   /** Bumped on every change of course (a goodbye, leave): a loop that sees another value stops. */
   private run = 0;
 
@@ -82,7 +82,7 @@ export class HostReconnect {
   }
 
   private async loop(run: number, why: string, since: number, rejoined: number): Promise<void> {
-    let delay = this.limits.firstDelayMs;
+    let delay: number = this.limits.firstDelayMs;
     let lastError: string | undefined;
     for (let attempt = 1; ; attempt++) {
       if (run !== this.run) return;

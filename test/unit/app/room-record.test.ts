@@ -12,7 +12,7 @@ function memoryStorage(): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> & 
 const ROOM = '0123456789abcdef0123456789abcdef';
 const NOW = 1_800_000_000_000;
 const base = {
-  roomId: ROOM, model: { id: 'tiny', url: '/models/tiny', name: 'tiny test model' }, ctx: 2048, memoryBudgetBytes: 8 * 2 ** 30,
+  roomId: ROOM, peerToken: 'k3j4h5g6f7d8s9a0', model: { id: 'tiny', url: '/models/tiny', name: 'tiny test model' }, ctx: 2048, memoryBudgetBytes: 8 * 2 ** 30,
   deal: { entries: [{ deviceId: 'host', range: [0, 2] as [number, number] }, { deviceId: 'abc123def4', range: [2, 4] as [number, number] }], ctx: 2048 },
 };
 
@@ -54,6 +54,7 @@ describe('room record', () => {
     ['a model without an id', JSON.stringify({ v: 1, ...base, model: { url: 'x', name: 'x' }, savedAt: NOW })],
     ['a deal entry with a backwards range', JSON.stringify({ v: 1, ...base, deal: { entries: [{ deviceId: 'host', range: [3, 1] }], ctx: 1 }, savedAt: NOW })],
     ['a deal entry naming no device', JSON.stringify({ v: 1, ...base, deal: { entries: [{ deviceId: 'Bad Id\n', range: [0, 1] }], ctx: 1 }, savedAt: NOW })],
+    ['a signaling token with odd characters', JSON.stringify({ v: 1, ...base, peerToken: 'a b&c=d', savedAt: NOW })],
     ['a negative context', JSON.stringify({ v: 1, ...base, ctx: -5, savedAt: NOW })],
     ['too big', JSON.stringify({ v: 1, ...base, model: { ...base.model, name: 'x'.repeat(ROOM_RECORD_LIMITS.bytes) }, savedAt: NOW })],
   ])('%s: refused and removed', (_what, text) => {
