@@ -1,7 +1,7 @@
 // Hosting a room from the app: open the room (src/room createHostRoom), load the model's tokenizer and
 // chat template, and put the agent workspace on the room's engine through EngineBackend. The state the
 // room screen shows (devices, deal, progress, tok/s, warnings) lives in one Store.
-import { EngineBackend } from '../agent/engine-backend.ts';
+import { EngineBackend, QWEN3_NON_THINKING } from '../agent/engine-backend.ts';
 import { defaultContextFor } from '../agent/budget.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { loadModelConfig } from '../model/config.ts';
@@ -54,6 +54,8 @@ export interface HostStartOptions {
   engineOptions?: EngineOptions;
   name?: string;
   speed?: number;
+  /** ?seed=: every answer sampled with this seed (absent: a random seed each). */
+  seed?: number;
   memoryBudgetBytes?: number;   // what this device offers the room (default: derived from navigator.deviceMemory)
   askFirst?: boolean;
   /** Speculative decoding with prompt-lookup drafts (default on: the tokens are those of plain decoding). */
@@ -189,6 +191,7 @@ export class HostSession {
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o), recover: (signal) => room.host.recover(signal) };
       const backend = new EngineBackend({
+        ...(this.opts.seed !== undefined ? { sampling: { ...QWEN3_NON_THINKING, seed: this.opts.seed } } : {}),
         generator, tokenizer, template, contextSize: () => room.host.currentContext.ctx, name: choice.name,
         // Every device that works on each token: those holding layers, and the host (embedding, head, sampling).
         devices: () => room.host.currentDeal.filter((d) => d.deviceId === HOST_ID || d.range[1] > d.range[0]).length || 1,

@@ -85,6 +85,7 @@ export class PooledApp extends LitElement {
       choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }), ...(this.params.kv ? { kv: this.params.kv } : {}),
       ...this.engineParams(), name: this.params.name ?? defaultDeviceName(),
       ...(this.params.speed ? { speed: this.params.speed } : {}), ...(this.params.draft ? { draft: this.params.draft } : {}),
+      ...(this.params.seed !== undefined ? { seed: this.params.seed } : {}),
       ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
     });
