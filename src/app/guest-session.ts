@@ -94,7 +94,12 @@ export class GuestSession {
       this.reconnect = new HostReconnect({ connect: () => room.reconnect(), onState: (r) => this.onReconnect(r) });
       room.guest.on((e) => {
         switch (e.type) {
-          case 'assigned': this.store.set({ status: 'loading', range: e.range, ctx: e.ctx, bytesDone: 0, bytesTotal: 0 }); break;
+          case 'assigned': {
+            // The same share again (a rejoin after the host's reload): the engine is kept, nothing loads, so its bytes stand.
+            const same = e.range[0] === this.state.range[0] && e.range[1] === this.state.range[1] && e.ctx === this.state.ctx;
+            this.store.set({ status: 'loading', range: e.range, ctx: e.ctx, ...(same ? {} : { bytesDone: 0, bytesTotal: 0 }) });
+            break;
+          }
           case 'progress': this.store.set({ bytesDone: e.bytesDone, bytesTotal: e.bytesTotal }); break;
           case 'ready': this.store.set({ status: 'ready', range: e.range, bytesDone: Math.max(this.state.bytesTotal, this.state.bytesDone) }); break;
           case 'removed': this.reconnect?.goodbye(e.reason); this.gone(removedWhy(e.reason)); break;
