@@ -116,7 +116,10 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
   });
   const sig = signalingOf(opts);
   const peerToken = opts.peerToken ?? newPeerToken();
-  const peer = await openPeer(hostPeerId(roomId), sig, { token: peerToken, ...(opts.idRetryMs ? { retryForMs: opts.idRetryMs } : {}) });
+  // Re-opening a room (its token kept): one attempt waits 3 s for OPEN, then frees the id and tries again (signaling.ts).
+  const peer = await openPeer(hostPeerId(roomId), sig, {
+    token: peerToken, ...(opts.peerToken ? { openTimeoutMs: 3000 } : {}), ...(opts.idRetryMs ? { retryForMs: opts.idRetryMs } : {}),
+  });
   const seen = new RecentIds();
   peer.on('connection', (conn: DataConnection) => {
     if (!seen.add(conn.connectionId)) return; // the same connection handed over twice (seen under load): one link

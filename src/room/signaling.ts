@@ -62,6 +62,13 @@ export interface OpenPeerOptions {
    * A reloaded host keeps its token (src/app/room-record.ts) to take its room id back.
    */
   token?: string;
+  /**
+   * Give up on one attempt when the server has not said OPEN within this long (default: wait). PeerJS's
+   * server hands an id still held by a live socket over to a new socket with the same token WITHOUT saying
+   * OPEN; closing that new socket then frees the id, so the next attempt registers it afresh and is told OPEN.
+   * A reloaded host sets it (its old page's socket may not have closed yet).
+   */
+  openTimeoutMs?: number;
   /** How long an id still held by another socket ('unavailable-id') is tried again (default ~3 s: a reloading guest). */
   retryForMs?: number;
 }
@@ -87,8 +94,9 @@ export async function openPeer(id: string, cfg: SignalingConfig, opts: OpenPeerO
       ...(opts.token ? { token: opts.token } : {}),
     });
     const result = await new Promise<Peer | Error>((resolve) => {
-      peer.once('open', () => resolve(peer));
-      peer.once('error', (e: Error & { type?: string }) => resolve(Object.assign(e, { type: e.type ?? 'error' })));
+      const timer = opts.openTimeoutMs ? setTimeout(() => resolve(Object.assign(new Error('no OPEN from the server'), { type: 'unavailable-id' })), opts.openTimeoutMs) : undefined;
+      peer.once('open', () => { clearTimeout(timer); resolve(peer); });
+      peer.once('error', (e: Error & { type?: string }) => { clearTimeout(timer); resolve(Object.assign(e, { type: e.type ?? 'error' })); });
     });
     if (!(result instanceof Error)) return result;
     peer.destroy();
