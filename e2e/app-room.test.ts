@@ -230,6 +230,17 @@ test('the room outlives a host reload: the guest rejoins by itself and the token
     const [shorter, longer] = again.text.length < first.text.length ? [again.text, first.text] : [first.text, again.text];
     expect(shorter.length).toBeGreaterThan(20);
     expect(longer.startsWith(shorter.trimEnd()), `before the reload:\n${first.text}\nafter:\n${again.text}`).toBe(true);
+
+    // Close room is the goodbye: the guest stops at once, and the room's address no longer re-opens it.
+    const roomAddress = host.url();
+    host.once('dialog', (d) => void d.accept());
+    await host.getByTestId('close-room').click();
+    await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 10_000 }).toBe('gone');
+    expect(await guest.getByTestId('guest-why').textContent()).toBe('The host closed the room.');
+    await host.getByTestId('host-room').waitFor({ timeout: 30_000 });
+    await host.goto(roomAddress);
+    await host.getByTestId('host-room').waitFor({ timeout: 30_000 });   // the start screen: nothing re-opened
+    expect(await host.getByTestId('invite-link').count()).toBe(0);
   } catch (e) {
     await shot(host, 'app-host-reload-failed.png').catch(() => undefined);
     await shot(guest, 'app-guest-reload-failed.png').catch(() => undefined);
