@@ -8,6 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
+import { axeViolations } from './helpers/page-checks.ts';
 
 let server: RunningServer;
 let browser: Browser;
@@ -200,6 +201,7 @@ test('the room outlives a host reload: the guest rejoins by itself and the token
     expect(await guest.getByTestId('guest-status-text').textContent()).toMatch(/^Host reconnecting…/);
     expect(await guest.getByTestId('rejoin').count()).toBe(0);
     await shot(guest, 'app-guest-reconnecting-phone.png');
+    expect(await axeViolations(guest)).toEqual([]);
     await guest.setViewportSize({ width: 1280, height: 800 });
     await shot(guest, 'app-guest-reconnecting-desktop.png');
     await guest.setViewportSize({ width: 390, height: 844 });
@@ -215,6 +217,7 @@ test('the room outlives a host reload: the guest rejoins by itself and the token
     expect(await guest.getByTestId('guest-rejoined').textContent()).toMatch(/^Rejoined the room by itself/);
     mark('guest back');
     await shot(host, 'app-host-restored.png');
+    expect(await axeViolations(host)).toEqual([]);   // the restored line and Close room
     await shot(guest, 'app-guest-rejoined.png');
 
     // The conversation is there.
