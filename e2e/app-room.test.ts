@@ -173,6 +173,9 @@ test('the room outlives a host reload: the guest rejoins by itself and the token
     p.on('console', (m) => log.push(`${who} ${m.type()}: ${m.text()}`));
     p.on('pageerror', (e) => log.push(`${who} pageerror: ${e.message}`));
   }
+  // The model's bytes the guest fetches (its page and its engine's worker): some to load its share, none to rejoin.
+  const guestModelReads: string[] = [];
+  guestContext.on('request', (r) => { if (r.url().includes('/models/tiny')) guestModelReads.push(r.url()); });
   const t0 = Date.now();
   const mark = (what: string) => log.push(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`);
   try {
@@ -189,12 +192,14 @@ test('the room outlives a host reload: the guest rejoins by itself and the token
     await expect.poll(bothReady, { timeout: 120_000 }).not.toBeNull();
     const dealBefore = await bothReady();
     mark('room of two ready');
+    expect(guestModelReads.length).toBeGreaterThan(0);
 
     const first = await askAndStop(host, 'Say hello', 40);
     expect(first.summary).toMatch(/ · 2 devices · /);
     expect(first.text.length).toBeGreaterThan(0);
     mark('first answer');
 
+    const readsBefore = guestModelReads.length;
     // The reload. The guest hears no goodbye: it says the host is reconnecting, and does not ask for a click.
     const reloaded = host.reload();
     await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 30_000 }).toBe('reconnecting');
@@ -215,6 +220,7 @@ test('the room outlives a host reload: the guest rejoins by itself and the token
     await expect.poll(bothReady, { timeout: 120_000 }).toEqual(dealBefore);
     await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 30_000 }).toBe('ready');
     expect(await guest.getByTestId('guest-rejoined').textContent()).toMatch(/^Rejoined the room by itself/);
+    expect(guestModelReads.slice(readsBefore)).toEqual([]);   // its layers were kept: not a byte of the model fetched again
     mark('guest back');
     await shot(host, 'app-host-restored.png');
     expect(await axeViolations(host)).toEqual([]);   // the restored line and Close room
