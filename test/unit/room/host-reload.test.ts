@@ -100,6 +100,18 @@ describe('the room outlives a host reload', () => {
     await newcomer.leave('test over');
   });
 
+  test('a guest that comes back offering less memory than its old share needs is dealt afresh', async () => {
+    reloaded = await hostAgain({ entries: OLD_DEAL, ctx: 256 });
+    const pair = memoryLinkPair();
+    reloaded.acceptLink(pair[0]);
+    const small = new RoomGuest({ roomId: ROOM_ID, deviceId: 'ga1111', name: 'A', caps: caps(64 * 1024), store: new MemoryByteStore(), loadWeights: (s, r) => loadWeights(s, r), createEngine: referenceFactory, resolveSource: async () => new CountingMemorySource(files) });
+    small.attach(pair[1]);
+    await until(() => reloaded!.deviceList().length === 2 && reloaded!.currentDeal.length === 2, 'the deal with the guest back', 10_000);
+    await reloaded.whenReady();
+    expect(reloaded.currentDeal).not.toEqual(OLD_DEAL);
+    await small.leave('test over');
+  });
+
   test('Close room is a goodbye: the guest is told the host closed the room', async () => {
     room = await makeRoom(files);
     const guest = room.addGuest('ga1111');
