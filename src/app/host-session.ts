@@ -31,7 +31,7 @@ import { PrefillByDevice, type DevicePrefill } from './prefill-progress.ts';
 import { Store } from './store.ts';
 import { offerOf } from './memory-budget.ts';
 import { Workspace } from './workspace.ts';
-import { clearRoomRecord, saveRoomRecord, type RoomRecord } from './room-record.ts';
+import { clearRoomRecord, markRoomLeft, saveRoomRecord, type RoomRecord } from './room-record.ts';
 import { PeerIdTakenError } from '../room/signaling.ts';
 
 /** How long a reloaded host waits for its old room id on the signaling server before it opens a new room. */
@@ -163,6 +163,7 @@ export class HostSession {
       const room = await this.openRoom(open);
       this.room = room;
       this.keepRoom(room);
+      this.watchPageLeaving();
       const target: DraftTarget = {
         vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(ENGINES),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}), origin: globalThis.location?.origin ?? '',
@@ -246,6 +247,20 @@ export class HostSession {
         ...(kept ? { deal: kept } : {}),
       });
     } catch { /* a record past its bounds (a room of very many devices): that room does not survive a reload */ }
+  }
+
+  /**
+   * The record says when this page went away (room-record.ts leftAt): a reload re-opens the room only then.
+   * `freeze` comes before a phone discards a background tab (no pagehide then); `resume`/`pageshow` undo it.
+   */
+  private watchPageLeaving(): void {
+    if (typeof addEventListener !== 'function') return;
+    const left = () => markRoomLeft(true);
+    const back = () => markRoomLeft(false);
+    addEventListener('pagehide', left);
+    addEventListener('pageshow', back);
+    document.addEventListener('freeze', left);
+    document.addEventListener('resume', back);
   }
 
   /** Devices that read the prompt: those holding layers in the deal in effect. */

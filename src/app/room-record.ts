@@ -32,6 +32,12 @@ export interface RoomRecord {
   deal?: { entries: DealEntry[]; ctx: number };
   /** When it was written (ms since the epoch). */
   savedAt: number;
+  /**
+   * When the page hosting it went away (pagehide, or frozen to be discarded). Only then does a page of this
+   * tab re-open the room: a duplicated tab copies the tab's storage while the hosting page is still there,
+   * and must not take its room over.
+   */
+  leftAt?: number;
 }
 
 type Store = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
@@ -60,6 +66,14 @@ export function readRoomRecord(storage: Store | undefined = defaultStore(), now 
   return value as RoomRecord;
 }
 
+/** The hosting page goes away (true) or stays after all (false: back from the back-forward cache, or unfrozen). */
+export function markRoomLeft(left: boolean, storage: Store | undefined = defaultStore(), now = Date.now()): void {
+  const record = readRoomRecord(storage, now);
+  if (!record) return;
+  const { leftAt: _was, ...rest } = record;
+  try { storage?.setItem(ROOM_RECORD_KEY, JSON.stringify(left ? { ...rest, leftAt: now } : rest)); } catch { /* nothing kept */ }
+}
+
 export function clearRoomRecord(storage: Store | undefined = defaultStore()): void {
   try { storage?.removeItem(ROOM_RECORD_KEY); } catch { /* nothing kept */ }
 }
@@ -84,6 +98,7 @@ export function recordProblem(v: unknown, now = Date.now()): string | null {
   if (r.memoryBudgetBytes !== undefined && !(typeof r.memoryBudgetBytes === 'number' && Number.isFinite(r.memoryBudgetBytes) && r.memoryBudgetBytes > 0)) return 'memoryBudgetBytes is not a positive number';
   if (typeof r.savedAt !== 'number' || !Number.isFinite(r.savedAt)) return 'savedAt is not a time';
   if (now - r.savedAt > ROOM_RECORD_MAX_AGE_MS || r.savedAt - now > 60_000) return 'the record is stale';
+  if (r.leftAt !== undefined && !(typeof r.leftAt === 'number' && Number.isFinite(r.leftAt))) return 'leftAt is not a time';
   if (r.deal !== undefined) {
     const d = r.deal;
     if (typeof d !== 'object' || d === null || !Array.isArray(d.entries) || !(isCount(d.ctx, 2 ** 24) && d.ctx > 0)) return 'deal is not {entries, ctx}';

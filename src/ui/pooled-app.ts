@@ -58,11 +58,13 @@ export class PooledApp extends LitElement {
   /**
    * A reload of the host's page: the room this tab hosted (kept in the tab's storage) opens again with the
    * same id, so its guests rejoin by themselves. Only on the room's own address (?model= as hosting wrote
-   * it): the start page's plain address, or another model, starts afresh.
+   * it), and only once the page that hosted it went away: the start page's plain address, another model, or
+   * a duplicate of the tab starts afresh.
    */
   private resumeRoom(): void {
     const record = readRoomRecord();
-    if (!record || this.params.model !== record.model.id) return;
+    // leftAt: the page that hosted it went away (not a duplicate of a tab whose page still hosts it).
+    if (!record || record.leftAt === undefined || this.params.model !== record.model.id) return;
     const { id, url, name } = record.model;
     this.hostRoom({
       choice: { kind: 'url', id, url, name }, ...(record.ctx ? { ctx: record.ctx } : {}),

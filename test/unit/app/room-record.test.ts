@@ -1,7 +1,7 @@
 // The host's room record (a reload re-opens the same room): written, read back as written, refused and
 // removed when it is not one this app wrote, bounded, stale after a day, cleared on a real close.
 import { describe, expect, test } from 'vitest';
-import { clearRoomRecord, readRoomRecord, recordProblem, ROOM_RECORD_KEY, ROOM_RECORD_LIMITS, ROOM_RECORD_MAX_AGE_MS, RoomRecordError, saveRoomRecord } from '../../../src/app/room-record.ts';
+import { clearRoomRecord, markRoomLeft, readRoomRecord, recordProblem, ROOM_RECORD_KEY, ROOM_RECORD_LIMITS, ROOM_RECORD_MAX_AGE_MS, RoomRecordError, saveRoomRecord } from '../../../src/app/room-record.ts';
 
 /** A Storage of this test's own (the sessions use the tab's sessionStorage). */
 function memoryStorage(): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> & { map: Map<string, string> } {
@@ -37,6 +37,22 @@ describe('room record', () => {
     saveRoomRecord({ ...base, deal: { entries: [{ deviceId: 'host', range: [0, 4] }], ctx: 1024 } }, s, NOW + 1);
     expect(s.map.size).toBe(1);
     expect(readRoomRecord(s, NOW + 2)?.deal).toEqual({ entries: [{ deviceId: 'host', range: [0, 4] }], ctx: 1024 });
+  });
+
+  test('marked when the hosting page goes away, unmarked when it stays after all; a save (the page hosting) unmarks it', () => {
+    const s = memoryStorage();
+    saveRoomRecord(base, s, NOW);
+    expect(readRoomRecord(s, NOW)?.leftAt).toBeUndefined();
+    markRoomLeft(true, s, NOW + 10);
+    expect(readRoomRecord(s, NOW + 20)).toEqual({ v: 1, ...base, savedAt: NOW, leftAt: NOW + 10 });
+    markRoomLeft(false, s, NOW + 30);
+    expect(readRoomRecord(s, NOW + 40)?.leftAt).toBeUndefined();
+    markRoomLeft(true, s, NOW + 50);
+    saveRoomRecord(base, s, NOW + 60);
+    expect(readRoomRecord(s, NOW + 70)?.leftAt).toBeUndefined();
+    clearRoomRecord(s);
+    markRoomLeft(true, s, NOW + 80);   // nothing to mark
+    expect(s.map.size).toBe(0);
   });
 
   test('stale after a day: refused and removed', () => {
