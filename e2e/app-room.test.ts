@@ -8,6 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
+import { axeViolations } from './helpers/page-checks.ts';
 
 let server: RunningServer;
 let browser: Browser;
@@ -140,3 +141,122 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   await guestContext.close();
   await hostContext.close();
 }
+
+/**
+ * Send `request` and stop its answer once it shows at least `chars` characters (the tiny model on a software
+ * adapter decodes ~1 token a second: its whole answer of 256 tokens would take minutes). With ?seed=
+ * every answer is sampled with one seed, so two stopped answers to the same prompt are prefixes of one another.
+ */
+async function askAndStop(page: Page, request: string, chars: number): Promise<{ text: string; summary: string }> {
+  const before = await page.getByTestId('tl-summary').count();
+  await page.getByTestId('request-input').fill(request);
+  await page.getByTestId('send').click();
+  const last = page.getByTestId('tl-text').last();
+  await expect.poll(async () => (await page.getByTestId('tl-summary').count()) > before || ((await last.textContent().catch(() => '')) ?? '').length >= chars, { timeout: 240_000 }).toBe(true);
+  if (await page.getByTestId('stop').isEnabled()) await page.getByTestId('stop').click();
+  await expect.poll(async () => page.getByTestId('tl-summary').count(), { timeout: 60_000 }).toBe(before + 1);
+  return { text: (await last.textContent()) ?? '', summary: (await page.getByTestId('tl-summary').last().textContent()) ?? '' };
+}
+
+// Issue 38 item 3: reloading the host's tab does not end the room. The guest (a phone) hears no goodbye,
+// shows "Host reconnecting…", rejoins the same room id by itself, keeps its layers; the host shows the same
+// link, the restored line and the guest's card; the conversation is there and goes on; and the request
+// asked again on a new task gives the tokens the room gave before the reload (?seed=: same prompt, same tokens).
+test('the room outlives a host reload: the guest rejoins by itself and the tokens are those of the room before', async () => {
+  mkdirSync(artifactDir(), { recursive: true });
+  const hostContext = await newDeviceContext(browser);
+  const host = await hostContext.newPage();
+  const guestContext = await newDeviceContext(browser, { width: 390, height: 844 });
+  const guest = await guestContext.newPage();
+  const log: string[] = [];
+  for (const [who, p] of [['host', host], ['guest', guest]] as const) {
+    p.on('console', (m) => log.push(`${who} ${m.type()}: ${m.text()}`));
+    p.on('pageerror', (e) => log.push(`${who} pageerror: ${e.message}`));
+  }
+  // The model's bytes the guest fetches (its page and its engine's worker): some to load its share, none to rejoin.
+  const guestModelReads: string[] = [];
+  guestContext.on('request', (r) => { if (r.url().includes('/models/tiny')) guestModelReads.push(r.url()); });
+  const t0 = Date.now();
+  const mark = (what: string) => log.push(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`);
+  try {
+    await host.goto(`${server.url}/?engine=${ENGINE}&name=Laptop&speed=1&seed=7`);   // seeded: the same prompt gives the same tokens
+    await host.getByTestId('host-room').click();
+    const invite = host.getByTestId('invite-link');
+    await invite.waitFor({ timeout: 120_000 });
+    const link = await invite.inputValue();
+    await guest.goto(`${link}&engine=${ENGINE}&name=Phone&speed=1`);
+    const bothReady = async () => {
+      const devices = await hostDevices(host);
+      return devices.length === 2 && devices.every((d) => d.status === 'ready' && d.pct === 100) ? devices.map((d) => `${d.start}-${d.end}`) : null;
+    };
+    await expect.poll(bothReady, { timeout: 120_000 }).not.toBeNull();
+    const dealBefore = await bothReady();
+    mark('room of two ready');
+    expect(guestModelReads.length).toBeGreaterThan(0);
+
+    const first = await askAndStop(host, 'Say hello', 40);
+    expect(first.summary).toMatch(/ · 2 devices · /);
+    expect(first.text.length).toBeGreaterThan(0);
+    mark('first answer');
+
+    const readsBefore = guestModelReads.length;
+    // The reload. The guest hears no goodbye: it says the host is reconnecting, and does not ask for a click.
+    const reloaded = host.reload();
+    await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 30_000 }).toBe('reconnecting');
+    expect(await guest.getByTestId('guest-status-text').textContent()).toMatch(/^Host reconnecting…/);
+    expect(await guest.getByTestId('rejoin').count()).toBe(0);
+    await shot(guest, 'app-guest-reconnecting-phone.png');
+    expect(await axeViolations(guest)).toEqual([]);
+    await guest.setViewportSize({ width: 1280, height: 800 });
+    await shot(guest, 'app-guest-reconnecting-desktop.png');
+    await guest.setViewportSize({ width: 390, height: 844 });
+    await reloaded;
+    mark('host reloaded');
+
+    // Back by itself: the same link, the restored line, the guest's card, the same deal; the guest says it rejoined.
+    await invite.waitFor({ timeout: 120_000 });
+    expect(await invite.inputValue()).toBe(link);
+    expect(await host.getByTestId('room-restored').getAttribute('data-same-room')).toBe('yes');
+    await expect.poll(bothReady, { timeout: 120_000 }).toEqual(dealBefore);
+    await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 30_000 }).toBe('ready');
+    expect(await guest.getByTestId('guest-rejoined').textContent()).toMatch(/^Rejoined the room by itself/);
+    expect(guestModelReads.slice(readsBefore)).toEqual([]);   // its layers were kept: not a byte of the model fetched again
+    mark('guest back');
+    await shot(host, 'app-host-restored.png');
+    expect(await axeViolations(host)).toEqual([]);   // the restored line and Close room
+    await shot(guest, 'app-guest-rejoined.png');
+
+    // The conversation is there.
+    await expect.poll(async () => host.getByTestId('tl-text').first().textContent(), { timeout: 30_000 }).toBe(first.text);
+
+    // The first request again on a new task, over the re-formed room: the tokens the room gave before the reload.
+    await host.getByTestId('new-task').click();
+    await host.getByTestId('confirm-new-task').click();
+    await expect.poll(async () => host.getByTestId('tl-summary').count(), { timeout: 10_000 }).toBe(0);
+    const again = await askAndStop(host, 'Say hello', first.text.length);
+    mark('answer after the reload');
+    expect(again.summary).toMatch(/ · 2 devices · /);
+    const [shorter, longer] = again.text.length < first.text.length ? [again.text, first.text] : [first.text, again.text];
+    expect(shorter.length).toBeGreaterThan(20);
+    expect(longer.startsWith(shorter.trimEnd()), `before the reload:\n${first.text}\nafter:\n${again.text}`).toBe(true);
+
+    // Close room is the goodbye: the guest stops at once, and the room's address no longer re-opens it.
+    const roomAddress = host.url();
+    host.once('dialog', (d) => void d.accept());
+    await host.getByTestId('close-room').click();
+    await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 10_000 }).toBe('gone');
+    expect(await guest.getByTestId('guest-why').textContent()).toBe('The host closed the room.');
+    await host.getByTestId('host-room').waitFor({ timeout: 30_000 });
+    await host.goto(roomAddress);
+    await host.getByTestId('host-room').waitFor({ timeout: 30_000 });   // the start screen: nothing re-opened
+    expect(await host.getByTestId('invite-link').count()).toBe(0);
+  } catch (e) {
+    await shot(host, 'app-host-reload-failed.png').catch(() => undefined);
+    await shot(guest, 'app-guest-reload-failed.png').catch(() => undefined);
+    throw new Error(`${(e as Error).message}\nconsole:\n${log.slice(-40).join('\n')}`, { cause: e });
+  } finally {
+    console.log(log.filter((l) => /^\d/.test(l)).join('\n'));
+    await guestContext.close();
+    await hostContext.close();
+  }
+}, 600_000);   // two pages load the tiny model, the host twice, and answer two requests on a busy 2-core machine

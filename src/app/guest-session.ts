@@ -12,8 +12,9 @@ import { offerOf, saveMemoryOffer, savedMemoryOffer } from './memory-budget.ts';
 import { platformOf, suggestedOffer, type OfferSuggestion } from '../room/capabilities.ts';
 import type { ModelConfig } from '../model/types.ts';
 import { layerCacheBytes } from '../room/device-bytes.ts';
+import { HostReconnect, RECONNECT_LIMITS, type ReconnectState } from '../room/guest-reconnect.ts';
 
-export type GuestStatus = 'connecting' | 'waiting' | 'loading' | 'ready' | 'computing' | 'gone';
+export type GuestStatus = 'connecting' | 'waiting' | 'loading' | 'ready' | 'computing' | 'reconnecting' | 'gone';
 
 export interface GuestState {
   status: GuestStatus;
@@ -26,6 +27,10 @@ export interface GuestState {
   bytesTotal: number;
   tokensPerSecond: number;     // tokens a second through this device's layers this deal: the host's card shows the same (RoomGuest.speedThisDeal)
   wakeLock: 'off' | 'held' | 'refused' | 'unsupported';
+  /** While the host is away without a goodbye (its page reloading): this device tries the same room again by itself. */
+  reconnect?: { attempt: number; since: number; giveUpMs: number; lastError?: string };
+  /** How many times this device came back to the room by itself. */
+  rejoined: number;
   why?: string;                // why the device is gone
   joinFailed?: boolean;        // it never joined: `why` is the error ("JoinError: …")
   error?: string;
@@ -53,10 +58,11 @@ export class GuestSession {
   private lastForwards = 0;
   private lastForwardAt = 0;
   private lock: WakeLockSentinelLike | null = null;
+  private reconnect?: HostReconnect;
 
   constructor(readonly roomId: string, private readonly opts: { name?: string; engine?: EngineKind; engineOptions?: EngineOptions; speed?: number; memoryBudgetBytes?: number } = {}) {
     this.store = new Store<GuestState>({
-      status: 'connecting', roomId, name: opts.name ?? '', range: [0, 0], bytesDone: 0, bytesTotal: 0, tokensPerSecond: 0,
+      status: 'connecting', roomId, name: opts.name ?? '', rejoined: 0, range: [0, 0], bytesDone: 0, bytesTotal: 0, tokensPerSecond: 0,
       wakeLock: 'wakeLock' in navigator ? 'off' : 'unsupported',
       askOffer: !opts.memoryBudgetBytes && savedMemoryOffer() === undefined,
       suggestion: suggestedOffer({ deviceMemoryGiB: (navigator as { deviceMemory?: number }).deviceMemory ?? 0, platform: platformOf(navigator) }),
@@ -85,13 +91,20 @@ export class GuestSession {
       });
       this.room = room;
       this.store.set({ status: 'waiting', name: room.guest.opts.name, caps: room.guest.opts.caps });
+      this.reconnect = new HostReconnect({ connect: () => room.reconnect(), onState: (r) => this.onReconnect(r) });
       room.guest.on((e) => {
         switch (e.type) {
-          case 'assigned': this.store.set({ status: 'loading', range: e.range, ctx: e.ctx, bytesDone: 0, bytesTotal: 0 }); break;
+          case 'assigned': {
+            // The same share again (a rejoin after the host's reload): the engine is kept, nothing loads, so its bytes stand.
+            const same = e.range[0] === this.state.range[0] && e.range[1] === this.state.range[1] && e.ctx === this.state.ctx;
+            this.store.set({ status: 'loading', range: e.range, ctx: e.ctx, ...(same ? {} : { bytesDone: 0, bytesTotal: 0 }) });
+            break;
+          }
           case 'progress': this.store.set({ bytesDone: e.bytesDone, bytesTotal: e.bytesTotal }); break;
           case 'ready': this.store.set({ status: 'ready', range: e.range, bytesDone: Math.max(this.state.bytesTotal, this.state.bytesDone) }); break;
-          case 'removed': this.gone(removedWhy(e.reason)); break;
-          case 'host-lost': this.gone(`the host went away (${e.why})`); break;
+          case 'removed': this.reconnect?.goodbye(e.reason); this.gone(removedWhy(e.reason)); break;
+          // No goodbye: the host's page reloads (or its tab closed): try the same room again, layers kept.
+          case 'host-lost': this.reconnect?.hostLost(e.why); break;
           case 'error': this.store.set({ error: e.error.message }); break;
           default: break;
         }
@@ -103,10 +116,24 @@ export class GuestSession {
     }
   }
 
+  /** The reconnect's course on this page: reconnecting (with its attempt), back in the room, or gone after the bound. */
+  private onReconnect(r: ReconnectState): void {
+    if (r.kind === 'reconnecting') {
+      void this.releaseWakeLock();
+      this.store.set({ status: 'reconnecting', tokensPerSecond: 0, reconnect: { attempt: r.attempt, since: r.since, giveUpMs: RECONNECT_LIMITS.giveUpMs, ...(r.lastError ? { lastError: r.lastError } : {}) } });
+    } else if (r.kind === 'connected') {
+      // Back in the room: the host deals again (the same layers, ideally: this device's engine is kept).
+      this.store.set({ status: 'waiting', reconnect: undefined, rejoined: r.rejoined });
+    } else if (r.kind === 'gave-up') {
+      this.store.set({ reconnect: undefined });
+      this.gone(`The host did not come back within ${Math.round(RECONNECT_LIMITS.giveUpMs / 60_000)} minutes (${r.attempts} tries): its room is closed.`);
+    }
+  }
+
   /** "computing" while forward passes arrive; tok/s from their rate; Wake Lock held meanwhile. */
   private watchCompute(): void {
     const guest = this.room?.guest;
-    if (!guest || this.state.status === 'gone') return;
+    if (!guest || this.state.status === 'gone' || this.state.status === 'reconnecting') return;
     const now = performance.now();
     const forwards = guest.stats.forwards;
     const delta = forwards - this.lastForwards;
@@ -160,6 +187,7 @@ export class GuestSession {
 
   async leave(): Promise<void> {
     document.removeEventListener('visibilitychange', this.onVisible);
+    this.reconnect?.stop();
     await this.room?.leave();
     this.gone('you left the room');
   }

@@ -1,7 +1,7 @@
 // Hosting a room from the app: open the room (src/room createHostRoom), load the model's tokenizer and
 // chat template, and put the agent workspace on the room's engine through EngineBackend. The state the
 // room screen shows (devices, deal, progress, tok/s, warnings) lives in one Store.
-import { EngineBackend } from '../agent/engine-backend.ts';
+import { EngineBackend, QWEN3_NON_THINKING } from '../agent/engine-backend.ts';
 import { defaultContextFor } from '../agent/budget.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { loadModelConfig } from '../model/config.ts';
@@ -34,6 +34,11 @@ import { Workspace } from './workspace.ts';
 import { QueuedBackend } from '../api/generate-queue.ts';
 import { apiModel } from '../api/api-model.ts';
 import { ApiServe } from './api-serve.ts';
+import { clearRoomRecord, markRoomLeft, saveRoomRecord, type RoomRecord } from './room-record.ts';
+import { PeerIdTakenError } from '../room/signaling.ts';
+
+/** How long a reloaded host waits for its old room id on the signaling server before it opens a new room. */
+export const ROOM_ID_WAIT_MS = 20_000;
 
 export type ModelChoice =
   | { kind: 'url'; url: string; name: string; id: string }
@@ -52,12 +57,16 @@ export interface HostStartOptions {
   engineOptions?: EngineOptions;
   name?: string;
   speed?: number;
+  /** ?seed=: every answer sampled with this seed (absent: a random seed each). */
+  seed?: number;
   memoryBudgetBytes?: number;   // what this device offers the room (default: derived from navigator.deviceMemory)
   askFirst?: boolean;
   /** Speculative decoding with prompt-lookup drafts (default on: the tokens are those of plain decoding). */
   speculate?: boolean;
   /** A draft model to load once the room is open (?draft=: a Hugging Face id, URL, /path or "tiny"). */
   draft?: string;
+  /** The room this tab hosted before a reload (room-record.ts): re-opened with the same id, its deal offered first. */
+  resume?: RoomRecord;
   /** How draft models load (default: draftLoaderFor, from the URL through the weight cache). Tests. */
   draftLoader?: (target: DraftTarget) => DraftLoader;
 }
@@ -70,6 +79,8 @@ export interface HostState {
   ckpt: number;
   roomId?: string;
   link?: string;
+  /** After a reload: the room came back with the same link, or (its id still held) a new one; the host screen says which. */
+  restored?: { sameRoom: boolean; text: string };
   config?: ModelConfig;
   devices: DeviceInfo[];
   generating: boolean;
@@ -107,6 +118,10 @@ export class HostSession {
   api?: ApiServe;
   /** The drafter choice (prompt lookup or a draft model); made once the target's tokenizer is known. */
   private drafts?: DraftSwitch;
+  /** The deal last kept for a reload (room-record.ts). */
+  private keptDeal?: { entries: DealEntry[]; ctx: number };
+  /** Close room was asked: nothing is kept for a reload any more. */
+  private closing = false;
 
   constructor(private readonly opts: HostStartOptions) {
     this.tinyModel = opts.choice.kind === 'url' && opts.choice.id === TINY_MODEL_ID;
@@ -142,14 +157,18 @@ export class HostSession {
       const small = contextWarning(ctx);
       this.store.set({ step: 'opening the room…', ctx, warnings: small ? [small, ...this.state.warnings] : this.state.warnings });
       const { signaling, runJs } = await loadDeployment();
-      const room = await createHostRoom({
+      const open = (resume: RoomRecord | undefined) => createHostRoom({
         signaling,
+        ...(resume ? { roomId: resume.roomId, peerToken: resume.peerToken, idRetryMs: ROOM_ID_WAIT_MS, ...(resume.deal ? { resumeDeal: resume.deal } : {}) } : {}),
         model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt }, ...(this.opts.kv ? { kv: this.opts.kv } : {}),
         engines: ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}),
         ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });
+      const room = await this.openRoom(open);
       this.room = room;
+      this.keepRoom(room);
+      this.watchPageLeaving();
       const target: DraftTarget = {
         vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(ENGINES),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}), origin: globalThis.location?.origin ?? '',
@@ -170,12 +189,15 @@ export class HostSession {
           if (!loadedOnce) this.log(`Model ready ${((performance.now() - startedAt) / 1000).toFixed(1)} s after Host a room`);
           loadedOnce = true;
           this.store.set({ deal: e.deal, route: room.host.route, error: undefined, ctx: e.context.ctx, dealCost: room.host.dealCost });
+          // The deal is kept for a reload, but not the host-alone one dealt while guests are still coming back.
+          if (!room.host.resuming) this.keepRoom(room, { entries: e.deal, ctx: e.context.ctx });
           this.workspace?.contextChanged(contextNoteFor(e.context));
         }
         this.store.set({ devices: room.host.deviceList() });
       });
       const generator: TokenGenerator = { generate: (prompt, o) => this.generate(prompt, o), recover: (signal) => room.host.recover(signal) };
       const engineBackend = new EngineBackend({
+        ...(this.opts.seed !== undefined ? { sampling: { ...QWEN3_NON_THINKING, seed: this.opts.seed } } : {}),
         generator, tokenizer, template, contextSize: () => room.host.currentContext.ctx, name: choice.name,
         // Every device that works on each token: those holding layers, and the host (embedding, head, sampling).
         devices: () => room.host.currentDeal.filter((d) => d.deviceId === HOST_ID || d.range[1] > d.range[0]).length || 1,
@@ -196,6 +218,57 @@ export class HostSession {
     } catch (e) {
       this.store.set({ phase: 'failed', error: `${(e as Error).name}: ${(e as Error).message}` });
     }
+  }
+
+  /**
+   * The room: the one of before the reload when there was one (same id, taken back with its signaling token,
+   * or waited for up to ROOM_ID_WAIT_MS), else a new one; a new one after a reload is said, so the person shares the new link.
+   */
+  private async openRoom(open: (resume: RoomRecord | undefined) => Promise<HostRoom>): Promise<HostRoom> {
+    const resume = this.opts.resume;
+    if (!resume) return open(undefined);
+    try {
+      const room = await open(resume);
+      this.store.set({ restored: { sameRoom: true, text: 'Room restored after the reload: same invite link; guests rejoin by themselves and keep their layers.' } });
+      this.log('Room restored after a reload');
+      return room;
+    } catch (e) {
+      if (!(e instanceof PeerIdTakenError)) throw e;
+      clearRoomRecord();
+      const room = await open(undefined);
+      this.store.set({ restored: { sameRoom: false, text: `The room's old link was still held by the signaling server after ${ROOM_ID_WAIT_MS / 1000} s, so this is a new room: share the new invite link with the guests.` } });
+      this.log('New room: the old room id was still held');
+      return room;
+    }
+  }
+
+  /** Keep this room for a reload of the tab (room-record.ts): only a model chosen by URL can be re-opened without the person. */
+  private keepRoom(room: HostRoom, deal?: { entries: DealEntry[]; ctx: number }): void {
+    const { choice } = this.opts;
+    if (choice.kind !== 'url' || this.closing) return;
+    const kept = deal ?? this.keptDeal;
+    this.keptDeal = kept;
+    try {
+      saveRoomRecord({
+        roomId: room.roomId, peerToken: room.peerToken, model: { id: choice.id, url: choice.url, name: choice.name },
+        ...(this.opts.ctx !== undefined ? { ctx: this.opts.ctx } : {}), ...(this.opts.memoryBudgetBytes ? { memoryBudgetBytes: this.opts.memoryBudgetBytes } : {}),
+        ...(kept ? { deal: kept } : {}),
+      });
+    } catch { /* a record past its bounds (a room of very many devices): that room does not survive a reload */ }
+  }
+
+  /**
+   * The record says when this page went away (room-record.ts leftAt): a reload re-opens the room only then.
+   * `freeze` comes before a phone discards a background tab (no pagehide then); `resume`/`pageshow` undo it.
+   */
+  private watchPageLeaving(): void {
+    if (typeof addEventListener !== 'function') return;
+    const left = () => markRoomLeft(true);
+    const back = () => markRoomLeft(false);
+    addEventListener('pagehide', left);
+    addEventListener('pageshow', back);
+    document.addEventListener('freeze', left);
+    document.addEventListener('resume', back);
   }
 
   /** Devices that read the prompt: those holding layers in the deal in effect. */
@@ -324,8 +397,11 @@ export class HostSession {
     this.store.set({ events: [...this.state.events.slice(-19), line] });
   }
 
+  /** Close room: the guests are told goodbye (they stop), and a reload no longer re-opens it. */
   async close(): Promise<void> {
     this.api?.close();
+    this.closing = true;
+    clearRoomRecord();
     await this.drafts?.close();
     await this.room?.close();
   }

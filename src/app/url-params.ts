@@ -18,6 +18,7 @@
 //                                 would (the near-miss parser alone reads the calls)
 //   ?name=<device name>
 //   ?mem=<GiB>                    memory this device offers the room (default: half of navigator.deviceMemory, else 2)
+//   ?seed=<n>                     hosting: the sampling seed of every answer (default: a random one each): reproducible answers for tests and demos
 //   ?speed=<n>                    this device's speed for dealing, instead of the quick measurement (tests, demos)
 //   ?server=<url>&server-model=<name>&tokenizer=<src>   the agent on an OpenAI-compatible server (src/app/server-session.ts)
 
@@ -52,6 +53,8 @@ export interface AppParams {
   delay: number;
   name?: string;
   speed?: number;
+  /** ?seed=: every answer sampled with this seed (the same prompt then gives the same tokens). */
+  seed?: number;
   /** ?mem= in bytes: the memory budget this device offers the room. */
   memoryBudgetBytes?: number;
   /** Edits ask first (approval cards); also a toggle in the workspace. */
@@ -88,6 +91,8 @@ export function parseAppParams(search: string): AppParams {
     ckpt: wholeNumber(q, 'ckpt', DEFAULT_CKPT, 0, 64),
     delay: wholeNumber(q, 'delay', 15, 0, 5000),
   };
+  const seed = wholeNumber(q, 'seed', undefined, 0, 2 ** 32 - 1);
+  if (seed !== undefined) params.seed = seed;
   const ctx = wholeNumber(q, 'ctx', undefined, 256, 262_144);
   if (ctx !== undefined) params.ctx = ctx;
   const kv = q.get('kv');

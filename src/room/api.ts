@@ -18,7 +18,7 @@ import { DEVICE_ID } from './protocol.ts';
 import type { LoadWeightsFn } from './share-loader.ts';
 import type { MessageLink } from './wire.ts';
 import {
-  defaultSignaling, guestPeerId, hostPeerId, inviteLink, newDeviceId, newRoomId, openPeer, parseInvite, peerPrefix,
+  defaultSignaling, guestPeerId, hostPeerId, inviteLink, newDeviceId, newPeerToken, newRoomId, openPeer, parseInvite, peerPrefix,
   type SignalingConfig,
 } from './signaling.ts';
 import { CachingSource, IndexedDbByteStore, type ByteStore } from './weight-cache.ts';
@@ -51,12 +51,20 @@ export interface HostRoomOptions extends DeviceOptions {
   /** The context was asked for (?ctx=): deal exactly it, or refuse naming the context the room holds. */
   ctxExact?: boolean;
   kv?: KvType;                 // how the KV cache is stored (default f16)
+  /** Re-open this room (a reloaded host): its id, the signaling token it was opened with, and how long to wait for the id. */
   roomId?: string;
+  peerToken?: string;
+  /** How long a room id still held on the signaling server is tried again (default ~3 s). */
+  idRetryMs?: number;
+  /** The deal in effect before a reload: dealt again first when the same devices are back (HostOptions.resumeDeal). */
+  resumeDeal?: HostOptions['resumeDeal'];
   host?: Partial<Pick<HostOptions, 'heartbeatMs' | 'lossTimeoutMs' | 'microChunk' | 'prefillChunk' | 'autoRedeal' | 'ckpt' | 'directHops'>>;
 }
 
 export interface HostRoom {
   roomId: string;
+  /** The signaling token the room's id was opened with: kept, a reload opens the same id again at once. */
+  peerToken: string;
   link: string;
   host: RoomHost;
   config: ModelConfig;
@@ -104,10 +112,14 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
     format: source.modelFile ? 'gguf' : file === 'mlc-chat-config.json' ? 'mlc' : 'safetensors',
     weightBytes: { layerBytes: plan.layerBytes, fixedBytes: plan.fixedBytes },
     source, modelUrl, modelKey, ctx: opts.ctx ?? 2048, ...(opts.ctxExact ? { ctxExact: true } : {}), ...(opts.kv ? { kv: opts.kv } : {}),
-    engines: opts.engines, loadShare: shareLoader(opts, row), store, ...opts.host,
+    engines: opts.engines, loadShare: shareLoader(opts, row), store, ...(opts.resumeDeal ? { resumeDeal: opts.resumeDeal } : {}), ...opts.host,
   });
   const sig = signalingOf(opts);
-  const peer = await openPeer(hostPeerId(roomId), sig);
+  const peerToken = opts.peerToken ?? newPeerToken();
+  // Re-opening a room (its token kept): one attempt waits 3 s for OPEN, then frees the id and tries again (signaling.ts).
+  const peer = await openPeer(hostPeerId(roomId), sig, {
+    token: peerToken, ...(opts.peerToken ? { openTimeoutMs: 3000 } : {}), ...(opts.idRetryMs ? { retryForMs: opts.idRetryMs } : {}),
+  });
   const seen = new RecentIds();
   peer.on('connection', (conn: DataConnection) => {
     if (!seen.add(conn.connectionId)) return; // the same connection handed over twice (seen under load): one link
@@ -123,11 +135,13 @@ export async function createHostRoom(opts: HostRoomOptions): Promise<HostRoom> {
     const peerId = (e as MessageEvent<string>).data;
     if (peerId.startsWith(peerPrefix(roomId))) host.signalingDisconnect(peerId.slice(peerPrefix(roomId).length));
   });
-  const onHide = () => { void host.close(); peer.destroy(); };
+  // The page going away (a reload, or the tab closing: a page cannot tell them apart) is no goodbye: the
+  // guests keep their layers and try this room again for a while (guest-reconnect.ts). Close room says goodbye.
+  const onHide = () => { host.goAway(); peer.destroy(); };
   addEventListener('pagehide', onHide);
   void host.redeal().catch(() => undefined); // the host alone first: ready to generate at once
   return {
-    roomId, link: inviteLink(roomId), host, config,
+    roomId, peerToken, link: inviteLink(roomId), host, config,
     async close() { removeEventListener('pagehide', onHide); events.close(); await host.close(); peer.destroy(); },
   };
 }
@@ -165,6 +179,8 @@ export interface GuestRoom {
   roomId: string;
   deviceId: string;
   guest: RoomGuest;
+  /** Join the same room again as the same device, keeping its engine (guest-reconnect.ts drives it); a JoinError when not. */
+  reconnect(): Promise<void>;
   leave(): Promise<void>;
 }
 
@@ -194,20 +210,46 @@ export async function joinRoom(linkOrId: string, opts: JoinOptions): Promise<Gue
     if (!DEVICE_ID.test(from) || from === deviceId || conn.serialization !== 'raw' || !conn.reliable) { conn.close(); return; }
     conn.once('open', () => guest.acceptNeighbour(peerjsLink(conn), from));
   });
-  const conn = peer.connect(hostPeerId(roomId), { reliable: true, serialization: 'raw' });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new JoinError(`room ${roomId.slice(0, 8)}…: the host did not answer in 15 s`)), 15_000);
-    conn.on('open', () => { clearTimeout(timer); resolve(); });
-    peer.on('error', (e: Error & { type?: string }) => {
-      clearTimeout(timer);
-      reject(new JoinError(e.type === 'peer-unavailable' ? `room ${roomId.slice(0, 8)}… is not open (its host is gone)` : `joining failed: ${e.message}`));
-    });
-  });
-  guest.attach(peerjsLink(conn));
+  guest.attach(peerjsLink(await connectHost(peer, roomId, 15_000)));
   const onHide = () => { void guest.leave('the page was closed'); peer.destroy(); };
   addEventListener('pagehide', onHide);
   return {
     roomId, deviceId, guest,
+    async reconnect() {
+      if (peer.destroyed) throw new JoinError('this device left the room');
+      if (peer.disconnected) await reopenSignaling(peer);
+      guest.attach(peerjsLink(await connectHost(peer, roomId, RECONNECT_ATTEMPT_MS)));
+    },
     async leave() { removeEventListener('pagehide', onHide); await guest.leave('left the room'); peer.destroy(); },
   };
+}
+
+/** One reconnect attempt waits this long for the host's channel to open (a host still loading its page is not there yet). */
+const RECONNECT_ATTEMPT_MS = 8000;
+
+/**
+ * A channel to the room's host, open; or a JoinError: the host's id is not on the signaling server (its
+ * page is gone or reloading: "is not open"), or it did not answer within `timeoutMs`.
+ */
+function connectHost(peer: Peer, roomId: string, timeoutMs: number): Promise<DataConnection> {
+  return new Promise<DataConnection>((resolve, reject) => {
+    const conn = peer.connect(hostPeerId(roomId), { reliable: true, serialization: 'raw' });
+    const fail = (error: JoinError) => { clearTimeout(timer); peer.off('error', onError); conn.close(); reject(error); };
+    const onError = (e: Error & { type?: string }) => {
+      fail(new JoinError(e.type === 'peer-unavailable' ? `room ${roomId.slice(0, 8)}… is not open (its host is gone)` : `joining failed: ${e.message}`));
+    };
+    const timer = setTimeout(() => fail(new JoinError(`room ${roomId.slice(0, 8)}…: the host did not answer in ${timeoutMs / 1000} s`)), timeoutMs);
+    peer.on('error', onError);
+    conn.on('open', () => { clearTimeout(timer); peer.off('error', onError); resolve(conn); });
+  });
+}
+
+/** This device's own signaling connection dropped (the server restarted, the network blinked): open it again, same id. */
+function reopenSignaling(peer: Peer): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { peer.off('open', onOpen); reject(new JoinError('the signaling server did not take this device back in 8 s')); }, 8000);
+    const onOpen = () => { clearTimeout(timer); resolve(); };
+    peer.once('open', onOpen);
+    peer.reconnect();
+  });
 }

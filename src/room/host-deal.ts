@@ -5,7 +5,7 @@ import type { EngineTable } from '../engines/contract.ts';
 import { engineBudgetBytes } from './engine-choice.ts';
 import { LOAD_PEAK_BYTES } from './device-bytes.ts';
 import { dealLargestContext, type ContextDeal } from './context-choice.ts';
-import { dealCost, dealCostFromPlan, snapshotsForCkpt, validateDeal, type DealCost, type DealDevice, type DealEntry } from './deal.ts';
+import { dealCost, dealCostFromPlan, shareTotal, snapshotsForCkpt, validateDeal, type DealCost, type DealDevice, type DealEntry } from './deal.ts';
 import type { HostDevice } from './host-device.ts';
 import type { HostOptions } from './host-types.ts';
 
@@ -86,4 +86,26 @@ export function dealEntries(devices: ReadonlyMap<string, HostDevice>, manual: De
 /** The same devices with the same layer ranges, in the same order. */
 export function sameDeal(a: readonly DealEntry[], b: readonly DealEntry[]): boolean {
   return a.length === b.length && a.every((e, i) => e.deviceId === b[i]!.deviceId && e.range[0] === b[i]!.range[0] && e.range[1] === b[i]!.range[1]);
+}
+
+/**
+ * The deal in effect before the host's page reloaded (HostOptions.resumeDeal), dealt again when exactly the
+ * devices it names are here: guests that come back to the same layers at the same context keep their loaded
+ * engines (guest.ts `assign`), so nothing is loaded twice. Null when it does not apply: other devices, a
+ * context the room does not want, a deal that no longer validates, or a share past what its device offers now.
+ */
+export function resumedDeal(devices: ReadonlyMap<string, HostDevice>, resume: HostOptions['resumeDeal'] | null, opts: HostOptions, hostId: string, hostReserved = 0): ContextDeal | null {
+  if (!resume) return null;
+  const ids = [...devices.keys()];
+  if (ids.length !== resume.entries.length || !resume.entries.every((e) => devices.has(e.deviceId))) return null;
+  if (resume.ctx > opts.ctx || (opts.ctxExact && resume.ctx !== opts.ctx)) return null;
+  let entries: DealEntry[];
+  try { entries = validateDeal(resume.entries, ids, opts.config.numLayers, { firstLayerOn: hostId }); } catch { return null; }
+  const cost = roomDealCost(opts, resume.ctx, opts.engines);
+  const offers = new Map(dealDevices(devices, opts.engines, hostId, hostReserved).map((d) => [d.id, d]));
+  const fits = entries.every((e) => {
+    const d = offers.get(e.deviceId)!;
+    return shareTotal(cost, e.range, e.deviceId === hostId ? 0 : 1, d.engine) <= d.memoryBudgetBytes;
+  });
+  return fits ? { ctx: resume.ctx, want: opts.ctx, entries, cost, oneMoreDeviceHolds: false } : null;
 }

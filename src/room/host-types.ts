@@ -9,6 +9,8 @@ import type { ByteStore } from './weight-cache.ts';
 
 export interface HostOptions extends ShareLoading {
   roomId: string;
+  /** The deal in effect before this host's page reloaded: dealt again first, once exactly its devices are back (host-deal.ts resumedDeal). */
+  resumeDeal?: { entries: DealEntry[]; ctx: number };
   name?: string;                 // the host device's name ("This device")
   caps: DeviceCaps;
   config: ModelConfig;

@@ -16,7 +16,7 @@ import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult, RecoverOutcome } from '../model/generate-types.ts';
 import { snapshotBytes } from '../model/types.ts';
 import { validateDeal, type DealCost, type DealEntry } from './deal.ts';
-import { dealRoom, hostDealCost, sameDeal } from './host-deal.ts';
+import { dealRoom, hostDealCost, resumedDeal, sameDeal } from './host-deal.ts';
 import { ChainEngine } from './chain-engine.ts';
 import { assignFrame, buildChain, routesOf, stageEngines, stagesOf, tokenRoute, type TokenRoute } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -44,6 +44,8 @@ export class RoomHost {
   private readonly devices = new Map<string, HostDevice>(); // insertion order = join order (host first)
   private epoch = 0;
   private manual: DealEntry[] | null = null;
+  /** The deal before this host's page reloaded, until it is dealt or the room changes (another device joins, one leaves). */
+  private resume: HostOptions['resumeDeal'] | null;
   /** Host memory kept outside the deal (a draft model's weights and cache). */
   private hostReserved = 0;
   private deal: DealEntry[] = [];
@@ -68,6 +70,7 @@ export class RoomHost {
   private readonly refusals = new WeakMap<FrameChannel, FrameBudget>();
 
   constructor(readonly opts: HostOptions) {
+    this.resume = opts.resumeDeal ?? null;
     this.host = new HostDevice(HOST_ID, opts.name ?? 'Host', opts.caps, null);
     this.host.status = 'loading';
     this.context = { ctx: opts.ctx, want: opts.ctx, oneMoreDeviceHolds: false };
@@ -108,6 +111,8 @@ export class RoomHost {
   /** The context the deal in effect holds (KV at this many tokens on every device), of the one wanted. */
   get currentContext(): RoomContext { return { ...this.context }; }
   get currentEpoch(): number { return this.epoch; }
+  /** A deal from before a reload still waits for its devices to come back (it was not dealt yet, nor did the room change). */
+  get resuming(): boolean { return !!this.resume && !(this.deal.length > 0 && sameDeal(this.deal, this.resume.entries)); }
   get engine(): RoomEngine | null { return this.roomEngine; }
   get busy(): boolean { return this.running; }
   /** The chains of guests in this deal, in pipeline order (device ids). */
@@ -179,6 +184,7 @@ export class RoomHost {
     const old = this.devices.get(f.deviceId);
     if (old) this.lose(old, 'reconnected', false); // a reload: the same device comes back on a new connection
     for (const hop of [...this.cutHops]) if (hop.split('>').includes(f.deviceId)) this.cutHops.delete(hop); // worth another try
+    if (this.resume && !this.resume.entries.some((e) => e.deviceId === f.deviceId)) this.resume = null;   // a newcomer: deal afresh
     const device = new HostDevice(f.deviceId, f.name || `Device ${this.devices.size}`, f.caps, ch);
     device.lastSeen = performance.now();
     this.devices.set(device.id, device);
@@ -260,6 +266,7 @@ export class RoomHost {
   private lose(d: HostDevice, why: string, redeal = true): void {
     if (!this.devices.has(d.id) || this.devices.get(d.id) !== d) return;
     const detectedAt = performance.now();
+    if (redeal) this.resume = null;   // the room the old deal was for is gone ('reconnected' is the same device back)
     this.devices.delete(d.id);
     const ch = d.channel;
     d.channel = null;
@@ -277,6 +284,7 @@ export class RoomHost {
   setManualDeal(entries: DealEntry[] | null): Promise<void> {
     if (entries) validateDeal(entries, [...this.devices.keys()], this.opts.config.numLayers, { firstLayerOn: HOST_ID });
     this.manual = entries;
+    this.resume = null;
     return this.redeal();
   }
 
@@ -344,7 +352,9 @@ export class RoomHost {
   private async dealNow(epoch: number): Promise<void> {
     const { config } = this.opts;
     try {
-      const dealt = dealRoom(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
+      // The deal from before a reload while exactly its devices are here (the guests keep their engines), else the usual one.
+      const dealt = (this.manual ? null : resumedDeal(this.devices, this.resume, this.opts, HOST_ID, this.hostReserved))
+        ?? dealRoom(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
       const { entries, ctx } = dealt;
       this.deal = entries;
       this.context = { ctx, want: dealt.want, oneMoreDeviceHolds: dealt.oneMoreDeviceHolds };
@@ -461,6 +471,17 @@ export class RoomHost {
     }
     const holders = this.deal.filter((e) => e.deviceId === HOST_ID || e.range[1] > e.range[0]).length;
     return { ok: true, text: `the room dealt its layers again over ${holders} device${holders === 1 ? '' : 's'}` };
+  }
+
+  /**
+   * The page goes away (a reload, or its tab closing: a page cannot tell which): no goodbye, so the guests keep
+   * their layers and try to join the same room again (guest-reconnect.ts); the channels just close.
+   */
+  goAway(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.liveness.stop();
+    for (const d of this.devices.values()) d.channel?.close();
   }
 
   /** Close the room: goodbye to every guest, free engines. */

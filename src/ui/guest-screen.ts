@@ -17,6 +17,7 @@ const STATUS_TEXT: Record<GuestState['status'], string> = {
   loading: 'Loading its layers of the model…',
   ready: 'Ready: holding its layers, waiting for work.',
   computing: 'Computing: running its layers for the room.',
+  reconnecting: 'Host reconnecting… Its page went away without closing the room (a reload, usually). This device keeps its layers and rejoins by itself.',
   gone: 'Not in the room.',
 };
 
@@ -80,6 +81,8 @@ export class GuestScreen extends LitElement {
         <p class="big" data-testid="guest-status-text">${standing
           ? 'Standing by: the host needs your memory only for bigger models. The model fits on the host, where it runs faster than split with this device; stay to be dealt layers when the room needs them.'
           : STATUS_TEXT[s.status]}</p>
+        ${s.reconnect ? html`<p class="muted" data-testid="guest-reconnect">Try ${s.reconnect.attempt}; gives up ${Math.round(s.reconnect.giveUpMs / 60_000)} minutes after the host went away. Leave to stop now.</p>`
+          : s.rejoined > 0 && s.status !== 'gone' ? html`<p class="muted" data-testid="guest-rejoined">Rejoined the room by itself${s.rejoined > 1 ? ` (${s.rejoined} times)` : ''} after the host came back.</p>` : nothing}
         ${this.renderNeeds(s, holds)}
         ${s.why && s.joinFailed ? html`<pooled-error-box data-testid="guest-why" .error=${s.why} @retry=${() => location.reload()}></pooled-error-box>`
           : s.why ? html`<div class="warning" data-testid="guest-why">${s.why}</div>` : nothing}

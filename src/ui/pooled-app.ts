@@ -13,6 +13,7 @@ import type { HostRequest, JoinRequest, ServerRequest } from './start-screen.ts'
 import { gibText } from '../app/memory-budget.ts';
 import type { EngineKind, EngineOptions } from '../engines/contract.ts';
 import { defaultDeviceName } from '../app/device-name.ts';
+import { readRoomRecord, type RoomRecord } from '../app/room-record.ts';
 import { theme } from './theme.ts';
 import './error-box.ts';
 import './start-screen.ts';
@@ -57,6 +58,24 @@ export class PooledApp extends LitElement {
     if (this.params.room) this.joinRoom({ roomId: this.params.room, ...(this.params.memoryBudgetBytes ? { memoryBudgetBytes: this.params.memoryBudgetBytes } : {}) });
     else if (this.params.agent === 'replay') this.openReplay();
     else if (this.params.server) this.openServer(this.params.server);
+    else this.resumeRoom();
+  }
+
+  /**
+   * A reload of the host's page: the room this tab hosted (kept in the tab's storage) opens again with the
+   * same id, so its guests rejoin by themselves. Only on the room's own address (?model= as hosting wrote
+   * it), and only once the page that hosted it went away: the start page's plain address, another model, or
+   * a duplicate of the tab starts afresh.
+   */
+  private resumeRoom(): void {
+    const record = readRoomRecord();
+    // leftAt: the page that hosted it went away (not a duplicate of a tab whose page still hosts it).
+    if (!record || record.leftAt === undefined || this.params.model !== record.model.id) return;
+    const { id, url, name } = record.model;
+    this.hostRoom({
+      choice: { kind: 'url', id, url, name }, ...(record.ctx ? { ctx: record.ctx } : {}),
+      ...(record.memoryBudgetBytes ? { memoryBudgetBytes: record.memoryBudgetBytes } : {}),
+    }, record);
   }
 
   /** The last host request, for Retry. */
@@ -67,12 +86,14 @@ export class PooledApp extends LitElement {
     return { ...(this.params.engine ? { engine: this.params.engine } : {}), ...(this.params.engineOptions ? { engineOptions: this.params.engineOptions } : {}) };
   }
 
-  private hostRoom(req: HostRequest): void {
+  private hostRoom(req: HostRequest, resume?: RoomRecord): void {
     this.lastHost = req;
     const session = new HostSession({
+      ...(resume ? { resume } : {}),
       choice: req.choice, ckpt: this.params.ckpt, ...(req.ctx === undefined ? {} : { ctx: req.ctx }), ...(this.params.kv ? { kv: this.params.kv } : {}),
       ...this.engineParams(), name: this.params.name ?? defaultDeviceName(),
       ...(this.params.speed ? { speed: this.params.speed } : {}), ...(this.params.draft ? { draft: this.params.draft } : {}),
+      ...(this.params.seed !== undefined ? { seed: this.params.seed } : {}),
       ...(req.memoryBudgetBytes ? { memoryBudgetBytes: req.memoryBudgetBytes } : {}),
       ...(this.params.ask === undefined ? {} : { askFirst: this.params.ask }),
     });

@@ -39,6 +39,7 @@ export class RoomPanel extends LitElement {
     .standby { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap; border-left: 3px solid var(--accent); background: var(--panel-2);
       padding: .5rem .7rem; border-radius: 6px; margin: .5rem 0; }
     .standby p { margin: 0; flex: 1 1 16rem; }
+    .restored { margin: 0; font-size: 12.5px; border-left: 3px solid var(--accent); padding: .3rem .6rem; background: var(--panel-2); border-radius: 6px; }
     ol.events { margin: 0; padding-left: 1.1rem; font-size: 12px; color: var(--muted); max-height: 7rem; overflow: auto; }
   `];
 
@@ -62,6 +63,7 @@ export class RoomPanel extends LitElement {
           <button @click=${this.copy} data-testid="copy-link">${this.copied ? 'Copied' : 'Copy'}</button>
         </div>
         ${s.link ? html`<pooled-qr-code .text=${s.link}></pooled-qr-code>` : nothing}
+        ${s.restored ? html`<p class=${s.restored.sameRoom ? 'restored' : 'warning'} role="status" data-testid="room-restored" data-same-room=${s.restored.sameRoom ? 'yes' : 'no'}>${s.restored.text}</p>` : nothing}
       </section>
       ${s.warnings.map((w) => html`<div class="warning" role="note">${w}</div>`)}
       ${s.error ? html`<pooled-error-box .error=${s.error} .back=${false} @retry=${() => this.session?.redeal()}></pooled-error-box>` : nothing}
@@ -102,7 +104,9 @@ export class RoomPanel extends LitElement {
         </div>
       </section>
       ${s.events.length ? html`<section aria-labelledby="events-title"><h3 id="events-title">Room events</h3>
-        <ol class="events" aria-live="polite">${s.events.map((e) => html`<li>${e}</li>`)}</ol></section>` : nothing}`;
+        <ol class="events" aria-live="polite">${s.events.map((e) => html`<li>${e}</li>`)}</ol></section>` : nothing}
+      <p><button class="danger" data-testid="close-room" @click=${this.closeRoom}
+        title="End the room: every guest is told it closed and stops; a reload of this page no longer brings it back">Close room</button></p>`;
   }
 
   /**
@@ -138,6 +142,13 @@ export class RoomPanel extends LitElement {
     this.session?.setManualDeal(null);
     this.editing = false;
   }
+
+  /** Close room, after asking: the guests are told goodbye; then back to the start page. */
+  private readonly closeRoom = async (): Promise<void> => {
+    if (!confirm('Close the room? Every guest is told it closed and stops; the invite link no longer works.')) return;
+    await this.session?.close();
+    location.assign(location.pathname);
+  };
 
   private async copy(): Promise<void> {
     const link = this.session?.state.link;

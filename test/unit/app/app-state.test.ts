@@ -18,6 +18,10 @@ describe('URL parameters', () => {
     });
     expect(parseAppParams('?agent=replay').script).toBe('/replay/demo.jsonl');
     expect(parseAppParams('?ask=0').ask).toBe(false);
+    expect(parseAppParams('?seed=7').seed).toBe(7);
+    expect(parseAppParams('?seed=0').seed).toBe(0);
+    expect(() => parseAppParams('?seed=-1')).toThrow('?seed= must be a whole number, got "-1"');
+    expect(() => parseAppParams(`?seed=${2 ** 32}`)).toThrow(UrlParamError);
     expect(parseAppParams('?draft=%20Qwen/Qwen3-0.6B%20').draft).toBe('Qwen/Qwen3-0.6B');   // the host's draft model
     expect(parseAppParams('?draft=').draft).toBeUndefined();
     expect(parseAppParams('?kv=q8_0').kv).toBe('q8_0');   // the room's KV cache type

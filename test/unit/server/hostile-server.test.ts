@@ -34,9 +34,9 @@ afterAll(async () => {
 const signalUrl = (id: string, token = 'tok') => `ws://127.0.0.1:${server.port}/signal/peerjs?key=peerjs&id=${encodeURIComponent(id)}&token=${token}`;
 
 /** Opens a signaling socket; resolves with what happened first: the server's OPEN/ERROR message, a refusal or a close. */
-function signal(id: string, from = '127.0.0.1'): Promise<{ ws: WebSocket; first: string }> {
+function signal(id: string, from = '127.0.0.1', token = 'tok'): Promise<{ ws: WebSocket; first: string }> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(signalUrl(id), { localAddress: from });
+    const ws = new WebSocket(signalUrl(id, token), { localAddress: from });
     ws.once('message', (m) => resolve({ ws, first: JSON.parse(String(m)).type as string }));
     ws.once('unexpected-response', (_req, res) => resolve({ ws, first: `http ${res.statusCode}` }));
     ws.once('error', () => resolve({ ws, first: 'error' }));
@@ -199,5 +199,39 @@ describe('item 16: what error pages and static folders give away', () => {
     expect(status).toBe(404);
     expect(body).not.toContain('secret');
     expect((await get('/models/tiny/config.json')).status).toBe(200);
+  });
+});
+
+// Issue 38 item 3: what a reloaded host relies on to take its room id back (signaling.ts openPeer with the
+// token it kept, src/app/room-record.ts) while its old page's socket may still be open: the server hands
+// the id to a socket with the same token without saying OPEN; closing that socket frees the id; the same
+// token then registers it afresh (OPEN). Another token is refused throughout, and the old socket closing
+// late frees nothing.
+describe('a room id comes back to its token', () => {
+  test('the same token takes the id over a live socket; another token is refused, before and after', async () => {
+    const id = `pooled-${ROOM.replace(/^0/, 'f')}-host`;
+    const token = 'k3j4h5g6f7d8s9a0';
+    const old = await signal(id, '127.0.0.1', token);
+    expect(old.first).toBe('OPEN');
+    const stranger = await signal(id, '127.0.0.2', 'other0token1');
+    expect(stranger.first).toBe('ID-TAKEN');
+    // Same token over the live socket: handed over silently (so openPeer gives such an attempt a deadline).
+    const takeover = await new Promise<WebSocket>((resolve) => {
+      const w = new WebSocket(signalUrl(id, token), { localAddress: '127.0.0.1' });
+      w.once('open', () => resolve(w));
+    });
+    const said = await Promise.race([new Promise<string>((r) => takeover.once('message', (m) => r(JSON.parse(String(m)).type as string))), new Promise<null>((r) => setTimeout(() => r(null), 1000))]);
+    expect(said).toBeNull();
+    takeover.close();   // openPeer's attempt past its deadline: its socket closes, and the id is free
+    await closed(takeover, 2000);
+    await new Promise((r) => setTimeout(r, 100));
+    const fresh = await signal(id, '127.0.0.1', token);
+    expect(fresh.first).toBe('OPEN');
+    old.ws.close();   // the old page's socket closing late frees nothing
+    await closed(old.ws, 2000);
+    await new Promise((r) => setTimeout(r, 100));
+    const again = await signal(id, '127.0.0.2', 'other0token1');
+    expect(again.first).toBe('ID-TAKEN');
+    for (const w of [stranger.ws, fresh.ws, again.ws]) w.close();
   });
 });
