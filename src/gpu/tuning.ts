@@ -10,6 +10,11 @@ export interface MatvecLayout {
   LANES: number;               // lanes splitting each row (a power of two dividing WG)
   ROWS: number;                // rows per group of LANES lanes (2, 4, 6 or 8: gate|up pairs must fit)
   subgroups: boolean;          // reduce with subgroup operations (needs WG ≤ the smallest subgroup) or workgroup memory
+  /**
+   * Decode K-quant rows with shaders/matvec_superblock.wgsl (a super-block per few lanes) where the block
+   * type has it (Q4_K); other formats run shaders/matvec.wgsl in the same layout. Absent: false.
+   */
+  superblock?: boolean;
 }
 
 /** The prefill matmul's tile in workgroup memory (shaders/matmul_tiles.wgsl), for GPUs. */
@@ -156,9 +161,11 @@ export function deviceTraits(device: GPUDevice): DeviceTraits {
  * Candidate matvec layouts for a device, best guess first. CPU rasterizers run a subgroup as one SIMD
  * vector: a workgroup of one subgroup, either all lanes splitting a few rows that share each x load
  * (llama.cpp's choice on llvmpipe) or each lane on its own rows so the lanes' x loads are one broadcast.
- * GPUs: a subgroup (or a workgroup-memory tree) per few rows.
+ * GPUs: a subgroup (or a workgroup-memory tree) per few rows; for the ggml formats also the super-block
+ * kernel (shaders/matvec_superblock.wgsl, Q4_K) after those, so the untimed default stays the first and
+ * the timed choice can only get faster.
  */
-export function matvecCandidates(t: DeviceTraits): MatvecLayout[] {
+export function matvecCandidates(t: DeviceTraits, format?: LinearFormat): MatvecLayout[] {
   const sg = t.subgroups && t.subgroupMinSize >= 4 && t.subgroupMinSize <= 128 ? t.subgroupMinSize : 0;
   const out: MatvecLayout[] = [];
   if (t.adapterClass === 'cpu') {
@@ -174,8 +181,24 @@ export function matvecCandidates(t: DeviceTraits): MatvecLayout[] {
     const shared: [number, number, number][] = t.adapterClass === 'mobile'
       ? [[64, 16, 2], [64, 64, 2], [128, 32, 2]] : [[64, 64, 2], [128, 32, 2], [256, 64, 2]];
     for (const [WG, LANES, ROWS] of shared) out.push({ WG, LANES, ROWS, subgroups: false });
+    if (format === 'ggml') out.push(...superblockCandidates(sg));
   }
   return dedupe(out).filter((l) => l.WG <= t.maxInvocations);
+}
+
+/**
+ * GPU layouts of the super-block matvec (4 lanes a Q4_K super-block): row groups of 16 lanes (4
+ * super-blocks a step) or a subgroup of 32, summed by subgroup shuffles, in workgroups of 128 (several
+ * row groups keep a core's occupancy up), 2 or 4 rows a group; and a workgroup-memory fallback.
+ */
+function superblockCandidates(sg: number): MatvecLayout[] {
+  const out: MatvecLayout[] = [];
+  if (sg >= 16) {
+    for (const ROWS of [2, 4]) out.push({ WG: 128, LANES: 16, ROWS, subgroups: true, superblock: true });
+    if (sg >= 32) out.push({ WG: 128, LANES: 32, ROWS: 4, subgroups: true, superblock: true });
+  }
+  out.push({ WG: 128, LANES: 16, ROWS: 2, subgroups: false, superblock: true });
+  return out;
 }
 
 function dedupe(ls: MatvecLayout[]): MatvecLayout[] {
@@ -189,7 +212,7 @@ function dedupe(ls: MatvecLayout[]): MatvecLayout[] {
 }
 
 export function layoutKey(l: MatvecLayout): string {
-  return `wg${l.WG}l${l.LANES}r${l.ROWS}${l.LANES === 1 ? '' : l.subgroups ? 'sg' : 'sh'}`;
+  return `${l.superblock ? 'sb-' : ''}wg${l.WG}l${l.LANES}r${l.ROWS}${l.LANES === 1 ? '' : l.subgroups ? 'sg' : 'sh'}`;
 }
 
 /** The untimed choice: the first candidate of the device's class, for every format. */
