@@ -89,7 +89,7 @@ function isTile(v: unknown): v is MatmulLayout {
       && typeof t.subgroups === 'boolean' && (!t.subgroups || t.WG >= 4);
   }
   return t.kind === 'tiles' && pow2(t.BM) && pow2(t.BN) && pow2(t.TM) && pow2(t.TN)
-    && t.BM <= 32 && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 8 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
+    && (t.BM <= 32 || t.BM === 64) && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 8 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
 }
 
 async function readStored(key: string, device: GPUDevice): Promise<Tuning | undefined> {

@@ -20,7 +20,7 @@ export interface MatvecLayout {
 /** The prefill matmul's tile in workgroup memory (shaders/matmul_tiles.wgsl), for GPUs. */
 export interface MatmulTilesLayout {
   kind: 'tiles';
-  BM: number;                  // tokens per tile (≤ 32)
+  BM: number;                  // tokens per tile (≤ 32, or 64)
   BN: number;                  // weight rows per tile (even)
   TM: number;                  // tokens per thread (≤ 16, divides BM)
   TN: number;                  // rows per thread (≤ 8, divides BN)
@@ -91,6 +91,32 @@ export function topkLayoutFor(c: AdapterClass, subgroupMinSize = 0): TopkLayout 
   return { WG: subgroupMinSize >= 4 && subgroupMinSize <= 32 ? subgroupMinSize : 8, ITEMS: 64 };
 }
 
+/**
+ * Prefill tokens a step by class, before the device's limits (prefillStepFor): a big GPU needs hundreds
+ * of tokens a step to fill its cores with the matmul's 64-token tiles (an H200 ran Qwen3-8B's gate_up at
+ * 11 TFLOP/s with 256 and far less with 64); small adapters keep today's 64.
+ */
+export const PREFILL_STEPS: Readonly<Record<AdapterClass, number>> = { cpu: 64, mobile: 128, integrated: 256, discrete: 512 };
+
+/** The device limits the prefill step must respect (a GPUSupportedLimits has them). */
+export interface StepLimits {
+  maxStorageBufferBindingSize: number;
+  maxBufferSize: number;
+}
+
+/**
+ * The prefill step (tokens a step: the activations are [T, width] f32 buffers) for an adapter class: the
+ * class's PREFILL_STEPS, halved while a step's widest activation row (`widestRow` floats) times T passes
+ * the device's binding or buffer limit, but never below 64 (what every engine used before, whatever the
+ * limits: the widest row of 64 tokens fits any WebGPU device's 128 MiB binding for the models we run).
+ */
+export function prefillStepFor(c: AdapterClass, limits: StepLimits, widestRow: number): number {
+  const most = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  let T = PREFILL_STEPS[c];
+  while (T > 64 && T * widestRow * 4 > most) T /= 2;
+  return T;
+}
+
 export function matmulThreads(t: MatmulLayout): number {
   return t.kind === 'rows' ? t.WG : (t.BM / t.TM) * (t.BN / t.TN);
 }
@@ -121,6 +147,9 @@ export function matmulCandidates(t: DeviceTraits): MatmulLayout[] {
       // 8 × 8 outputs a thread: four times the fmas per workgroup-memory load of 4 × 4 (32 threads a tile)
       { kind: 'tiles', BM: 32, BN: 64, TM: 8, TN: 8 },
       { kind: 'tiles', BM: 16, BN: 64, TM: 4, TN: 2 }, { kind: 'tiles', BM: 32, BN: 32, TM: 4, TN: 2 },
+      // 64 × 64 output tiles (the register-tiled shape of fast GPU matmuls): twice the reuse of each
+      // dequantized weight of a 32-token tile; 8 × 4 a thread (128 threads) or 4 × 4 (256)
+      { kind: 'tiles', BM: 64, BN: 64, TM: 8, TN: 4 }, { kind: 'tiles', BM: 64, BN: 64, TM: 4, TN: 4 },
     ];
   return out.filter((l) => matmulThreads(l) <= t.maxInvocations);
 }
