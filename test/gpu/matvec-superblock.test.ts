@@ -1,5 +1,5 @@
-// The super-block decode matvec (shaders/matvec_superblock.wgsl with shaders/lib/ggml/q4_k_superblock.wgsl)
-// against the reference matmul (ggml-exact dequantization, doubles) on Q4_K rows of 3 and 5 super-blocks
+// The super-block decode matvec (shaders/matvec_superblock.wgsl with shaders/lib/ggml/<type>_superblock.wgsl)
+// against the reference matmul (ggml-exact dequantization, doubles) on Q4_K and Q6_K rows of 3 and 5 super-blocks
 // (odd: the row groups' lanes run unequal numbers of super-blocks, some none), with its three reductions
 // (subgroupAdd, subgroup shuffles, workgroup memory), the three epilogues, whole and split into chunks,
 // on both paths. Tolerance as for every linear (test/gpu/ggml-kernels.test.ts): 2e-6 of the largest
@@ -15,9 +15,9 @@ import type { GgmlLinear } from '../../src/model/types.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
-function q4k(rows: number, cols: number, seed: number): GgmlLinear {
+function kquant(type: 'Q4_K' | 'Q6_K', rows: number, cols: number, seed: number): GgmlLinear {
   const v = randomF32(rows * cols, seed, 0.5);
-  return { kind: 'ggml', rows, cols, segments: [{ name: 'w.Q4_K', type: 'Q4_K', rows, bytes: quantizeGgml('Q4_K', v, rows, cols) }] };
+  return { kind: 'ggml', rows, cols, segments: [{ name: `w.${type}`, type, rows, bytes: quantizeGgml(type, v, rows, cols) }] };
 }
 
 const tuning = (mv: MatvecLayout): Tuning => ({
@@ -34,7 +34,7 @@ const LAYOUTS: [string, MatvecLayout][] = [
   ['16 lanes a group in 32 × 4 rows, workgroup memory', { WG: 32, LANES: 16, ROWS: 4, subgroups: false, superblock: true }],
 ];
 
-describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t] as const)))('Q4_K super-block matvec, %s, shader-f16 %s', (_l, useF16, layout) => {
+describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t] as const)))('K-quant super-block matvec, %s, shader-f16 %s', (_l, useF16, layout) => {
   let device: GPUDevice;
   let h: KernelHarness;
   beforeAll(async () => {
@@ -43,13 +43,14 @@ describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t]
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 
-  it.each([3, 5])('%i super-blocks a row: plain, residual and gate|up, whole and split', async (supers) => {
-    const w = q4k(38, 256 * supers, 11 + supers);
+  // Q6_K's 210-byte super-blocks start at every even byte offset (rows of 3 and 5 of them: 630 and 1,050 bytes).
+  it.each([['Q4_K', 3], ['Q6_K', 5]] as const)('%s, %i super-blocks a row: plain, residual and gate|up, whole and split', async (type, supers) => {
+    const w = kquant(type, 38, 256 * supers, 11 + supers);
     const g = uploadLinear(device, w, 1 << 30);
     const rowBytes = w.segments[0]!.bytes.byteLength / w.rows;
     const split = uploadLinear(device, w, rowBytes * 7 + 32);
     expect(split.chunks.length).toBeGreaterThan(1);
-    expect(matvecKernel(layout, g.chunks[0]!.format).name).toBe('matvec_superblock_ggml_q4_k');
+    expect(matvecKernel(layout, g.chunks[0]!.format).name).toBe(`matvec_superblock_ggml_${type.toLowerCase()}`);
     const x = randomF32(w.cols, 30 + supers);
     const ref = matmul(w, x, 1);
     for (const gw of [g, split]) {
@@ -70,8 +71,9 @@ describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t]
 
 describe('which decode matvec a layout runs', () => {
   const sb: MatvecLayout = { WG: 64, LANES: 16, ROWS: 2, subgroups: false, superblock: true };
-  it('the super-block kernel for Q4_K when asked, matvec.wgsl for other formats, narrow groups and rows layouts', () => {
+  it('the super-block kernel for Q4_K and Q6_K when asked, matvec.wgsl for other formats, narrow groups and rows layouts', () => {
     expect(matvecKernel(sb, { kind: 'ggml', type: 'Q4_K' }).name).toBe('matvec_superblock_ggml_q4_k');
+    expect(matvecKernel(sb, { kind: 'ggml', type: 'Q6_K' }).name).toBe('matvec_superblock_ggml_q6_k');
     expect(matvecKernel(sb, { kind: 'ggml', type: 'Q8_0' }).name).toBe('matvec_ggml_q8_0');
     expect(matvecKernel(sb, { kind: 'dense', wdtype: 2 }).name).toBe('matvec_dense');
     expect(matvecKernel({ ...sb, LANES: 2 }, { kind: 'ggml', type: 'Q4_K' }).name).toBe('matvec_ggml_q4_k');

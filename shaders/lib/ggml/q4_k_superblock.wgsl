@@ -1,5 +1,5 @@
 // Q4_K's part of the super-block decode matvec (shaders/matvec_superblock.wgsl), on ./q4_k.wgsl (QK,
-// QBYTES, nibble_dot) and shaders/lib/ggml_words.wgsl. A super-block (144 bytes: header vec4 d | dmin |
+// QBYTES, nibble_dot), ./superblock_x.wgsl (SbX, sb_load_x) and shaders/lib/ggml_words.wgsl. A super-block (144 bytes: header vec4 d | dmin |
 // scales[12], then qs as eight vec4s) is shared by SB_LANES = 4 lanes. Lane part i = 2v + h owns the
 // sub-blocks 2v, 2v + 1, 2v + 4 and 2v + 5, values 16h .. 16h + 15 of each: qs vec4s 2v + h (the low
 // nibbles are sub-block 2v's values, the high ones 2v + 1's) and 4 + 2v + h (sub-blocks 2v + 4 and 2v + 5),
@@ -10,30 +10,10 @@
 
 const SB_LANES: u32 = 4u;
 
-// A lane's 64 x values (group g: the 16 values of its g-th sub-block, in v[4g .. 4g + 3]) and each group's sum.
-struct SbX {
-  v: array<vec4<f32>, 16>,
-  s: vec4<f32>,
-}
-
-// The first column of group g (sub-blocks 2v, 2v + 1, 2v + 4, 2v + 5) of `part` in super-block sb.
+// The first column of group g (sub-blocks 2v, 2v + 1, 2v + 4, 2v + 5) of `part` in super-block sb
+// (./superblock_x.wgsl loads them).
 fn sb_group_col(sb: u32, part: u32, g: u32) -> u32 {
   return 256u * sb + 64u * (part >> 1u) + 16u * (part & 1u) + 32u * (g & 1u) + 128u * (g >> 1u);
-}
-
-fn sb_load_x(sb: u32, part: u32) -> SbX {
-  var xs: SbX;
-  for (var g = 0u; g < 4u; g++) {
-    let base = x_at + sb_group_col(sb, part, g) / 4u;
-    var s = vec4<f32>(0.0);
-    for (var i = 0u; i < 4u; i++) {
-      let v = x[base + i];
-      xs.v[4u * g + i] = v;
-      s += v;
-    }
-    xs.s[g] = (s.x + s.y) + (s.z + s.w);
-  }
-  return xs;
 }
 
 // Σ of 16 nibbles (shift 0: low, 4: high) of q against x values v[o .. o + 3].

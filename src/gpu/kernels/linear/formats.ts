@@ -21,7 +21,9 @@ import q4_k from '../../../../shaders/lib/ggml/q4_k.wgsl?raw';
 import q5_k from '../../../../shaders/lib/ggml/q5_k.wgsl?raw';
 import q6_k from '../../../../shaders/lib/ggml/q6_k.wgsl?raw';
 import kScales from '../../../../shaders/lib/ggml/k_scales.wgsl?raw';
+import superblockX from '../../../../shaders/lib/ggml/superblock_x.wgsl?raw';
 import q4_kSuperblock from '../../../../shaders/lib/ggml/q4_k_superblock.wgsl?raw';
+import q6_kSuperblock from '../../../../shaders/lib/ggml/q6_k_superblock.wgsl?raw';
 import { GGML_BLOCK_TYPES, type ChunkFormat, type GgmlBlockType } from '../../gpu-weights.ts';
 import { read, type Binding } from '../../kernel.ts';
 import type { Consts } from '../../pipelines.ts';
@@ -75,7 +77,8 @@ const GGML_BLOCKS: Record<GgmlBlockType, readonly string[]> = {
 
 /** The block types with a super-block decode matvec: its libraries after the type's own, and SB_LANES. */
 const GGML_SUPERBLOCKS: Partial<Record<GgmlBlockType, { libs: readonly string[]; lanes: number }>> = {
-  Q4_K: { libs: [q4_kSuperblock], lanes: 4 },
+  Q4_K: { libs: [superblockX, q4_kSuperblock], lanes: 4 },
+  Q6_K: { libs: [superblockX, q6_kSuperblock], lanes: 4 },
 };
 
 const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, FormatKernelRow] => {
