@@ -8,7 +8,8 @@
 // then each of its WG = (BM/TM)·(BN/TN) threads accumulates TM tokens × TN rows in registers. A weight
 // is decoded once per BM tokens, an x value read once per BN rows. Threads are numbered rows fastest,
 // so the lanes of a SIMD vector or warp share their tokens: their xs reads are one broadcast.
-// The finished tile goes through workgroup memory (ws, reused) so the epilogue sees gate and up together
+// The finished tile goes through workgroup memory (ws, reused; BK tokens a pass, so a 64 × 64 tile fits
+// the 16 KiB every WebGPU device has: ws 32·64 + xs 32·64 floats) so the epilogue sees gate and up together
 // (SILU_GATE_UP: tile rows [0, BN/2) are gate rows, [BN/2, BN) the matching up rows) and y is written
 // with neighbouring threads on neighbouring columns.
 // The job library (shaders/lib/job_plain.wgsl or job_experts.wgsl) maps the workgroup to its rows and
@@ -24,9 +25,9 @@
 //   chunk     uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
 // (MoE expert variants add route, bytes_read and experts: src/gpu/kernels/moe/experts.ts.)
 
-override BM: u32 = 16u;          // tokens per tile, ≤ BK (the output tile reuses ws)
+override BM: u32 = 16u;          // tokens per tile, ≤ BK or a multiple of it (the output tile reuses ws in passes of BK tokens)
 override BN: u32 = 64u;          // weight rows per tile, even
-override TM: u32 = 16u;          // tokens per thread, ≤ MAX_TM, divides BM
+override TM: u32 = 16u;          // tokens per thread, ≤ MAX_TM, divides BM (and BK)
 override TN: u32 = 1u;           // rows per thread, ≤ MAX_TN, divides BN (8 × 8 per thread: a GPU's
                                  // 64 fmas per 16 workgroup-memory loads a k step)
 override WG: u32 = 64u;          // (BM / TM) · (BN / TN)
@@ -108,24 +109,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
   }
 
-  for (var t = 0u; t < TM; t++) {
-    for (var r = 0u; r < TN; r++) { ws[(tc * TM + t) * BN + tr * TN + r] = acc[t][r]; }
-  }
-  workgroupBarrier();
-  for (var i = lid; i < BM * tile_out; i += WG) {
-    let t = i / tile_out;
-    let j = i % tile_out;
-    let tok = t0 + t;
-    let row = r0 + j;
-    if (tok >= n || row >= out_rows) { continue; }
-    let v = ws[t * BN + j];
-    let at = y_row(tok) * chunk.out_stride + chunk.row_offset + row;
-    if (fused) {
-      y[at] = v / (1.0 + exp(-v)) * ws[t * BN + j + BN / 2u];   // silu(gate) · up
-    } else if (chunk.epilogue == ADD_RESIDUAL) {
-      y[at] = y[at] + v;
-    } else {
-      y[at] = v;
+  // The output tile goes through ws in passes of BK tokens (ws holds BK·BN values; BM may be 64): a
+  // thread's TM tokens lie in one pass (TM divides BK).
+  for (var p0 = 0u; p0 < BM; p0 += BK) {
+    if (tc * TM >= p0 && tc * TM < p0 + BK) {
+      for (var t = 0u; t < TM; t++) {
+        for (var r = 0u; r < TN; r++) { ws[(tc * TM + t - p0) * BN + tr * TN + r] = acc[t][r]; }
+      }
     }
+    workgroupBarrier();
+    for (var i = lid; i < min(BK, BM - p0) * tile_out; i += WG) {
+      let t = i / tile_out;
+      let j = i % tile_out;
+      let tok = t0 + p0 + t;
+      let row = r0 + j;
+      if (tok >= n || row >= out_rows) { continue; }
+      let v = ws[t * BN + j];
+      let at = y_row(tok) * chunk.out_stride + chunk.row_offset + row;
+      if (fused) {
+        y[at] = v / (1.0 + exp(-v)) * ws[t * BN + j + BN / 2u];   // silu(gate) · up
+      } else if (chunk.epilogue == ADD_RESIDUAL) {
+        y[at] = y[at] + v;
+      } else {
+        y[at] = v;
+      }
+    }
+    workgroupBarrier();                                    // every read of ws done before the next pass writes
   }
 }

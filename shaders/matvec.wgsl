@@ -9,7 +9,7 @@
 // The LANES lanes of a group split each row: lane l takes blocks l, l + LANES, … so neighbouring lanes
 // read neighbouring 16-byte chunks; each x block is loaded once for the group's ROWS rows and the ROWS
 // partial sums stay in registers. reduce_rows (shaders/lib/reduce_*) sums each group's lanes and the
-// group's lane 0 writes the epilogue. LANES = WG is llama.cpp's layout (one row group per workgroup);
+// group's lane 0 writes the epilogue (shaders/lib/matvec_store.wgsl). LANES = WG is llama.cpp's layout (one row group per workgroup);
 // LANES = 1 gives every lane its own rows, so all lanes read the same x (one load on SIMD rasterizers).
 // For SILU_GATE_UP a group's ROWS slots are ROWS/2 gate rows followed by their up rows (rows r and
 // r + out_rows of W), so gate and up share x too.
@@ -64,18 +64,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   reduce_rows(&acc, lid);
 
   if (lane != 0u) { return; }
-  if (first < out_rows) { rows_read(job, min(per_group, out_rows - first) * select(1u, 2u, fused)); }
-  for (var j = 0u; j < per_group; j++) {
-    let r = first + j;
-    if (r >= out_rows) { break; }
-    let at = job.y_base + chunk.row_offset + r;
-    let v = acc[j];
-    if (fused) {
-      y[at] = v / (1.0 + exp(-v)) * acc[j + per_group];     // silu(gate) · up
-    } else if (chunk.epilogue == ADD_RESIDUAL) {
-      y[at] = y[at] + v;
-    } else {
-      y[at] = v;
-    }
-  }
+  store_rows(job, first, per_group, &acc);               // shaders/lib/matvec_store.wgsl
 }

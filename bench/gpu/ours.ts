@@ -1,12 +1,15 @@
 // Our engine's side of the GPU bench: load a GGUF (streamed), prefill P tokens (runTokens + the first
 // pick, as the generator does), decode G tokens greedily (decodeNext, the generator's plain step), and
-// the per-op profile of one layer, decode at position 100 and prefill at the default step.
+// the per-op profile of one layer, decode at position 100 and prefill at the engine's step (maxBatch
+// 'auto': the adapter's).
 // Host ms per decode token outside the kernels (src/gpu/readback.ts HostTimes): over the decode loop, the
 // time the queue stood empty while the host encoded, submitted or handled a read-back, plus one read-back
 // round trip (an empty submit's, measured here) for each read-back that emptied the queue: the GPU waits
 // that long on the host per token. The host's own encode + submit milliseconds are reported beside it.
 import path from 'node:path';
+import { autotune } from '../../src/gpu/autotune.ts';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
+import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import type { WebGPUEngine } from '../../src/gpu/engine.ts';
 import { decodeNext, sampleNext } from '../../src/model/engine-types.ts';
 import { openWeights } from '../../src/model/load-weights.ts';
@@ -27,6 +30,9 @@ export interface OursFigures {
   profileDecode: { label: string; us: number }[];
   profilePrefill: { label: string; us: number; tokens: number }[];
   kernels: string;
+  /** The start-up tuning's timed candidates for the ggml formats ("format kind layout µs"; empty when an earlier shape's choice was reused). */
+  tuned: string[];
+  prefillStep: number;                // tokens a prefill step (maxBatch 'auto')
   weightMB: number;
 }
 
@@ -56,10 +62,14 @@ const promptIds = (n: number, vocab: number): number[] => Array.from({ length: n
 export async function benchOurs(device: GPUDevice, gguf: string, opts: { layers: number; prompts: number[]; decode: number; profile: boolean }): Promise<OursFigures> {
   const maxPrompt = Math.max(...opts.prompts);
   const t0 = performance.now();
+  // the tuning the engine takes (memoized per adapter and formats), timed here so its candidates are reported
+  const tuning = await autotune(new PipelineCache(device, device.features.has('shader-f16')), ['ggml']);
+  const tuned = tuning.measured.map((m) => `${m.format} ${m.kind} ${m.layout} ${Number.isFinite(m.microseconds) ? m.microseconds.toFixed(1) : 'wrong'} µs`);
   // the file's folder as a source, named directly (resolveModelSource reaches it by a dynamic import a bundle cannot follow)
   const source = new NodeFolderSource(path.dirname(gguf), path.basename(gguf));
   const weights = await openWeights(source, { layers: [0, opts.layers], embedding: true, head: true });
-  const engine: WebGPUEngine = await createWebGPUEngine(weights, { device, ctx: maxPrompt + opts.decode + 8 });
+  // the adapter's prefill step (512 tokens on a discrete GPU with room for it; 64 on a CPU rasterizer)
+  const engine: WebGPUEngine = await createWebGPUEngine(weights, { device, ctx: maxPrompt + opts.decode + 8, maxBatch: 'auto' });
   const L = weights.config.numLayers, V = weights.config.vocabSize;
   // warm-up: every pipeline of prefill and decode compiled once, outside the times
   await sampleNext(engine, await engine.runTokens(promptIds(Math.min(64, maxPrompt), V), [0, L], 0), { temperature: 0 });
@@ -96,7 +106,7 @@ export async function benchOurs(device: GPUDevice, gguf: string, opts: { layers:
     await engine.runTokens(promptIds(at, V), [0, L], 0);
     for (const p of await engine.profileLayer(0, at)) profileDecode.push({ label: p.label, us: p.seconds * 1e6 });
     await engine.truncate(0);
-    const step = Math.min(64, maxPrompt);
+    const step = Math.min(engine.stats().maxBatch, maxPrompt);
     for (const p of await engine.profileLayer(0, 0, { tokens: step, repeat: 2, reps: 3 })) profilePrefill.push({ label: p.label, us: p.seconds * 1e6, tokens: step });
     await engine.truncate(0);
   }
@@ -105,7 +115,8 @@ export async function benchOurs(device: GPUDevice, gguf: string, opts: { layers:
     hostMsPerToken: idle + drains * rtt, hostIdleMsPerToken: idle, drainsPerToken: drains, roundTripMs: rtt,
     encodeMsPerToken: (h1.encodeMs - h0.encodeMs) / G, wallMsPerToken: wall / G,
     dispatchesPerToken: (s1.dispatches - s0.dispatches) / G,
-    profileDecode, profilePrefill, kernels: engine.stats().kernels, weightMB: engine.stats().weightBytes / 1e6,
+    profileDecode, profilePrefill, kernels: engine.stats().kernels, tuned, prefillStep: engine.stats().maxBatch,
+    weightMB: engine.stats().weightBytes / 1e6,
   };
   await engine.dispose();
   return figures;

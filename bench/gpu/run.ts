@@ -91,6 +91,8 @@ export async function runGpuBench(o: GpuBenchOptions, log: (line: string) => voi
       try {
         r.ours = await benchOurs(device, file.path, { layers: shape.model.layers!, prompts: o.prompts, decode: o.decode, profile: o.profile });
         log(`  ours: load ${r.ours.loadSeconds.toFixed(1)} s, prefill ${fmt(r.ours.prefill)}, decode ${r.ours.decode.toFixed(2)} tok/s, host ${r.ours.hostMsPerToken.toFixed(2)} ms/token`);
+        log(`  kernels: ${r.ours.kernels}; prefill step ${r.ours.prefillStep}`);
+        if (r.ours.tuned.length) log(`  tuned: ${r.ours.tuned.join('; ')}`);
       } catch (e) {
         r.oursError = errorText(e);
         log(`  ours failed: ${r.oursError}`);

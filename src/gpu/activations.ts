@@ -11,12 +11,27 @@ import { ropeTable } from './layers.ts';
 import type { PipelineCache } from './pipelines.ts';
 
 /** The widths a hybrid model's activations need (att must also hold the gated norm's [T, n_v·d_v]). */
-export function hybridWidths(cfg: ModelConfig): { qkv: number; att: number; lin: number; ba: number; conv: number; delta: number } {
+/** What a step's activation widths depend on. */
+type WidthConfig = Pick<ModelConfig, 'hiddenSize' | 'numHeads' | 'numKvHeads' | 'headDim' | 'intermediateSize' | 'moe' | 'hybrid'>;
+
+export function hybridWidths(cfg: WidthConfig): { qkv: number; att: number; lin: number; ba: number; conv: number; delta: number } {
   const h = cfg.hybrid!;
   const { numHeads: Hq, numKvHeads: Hkv, headDim: D } = cfg;
   const C = 2 * h.linearNumKeyHeads * h.linearKeyHeadDim + h.linearNumValueHeads * h.linearValueHeadDim;
   const Vd = h.linearNumValueHeads * h.linearValueHeadDim;
   return { qkv: 2 * (Hq + Hkv) * D, att: Math.max(Hq * D, Vd), lin: C + Vd, ba: 2 * h.linearNumValueHeads, conv: C, delta: Vd };
+}
+
+/**
+ * The widest activation a step allocates per token, in floats: the [T, width] buffer that first meets a
+ * device's binding limit as the step grows (src/gpu/tuning.ts prefillStepFor). A dense gate|up counts as
+ * split ([T, 2·I]); MoE counts its k expert rows of a token ([T·k, 2·I_e] and [T·k, H]).
+ */
+export function widestActivationRow(cfg: WidthConfig): number {
+  const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, intermediateSize: I } = cfg;
+  const m = cfg.moe;
+  const moe = m ? [m.numExperts, m.numExpertsPerTok * Math.max(2 * m.moeIntermediateSize, H), m.sharedExpertIntermediateSize ?? 0] : [];
+  return Math.max(H, (Hq + 2 * Hkv) * D, Hq * D, 2 * I, ...moe, ...(cfg.hybrid ? Object.values(hybridWidths(cfg)) : []));
 }
 
 /** The sparse MLPs of these layers (Qwen3 MoE and Qwen3.5 MoE), by ascending layer index. */

@@ -32,7 +32,8 @@ export interface AutotuneResult {
 }
 
 const memo = new Map<string, Tuning>();
-const STORAGE_PREFIX = 'pooled.tuning.v1:';
+// v2: the ggml formats gained super-block matvec candidates; choices stored before never timed them.
+const STORAGE_PREFIX = 'pooled.tuning.v2:';
 
 /** What identifies an adapter and path for the cache: its self-description, the f16 path, subgroups. */
 export function tuningKey(device: GPUDevice, useF16: boolean): string {
@@ -76,7 +77,7 @@ function isLayout(v: unknown): v is MatvecLayout {
   return typeof l === 'object' && l !== null && Number.isInteger(l.WG) && l.WG >= 1 && l.WG <= 1024
     && (l.WG & (l.WG - 1)) === 0 && Number.isInteger(l.LANES) && l.LANES >= 1 && l.WG % l.LANES === 0
     && (l.LANES & (l.LANES - 1)) === 0 && Number.isInteger(l.ROWS) && l.ROWS >= 2 && l.ROWS <= 8 && l.ROWS % 2 === 0
-    && typeof l.subgroups === 'boolean';
+    && typeof l.subgroups === 'boolean' && (l.superblock === undefined || typeof l.superblock === 'boolean');
 }
 
 function isTile(v: unknown): v is MatmulLayout {
@@ -88,7 +89,7 @@ function isTile(v: unknown): v is MatmulLayout {
       && typeof t.subgroups === 'boolean' && (!t.subgroups || t.WG >= 4);
   }
   return t.kind === 'tiles' && pow2(t.BM) && pow2(t.BN) && pow2(t.TM) && pow2(t.TN)
-    && t.BM <= 32 && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 8 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
+    && (t.BM <= 32 || t.BM === 64) && t.BN >= 2 && t.BN <= 256 && t.TM <= 16 && t.TN <= 8 && t.BM % t.TM === 0 && t.BN % t.TN === 0;
 }
 
 async function readStored(key: string, device: GPUDevice): Promise<Tuning | undefined> {
@@ -263,7 +264,7 @@ export async function autotune(cache: PipelineCache, formats: readonly LinearFor
         const expect = matmul(w, x.subarray(0, p.n * p.cols), p.n);
         const g = uploadLinear(device, w, device.limits.maxStorageBufferBindingSize);
         const variants: Tuning[] = kind === 'matvec'
-          ? (opts.candidates ?? matvecCandidates(traits)).map((l) => ({ ...tuning, matvec: { ...tuning.matvec, [format]: l } }))
+          ? (opts.candidates ?? matvecCandidates(traits, format)).map((l) => ({ ...tuning, matvec: { ...tuning.matvec, [format]: l } }))
           : matmulCandidates(traits).map((l) => ({ ...tuning, matmul: { ...tuning.matmul, [format]: l } }));
         const trials: Trial[] = variants.map((t) => ({
           tuning: t, best: Infinity,

@@ -3,7 +3,7 @@
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import { isLinearLayer, type DecoderLayerWeights, type Linear, type LoadProgress, type ModelWeights } from '../model/types.ts';
-import { createActivations } from './activations.ts';
+import { createActivations, widestActivationRow } from './activations.ts';
 import { requestEngineDevice } from './device.ts';
 import { GpuResourceError } from './errors.ts';
 import { WebGPUEngine } from './engine.ts';
@@ -19,7 +19,7 @@ import { PipelineCache } from './pipelines.ts';
 import { kvBufferBytes } from './kernels/attention/kv-layout.ts';
 import { isKvCacheType, KV_CACHE_TYPES, type KvCacheType } from '../model/kv-quant.ts';
 import { autotune } from './autotune.ts';
-import type { LinearFormat, TopkLayout, Tuning } from './tuning.ts';
+import { deviceTraits, prefillStepFor, type LinearFormat, type TopkLayout, type Tuning } from './tuning.ts';
 
 export interface WebGPUEngineOptions {
   /** KV capacity in tokens. Default: the model's maxPositionEmbeddings, capped at DEFAULT_CTX_CAP. */
@@ -30,8 +30,13 @@ export interface WebGPUEngineOptions {
   useF16?: boolean;
   /** Split weights into buffers of at most this many bytes (default: the device's binding limit). */
   maxBindingBytes?: number;
-  /** Tokens per prefill submit (activation buffers are sized for it). Default 64. */
-  maxBatch?: number;
+  /**
+   * Tokens per prefill submit (activation buffers are sized for it). Default 64 (what the room's deal
+   * counts as an engine's scratch, src/model/engine-scratch.ts ENGINE_MAX_BATCH). 'auto': the adapter
+   * class's step within the device's limits (src/gpu/tuning.ts prefillStepFor: 512 on a discrete GPU),
+   * for a standalone engine such as the GPU bench's.
+   */
+  maxBatch?: number | 'auto';
   /** Upload progress: bytes of weights on the device so far. */
   onProgress?: (p: LoadProgress) => void;
   /**
@@ -152,7 +157,10 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const useF16 = opts.useF16 !== false && device.features.has('shader-f16');
   const maxBindingBytes = Math.min(opts.maxBindingBytes ?? Infinity, device.limits.maxStorageBufferBindingSize);
   const ctx = opts.ctx ?? Math.min(cfg.maxPositionEmbeddings, DEFAULT_CTX_CAP);
-  const maxBatch = opts.maxBatch ?? 64;
+  const maxBatch = opts.maxBatch === 'auto'
+    ? prefillStepFor(deviceTraits(device).adapterClass, device.limits, widestActivationRow(cfg))
+    : opts.maxBatch ?? 64;
+  if (!(Number.isInteger(maxBatch) && maxBatch >= 1)) throw new EngineUsageError(`createWebGPUEngine: maxBatch ${String(opts.maxBatch)} must be a positive integer or 'auto'`);
   if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createWebGPUEngine: ctx ${ctx} must be a positive integer`);
   if (cfg.headDim % 2 !== 0 || cfg.headDim > 512) throw new EngineUsageError(`createWebGPUEngine: head_dim ${cfg.headDim} must be even and ≤ 512`);
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);

@@ -30,6 +30,7 @@ export interface EngineStats {
   kernels: string;             // the tuned kernel layouts (src/gpu/tuning.ts describeTuning)
   useF16: boolean;
   ctx: number;
+  maxBatch: number;            // tokens a step (createWebGPUEngine's maxBatch: 64, or the adapter's with 'auto')
   maxBindingBytes: number;
   weightBytes: number;
   last: { op: string; tokens: number; submits: number; dispatches: number };
@@ -78,6 +79,7 @@ export function engineStats(parts: EngineParts, counters: EngineCounters, last: 
     kernels: describeTuning(parts.cache.tuning),
     useF16: parts.cache.useF16,
     ctx: parts.ctx,
+    maxBatch: parts.maxBatch,
     maxBindingBytes: parts.maxBindingBytes,
     weightBytes: parts.weightBytes,
     last: { ...last },

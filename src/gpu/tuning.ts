@@ -10,12 +10,17 @@ export interface MatvecLayout {
   LANES: number;               // lanes splitting each row (a power of two dividing WG)
   ROWS: number;                // rows per group of LANES lanes (2, 4, 6 or 8: gate|up pairs must fit)
   subgroups: boolean;          // reduce with subgroup operations (needs WG ≤ the smallest subgroup) or workgroup memory
+  /**
+   * Decode K-quant rows with shaders/matvec_superblock.wgsl (a super-block per few lanes) where the block
+   * type has it (Q4_K); other formats run shaders/matvec.wgsl in the same layout. Absent: false.
+   */
+  superblock?: boolean;
 }
 
 /** The prefill matmul's tile in workgroup memory (shaders/matmul_tiles.wgsl), for GPUs. */
 export interface MatmulTilesLayout {
   kind: 'tiles';
-  BM: number;                  // tokens per tile (≤ 32)
+  BM: number;                  // tokens per tile (≤ 32, or 64)
   BN: number;                  // weight rows per tile (even)
   TM: number;                  // tokens per thread (≤ 16, divides BM)
   TN: number;                  // rows per thread (≤ 8, divides BN)
@@ -86,6 +91,32 @@ export function topkLayoutFor(c: AdapterClass, subgroupMinSize = 0): TopkLayout 
   return { WG: subgroupMinSize >= 4 && subgroupMinSize <= 32 ? subgroupMinSize : 8, ITEMS: 64 };
 }
 
+/**
+ * Prefill tokens a step by class, before the device's limits (prefillStepFor): a big GPU needs hundreds
+ * of tokens a step to fill its cores with the matmul's 64-token tiles (an H200 ran Qwen3-8B's gate_up at
+ * 11 TFLOP/s with 256 and far less with 64); small adapters keep today's 64.
+ */
+export const PREFILL_STEPS: Readonly<Record<AdapterClass, number>> = { cpu: 64, mobile: 128, integrated: 256, discrete: 512 };
+
+/** The device limits the prefill step must respect (a GPUSupportedLimits has them). */
+export interface StepLimits {
+  maxStorageBufferBindingSize: number;
+  maxBufferSize: number;
+}
+
+/**
+ * The prefill step (tokens a step: the activations are [T, width] f32 buffers) for an adapter class: the
+ * class's PREFILL_STEPS, halved while a step's widest activation row (`widestRow` floats) times T passes
+ * the device's binding or buffer limit, but never below 64 (what every engine used before, whatever the
+ * limits: the widest row of 64 tokens fits any WebGPU device's 128 MiB binding for the models we run).
+ */
+export function prefillStepFor(c: AdapterClass, limits: StepLimits, widestRow: number): number {
+  const most = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  let T = PREFILL_STEPS[c];
+  while (T > 64 && T * widestRow * 4 > most) T /= 2;
+  return T;
+}
+
 export function matmulThreads(t: MatmulLayout): number {
   return t.kind === 'rows' ? t.WG : (t.BM / t.TM) * (t.BN / t.TN);
 }
@@ -116,6 +147,9 @@ export function matmulCandidates(t: DeviceTraits): MatmulLayout[] {
       // 8 × 8 outputs a thread: four times the fmas per workgroup-memory load of 4 × 4 (32 threads a tile)
       { kind: 'tiles', BM: 32, BN: 64, TM: 8, TN: 8 },
       { kind: 'tiles', BM: 16, BN: 64, TM: 4, TN: 2 }, { kind: 'tiles', BM: 32, BN: 32, TM: 4, TN: 2 },
+      // 64 × 64 output tiles (the register-tiled shape of fast GPU matmuls): twice the reuse of each
+      // dequantized weight of a 32-token tile; 8 × 4 a thread (128 threads) or 4 × 4 (256)
+      { kind: 'tiles', BM: 64, BN: 64, TM: 8, TN: 4 }, { kind: 'tiles', BM: 64, BN: 64, TM: 4, TN: 4 },
     ];
   return out.filter((l) => matmulThreads(l) <= t.maxInvocations);
 }
@@ -156,9 +190,11 @@ export function deviceTraits(device: GPUDevice): DeviceTraits {
  * Candidate matvec layouts for a device, best guess first. CPU rasterizers run a subgroup as one SIMD
  * vector: a workgroup of one subgroup, either all lanes splitting a few rows that share each x load
  * (llama.cpp's choice on llvmpipe) or each lane on its own rows so the lanes' x loads are one broadcast.
- * GPUs: a subgroup (or a workgroup-memory tree) per few rows.
+ * GPUs: a subgroup (or a workgroup-memory tree) per few rows; for the ggml formats also the super-block
+ * kernel (shaders/matvec_superblock.wgsl, Q4_K) after those, so the untimed default stays the first and
+ * the timed choice can only get faster.
  */
-export function matvecCandidates(t: DeviceTraits): MatvecLayout[] {
+export function matvecCandidates(t: DeviceTraits, format?: LinearFormat): MatvecLayout[] {
   const sg = t.subgroups && t.subgroupMinSize >= 4 && t.subgroupMinSize <= 128 ? t.subgroupMinSize : 0;
   const out: MatvecLayout[] = [];
   if (t.adapterClass === 'cpu') {
@@ -174,8 +210,24 @@ export function matvecCandidates(t: DeviceTraits): MatvecLayout[] {
     const shared: [number, number, number][] = t.adapterClass === 'mobile'
       ? [[64, 16, 2], [64, 64, 2], [128, 32, 2]] : [[64, 64, 2], [128, 32, 2], [256, 64, 2]];
     for (const [WG, LANES, ROWS] of shared) out.push({ WG, LANES, ROWS, subgroups: false });
+    if (format === 'ggml') out.push(...superblockCandidates(sg));
   }
   return dedupe(out).filter((l) => l.WG <= t.maxInvocations);
+}
+
+/**
+ * GPU layouts of the super-block matvec (4 lanes a Q4_K super-block): row groups of 16 lanes (4
+ * super-blocks a step) or a subgroup of 32, summed by subgroup shuffles, in workgroups of 128 (several
+ * row groups keep a core's occupancy up), 2 or 4 rows a group; and a workgroup-memory fallback.
+ */
+function superblockCandidates(sg: number): MatvecLayout[] {
+  const out: MatvecLayout[] = [];
+  if (sg >= 16) {
+    for (const ROWS of [2, 4]) out.push({ WG: 128, LANES: 16, ROWS, subgroups: true, superblock: true });
+    if (sg >= 32) out.push({ WG: 128, LANES: 32, ROWS: 4, subgroups: true, superblock: true });
+  }
+  out.push({ WG: 128, LANES: 16, ROWS: 2, subgroups: false, superblock: true });
+  return out;
 }
 
 function dedupe(ls: MatvecLayout[]): MatvecLayout[] {
@@ -189,7 +241,7 @@ function dedupe(ls: MatvecLayout[]): MatvecLayout[] {
 }
 
 export function layoutKey(l: MatvecLayout): string {
-  return `wg${l.WG}l${l.LANES}r${l.ROWS}${l.LANES === 1 ? '' : l.subgroups ? 'sg' : 'sh'}`;
+  return `${l.superblock ? 'sb-' : ''}wg${l.WG}l${l.LANES}r${l.ROWS}${l.LANES === 1 ? '' : l.subgroups ? 'sg' : 'sh'}`;
 }
 
 /** The untimed choice: the first candidate of the device's class, for every format. */

@@ -52,4 +52,14 @@ describe('start-up matvec tuning on lavapipe', () => {
     const none = await autotune(new PipelineCache(device, true), ['dense'], { candidates: [wrong], matmul: false });
     expect(none.tuning.matvec.dense.subgroups).toBe(false);           // the always-correct fallback
   });
+
+  it('times super-block layouts (shaders/matvec_superblock.wgsl) on the Q4_K weight beside a rows layout, each checked', async () => {
+    const sb = { WG: 8, LANES: 8, ROWS: 2, subgroups: true, superblock: true };
+    const sbShared = { WG: 32, LANES: 16, ROWS: 4, subgroups: false, superblock: true };
+    const rows = { WG: 8, LANES: 8, ROWS: 2, subgroups: true };
+    const r = await autotune(new PipelineCache(device, true), ['ggml'], { candidates: [sb, sbShared, rows], matmul: false });
+    expect(r.measured.map((m) => m.layout)).toEqual(['sb-wg8l8r2sg', 'sb-wg32l16r4sh', 'wg8l8r2sg']);
+    expect(r.measured.every((m) => Number.isFinite(m.microseconds))).toBe(true);   // all three agree with the CPU
+    expect(layoutKey(r.tuning.matvec.ggml)).toBe(r.measured.reduce((a, b) => (b.microseconds < a.microseconds ? b : a)).layout);
+  });
 });

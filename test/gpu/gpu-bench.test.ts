@@ -31,6 +31,11 @@ describe('the GPU bench on the tiny shape', () => {
       expect(ours.dispatchesPerToken).toBeGreaterThan(2 * 4);      // two layers of several dispatches, and the head
       expect(ours.profileDecode.map((p) => p.label).length).toBeGreaterThan(3);
       expect(ours.profilePrefill.every((p) => p.tokens === 32 && p.us >= 0)).toBe(true);
+      expect(ours.prefillStep).toBe(64);                           // maxBatch 'auto' on a CPU rasterizer
+      // the autotuner's timed candidates for the ggml formats, every one checked right here
+      expect(ours.tuned.length).toBeGreaterThan(3);
+      expect(ours.tuned.every((t) => /^ggml (matvec|matmul) \S+ [0-9.]+ µs$/.test(t))).toBe(true);
+      expect(ours.kernels).toContain('ggml');
       expect(Object.keys(r.ratios!).sort()).toEqual(['decode', 'prefill 16', 'prefill 32']);
       expect(r.ratios!.decode).toBeCloseTo(ours.decode / llama.decode, 9);
     } finally {

@@ -75,6 +75,50 @@ const MAX_BATCH = 19;
 // layouts in the kernels' structure, and every pair of the two is run by test/gpu/ggml-kernels.test.ts).
 const RUNS = [[LAYOUTS[0]![0], false, LAYOUTS[0]![1]], [LAYOUTS[1]![0], true, LAYOUTS[1]![1]]] as const;
 
+/** Case c (the i-th) on the device against moeForward: routing, output and the decode matvecs' bytes read, experts whole and chunked. */
+async function checkCase(device: GPUDevice, h: KernelHarness, c: Case, i: number): Promise<void> {
+  const m = weightsOf(c, 100 + 10 * i);
+  const H = c.H;
+  const perExpert = Math.max(2 * c.I * Math.ceil(expertBytes(m.gate, c.E) / c.I / 16) * 16, expertBytes(m.down, c.E) + 64);
+  for (const maxBinding of [1 << 30, Math.floor(perExpert * 2.5) + 32]) {
+    const moe = createMoeActivations(device, { numExperts: c.E, numExpertsPerTok: c.k, moeIntermediateSize: c.I, normTopkProb: c.norm, decoderSparseStep: 1, mlpOnlyLayers: [] }, H, MAX_BATCH, [{ index: 3, moe: m }]);
+    const xnBuf = h.buffer(MAX_BATCH * H * 4);
+    const xBuf = h.buffer(MAX_BATCH * H * 4);
+    const mlp = uploadMoeMlp(device, h.cache, H, m, { step: h.step, xn: xnBuf, x: xBuf, moe, layer: 3 }, maxBinding);
+    try {
+      const chunks = mlp.linears.slice(1).map((l) => l.chunks.length);
+      if (maxBinding < 1 << 30 && c.E > 3) expect(Math.max(...chunks), `chunks ${chunks}`).toBeGreaterThan(1);
+      for (const n of [1, 5, 19]) {
+        const xn = randomF32(n * H, 7 + n);
+        const x0 = randomF32(n * H, 17 + n);
+        device.queue.writeBuffer(xnBuf, 0, xn as Float32Array<ArrayBuffer>);
+        device.queue.writeBuffer(xBuf, 0, x0 as Float32Array<ArrayBuffer>);
+        device.queue.writeBuffer(moe.bytesRead, 0, new Uint32Array(c.E));
+        await h.run(mlp.ops, n);
+        const ref = moeForward(m, m, xn, n);
+        const label = `n = ${n}, experts in ${chunks} chunks`;
+        // the routing buffer: each token's k experts in ascending id, and their weights
+        const route = new Uint32Array(await h.read(moe.route, 2 * moe.shape.maxPairs * 4));
+        const ids = Array.from({ length: n }, (_, tok) => [...route.subarray(tok * c.k, (tok + 1) * c.k)]);
+        expect(ids, label).toEqual(ref.routes.map((r) => r.experts));
+        const w = new Float32Array(route.buffer, moe.shape.maxPairs * 4, n * c.k);
+        expect(relErr(w, Float32Array.from(ref.routes.flatMap((r) => r.weights))), label).toBeLessThan(1e-6);
+        const got = await h.readF32(xBuf, n * H);
+        expect(relErr(got, x0.map((v, j) => v + ref.out[j]!)), label).toBeLessThan(2e-6);
+        // bytes read by the decode matvecs: the chosen experts' gate, up and down rows as stored, nothing else
+        const read = new Uint32Array(await h.read(moe.bytesRead, c.E * 4));
+        const perExpertBytes = expertBytes(m.gate, c.E) + expertBytes(m.up, c.E) + expertBytes(m.down, c.E);
+        const want = new Uint32Array(c.E);
+        if (n === 1) for (const e of ref.routes[0]!.experts) want[e] = perExpertBytes;
+        expect([...read], label).toEqual([...want]);
+      }
+    } finally {
+      mlp.linears.forEach((l) => l.chunks.forEach((ch) => ch.buffers.forEach((b) => b.destroy())));
+      destroyMoeActivations(moe);
+    }
+  }
+}
+
 describe.each(RUNS)('MoE sparse MLP, %s, shader-f16 %s', (_l, useF16, t) => {
   let device: GPUDevice;
   let h: KernelHarness;
@@ -85,46 +129,24 @@ describe.each(RUNS)('MoE sparse MLP, %s, shader-f16 %s', (_l, useF16, t) => {
   afterAll(() => { h?.destroy(); device?.destroy(); });
 
   it.each(CASES.map((c, i) => [c.name, c, i] as const))('%s: 1, 5 and 19 tokens equal moeForward; whole and chunked experts', async (_n, c, i) => {
-    const m = weightsOf(c, 100 + 10 * i);
-    const H = c.H;
-    const perExpert = Math.max(2 * c.I * Math.ceil(expertBytes(m.gate, c.E) / c.I / 16) * 16, expertBytes(m.down, c.E) + 64);
-    for (const maxBinding of [1 << 30, Math.floor(perExpert * 2.5) + 32]) {
-      const moe = createMoeActivations(device, { numExperts: c.E, numExpertsPerTok: c.k, moeIntermediateSize: c.I, normTopkProb: c.norm, decoderSparseStep: 1, mlpOnlyLayers: [] }, H, MAX_BATCH, [{ index: 3, moe: m }]);
-      const xnBuf = h.buffer(MAX_BATCH * H * 4);
-      const xBuf = h.buffer(MAX_BATCH * H * 4);
-      const mlp = uploadMoeMlp(device, h.cache, H, m, { step: h.step, xn: xnBuf, x: xBuf, moe, layer: 3 }, maxBinding);
-      try {
-        const chunks = mlp.linears.slice(1).map((l) => l.chunks.length);
-        if (maxBinding < 1 << 30 && c.E > 3) expect(Math.max(...chunks), `chunks ${chunks}`).toBeGreaterThan(1);
-        for (const n of [1, 5, 19]) {
-          const xn = randomF32(n * H, 7 + n);
-          const x0 = randomF32(n * H, 17 + n);
-          device.queue.writeBuffer(xnBuf, 0, xn as Float32Array<ArrayBuffer>);
-          device.queue.writeBuffer(xBuf, 0, x0 as Float32Array<ArrayBuffer>);
-          device.queue.writeBuffer(moe.bytesRead, 0, new Uint32Array(c.E));
-          await h.run(mlp.ops, n);
-          const ref = moeForward(m, m, xn, n);
-          const label = `n = ${n}, experts in ${chunks} chunks`;
-          // the routing buffer: each token's k experts in ascending id, and their weights
-          const route = new Uint32Array(await h.read(moe.route, 2 * moe.shape.maxPairs * 4));
-          const ids = Array.from({ length: n }, (_, tok) => [...route.subarray(tok * c.k, (tok + 1) * c.k)]);
-          expect(ids, label).toEqual(ref.routes.map((r) => r.experts));
-          const w = new Float32Array(route.buffer, moe.shape.maxPairs * 4, n * c.k);
-          expect(relErr(w, Float32Array.from(ref.routes.flatMap((r) => r.weights))), label).toBeLessThan(1e-6);
-          const got = await h.readF32(xBuf, n * H);
-          expect(relErr(got, x0.map((v, j) => v + ref.out[j]!)), label).toBeLessThan(2e-6);
-          // bytes read by the decode matvecs: the chosen experts' gate, up and down rows as stored, nothing else
-          const read = new Uint32Array(await h.read(moe.bytesRead, c.E * 4));
-          const perExpertBytes = expertBytes(m.gate, c.E) + expertBytes(m.up, c.E) + expertBytes(m.down, c.E);
-          const want = new Uint32Array(c.E);
-          if (n === 1) for (const e of ref.routes[0]!.experts) want[e] = perExpertBytes;
-          expect([...read], label).toEqual([...want]);
-        }
-      } finally {
-        mlp.linears.forEach((l) => l.chunks.forEach((ch) => ch.buffers.forEach((b) => b.destroy())));
-        destroyMoeActivations(moe);
-      }
-    }
+    await checkCase(device, h, c, i);
+  });
+});
+
+// The experts' decode by super-block (shaders/matvec_superblock.wgsl, a GPU candidate) on the Q4_K_M case:
+// Q4_K gate|up, Q6_K down, through the expert job library (rows and bytes read per routed expert).
+describe('MoE sparse MLP, super-block decode matvec (8 lanes × 2 rows in 32, subgroup shuffles), shader-f16 false', () => {
+  let device: GPUDevice;
+  let h: KernelHarness;
+  beforeAll(async () => {
+    device = await testDevice(false);
+    h = new KernelHarness(device, false, tuning({ WG: 32, LANES: 8, ROWS: 2, subgroups: true, superblock: true }, { kind: 'rows', WG: 8, R: 2, TT: 3, subgroups: false }));
+  });
+  afterAll(() => { h?.destroy(); device?.destroy(); });
+
+  const at = CASES.findIndex((c) => c.gate === 'Q4_K' && c.down === 'Q6_K');
+  it(`${CASES[at]!.name}: equals moeForward, whole and chunked experts`, async () => {
+    await checkCase(device, h, CASES[at]!, at);
   });
 });
 

@@ -21,6 +21,9 @@ import q4_k from '../../../../shaders/lib/ggml/q4_k.wgsl?raw';
 import q5_k from '../../../../shaders/lib/ggml/q5_k.wgsl?raw';
 import q6_k from '../../../../shaders/lib/ggml/q6_k.wgsl?raw';
 import kScales from '../../../../shaders/lib/ggml/k_scales.wgsl?raw';
+import superblockX from '../../../../shaders/lib/ggml/superblock_x.wgsl?raw';
+import q4_kSuperblock from '../../../../shaders/lib/ggml/q4_k_superblock.wgsl?raw';
+import q6_kSuperblock from '../../../../shaders/lib/ggml/q6_k_superblock.wgsl?raw';
 import { GGML_BLOCK_TYPES, type ChunkFormat, type GgmlBlockType } from '../../gpu-weights.ts';
 import { read, type Binding } from '../../kernel.ts';
 import type { Consts } from '../../pipelines.ts';
@@ -38,6 +41,12 @@ export interface FormatKernelRow {
   weights: Record<string, Binding>;
   /** A chunk's buffers by weight binding name (a chunk's `buffers`, in that order). */
   buffers(chunk: { buffers: readonly GPUBuffer[] }): Record<string, GPUBuffer>;
+  /**
+   * Block types with a super-block decode matvec (shaders/matvec_superblock.wgsl): its libraries (giving
+   * SB_LANES, SbX, sb_load_x, sb_dot) and SB_LANES, the lanes sharing a super-block. Absent: the format
+   * decodes with shaders/matvec.wgsl whatever the layout asks.
+   */
+  superblock?: { libs: readonly string[]; lanes: number };
   /** Override constants the format's libraries read. */
   consts(format: ChunkFormat): Consts;
 }
@@ -66,10 +75,20 @@ const GGML_BLOCKS: Record<GgmlBlockType, readonly string[]> = {
   Q8_0: [q8_0], Q4_0: [q4_0], Q4_1: [q4_1], Q5_0: [q5_0], Q5_1: [q5_1], Q4_K: [kScales, q4_k], Q5_K: [kScales, q5_k], Q6_K: [q6_k],
 };
 
-const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, FormatKernelRow] => [t, {
-  id: `ggml_${t.toLowerCase()}`, decode: [words, ...GGML_BLOCKS[t], ggml], dot: [ggmlDot], parts: 4,
-  weights: { weight: WEIGHT }, buffers: one, consts: none,
-}])) as Record<GgmlBlockType, FormatKernelRow>;
+/** The block types with a super-block decode matvec: its libraries after the type's own, and SB_LANES. */
+const GGML_SUPERBLOCKS: Partial<Record<GgmlBlockType, { libs: readonly string[]; lanes: number }>> = {
+  Q4_K: { libs: [superblockX, q4_kSuperblock], lanes: 4 },
+  Q6_K: { libs: [superblockX, q6_kSuperblock], lanes: 4 },
+};
+
+const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, FormatKernelRow] => {
+  const sb = GGML_SUPERBLOCKS[t];
+  return [t, {
+    id: `ggml_${t.toLowerCase()}`, decode: [words, ...GGML_BLOCKS[t], ggml], dot: [ggmlDot], parts: 4,
+    weights: { weight: WEIGHT }, buffers: one, consts: none,
+    ...(sb ? { superblock: { libs: [words, ...GGML_BLOCKS[t], ...sb.libs], lanes: sb.lanes } } : {}),
+  }];
+})) as Record<GgmlBlockType, FormatKernelRow>;
 
 /** Every weight format (ggml: one per block type). */
 export const WEIGHT_FORMATS: readonly FormatKernelRow[] = [DENSE, Q4F16_1, ...GGML_BLOCK_TYPES.map((t) => GGML[t])];

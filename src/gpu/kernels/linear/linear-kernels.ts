@@ -4,14 +4,16 @@
 // group layouts are cached per (kernel, format). The bindings are step, the format's weights, then the
 // structure's own.
 import matvecSource from '../../../../shaders/matvec.wgsl?raw';
+import matvecSuperblockSource from '../../../../shaders/matvec_superblock.wgsl?raw';
+import matvecStore from '../../../../shaders/lib/matvec_store.wgsl?raw';
 import matmulTilesSource from '../../../../shaders/matmul_tiles.wgsl?raw';
 import matmulRowsSource from '../../../../shaders/matmul_rows.wgsl?raw';
 import embedSource from '../../../../shaders/embed.wgsl?raw';
-import type { GpuLinear, GpuLinearChunk } from '../../gpu-weights.ts';
+import type { ChunkFormat, GpuLinear, GpuLinearChunk } from '../../gpu-weights.ts';
 import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct, type Bindings, type Kernel } from '../../kernel.ts';
 import { kernelOp, type Op } from '../../op.ts';
 import type { PipelineCache } from '../../pipelines.ts';
-import type { MatmulRowsLayout, MatmulTilesLayout } from '../../tuning.ts';
+import type { MatmulRowsLayout, MatmulTilesLayout, MatvecLayout } from '../../tuning.ts';
 import { WEIGHT_FORMATS, weightFormat, type FormatKernelRow } from './formats.ts';
 import { CHUNK, Epilogue, jobPlain, type LinearTarget } from './linear-contract.ts';
 import { matmulRowsOp, ROWS_X_LIBS } from './matmul-rows.ts';
@@ -28,6 +30,8 @@ const EMBED_CHUNK = uniformStruct('Chunk', ['row_start', 'rows']);
 
 export interface LinearKernels {
   matvec: Kernel;
+  /** The super-block decode matvec, for the block types that have one (formats.ts `superblock`). */
+  matvecSuperblock?: Kernel;
   matmul: Kernel;
   matmulRows: Kernel;
   embed: Kernel;
@@ -41,9 +45,16 @@ function make(f: FormatKernelRow): LinearKernels {
   const constants = { ...Epilogue, PARTS: f.parts };
   return {
     matvec: defineKernel({
-      name: `matvec_${f.id}`, family: 'matvec', source: matvecSource, libs: [jobPlain, ...f.decode, ...f.dot],
+      name: `matvec_${f.id}`, family: 'matvec', source: matvecSource, libs: [jobPlain, ...f.decode, ...f.dot, matvecStore],
       reduces: true, constants, bindings: linearBindings(f, 'array<vec4<f32>>'),
     }),
+    ...(f.superblock ? {
+      matvecSuperblock: defineKernel({
+        name: `matvec_superblock_${f.id}`, family: 'matvec_superblock', source: matvecSuperblockSource,
+        libs: [jobPlain, ...f.superblock.libs, matvecStore], reduces: true, constants: Epilogue,
+        bindings: linearBindings(f, 'array<vec4<f32>>'),
+      }),
+    } : {}),
     matmul: defineKernel({
       name: `matmul_${f.id}`, family: 'matmul_tiles', source: matmulTilesSource, libs: [jobPlain, ...f.decode],
       constants, bindings: linearBindings(f, 'array<f32>'),
@@ -80,10 +91,22 @@ function forChunk(chunk: GpuLinearChunk) {
   return { f, kernels: linearKernels(f), consts: f.consts(chunk.format), weights: f.buffers(chunk) };
 }
 
-/** The decode matvec of one chunk (one token), in the device's tuned layout for the chunk's format. */
+/**
+ * The decode matvec kernel of a chunk format in a layout: the super-block kernel when the layout asks for
+ * it and the block type has one (and the layout's row groups are whole super-blocks' lanes), else
+ * shaders/matvec.wgsl's, which runs any layout.
+ */
+export function matvecKernel(layout: MatvecLayout, format: ChunkFormat): Kernel {
+  const f = weightFormat(format);
+  const ks = linearKernels(f);
+  return layout.superblock && f.superblock && ks.matvecSuperblock && layout.LANES % f.superblock.lanes === 0 ? ks.matvecSuperblock : ks.matvec;
+}
+
+/** The decode matvec of one chunk (one token), in the device's tuned layout for the chunk's format (matvecKernel's kernel). */
 export function matvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
   const p = forChunk(chunk);
-  return matvecRowsOp(cache, p.kernels.matvec, cache.tuning.matvec[chunk.format.kind], w, chunk, t, {
+  const layout = cache.tuning.matvec[chunk.format.kind];
+  return matvecRowsOp(cache, matvecKernel(layout, chunk.format), layout, w, chunk, t, {
     consts: p.consts, buffers: { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform },
   });
 }
