@@ -11,7 +11,7 @@ import { vocabularyOf } from '../model/speculative/vocabulary.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import type { EngineKind, EngineOptions } from '../engines/contract.ts';
-import { ENGINES } from '../engines/table.ts';
+import { PAGE_ENGINES } from '../engines/page-engines.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
 import { presumedEngine } from '../room/engine-choice.ts';
 import { draftLoaderFor, type DraftLoader, type DraftTarget } from './draft-loader.ts';
@@ -140,13 +140,13 @@ export class HostSession {
       const room = await createHostRoom({
         signaling,
         model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt }, ...(this.opts.kv ? { kv: this.opts.kv } : {}),
-        engines: ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
+        engines: PAGE_ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}),
         ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });
       this.room = room;
       const target: DraftTarget = {
-        vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(ENGINES),
+        vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(PAGE_ENGINES),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}), origin: globalThis.location?.origin ?? '',
       };
       this.drafts = new DraftSwitch((this.opts.draftLoader ?? draftLoaderFor)(target), (s) => {
