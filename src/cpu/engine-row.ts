@@ -9,7 +9,7 @@ import type { EngineOptions, EngineRow } from '../engines/contract.ts';
 import { inThreadShare } from '../engines/in-thread-share.ts';
 import { CPU_ACTIVATIONS, SIMD_CHOICES, type CpuActivations, type SimdChoice } from './simd-path.ts';
 import { pageIsolated, WASM32_MEMORY_BYTES, wasmLabel, wasmThreadsHere, wasmThreadsOnThisThread } from './threads-here.ts';
-import { engineScratchBytes } from '../model/engine-scratch.ts';
+import { wasmScratchBytes } from './scratch-bytes.ts';
 
 /** The row's options as the engine takes them (validated where the URL is read: src/app/url-params.ts; the engine checks them again). */
 function cpuOptions(o: EngineOptions): { simd: SimdChoice; activations: CpuActivations } {
@@ -48,8 +48,8 @@ export const wasmRow: EngineRow = {
   fallbackLabel: () => 'CPU (WebAssembly)',
   budgetBytes: (offered) => Math.min(offered, WASM32_MEMORY_BYTES),
   capNote: (offered) => (offered >= WASM32_MEMORY_BYTES ? ' · at most 4 GiB on the CPU engine (a wasm32 memory)' : ''),
-  /** Counted as the WebGPU engine's buffers (src/model/engine-scratch.ts), the bound the deal has always used: not yet measured on its own. */
-  scratchBytes: (config, o) => engineScratchBytes(config, o),
+  /** The WASM engine's own frames (./scratch-bytes.ts; test/unit/cpu/scratch-bytes.test.ts holds it to the engine's allocations). */
+  scratchBytes: (config, o) => wasmScratchBytes(config, o),
   loadShare: (options) => inThreadShare(async (s, r) => (await import('../model/load-weights.ts')).openWeights(s, r), createWasm(options)),
   createEngine: createWasm,
 };
