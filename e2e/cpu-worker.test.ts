@@ -1,4 +1,4 @@
-// The WASM engine in its worker (src/cpu/worker-engine.ts + workers/cpu-engine.worker.ts), in headless
+// The WASM engine in the one engine worker (src/model/worker-engine-proxy.ts + workers/engine.worker.ts), in headless
 // Chromium from the production build, on the tiny dense-Q8_0 GGUF golden (harness/gguf.html?engine=wasm):
 //  - on a cross-origin isolated page the worker runs the thread pool: min(cores, 8) threads (> 1 on a
 //    machine with 2 cores or more), and the pool really ran the linears (its job count);
@@ -71,7 +71,7 @@ describe('the WASM engine in its worker (Chromium)', () => {
       // it in 1 of 4 runs after terminate() had returned, so only the pool's workers are asserted gone.)
       const pool = () => page.workers().map((w) => w.url()).filter((u) => u.startsWith('blob:'));
       expect(pool()).toHaveLength(threads - 1);
-      const engineWorker = page.workers().find((w) => w.url().includes('cpu-engine.worker'));
+      const engineWorker = page.workers().find((w) => w.url().includes('engine.worker'));
       expect(engineWorker).toBeDefined();
       expect(await engineWorker!.evaluate('typeof self.postMessage')).toBe('function');   // alive before
       await page.evaluate('window.__ggufDispose()');

@@ -9,7 +9,8 @@
 //   one byte-fallback token, and one untimed run measures what its tokenizer adds (BOS, the leading "▁")
 //   so the timed runs prefill exactly promptTokens tokens (the caller checks llama.cpp's prompt_n).
 import { speeds, type Speeds } from '../bench/cpu/speeds.ts';
-import { WorkerEngine } from '../src/gpu/worker-engine.ts';
+import { requestAdapter, summarizeAdapter } from '../src/gpu/adapter.ts';
+import { WorkerEngine } from '../src/model/worker-engine-proxy.ts';
 import { CpuWorkerClient } from './cpu-worker-client.ts';
 
 const logEl = document.getElementById('log')!;
@@ -28,14 +29,15 @@ const benchWasm = {
 
 /** Ours on WebGPU: a short warm-up (8 prompt tokens, 1 decode: the pipelines compile on first use), then the timed round. */
 async function benchWebgpu(a: { model: string; ctx: number; numLayers: number; promptIds: number[]; gen: number }): Promise<Speeds & { adapter: string; shaderF16: boolean }> {
-  const engine = await WorkerEngine.start({ model: a.model, layers: [0, a.numLayers], embedding: true, head: true, ctx: a.ctx });
+  const engine = await WorkerEngine.start({ engine: 'webgpu', options: {}, model: a.model, layers: [0, a.numLayers], embedding: true, head: true, ctx: a.ctx });
   try {
     await speeds(engine, a.numLayers, a.promptIds.slice(0, 8), 1);
     await engine.truncate(0);
     const s = await speeds(engine, a.numLayers, a.promptIds, a.gen);
-    const adapter = engine.info.adapter.description || engine.info.adapter.vendor || 'unknown adapter';
+    const info = summarizeAdapter(await requestAdapter());   // the page's: the worker's engine asks the same browser
+    const adapter = info.description || info.vendor || 'unknown adapter';
     log(`ours webgpu (${adapter}): prefill ${s.prefill.toFixed(2)}, decode ${s.decode.toFixed(2)} tok/s`);
-    return { ...s, adapter, shaderF16: engine.info.adapter.shaderF16 };
+    return { ...s, adapter, shaderF16: info.shaderF16 };
   } finally {
     await engine.dispose();
   }

@@ -1,10 +1,12 @@
-// Engine harness: loads a model into the engine worker (workers/engine.worker.ts) and generates greedy
+// Engine harness: loads a model into the WebGPU engine in the one engine worker (workers/engine.worker.ts) and generates greedy
 // tokens through the shared Generator, so e2e tests can compare the browser's WebGPU tokens with the
 // reference's (?model= a folder or a .gguf URL; ?ids=1,2,3 a prompt of token ids). Result on window.__engine = { state: 'done', ids, stats, adapter } or { state: 'error', … }.
 // ?profile=N also times N decode steps each way the app can take one (see profileDecode) and the same
 // model's CPU reference in the page: window.__engine.profile, milliseconds per token (medians).
 // &compare=WGxITEMS starts a second engine whose head uses that top-k layout and times the two in turn.
-import { WorkerEngine } from '../src/gpu/worker-engine.ts';
+import { requestAdapter, summarizeAdapter } from '../src/gpu/adapter.ts';
+import type { EngineStats } from '../src/gpu/engine.ts';
+import { WorkerEngine } from '../src/model/worker-engine-proxy.ts';
 import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
@@ -20,6 +22,9 @@ const w = window as unknown as { __engine: Record<string, unknown> };
 w.__engine = { state: 'loading' };
 const log = (line: string): void => { logEl.textContent += `${line}\n`; };
 
+/** The WebGPU row's bench settings from this page's URL: ?f16=0 forces the f32 path. */
+const gpuOptions = (): Record<string, string> => (params.get('f16') === '0' ? { f16: 'off' } : {});
+
 async function main(): Promise<void> {
   const model = new URL(params.get('model') ?? '/models/tiny/safetensors', location.href).href;
   const tokens = Number(params.get('tokens') ?? 32);
@@ -31,19 +36,20 @@ async function main(): Promise<void> {
   const ids = idsParam ? idsParam.split(',').map(Number) : tokenizer.encode(prompt);
   log(`prompt: ${ids.length} tokens`);
   const config = await loadModelConfig(source);
-  const engine = await WorkerEngine.start(
-    { model, layers: [0, config.numLayers], embedding: true, head: true, ctx, useF16: params.get('f16') !== '0' },
-    (p) => { w.__engine = { state: 'loading', phase: p.phase, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal }; },
+  const engine = await WorkerEngine.start<EngineStats>(
+    { engine: 'webgpu', options: gpuOptions(), model, layers: [0, config.numLayers], embedding: true, head: true, ctx },
+    { onProgress: (p) => { w.__engine = { state: 'loading', phase: 'fetch', bytesDone: p.bytesDone, bytesTotal: p.bytesTotal }; } },
   );
-  log(`adapter: ${engine.info.adapter.description || engine.info.adapter.vendor} (f16 ${engine.info.adapter.shaderF16})`);
+  const adapter = summarizeAdapter(await requestAdapter());   // the page's: the worker's engine asks the same browser
+  log(`adapter: ${adapter.description || adapter.vendor} (f16 ${adapter.shaderF16})`);
   const result = await new Generator(engine, { ctx }).generate(ids, { maxNewTokens: tokens });
   if (result.error) throw result.error;
   const stats = await engine.stats();
   log(`ids: ${result.ids.join(' ')}`);
   log(`decode ${result.stats.decodeTokensPerSecond.toFixed(2)} tok/s, ${stats.decodeDispatchesPerLayer} dispatches/layer`);
   const profileSteps = Number(params.get('profile') ?? 0);
-  const profile = profileSteps > 0 ? await profileDecode(engine, source, model, config.numLayers, profileSteps, ctx) : undefined;
-  w.__engine = { state: 'done', modelType: config.modelType, prompt: ids, ids: result.ids, finish: result.finish, stats, generation: result.stats, adapter: engine.info.adapter, profile };
+  const profile = profileSteps > 0 ? await profileDecode(engine, source, model, config.numLayers, config.vocabSize, profileSteps, ctx) : undefined;
+  w.__engine = { state: 'done', modelType: config.modelType, prompt: ids, ids: result.ids, finish: result.finish, stats, generation: result.stats, adapter, profile };
   await engine.dispose();
 }
 
@@ -53,7 +59,7 @@ async function main(): Promise<void> {
  * its pick (greedy; top-20; under a vocabulary mask; with the overrule check the agent asks for), the
  * fused decodeToken as the app calls it, and the CPU reference engine's decode step in this page.
  */
-async function profileDecode(engine: WorkerEngine, source: ModelSource, model: string, numLayers: number, n: number, ctx: number): Promise<Record<string, number>> {
+async function profileDecode(engine: WorkerEngine<EngineStats>, source: ModelSource, model: string, numLayers: number, vocab: number, n: number, ctx: number): Promise<Record<string, number>> {
   const at = engine.kvLength();
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const time = async (fn: () => Promise<unknown>): Promise<number> => {
@@ -66,7 +72,6 @@ async function profileDecode(engine: WorkerEngine, source: ModelSource, model: s
     }
     return median(xs);
   };
-  const vocab = engine.info.vocabSize;
   const bits = new Uint32Array(Math.ceil(vocab / 32)).fill(0xffffffff);
   const agent = { temperature: 0.7, topP: 0.8, topK: 20, seed: 1 };
   const hidden = await engine.embed([5]);
@@ -89,12 +94,12 @@ async function profileDecode(engine: WorkerEngine, source: ModelSource, model: s
   const compare = /^(\d+)x(\d+)$/.exec(params.get('compare') ?? '');
   if (compare) {
     const layout = { WG: Number(compare[1]), ITEMS: Number(compare[2]) };
-    const other = await WorkerEngine.start({ model, layers: [0, numLayers], embedding: true, head: true, ctx, useF16: params.get('f16') !== '0', topk: layout });
+    const other = await WorkerEngine.start<EngineStats>({ engine: 'webgpu', options: { ...gpuOptions(), topk: `${layout.WG}x${layout.ITEMS}` }, model, layers: [0, numLayers], embedding: true, head: true, ctx });
     const prompt2 = Array.from({ length: at }, (_, i) => 1000 + i);
     await other.runLayers([0, numLayers], 0, await other.embed(prompt2));
     const mine = (await engine.stats()).kernels.match(/top-k (\S+)/)?.[1] ?? 'default';
     const theirs = `wg${layout.WG}×${layout.ITEMS}`;
-    const step = (e: WorkerEngine, greedy: boolean) => async () => {
+    const step = (e: WorkerEngine<EngineStats>, greedy: boolean) => async () => {
       await e.truncate(at);
       await decodeNext(e, 5, greedy ? { temperature: 0 } : agent, greedy ? undefined : { bits, overruled: () => undefined });
     };

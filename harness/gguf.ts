@@ -2,17 +2,20 @@
 // with @huggingface/gguf as bundled for the browser, builds the tokenizer and chat template from the
 // metadata, loads every tensor and greedy-generates on the CPU reference engine (ggml blocks and MoE run
 // there until their kernels exist; ?engine=wasm runs the WebAssembly engine of src/cpu instead, in its
-// worker as the app runs it: src/cpu/worker-engine.ts, the weights read in the worker, the pool's threads
+// worker as the app runs it: the one engine worker (src/model/worker-engine-proxy.ts), the weights read in the worker, the pool's threads
 // where the page is cross-origin isolated). Result on window.__gguf = { state: 'done', ids, … } or
 // { state: 'error', … }; for wasm also the worker's threads, label and stats, and `ticks`: how often a
 // 10 ms setInterval on this page ran while the tokens were generated, `ticksInCalls` of them while an
 // engine call was pending (the page stays responsive while the engine computes).
 // window.__ggufDispose() disposes the engine (its pool's workers and its worker end).
-import { CpuWorkerEngine } from '../src/cpu/worker-engine.ts';
+import type { CpuEngineStats } from '../src/cpu/engine.ts';
+import { CpuUnsupportedError } from '../src/cpu/errors.ts';
+import { registerRemoteError } from '../src/model/worker-errors.ts';
+import { WorkerEngine } from '../src/model/worker-engine-proxy.ts';
 import type { LayerEngine } from '../src/model/engine-types.ts';
 import { PositionError } from '../src/model/engine-errors.ts';
 import { isCpuActivations, isSimdChoice } from '../src/cpu/simd-path.ts';
-import { wasmLabel, wasmThreadsHere } from '../src/cpu/threads-here.ts';
+import { wasmLabel } from '../src/cpu/threads-here.ts';
 import { ChatTemplate } from '../src/model/chat-template.ts';
 import { loadModelConfig } from '../src/model/config.ts';
 import { Generator } from '../src/model/generator.ts';
@@ -46,8 +49,9 @@ async function main(): Promise<void> {
   const act = params.get('cpu-activations');
   if (act !== null && !isCpuActivations(act)) throw new Error(`?cpu-activations= must be f32 or q8, got "${act}"`);
   const layers = { layers: [0, config.numLayers] as [number, number], embedding: true, head: true };
+  registerRemoteError(CpuUnsupportedError);   // the WASM engine's refusal arrives as itself
   const worker = wasm
-    ? await CpuWorkerEngine.start({ model, ...hfEndpoint, ...layers, ctx, threads: wasmThreadsHere(), simd: simd ?? 'auto', activations: act ?? 'f32' })
+    ? await WorkerEngine.start<CpuEngineStats>({ engine: 'wasm', options: { simd: simd ?? 'auto', 'cpu-activations': act ?? 'f32' }, model, ...hfEndpoint, ...layers, ctx })
     : undefined;
   const engine: LayerEngine = worker ?? new ReferenceEngine(await loadWeights(source, layers), { ctx });
   // The page's timer, counted while an engine call is pending: an engine on this thread computes inside
@@ -63,7 +67,7 @@ async function main(): Promise<void> {
   // An error the worker throws arrives as its own class (a start that does not continue the cache).
   const typedError = worker ? await worker.runLayers([0, 1], 12345, new Float32Array(config.hiddenSize)).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code, isPositionError: e instanceof PositionError })) : null;
   const stats = worker ? await worker.stats() : undefined;
-  const cpu = worker ? { typedError, threads: worker.threads, isolated: worker.info.isolated, simd: stats!.simd, label: wasmLabel({ threads: worker.threads, relaxedSimd: stats!.simd === 'relaxed', isolated: worker.info.isolated, q8: stats!.activations === 'q8' }), stats } : {};
+  const cpu = worker ? { typedError, threads: stats!.threads, isolated: worker.info.isolated, simd: stats!.simd, label: wasmLabel({ threads: stats!.threads, relaxedSimd: stats!.simd === 'relaxed', isolated: worker.info.isolated, q8: stats!.activations === 'q8' }), stats } : {};
   (window as unknown as { __ggufDispose: () => Promise<void> }).__ggufDispose = () => engine.dispose();
   w.__gguf = {
     state: 'done', modelFile: source.modelFile, prompt: ids, ids: result.ids, format, modelType: config.modelType, vocab: tokenizer.vocabSize,

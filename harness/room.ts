@@ -6,6 +6,7 @@ import type { SamplingOptions } from '../src/model/engine-types.ts';
 import { loadWeights } from '../src/model/load-weights.ts';
 import { resolveModelSource } from '../src/model/sources/resolve.ts';
 import { createHostRoom, joinRoom } from '../src/room/api.ts';
+import { PAGE_ENGINES } from '../src/engines/page-engines.ts';
 import { ENGINES } from '../src/engines/table.ts';
 import { engineOf, engineOptionsOf } from '../src/app/url-params.ts';
 import type { DealEntry } from '../src/room/deal.ts';
@@ -33,7 +34,7 @@ async function host(): Promise<void> {
   const model = params.get('model')!;
   const ctx = Number(params.get('ctx') ?? 256);
   const room = await createHostRoom({
-    model, engines: ENGINES, engine, engineOptions, ctx, speed, name: 'Host',
+    model, engines: PAGE_ENGINES, engine, engineOptions, ctx, speed, name: 'Host',
     host: {
       microChunk: Number(params.get('micro') ?? 16), autoRedeal: params.get('auto') !== '0', directHops: params.get('hops') !== '0',
       // ?loss=ms: a longer silence before a guest counts as gone (tests of exactness on slow software GPUs)
@@ -85,7 +86,7 @@ async function host(): Promise<void> {
 
 async function guest(): Promise<void> {
   document.getElementById('role')!.textContent = 'guest';
-  const g = await joinRoom(location.href, { engines: ENGINES, engine, engineOptions, speed, name: params.get('name') ?? undefined });
+  const g = await joinRoom(location.href, { engines: PAGE_ENGINES, engine, engineOptions, speed, name: params.get('name') ?? undefined });
   g.guest.on((e) => {
     if (e.type === 'progress') return;
     log(e.type, { ...('range' in e ? { range: e.range } : {}), ...('error' in e ? { message: e.error.message } : {}), ...('why' in e ? { why: e.why } : {}), ...('networkBytes' in e ? { networkBytes: e.networkBytes, cacheBytes: e.cacheBytes } : {}) });

@@ -3,7 +3,7 @@
 import { readModelConfig } from '../model/config.ts';
 import type { LayerRange } from '../model/engine-types.ts';
 import type { EngineKind, EngineOptions } from '../engines/contract.ts';
-import { ENGINES } from '../engines/table.ts';
+import { PAGE_ENGINES } from '../engines/page-engines.ts';
 import { joinRoom, type GuestRoom } from '../room/api.ts';
 import { loadSignalingConfig } from './deploy-config.ts';
 import type { DeviceCaps } from '../room/protocol.ts';
@@ -78,7 +78,7 @@ export class GuestSession {
       const signaling = await loadSignalingConfig();
       const room = await joinRoom(this.roomId, {
         signaling,
-        ...(this.opts.name ? { name: this.opts.name } : {}), engines: ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}),
+        ...(this.opts.name ? { name: this.opts.name } : {}), engines: PAGE_ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}),
         ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...offerOf(this.opts.memoryBudgetBytes),

@@ -11,7 +11,7 @@ import { vocabularyOf } from '../model/speculative/vocabulary.ts';
 import { Tokenizer } from '../model/tokenizer.ts';
 import type { ModelConfig, ModelSource } from '../model/types.ts';
 import type { EngineKind, EngineOptions } from '../engines/contract.ts';
-import { ENGINES } from '../engines/table.ts';
+import { PAGE_ENGINES } from '../engines/page-engines.ts';
 import { createHostRoom, type HostRoom } from '../room/api.ts';
 import { presumedEngine } from '../room/engine-choice.ts';
 import { draftLoaderFor, type DraftLoader, type DraftTarget } from './draft-loader.ts';
@@ -161,7 +161,7 @@ export class HostSession {
         signaling,
         ...(resume ? { roomId: resume.roomId, peerToken: resume.peerToken, idRetryMs: ROOM_ID_WAIT_MS, ...(resume.deal ? { resumeDeal: resume.deal } : {}) } : {}),
         model: url ?? resolved, ctx, ctxExact: this.opts.ctx !== undefined, host: { ckpt: this.opts.ckpt }, ...(this.opts.kv ? { kv: this.opts.kv } : {}),
-        engines: ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
+        engines: PAGE_ENGINES, ...(this.opts.engine ? { engine: this.opts.engine } : {}), ...(this.opts.speed ? { speed: this.opts.speed } : {}),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}),
         ...offerOf(this.opts.memoryBudgetBytes), name: this.opts.name ?? 'Host',
       });
@@ -170,7 +170,7 @@ export class HostSession {
       this.keepRoom(room);
       this.watchPageLeaving();
       const target: DraftTarget = {
-        vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(ENGINES),
+        vocabulary: vocabularyOf(room.config, tokenizer), ctx, engine: this.opts.engine ?? presumedEngine(PAGE_ENGINES),
         ...(this.opts.engineOptions ? { engineOptions: this.opts.engineOptions } : {}), origin: globalThis.location?.origin ?? '',
       };
       this.drafts = new DraftSwitch((this.opts.draftLoader ?? draftLoaderFor)(target), (s) => {

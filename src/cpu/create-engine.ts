@@ -3,6 +3,7 @@
 // is refused by name (CpuUnsupportedError) before any memory is taken; weights are copied into the
 // kernels' memory as stored (blocks, never dequantized), so the engine keeps no second copy. Streamed
 // weights (openWeights) are read straight into their places in that memory (./stream-sink.ts).
+import { heldLayerRange } from '../model/held-range.ts';
 import type { LayerRange } from '../model/engine-types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import { tensorToF32 } from '../model/reference/ops.ts';
@@ -52,15 +53,6 @@ export const DEFAULT_ACTIVATIONS: CpuActivations = 'f32';
 /** The KV cache is placed whole: without a ctx a model's full 40k context would be GBs. */
 export const DEFAULT_CTX_CAP = 4096;
 
-function layerRange(weights: ModelWeights, hasHead: boolean): LayerRange {
-  const idx = [...weights.layers.keys()].sort((a, b) => a - b);
-  if (idx.length === 0) return hasHead ? [weights.config.numLayers, weights.config.numLayers] : [0, 0];
-  idx.forEach((v, i) => {
-    if (v !== idx[0]! + i) throw new EngineUsageError(`createCpuEngine: layers ${idx.join(', ')} are not a contiguous range`);
-  });
-  return [idx[0]!, idx[idx.length - 1]! + 1];
-}
-
 export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOptions = {}): Promise<CpuEngine> {
   const cfg = weights.config;
   const ctx = opts.ctx ?? Math.min(cfg.maxPositionEmbeddings, DEFAULT_CTX_CAP);
@@ -72,7 +64,7 @@ export async function createCpuEngine(weights: ModelWeights, opts: CpuEngineOpti
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);
   if (weights.lmHead) checkLinear(weights.lmHead, 'lm_head');
   const hasHead = Boolean(weights.finalNorm && headWeight);
-  const range = layerRange(weights, hasHead);
+  const range = heldLayerRange(weights, hasHead, 'createCpuEngine');
   const held = Array.from({ length: range[1] - range[0] }, (_, i) => range[0] + i);
   const attention = held.filter((i) => !isLinearLayer(cfg, i)), linear = held.filter((i) => isLinearLayer(cfg, i));
   const kvBytes = attention.length * 2 * ctx * kvRowBytes(kvType, cfg.numKvHeads, cfg.headDim);

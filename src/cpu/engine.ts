@@ -42,6 +42,7 @@ export interface CpuEngineStats {
   snapshotPositions: number[];
   bytesPerSnapshot: number;    // every held linear layer's conv + delta state, f32
   snapshotBytes: number;
+  scratchPeakBytes: number;    // the deepest frame's bytes above what is placed for good, since the engine was made (./scratch-bytes.ts models it)
 }
 
 export class CpuEngine implements LayerEngine {
@@ -55,9 +56,12 @@ export class CpuEngine implements LayerEngine {
   private readonly p: CpuEngineParts;
   private disposed = false;
   private layerTokens = 0;
+  /** Bytes placed for good when the engine was made (weights, KV cache, recurrent state); frames go above. */
+  private readonly placed: number;
 
   constructor(parts: CpuEngineParts) {
     this.p = parts;
+    this.placed = parts.kernels.used;
     this.config = parts.config;
     this.range = parts.range;
     this.hasEmbedding = parts.embedding !== undefined;
@@ -76,6 +80,7 @@ export class CpuEngine implements LayerEngine {
       memoryBytes: this.p.kernels.memory.buffer.byteLength, kv: this.p.cache.type, kvBytes: this.p.cache.bytes, bytesRead: this.p.kernels.bytesRead,
       layerTokens: this.layerTokens, snapshots: positions.length, snapshotPositions: positions,
       bytesPerSnapshot: perSnapshot, snapshotBytes: positions.length * perSnapshot,
+      scratchPeakBytes: this.p.kernels.peak - this.placed,
     };
   }
 

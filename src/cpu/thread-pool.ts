@@ -10,6 +10,7 @@
 // counts each worker exactly once per generation (a try around the kernel, the count after it), and the
 // caller never leaves a job before every worker counted (not even when its own share throws): a worker
 // counting late into the next job would push DONE past threads − 1 and that job would wait forever.
+import { LINEAR_SCRATCH_BYTES_PER_K } from './scratch-bytes.ts';
 
 // control slots: GEN, STOP, then the job (fmt, w, scales, x, y, rows, K, n, yStride, scratch, threads), DONE,
 // FAILED (a worker's kernel threw: it says so here instead of dying silently while the caller waits),
@@ -20,11 +21,6 @@
 const GEN = 0, STOP = 1, JOB = 2, DONE = 13, FAILED = 14, KIND = 15, NARGS = 16, COUNT = 17, SSTRIDE = 18, SMASK = 19, ARGS = 20, MAX_ARGS = 16, SLOTS = ARGS + MAX_ARGS;
 /** The kernels a split job runs, by KIND. */
 const SPLIT_KINDS = { attention: 2, attentionQ8_0: 3, gatedDeltaRule: 4 } as const;
-/** A linear's scratch per thread: two rows of K floats (the f32 prefill's row pairs), 16-byte aligned. */
-const SCRATCH_BYTES_PER_K = 8;
-export function linearScratchBytes(K: number): number {
-  return Math.ceil((K * SCRATCH_BYTES_PER_K) / 16) * 16;
-}
 /** KIND → the export's name, for the worker's program. */
 const SPLIT_NAMES = JSON.stringify(Object.fromEntries(Object.entries(SPLIT_KINDS).map(([name, kind]) => [kind, name])));
 export type SplitKernel = keyof typeof SPLIT_KINDS;
@@ -61,7 +57,7 @@ listen(async ({ binary, memory, control, index }) => {
       if (kind <= 1) {
         const rows = c[j + 5];
         const r0 = Math.floor((index * rows) / threads), r1 = Math.floor(((index + 1) * rows) / threads);
-        const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * ${SCRATCH_BYTES_PER_K}) / 16) * 16;   // linearScratchBytes(K)
+        const scratch = (c[j + 9] >>> 0) + index * Math.ceil((c[j + 6] * ${LINEAR_SCRATCH_BYTES_PER_K}) / 16) * 16;   // linearScratchBytes(K)
         const kernel = kind === 1 ? k.linearQ8 : k.linear;
         if (r1 > r0) kernel(c[j], c[j + 1] >>> 0, c[j + 2] >>> 0, c[j + 3] >>> 0, c[j + 4] >>> 0, r0, r1, c[j + 6], c[j + 7], c[j + 8], scratch);
       } else {

@@ -2,6 +2,7 @@
 // min(cores, WASM_MAX_THREADS) threads when the page is cross-origin isolated (one otherwise); a page's
 // main thread may not block (one). And what its device card calls it. Small and pure: the engine row
 // (./engine-row.ts) loads it on the start page.
+import { onPageMainThread } from '../engines/contract.ts';
 
 const GiB = 2 ** 30;
 /** A wasm32 memory addresses at most 4 GiB: the most weights + KV one WASM device can hold. */
@@ -21,11 +22,6 @@ export function wasmThreads(o: { isolated: boolean; canBlock: boolean; cores: nu
 /** Whether this page may share memory with workers (COOP + COEP), which the WASM engine's threads need. */
 export function pageIsolated(): boolean {
   return Boolean((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated);
-}
-
-/** A browser page's main thread (the WASM engine then runs in a worker of its own), not Node or a worker. */
-export function onPageMainThread(): boolean {
-  return typeof (globalThis as { window?: unknown }).window !== 'undefined' && typeof Worker !== 'undefined';
 }
 
 /** Threads the WASM engine runs on here (in a page: in its worker). */

@@ -3,7 +3,8 @@
 // outputs live in a frame above them that is dropped when it returns (`frame`). A wasm32 memory is at
 // most 4 GiB, so that is the most one CPU engine can hold.
 import { linearParts, type FormatCode } from './formats.ts';
-import { linearScratchBytes, ThreadPool, type SplitKernel } from './thread-pool.ts';
+import { linearScratchBytes } from './scratch-bytes.ts';
+import { ThreadPool, type SplitKernel } from './thread-pool.ts';
 import type { Linear, StreamRef } from '../model/types.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import type { CpuActivations, SimdPath } from './simd-path.ts';
@@ -117,6 +118,13 @@ export class WasmKernels {
     return this.top;
   }
 
+  /** The most bytes ever in use at once (the deepest frame over what is placed). */
+  get peak(): number {
+    return this.high;
+  }
+
+  private high = 0;
+
   /** `bytes` of memory, 16-aligned, zeroed when new. */
   alloc(bytes: number): number {
     const at = this.top;
@@ -128,6 +136,7 @@ export class WasmKernels {
       this.memory.grow(pages);
     }
     this.top = end;
+    if (end > this.high) this.high = end;
     return at;
   }
 

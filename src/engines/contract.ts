@@ -2,7 +2,7 @@
 // it. Each engine writes its row in its own folder (src/gpu/engine-row.ts, src/cpu/engine-row.ts,
 // src/model/reference/engine-row.ts), keeps its heavy code behind a lazy import() there, and takes one
 // line in the table (./table.ts). The room is handed the table by src/app and imports no engine.
-// Types only (and nothing an engine's bundle would not load anyway): engines and the room both import it.
+// Types (and one line of where-am-I; nothing an engine's bundle would not load anyway): engines and the room both import it.
 import type { LayerEngine, LayerRange } from '../model/engine-types.ts';
 import type { KvCacheType } from '../model/kv-quant.ts';
 import type { ScratchOptions } from '../model/engine-scratch.ts';
@@ -67,6 +67,17 @@ export type LoadWeightsFn = (source: ModelSource, request: WeightRequest) => Pro
 /** Makes an engine of weights already read on this thread. kv: the KV cache type (absent: f16). */
 export type EngineFactory = (weights: ModelWeights, opts: { ctx: number; range: LayerRange; kv?: KvCacheType }) => Promise<LayerEngine>;
 
+/** An engine's own error class, rebuilt as itself when it crosses the engine worker (src/model/worker-errors.ts). */
+export type EngineErrorClass = new (message: string) => Error;
+
+/**
+ * A browser page's main thread (a row that runs in a worker then probes and loads there), not Node or a
+ * worker, where every row runs on its own thread.
+ */
+export function onPageMainThread(): boolean {
+  return typeof (globalThis as { window?: unknown }).window !== 'undefined' && typeof Worker !== 'undefined';
+}
+
 /** What a device knows before probing, for a label without measuring: its WebGPU adapter's summary. */
 export interface HereFacts { adapter: string }
 
@@ -78,8 +89,14 @@ export interface EngineRow {
   readonly lastResort?: boolean;
   /** Its label already names the WebGPU adapter (the card then shows no separate Adapter line). */
   readonly labelNamesAdapter?: boolean;
-  /** Runs its engine in a worker of its own on a page (its share never comes to the page's thread). */
+  /**
+   * Runs its engine in the one engine worker on a page (workers/engine.worker.ts; its share never comes to
+   * the page's thread): there the page's table (./page-engines.ts) probes and loads it in that worker,
+   * whose copy of this row then probes and loads on its own thread.
+   */
   readonly inWorker: boolean;
+  /** Its own error classes (a lazy import), so they cross the engine worker as themselves. */
+  errorClasses?(): Promise<readonly EngineErrorClass[]>;
   /** Its options as URL parameters (validated by src/app/url-params.ts from this list). */
   readonly options: readonly EngineOptionSpec[];
   /** Whether to assume this engine before any probe ran (the first such row of the table is the default). */

@@ -1,6 +1,6 @@
 // createWebGPUEngine: put exactly the parts in `weights` (a layer range, the embedding and head when
 // present) on one GPU device and return a LayerEngine over them. The room calls this once per device.
-import type { LayerRange } from '../model/engine-types.ts';
+import { heldLayerRange } from '../model/held-range.ts';
 import { EngineUsageError } from '../model/engine-errors.ts';
 import { isLinearLayer, type DecoderLayerWeights, type Linear, type LoadProgress, type ModelWeights } from '../model/types.ts';
 import { createActivations, widestActivationRow } from './activations.ts';
@@ -60,15 +60,6 @@ async function defaultDevice(useF16: boolean | undefined): Promise<GPUDevice> {
   const nodeGpuModule = './node-gpu.ts';   // Node only: kept out of browser bundles
   const { nodeAdapter } = (await import(/* @vite-ignore */ nodeGpuModule)) as typeof import('./node-gpu.ts');
   return requestEngineDevice({ adapter: await nodeAdapter(), useF16 });
-}
-
-function layerRange(weights: ModelWeights, hasHead: boolean): LayerRange {
-  const idx = [...weights.layers.keys()].sort((a, b) => a - b);
-  if (idx.length === 0) return hasHead ? [weights.config.numLayers, weights.config.numLayers] : [0, 0];
-  idx.forEach((v, i) => {
-    if (v !== idx[0]! + i) throw new EngineUsageError(`createWebGPUEngine: layers ${idx.join(', ')} are not a contiguous range`);
-  });
-  return [idx[0]!, idx[idx.length - 1]! + 1];
 }
 
 function linearBytes(l: Linear): number {
@@ -172,7 +163,7 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
     throw new GpuResourceError(`createWebGPUEngine: a KV cache of ${ctx} tokens needs ${kvBytes} bytes per layer buffer, over the binding limit of ${maxBindingBytes}; choose a smaller ctx`);
   }
   const hasHead = Boolean(weights.finalNorm && headWeight);
-  const range = layerRange(weights, hasHead);
+  const range = heldLayerRange(weights, hasHead, 'createWebGPUEngine');
   const tuned = await pipelineCache(device, useF16, held, weights, opts.tuning ?? 'auto');
   const cache = opts.topk ? tuned.withTuning({ ...tuned.tuning, topk: opts.topk }) : tuned;
 

@@ -9,9 +9,10 @@ import { adapterLabel, requestAdapter, summarizeAdapter } from './adapter.ts';
 
 const SOFTWARE = /swiftshader|llvmpipe|lavapipe|software|basic render/i;
 
-const createWebGPU: EngineRow['createEngine'] = () => async (weights, { ctx, kv }) => {
-  const { createWebGPUEngine } = await import('./create-engine.ts');
-  return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16' });
+/** Its options are a bench's own settings only (./bench-settings.ts), none of them the app's URL parameters. */
+const createWebGPU: EngineRow['createEngine'] = (options) => async (weights, { ctx, kv }) => {
+  const [{ benchSettings }, { createWebGPUEngine }] = await Promise.all([import('./bench-settings.ts'), import('./create-engine.ts')]);
+  return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16', ...benchSettings(options) });
 };
 
 export const webgpuRow: EngineRow = {

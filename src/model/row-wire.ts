@@ -1,5 +1,4 @@
-// A decode row as it crosses to an engine worker (the WebGPU one, workers/engine.worker.ts, and the WASM
-// one, workers/cpu-engine.worker.ts): a TokenConstraint's `overruled` callback cannot be cloned, so it
+// A decode row as it crosses to the one engine worker (workers/engine.worker.ts): a TokenConstraint's `overruled` callback cannot be cloned, so it
 // travels as `report: true` and the worker's answer says per row whether the top choice was overruled.
 import type { RowSampling, SamplingOptions, TokenConstraint } from './engine-types.ts';
 

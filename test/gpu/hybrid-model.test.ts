@@ -115,29 +115,7 @@ describe('tiny dense hybrid on WebGPU: layouts, splits and checkpoints', () => {
     return gpu;
   };
 
-  it('the pinned checkpoint: a new conversation after the system prompt computes only what follows and equals a run from scratch', async () => {
-    const e = await engine(weights);
-    const g = new Generator(e, { ctx: CTX, ckpt: 2 });
-    const first = await g.generate([...system, ...userA], greedy(8, system.length));
-    expect(g.checkpoints).toEqual({ pinned: system.length, answers: [system.length + userA.length] });
-    expect(e.stats()).toMatchObject({ snapshots: 2, snapshotPositions: [system.length, system.length + userA.length] });
-    expect(e.stats().bytesPerSnapshot).toBe(snapshotBytes(weights.config, [0, 4]));
-    expect(e.stats().snapshotBytes).toBe(2 * snapshotBytes(weights.config, [0, 4]));
-    const before = e.stats().layerTokens;
-    const second = await g.generate([...system, ...userB], greedy(8, system.length));
-    expect(second.stats).toMatchObject({ promptReused: system.length, promptComputed: userB.length });
-    expect(e.stats().layerTokens - before).toBe(userB.length + 7);
-    expect(second.ids).toEqual(await fromScratch([...system, ...userB], 8));
-    expect(first.ids).toEqual(await fromScratch([...system, ...userA], 8));
-    // An answer checkpoint: the answer rewritten in the history (an edit, a compaction) restores the
-    // snapshot at the end of its prompt.
-    const rewritten = [(second.ids[0]! + 1) % 151643, ...second.ids.slice(1)];
-    const p3 = [...system, ...userB, ...rewritten, ...userA];
-    const third = await g.generate(p3, greedy(6, system.length));
-    expect(third.stats).toMatchObject({ promptReused: system.length + userB.length, promptComputed: rewritten.length + userA.length });
-    expect(third.ids).toEqual(await fromScratch(p3, 6));
-  }, SLOW);
-
+  // the pinned checkpoint on one engine: the engine conformance suite's (test/helpers/engine-conformance.ts)
   it('a point with no snapshot is reached from the last one before it; a truncate there is refused with nothing changed', async () => {
     const e = await engine(weights);
     const g = new Generator(e, { ctx: CTX });

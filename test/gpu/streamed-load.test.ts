@@ -1,9 +1,8 @@
 // Issue 25, acceptance 2: a streamed load (openWeights → createWebGPUEngine) writes each piece into its
 // GPU buffer as it is read, so the JS memory a load holds is bounded by LOAD_IN_FLIGHT_BYTES whatever the
 // share's size. Shown three ways:
-//   - the bytes land where they belong: the tiny Q4_K_M GGUF goldens (dense and MoE; the mix's Q6_K rows
-//     are only 2-byte aligned, its fused q|k|v mixes types) give their golden greedy tokens from a
-//     streamed engine (f32 path; test/gpu/gguf-model.test.ts runs all four goldens on loadWeights);
+//   - the bytes land where they belong: every GGUF golden streamed through the WebGPU row gives its
+//     golden greedy tokens (the engine conformance suite, test/helpers/engine-conformance.ts);
 //   - a 2-layer share at Qwen3-30B-A3B dimensions (a sparse GGUF of the real file's layout, ~700 MB of
 //     tensors) loads with the loader's own count of bytes in flight ≤ LOAD_IN_FLIGHT_BYTES (exact), and
 //     the process's JS memory (heapUsed + arrayBuffers, sampled on a timer) rising by at most the bound
@@ -13,26 +12,21 @@
 //     held in JS (about 1.1 GiB at the peak for this share);
 //   - a tiny safetensors share streamed gives bit-equal hidden states and logits to the same share loaded whole;
 //   - a file that ends inside a tensor fails the load by naming the tensor, and leaves no buffer allocated.
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
 import { TruncatedFileError } from '../../src/model/errors.ts';
-import { Generator } from '../../src/model/generator.ts';
 import { LOAD_IN_FLIGHT_BYTES } from '../../src/model/load-stream.ts';
 import { loadWeights, openWeights, planWeights } from '../../src/model/load-weights.ts';
 import { resolveModelSource } from '../../src/model/sources/resolve.ts';
 import type { ModelSource } from '../../src/model/types.ts';
-import { GGUF_GOLDEN_FILE, GGUF_GOLDEN_MODELS, type GgufGoldenFile, type GgufGoldenName } from '../goldens/gguf-golden-setup.ts';
+import { GGUF_GOLDEN_MODELS } from '../goldens/gguf-golden-setup.ts';
 import { writeFullSizeGguf } from '../helpers/full-size-models.ts';
 import { tinyGgufModel, tinyModelDir } from '../helpers/tiny-model.ts';
 import { testDevice } from './helpers.ts';
 
-const golden = JSON.parse(readFileSync(GGUF_GOLDEN_FILE, 'utf8')) as GgufGoldenFile;
-// The two Q4_K_M mixes: q|k|v segments of two types, Q6_K rows (210-byte blocks, 2-byte aligned), experts.
-const NAMES: GgufGoldenName[] = ['dense-Q4_K_M', 'moe-Q4_K_M'];
 const CTX = 64;
 /** What the process may hold beyond the pieces in flight while a share streams (see the header). */
 const STREAM_OVERHEAD_BYTES = 128 * 2 ** 20;
@@ -64,25 +58,7 @@ function sampleJsMemory(): { stop: () => number } {
 
 const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
-describe.each(NAMES)('tiny GGUF %s streamed into the WebGPU engine', (name) => {
-  it('32 greedy tokens equal the golden', async () => {
-    const m = await tinyGgufModel(GGUF_GOLDEN_MODELS[name]);
-    const source = await resolveModelSource(m.path);
-    const L = GGUF_GOLDEN_MODELS[name].layers;
-    const weights = await openWeights(source, { layers: [0, L], embedding: true, head: true });
-    expect(weights.pending?.tensors.size).toBeGreaterThan(0);    // the matrices do stream
-    const device = await testDevice(false);
-    const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16: false });
-    try {
-      const r = await new Generator(engine, { ctx: CTX }).generate(golden.promptIds, { maxNewTokens: golden.maxNewTokens });
-      expect(r.ids).toEqual(golden.models[name].ids);
-    } finally {
-      await engine.dispose();
-      device.destroy();
-    }
-  });
-});
-
+// every GGUF golden streamed through the row: the engine conformance suite's (test/helpers/engine-conformance.ts)
 it('a tiny safetensors Qwen3 (BF16, 4 layers, embedding and head) streamed: the same hidden states and logits as loaded whole', async () => {
   const source = await resolveModelSource(await tinyModelDir({ layers: 4 }));
   const req = { layers: [0, 4] as [number, number], embedding: true, head: true };

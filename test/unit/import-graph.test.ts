@@ -134,8 +134,9 @@ const DIRECTIONS: Record<string, readonly string[]> = {
   'src/api': ['src/model', 'src/agent'],
   'src/app': ABOVE_ENGINES,
   'src/ui': [...ABOVE_ENGINES, 'src/app', 'src/gpu/adapter.ts'],
-  // the WASM engine's worker reads weights through the device's byte cache (a leaf of src/room)
-  workers: ['src/gpu', 'src/cpu', 'src/model', 'src/room/weight-cache.ts'],
+  // the one engine worker makes its engine from the table's row and reads weights through the device's
+  // byte cache (a leaf of src/room)
+  workers: ['src/engines/table.ts', ...ENGINE_SHARED, 'src/model', 'src/room/weight-cache.ts'],
 };
 
 describe('the circle finder and the parser (synthetic inputs)', () => {
@@ -184,10 +185,11 @@ describe('the import graph of src/ and workers/', () => {
     expect(graph.get('src/gpu/create-engine.ts')).toContain('src/gpu/layers.ts');
     expect(graph.get('src/cpu/create-engine.ts')).toContain('src/cpu/layers.ts');
     expect(graph.get('src/model/reference/reference-engine.ts')).toContain('src/model/reference/layer-table.ts');
-    expect(graph.get('workers/engine.worker.ts')).toContain('src/gpu/create-engine.ts');
+    expect(graph.get('workers/engine.worker.ts')).toContain('src/engines/table.ts');
     // lazy import()s are read: each engine's row reaches its engine only that way
     expect(graph.get('src/gpu/engine-row.ts')).toContain('src/gpu/create-engine.ts');
-    expect(graph.get('src/cpu/engine-row.ts')).toContain('src/cpu/worker-engine.ts');
+    expect(graph.get('src/cpu/engine-row.ts')).toContain('src/cpu/create-engine.ts');
+    expect(graph.get('src/engines/page-engines.ts')).toContain('src/engines/worker-share.ts');
   });
 
   it('has no circle through src/gpu, src/cpu, src/model (src/model/tiny included) or workers/', () => {

@@ -49,10 +49,7 @@ describe.each(GOLDEN_FORMATS)('tiny %s checkpoint', (format) => {
     expect((await Tokenizer.fromSource(disk)).encode(GOLDEN_PROMPT)).toEqual(golden.promptIds);
   }, SLOW);
 
-  it('greedy ids read from disk equal the golden', async () => {
-    expect(await referenceGreedy(disk, golden.promptIds)).toEqual(want);
-  }, SLOW);
-
+  // greedy ids read from disk: the reference row of the engine conformance suite (test/helpers/engine-conformance.ts)
   describe('over HTTP', () => {
     let server: RangeServer;
     beforeAll(async () => {
