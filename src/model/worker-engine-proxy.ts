@@ -154,7 +154,10 @@ export class WorkerEngine<Stats = unknown> implements LayerEngine {
     return this.remote.stats() as Promise<Stats>;
   }
 
+  /** Once only: a room's engine and its host share may both hold this engine, and a released proxy throws on any call. */
   async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
     try {
       await this.remote.dispose();
     } finally {
@@ -162,4 +165,5 @@ export class WorkerEngine<Stats = unknown> implements LayerEngine {
       this.worker.terminate();
     }
   }
+  private disposed = false;
 }

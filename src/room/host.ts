@@ -490,8 +490,8 @@ export class RoomHost {
     this.closed = true;
     this.liveness.stop();
     for (const d of this.devices.values()) { d.channel?.sendNow({ kind: 'bye', reason: 'the host closed the room' }); const ch = d.channel; setTimeout(() => ch?.close(), 50); }
-    await this.roomEngine?.dispose();
-    await this.share.engine?.dispose();
+    // The room's engine holds the host's share too: each is freed once, and a failure to free one never keeps the room open.
+    await Promise.allSettled([this.roomEngine?.dispose(), this.share.engine?.dispose()]);
   }
 }
 

@@ -146,8 +146,11 @@ export class RoomPanel extends LitElement {
   /** Close room, after asking: the guests are told goodbye; then back to the start page. */
   private readonly closeRoom = async (): Promise<void> => {
     if (!confirm('Close the room? Every guest is told it closed and stops; the invite link no longer works.')) return;
-    await this.session?.close();
-    location.assign(location.pathname);
+    try {
+      await this.session?.close();
+    } finally {
+      location.assign(location.pathname);   // back to the start page even when freeing an engine failed
+    }
   };
 
   private async copy(): Promise<void> {
