@@ -120,6 +120,22 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   // A request runs through both devices: the phone computes, tokens stream in, Stop ends it `stopped`.
   await host.getByTestId('request-input').fill('Say hello');
   await host.getByTestId('send').click();
+  // One source for the figures (issue 38 item 9): while the room reads the prompt, the chat's count is what
+  // every card's count agrees on (the slowest card), never "0 of 1,017" beside cards at 352 and 368.
+  const readings: { chat: number; cards: number[] }[] = [];
+  await expect.poll(async () => {
+    const r = await host.evaluate(() => {
+      const all = (root: Document | ShadowRoot, sel: string): Element[] => [...root.querySelectorAll(sel), ...[...root.querySelectorAll('*')].flatMap((e) => (e.shadowRoot ? all(e.shadowRoot, sel) : []))];
+      const chat = all(document, '[data-testid=prefill] span')[0]?.textContent ?? '';
+      const m = /Reading the prompt: ([\d,]+) of/.exec(chat);
+      const cards = all(document, '[data-testid=device-prefill]').map((c) => Number(c.getAttribute('data-done')));
+      return m && cards.length === 2 ? { chat: Number(m[1]!.replace(/,/g, '')), cards } : null;
+    });
+    if (r) readings.push(r);
+    return readings.length >= 3 || (await guest.getByTestId('guest-status').textContent()) === 'computing' && (await host.getByTestId('tl-text').count()) > 0;
+  }, { timeout: 120_000, interval: 100 }).toBe(true);
+  expect(readings.length, 'the prompt was read in steps the page could see').toBeGreaterThan(0);
+  for (const r of readings) expect(r.chat, JSON.stringify(readings)).toBe(Math.min(...r.cards));
   await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 120_000 }).toBe('computing');
   expect((await hostDevices(host)).map((d) => d.status)).toEqual(['computing', 'computing']);
   await expect.poll(async () => host.getByTestId('tl-text').count(), { timeout: 60_000 }).toBeGreaterThan(0);
@@ -134,6 +150,12 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
   expect(['stopped', 'done', 'limit']).toContain(await summary.getAttribute('data-reason'));
   await expect.poll(async () => (await hostDevices(host)).map((d) => d.status), { timeout: 10_000 }).toEqual(['ready', 'ready']);
   expect(await host.getByTestId('device').first().locator('[data-testid=device-toks]').textContent()).toMatch(/^\d+\.\d tok\/s$/);
+  // The phone's page and the host's card for it show one speed: its own layers' time this deal.
+  const phoneCardSpeed = () => host.locator('[data-testid=device]').nth(1).locator('[data-testid=device-toks]').textContent();
+  await expect.poll(async () => {
+    const [onPage, onCard] = [await guest.getByTestId('guest-toks').textContent(), await phoneCardSpeed()];
+    return /^\d+\.\d tok\/s$/.test(onPage ?? '') && onPage === onCard ? 'the same' : `page ${onPage}, card ${onCard}`;
+  }, { timeout: 10_000 }).toBe('the same');
   await shot(host, 'app-host-after-request.png');
 
   // Leave: the host's list drops the phone and the host takes every layer back.
