@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { RunningServer } from '../server/app.ts';
 import { tinyModelDir } from '../test/helpers/tiny-model.ts';
 import { renderToolCall } from '../src/model/tool-format.ts';
-import { newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
+import { artifactDir, newDeviceContext, startBuiltApp, type BuiltApp } from './helpers/browser.ts';
 import { axeViolations } from './helpers/page-checks.ts';
 
 let app: BuiltApp | undefined;
@@ -97,6 +97,8 @@ test('a streamed chat, a non-streamed one and a completion run through the room 
   // The host's screen counts them and names the client (the openai package's User-Agent).
   await expect.poll(() => host.getByTestId('api-counts').textContent(), { timeout: 10_000 }).toMatch(/^3 requests served/);
   expect(await host.getByTestId('api-lines').textContent()).toMatch(/OpenAI\/JS/);
+  await host.getByTestId('api-counts').scrollIntoViewIfNeeded();
+  await host.screenshot({ path: path.join(artifactDir(), 'api-host-serving.png') });
 }, 300_000);
 
 test('a client that aborts mid-stream ends the request on the host; the room serves the next one', async () => {
