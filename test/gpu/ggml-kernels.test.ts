@@ -10,10 +10,11 @@ import { embedOps, Epilogue, linearOps } from '../../src/gpu/kernels/linear/line
 import type { MatmulLayout, MatvecLayout, Tuning } from '../../src/gpu/tuning.ts';
 import { GGML_TYPES } from '../../src/model/formats/gguf/ggml-types.ts';
 import { quantizeGgml } from '../../src/model/formats/gguf/ggml-quantize.ts';
-import { embedRows, matmul, siluMul } from '../../src/model/reference/ops.ts';
+import { embedRows, matmul } from '../../src/model/reference/ops.ts';
 import { fromFloat32 } from '../../src/model/tensor-utils.ts';
 import type { GgmlLinear, GgmlType, Linear } from '../../src/model/types.ts';
 import { KernelHarness } from './kernel-harness.ts';
+import { expectEpilogues } from './epilogue-checks.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
 function ggmlLinear(type: GgmlType, rows: number, cols: number, seed: number): GgmlLinear {
@@ -64,14 +65,7 @@ describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t]
         await h.run(linearOps(h.cache, gw, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: Epilogue.STORE }), n);
         expect(relErr(await h.readF32(yb, n * w.rows), ref), `n = ${n}, ${gw.chunks.length} chunks`).toBeLessThan(2e-6);
       }
-      const y0 = randomF32(n * w.rows, 50 + n);
-      const yr = h.buffer(y0);
-      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yr, outStride: w.rows, epilogue: Epilogue.ADD_RESIDUAL }), n);
-      expect(relErr(await h.readF32(yr, n * w.rows), ref.map((v, i) => v + y0[i]!))).toBeLessThan(2e-6);
-      const I = w.rows / 2;
-      const ys = h.buffer(n * I * 4);
-      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: ys, outStride: I, epilogue: Epilogue.SILU_GATE_UP }), n);
-      expect(relErr(await h.readF32(ys, n * I), siluMul(ref, I))).toBeLessThan(2e-6);
+      await expectEpilogues(h, g, w.rows, x, ref, n, { seed: 50 + n, store: false });
     }
   });
 });

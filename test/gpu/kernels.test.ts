@@ -27,6 +27,7 @@ import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } fr
 import type { Linear } from '../../src/model/types.ts';
 import { attentionSplitFor, type MatmulLayout, type MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
+import { expectEpilogues } from './epilogue-checks.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
 /** A q8_0 cache of `x` [ctx, Hkv·D] as the GPU lays it out, and the values it reads back. */
@@ -401,20 +402,7 @@ describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f1
     for (const n of [1, 6, 37]) {
       const x = randomF32(n * w.cols, 40 + n);
       const ref = matmul(w, x, n);
-      const g = uploadLinear(device, w, 1 << 30);
-      const yb = h.buffer(n * w.rows * 4);
-      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: Epilogue.STORE }), n);
-      expect(relErr(await h.readF32(yb, n * w.rows), ref)).toBeLessThan(2e-6);
-      const y0 = randomF32(n * w.rows, 50 + n);
-      const yr = h.buffer(y0);
-      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yr, outStride: w.rows, epilogue: Epilogue.ADD_RESIDUAL }), n);
-      expect(relErr(await h.readF32(yr, n * w.rows), ref.map((v, i) => v + y0[i]!))).toBeLessThan(2e-6);
-      if (w.rows % 2 === 0) {
-        const I = w.rows / 2;
-        const ys = h.buffer(n * I * 4);
-        await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: ys, outStride: I, epilogue: Epilogue.SILU_GATE_UP }), n);
-        expect(relErr(await h.readF32(ys, n * I), siluMul(ref, I))).toBeLessThan(2e-6);
-      }
+      await expectEpilogues(h, uploadLinear(device, w, 1 << 30), w.rows, x, ref, n, { seed: 50 + n });
     }
   });
 });

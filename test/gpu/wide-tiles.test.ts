@@ -3,16 +3,16 @@
 // the reference matmul on BF16 and Q4_K weights, for 37 tokens (one tile, both passes) and 70 (a second,
 // partial token tile), with the three epilogues. Tolerance as for every linear: 2e-6 of the
 // largest reference magnitude.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
-import { Epilogue, linearOps } from '../../src/gpu/kernels/linear/linear.ts';
 import type { MatmulTilesLayout } from '../../src/gpu/tuning.ts';
 import { quantizeGgml } from '../../src/model/formats/gguf/ggml-quantize.ts';
-import { matmul, siluMul } from '../../src/model/reference/ops.ts';
+import { matmul } from '../../src/model/reference/ops.ts';
 import { fromFloat32 } from '../../src/model/tensor-utils.ts';
 import type { Linear } from '../../src/model/types.ts';
 import { KernelHarness } from './kernel-harness.ts';
-import { randomF32, relErr, testDevice } from './helpers.ts';
+import { expectEpilogues } from './epilogue-checks.ts';
+import { randomF32, testDevice } from './helpers.ts';
 
 const TILES: [string, MatmulTilesLayout][] = [
   ['64×64 of 8×4 (128 threads)', { kind: 'tiles', BM: 64, BN: 64, TM: 8, TN: 4 }],
@@ -40,18 +40,7 @@ describe.each(TILES.map(([l, t], i) => [l, i === 1, t] as const))('prefill tiles
     const g = uploadLinear(device, w, 1 << 30);
     for (const n of [37, 70]) {
       const x = randomF32(n * w.cols, 20 + n);
-      const ref = matmul(w, x, n);
-      const yb = h.buffer(n * w.rows * 4);
-      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: Epilogue.STORE }), n);
-      expect(relErr(await h.readF32(yb, n * w.rows), ref), `n = ${n}`).toBeLessThan(2e-6);
-      const y0 = randomF32(n * w.rows, 30 + n);
-      const yr = h.buffer(y0);
-      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: yr, outStride: w.rows, epilogue: Epilogue.ADD_RESIDUAL }), n);
-      expect(relErr(await h.readF32(yr, n * w.rows), ref.map((v, i) => v + y0[i]!))).toBeLessThan(2e-6);
-      const I = w.rows / 2;
-      const ys = h.buffer(n * I * 4);
-      await h.run(linearOps(h.cache, g, { step: h.step, x: h.buffer(x), y: ys, outStride: I, epilogue: Epilogue.SILU_GATE_UP }), n);
-      expect(relErr(await h.readF32(ys, n * I), siluMul(ref, I))).toBeLessThan(2e-6);
+      await expectEpilogues(h, g, w.rows, x, matmul(w, x, n), n, { seed: 30 + n });
     }
   });
 });
