@@ -132,9 +132,9 @@ async function hostAndGuest(host: Page, hostContext: BrowserContext): Promise<vo
       return m && cards.length === 2 ? { chat: Number(m[1]!.replace(/,/g, '')), cards } : null;
     });
     if (r) readings.push(r);
-    return readings.length >= 3 || (await guest.getByTestId('guest-status').textContent()) === 'computing' && (await host.getByTestId('tl-text').count()) > 0;
+    return (readings.length > 0 && !r) || (await host.getByTestId('tl-text').count()) > 0;   // until the reading is over
   }, { timeout: 120_000, interval: 100 }).toBe(true);
-  expect(readings.length, 'the prompt was read in steps the page could see').toBeGreaterThan(0);
+  expect(readings.filter((r) => Math.max(...r.cards) > 0).length, `the prompt was read in steps the page could see: ${JSON.stringify(readings)}`).toBeGreaterThan(0);
   for (const r of readings) expect(r.chat, JSON.stringify(readings)).toBe(Math.min(...r.cards));
   await expect.poll(async () => guest.getByTestId('guest-status').textContent(), { timeout: 120_000 }).toBe('computing');
   expect((await hostDevices(host)).map((d) => d.status)).toEqual(['computing', 'computing']);
