@@ -133,8 +133,16 @@ test('the replay demo serves too: a tool call comes back as tool_calls with vali
   await page.close();
 }, 120_000);
 
-test('a wrong key gets 401; once the host tab closes, 503', async () => {
+test('a wrong key gets 401; New key retires the old one (401) and serves the new; once the host tab closes, 503', async () => {
   await expect(openai('x'.repeat(43)).chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 401 });
+  const old = key;
+  host.once('dialog', (d) => void d.accept());
+  await host.getByTestId('api-new-key').click();
+  await expect.poll(() => host.getByTestId('api-key').inputValue(), { timeout: 10_000 }).not.toBe(old);
+  key = await host.getByTestId('api-key').inputValue();
+  await expect.poll(() => host.getByTestId('api-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('serving');
+  await expect(openai(old).models.list()).rejects.toMatchObject({ status: 401 });
+  expect((await openai().models.list()).data.map((m) => m.id)).toEqual([model]);
   await host.close();
   await expect.poll(() => openai().chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }).then(() => 200, (e: { status?: number }) => e.status), { timeout: 30_000 })
     .toBe(503);

@@ -34,10 +34,11 @@ export class HostRegistry {
     return null;
   }
 
-  /** Forgets a host whose socket closed, and remembers its key as closed. */
-  remove(host: HostConnection): void {
+  /** Forgets a host whose socket closed, and remembers its key as closed (not when the tab replaced its key: that one is dead). */
+  remove(host: HostConnection, o: { remember: boolean } = { remember: true }): void {
     if (this.live.get(host.digest) !== host) return;
     this.live.delete(host.digest);
+    if (!o.remember) return;
     this.closed.push(host.digest);
     if (this.closed.length > this.rememberClosed) this.closed.shift();
   }

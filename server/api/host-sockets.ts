@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { HOST_SOCKET_PATH, readHostFrame, writeFrame, type ServerFrame } from '../../src/api/relay-wire.ts';
+import { HOST_SOCKET_PATH, KEY_REPLACED_CLOSE_CODE, readHostFrame, writeFrame, type ServerFrame } from '../../src/api/relay-wire.ts';
 import { PerAddress, refuseUpgrade, remoteAddress } from '../signal-guard.ts';
 import { keyDigest } from './auth.ts';
 import { HostConnection } from './host-connection.ts';
@@ -70,11 +70,11 @@ export class HostSockets {
       send(ws, { t: 'ready' });
     });
     ws.on('error', () => undefined); // too big a frame, a broken socket: 'close' follows
-    ws.on('close', () => {
+    ws.on('close', (code) => {
       clearTimeout(helloTimer);
       this.heard.delete(ws);
       if (!host) return;
-      this.registry.remove(host);
+      this.registry.remove(host, { remember: code !== KEY_REPLACED_CLOSE_CODE });
       host.closed();
     });
   }

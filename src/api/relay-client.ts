@@ -6,7 +6,7 @@
 // refused hello is not retried (the server said why: the status shows it). Requests in flight when the
 // socket drops are aborted: their clients were answered by the server already.
 import {
-  HOST_SOCKET_PATH, PING_EVERY_MS, RELAY_WIRE_VERSION, SILENT_DROP_MS, readServerFrame, writeFrame,
+  HOST_SOCKET_PATH, KEY_REPLACED_CLOSE_CODE, PING_EVERY_MS, RELAY_WIRE_VERSION, SILENT_DROP_MS, readServerFrame, writeFrame,
   type HostFrame, type JsonObject, type RequestFrame, type WireModel,
 } from './relay-wire.ts';
 
@@ -78,15 +78,16 @@ export class RelayClient {
     this.connect();
   }
 
-  /** Closes the socket for good and aborts what is in flight. */
-  stop(): void {
+  /** Closes the socket for good and aborts what is in flight; `keyReplaced`: the server forgets the old key (401 from then on). */
+  stop(o: { keyReplaced?: boolean } = {}): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.silenceTimer);
     this.abortAll();
     const s = this.socket;
     this.socket = null;
-    s?.close(1000, 'serving turned off');
+    if (o.keyReplaced) s?.close(KEY_REPLACED_CLOSE_CODE, 'a new key');
+    else s?.close(1000, 'serving turned off');
     this.setStatus({ kind: 'off' });
   }
 

@@ -12,6 +12,11 @@
 export const RELAY_WIRE_VERSION = 1;
 /** The WebSocket path the host tab connects to. */
 export const HOST_SOCKET_PATH = '/v1/host';
+/**
+ * The close code a host tab uses when the person made a new key: the server forgets the old key at once
+ * (its clients get 401, as for any unknown key) instead of remembering it as a closed tab's (503).
+ */
+export const KEY_REPLACED_CLOSE_CODE = 4001;
 /** A frame bigger than this closes the socket (both sides). */
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** The API key the host tab generates and shows: 32..128 of [A-Za-z0-9_-]. */

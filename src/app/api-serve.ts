@@ -75,12 +75,16 @@ export class ApiServe {
     this.relay.start();
   }
 
-  /** A new key (the old one stops working once the relay reconnects with this one). */
+  /** A new key: the old one stops working at once (the server forgets it: 401), and serving goes on with this one. */
   newKey(): void {
     const key = newApiKey();
     this.storage?.setItem(API_KEY_STORAGE, key);
     this.store.set({ key });
-    if (this.state.on) { this.setOn(false); this.setOn(true); }
+    if (!this.state.on) return;
+    this.relay?.stop({ keyReplaced: true });
+    this.relay = undefined;
+    this.store.set({ on: false });
+    this.setOn(true);
   }
 
   close(): void {

@@ -68,6 +68,7 @@ export class ApiPanel extends LitElement {
       <p class="muted" data-testid="api-status" data-status=${s.status.kind} aria-live="polite">Endpoint: ${statusText(s.status)}</p>
       ${this.copyField('api-base', 'Base URL', s.baseUrl)}
       ${this.copyField('api-key', 'API key', s.key)}
+      <p class="muted newkey">A key that got out: <button data-testid="api-new-key" @click=${this.newKey}>New key</button> (the old one stops working).</p>
       ${this.copyField('api-model', 'Model', s.modelId)}
       <p class="counts" data-testid="api-counts"><span>${s.served} ${s.served === 1 ? 'request' : 'requests'} served</span>
         <span>${s.tokensIn.toLocaleString('en-US')} tokens in</span><span>${s.tokensOut.toLocaleString('en-US')} tokens out</span></p>
@@ -81,6 +82,11 @@ export class ApiPanel extends LitElement {
       <button data-testid=${`copy-${id}`} aria-label=${`Copy the ${label.toLowerCase()}`} @click=${() => this.copy(id, value)}>${this.copied === id ? 'Copied' : 'Copy'}</button>
     </div></div>`;
   }
+
+  private readonly newKey = (): void => {
+    if (!confirm('Make a new API key? Every editor using the current one stops working until it gets the new one.')) return;
+    this.serve?.newKey();
+  };
 
   private async copy(id: string, value: string): Promise<void> {
     try {

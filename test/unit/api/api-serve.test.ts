@@ -61,4 +61,27 @@ describe('serving', () => {
     for (let i = 0; i < 100 && (await ask()).status !== 503; i++) await new Promise((r) => setTimeout(r, 20));
     expect((await ask()).status).toBe(503);
   });
+
+  it('a new key: the old one gets 401 at once (forgotten, not a closed tab\'s 503), the new one is served', async () => {
+    const { model } = await replayApi('json', ['One.', 'Two.']);
+    const serve = new ApiServe({ model, origin: fx.server.url, storage: new MemoryStorage(), openSocket: (url) => new WebSocket(url, { origin: fx.server.url }) as unknown as SocketLike });
+    const serving = async () => { for (let i = 0; i < 500 && serve.state.status.kind !== 'serving'; i++) await new Promise((r) => setTimeout(r, 10)); expect(serve.state.status).toEqual({ kind: 'serving' }); };
+    const ask = (key: string) => fetch(`${fx.server.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Count.' }] }),
+    });
+    serve.setOn(true);
+    await serving();
+    const old = serve.state.key;
+    expect((await ask(old)).status).toBe(200);
+    serve.newKey();
+    expect(serve.state.key).not.toBe(old);
+    expect(serve.state.on).toBe(true);
+    await serving();
+    expect((await ask(serve.state.key)).status).toBe(200);
+    const refused = await ask(old);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
+    serve.setOn(false);
+  });
 });
