@@ -229,8 +229,12 @@ export class RoomGuest {
 
   private run(ch: FrameChannel, f: Sequenced): void {
     this.lastSeq = f.seq;
-    if (f.kind === 'skip') { this.enqueue(ch, f.seq, () => this.passSkip(f.seq)); return; }
-    this.enqueue(ch, f.seq, () => (f.kind === 'forward' ? this.forward(ch, f) : this.checkpoint(ch, f)));
+    // A job still queued when a new deal arrives is dropped: the assign has changed this device's
+    // neighbours already (at once, so the chain is wired while the layers load), and the host ignores
+    // answers of a superseded deal anyway; run against the new neighbours it would fail, or reach them.
+    const current = () => f.epoch === this.epoch;
+    if (f.kind === 'skip') { this.enqueue(ch, f.seq, () => (current() ? this.passSkip(f.seq) : Promise.resolve())); return; }
+    this.enqueue(ch, f.seq, () => (!current() ? Promise.resolve() : f.kind === 'forward' ? this.forward(ch, f) : this.checkpoint(ch, f)));
   }
 
   /** Tell the next guest that `seq` will not come (best effort: a closed channel is reported on its own). */
@@ -368,6 +372,7 @@ export class RoomGuest {
     try {
       const t0 = performance.now();
       const hidden = await this.runShare(f);
+      if (f.epoch !== this.epoch) return;   // a new deal arrived while it ran (see run)
       const ms = performance.now() - t0;
       const work = [...(f.work ?? []), ms];
       this.stats.forwards++;
@@ -383,6 +388,7 @@ export class RoomGuest {
       try { await out.send({ ...f, hidden, work }); } catch (e) { throw new HopError(`"forward" seq ${f.seq}: could not pass it to the next device "${this.next}": ${(e as Error).message}`); }
       this.stats.hopsOut++;
     } catch (e) {
+      if (f.epoch !== this.epoch) return;   // superseded while it ran: nobody waits for it (see run)
       if (e instanceof HopError) {
         // The host hears it as a lost hop: it first finds out whether the next device is gone (then the
         // request ends naming that device) or only the channel broke.

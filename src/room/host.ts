@@ -209,7 +209,9 @@ export class RoomHost {
           d.loadFailed(new RemoteDeviceError(d.name, f.code, f.message)); this.emitDevices(); return;
         }
         if (f.kind === 'error' && f.seq === 0) { this.emit({ type: 'frame-error', deviceId: d.id, error: new RemoteDeviceError(d.name, f.code, f.message) }); return; }
-        if (f.kind === 'error' && d.status === 'loading') { d.loadFailed(new RemoteDeviceError(d.name, f.code, f.message)); this.emitDevices(); return; }
+        // A request's error while the device loads a new deal answers the superseded deal (this one's
+        // requests wait for every device's `ready`): heard, not held against the load.
+        if (f.kind === 'error' && d.status === 'loading') { this.emit({ type: 'frame-error', deviceId: d.id, error: new RemoteDeviceError(d.name, f.code, f.message) }); return; }
         if (f.kind !== 'error' && f.epoch !== this.epoch) return;
         const problem = d.chain ? d.chain.handle(d.id, f) : new OutOfOrderError(`"${f.kind}" frame from "${d.name}", which runs no layers`);
         if (problem) this.badFrame(d.channel!, d, problem);

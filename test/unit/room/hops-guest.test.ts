@@ -8,7 +8,8 @@ import { memoryLinkPair } from '../../../src/room/memory-link.ts';
 import type { Frame } from '../../../src/room/protocol.ts';
 import { MemoryByteStore } from '../../../src/room/weight-cache.ts';
 import { FrameChannel } from '../../../src/room/wire.ts';
-import { caps, CountingMemorySource, referenceFactory, ROOM_ID, tinyFiles, TINY, until } from './helpers.ts';
+import { caps, CountingMemorySource, referenceFactory, ROOM_ID, slowFactory, tinyFiles, TINY, until } from './helpers.ts';
+import type { EngineFactory } from '../../../src/room/index.ts';
 
 const H = TINY.hidden!;
 let files: Map<string, Uint8Array>;
@@ -17,11 +18,11 @@ beforeAll(() => { files = tinyFiles(); });
 afterEach(async () => { await guest?.leave('test over'); guest = undefined; });
 
 /** The guest "gb2222" holding layers [2, 4), last of a chain after "ga1111": the host and its previous device are raw channels. */
-async function lastOfChain(): Promise<{ g: RoomGuest; host: FrameChannel; prev: FrameChannel; got: Frame[] }> {
+async function lastOfChain(createEngine: EngineFactory = referenceFactory): Promise<{ g: RoomGuest; host: FrameChannel; prev: FrameChannel; got: Frame[] }> {
   const source = new CountingMemorySource(files);
   const g = new RoomGuest({
     roomId: ROOM_ID, deviceId: 'gb2222', name: 'B', caps: caps(), store: new MemoryByteStore(),
-    loadWeights: (s, r) => loadWeights(s, r), createEngine: referenceFactory, resolveSource: async () => source,
+    loadWeights: (s, r) => loadWeights(s, r), createEngine, resolveSource: async () => source,
   });
   guest = g;
   const [hostEnd, guestEnd] = memoryLinkPair();
@@ -83,4 +84,23 @@ test('a guest that is last refuses a forward whose layers end past its own, and 
   await prev.send(forward(1, 0, 1));
   await until(() => got.filter((f) => f.kind === 'error').length === 2, 'the second refusal');
   expect((got.filter((f) => f.kind === 'error')[1] as { message: string }).message).toMatch(/"forward" seq 1 does not follow seq 1/);
+});
+
+test('a forward of the old deal still queued when a new deal arrives is dropped, not refused against the new neighbours', async () => {
+  // Seen in a room: a guest's forward was queued behind a running one when the host re-dealt (its next
+  // device had left); the new assign changed the guest's neighbours at once, the queued forward then failed
+  // the new deal's checks, and its error, reaching the host while the guest loaded, failed the new deal.
+  const { host, prev, got } = await lastOfChain(slowFactory(150));
+  await prev.send({ ...forward(1, 0, 2), work: [1] });
+  await prev.send({ ...forward(2, 2, 1), work: [1] });
+  await new Promise((r) => setTimeout(r, 30));       // seq 1 runs (150 ms), seq 2 waits behind it
+  await host.send({ kind: 'assign', epoch: 2, model: 'mem://tiny', modelKey: 'tiny', range: [2, 4], ctx: 64, prev: '', next: '' });
+  await until(() => got.some((f) => f.kind === 'ready' && f.epoch === 2), 'ready for deal 2');
+  await new Promise((r) => setTimeout(r, 50));
+  expect(got.filter((f) => f.kind === 'error')).toEqual([]);
+  expect(got.filter((f) => f.kind === 'result')).toEqual([]);   // superseded work answers nobody
+  // the new deal works: the guest is first now and runs a forward from the host
+  await host.send({ kind: 'forward', epoch: 2, seq: 1, range: [2, 4], position: 0, count: 2, hidden: rows(2) });
+  await until(() => got.some((f) => f.kind === 'result' && f.epoch === 2), 'result in deal 2');
+  expect(got.filter((f) => f.kind === 'error')).toEqual([]);
 });
