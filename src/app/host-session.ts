@@ -119,7 +119,7 @@ export class HostSession {
   /** The drafter choice (prompt lookup or a draft model); made once the target's tokenizer is known. */
   private drafts?: DraftSwitch;
   /** The deal last kept for a reload (room-record.ts). */
-  private keptDeal?: { entries: DealEntry[]; ctx: number };
+  private keptDeal?: { entries: DealEntry[]; ctx: number; manual?: boolean };
   /** Close room was asked: nothing is kept for a reload any more. */
   private closing = false;
 
@@ -188,9 +188,10 @@ export class HostSession {
           // How long the first load took, measured: it depends on the GPU (seconds on a real one, longer on a software adapter).
           if (!loadedOnce) this.log(`Model ready ${((performance.now() - startedAt) / 1000).toFixed(1)} s after Host a room`);
           loadedOnce = true;
-          this.store.set({ deal: e.deal, route: room.host.route, error: undefined, ctx: e.context.ctx, dealCost: room.host.dealCost });
+          const manualDeal = room.host.manualDeal;   // a resumed manual deal is manual again
+          this.store.set({ deal: e.deal, route: room.host.route, error: undefined, ctx: e.context.ctx, dealCost: room.host.dealCost, manualDeal });
           // The deal is kept for a reload, but not the host-alone one dealt while guests are still coming back.
-          if (!room.host.resuming) this.keepRoom(room, { entries: e.deal, ctx: e.context.ctx });
+          if (!room.host.resuming) this.keepRoom(room, { entries: e.deal, ctx: e.context.ctx, ...(manualDeal ? { manual: true } : {}) });
           this.workspace?.contextChanged(contextNoteFor(e.context));
         }
         this.store.set({ devices: room.host.deviceList() });
@@ -243,7 +244,7 @@ export class HostSession {
   }
 
   /** Keep this room for a reload of the tab (room-record.ts): only a model chosen by URL can be re-opened without the person. */
-  private keepRoom(room: HostRoom, deal?: { entries: DealEntry[]; ctx: number }): void {
+  private keepRoom(room: HostRoom, deal?: { entries: DealEntry[]; ctx: number; manual?: boolean }): void {
     const { choice } = this.opts;
     if (choice.kind !== 'url' || this.closing) return;
     const kept = deal ?? this.keptDeal;

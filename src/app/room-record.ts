@@ -28,8 +28,8 @@ export interface RoomRecord {
   ctx?: number;
   /** The memory the host offered, in bytes, when the person gave one. */
   memoryBudgetBytes?: number;
-  /** The deal last in effect and its context (absent until the first deal with guests). */
-  deal?: { entries: DealEntry[]; ctx: number };
+  /** The deal last in effect and its context (absent until the first deal with guests); manual when the person set it (a reload keeps it manual). */
+  deal?: { entries: DealEntry[]; ctx: number; manual?: boolean };
   /** When it was written (ms since the epoch). */
   savedAt: number;
   /**
@@ -102,6 +102,7 @@ export function recordProblem(v: unknown, now = Date.now()): string | null {
   if (r.deal !== undefined) {
     const d = r.deal;
     if (typeof d !== 'object' || d === null || !Array.isArray(d.entries) || !(isCount(d.ctx, 2 ** 24) && d.ctx > 0)) return 'deal is not {entries, ctx}';
+    if (d.manual !== undefined && typeof d.manual !== 'boolean') return 'deal.manual is not a boolean';
     if (d.entries.length === 0 || d.entries.length > ROOM_RECORD_LIMITS.dealEntries) return `deal has ${d.entries.length} entries (1–${ROOM_RECORD_LIMITS.dealEntries})`;
     for (const e of d.entries as unknown[]) {
       const entry = e as Partial<DealEntry>;

@@ -10,7 +10,8 @@ import type { ByteStore } from './weight-cache.ts';
 export interface HostOptions extends ShareLoading {
   roomId: string;
   /** The deal in effect before this host's page reloaded: dealt again first, once exactly its devices are back (host-deal.ts resumedDeal). */
-  resumeDeal?: { entries: DealEntry[]; ctx: number };
+  /** The deal before a reload, offered first while exactly its devices are back; `manual`: it stays the person's manual deal. */
+  resumeDeal?: { entries: DealEntry[]; ctx: number; manual?: boolean };
   name?: string;                 // the host device's name ("This device")
   caps: DeviceCaps;
   config: ModelConfig;

@@ -111,6 +111,8 @@ export class RoomHost {
   /** The context the deal in effect holds (KV at this many tokens on every device), of the one wanted. */
   get currentContext(): RoomContext { return { ...this.context }; }
   get currentEpoch(): number { return this.epoch; }
+  /** The person's manual deal, or null when the room deals automatically. */
+  get manualDeal(): DealEntry[] | null { return this.manual; }
   /** A deal from before a reload still waits for its devices to come back (it was not dealt yet, nor did the room change). */
   get resuming(): boolean { return !!this.resume && !(this.deal.length > 0 && sameDeal(this.deal, this.resume.entries)); }
   get engine(): RoomEngine | null { return this.roomEngine; }
@@ -355,8 +357,10 @@ export class RoomHost {
     const { config } = this.opts;
     try {
       // The deal from before a reload while exactly its devices are here (the guests keep their engines), else the usual one.
-      const dealt = (this.manual ? null : resumedDeal(this.devices, this.resume, this.opts, HOST_ID, this.hostReserved))
-        ?? dealRoom(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
+      const resumed = this.manual ? null : resumedDeal(this.devices, this.resume, this.opts, HOST_ID, this.hostReserved);
+      // A manual deal from before the reload is the person's again once its devices are back (not "automatic").
+      if (resumed && this.resume?.manual) this.manual = resumed.entries;
+      const dealt = resumed ?? dealRoom(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
       const { entries, ctx } = dealt;
       this.deal = entries;
       this.context = { ctx, want: dealt.want, oneMoreDeviceHolds: dealt.oneMoreDeviceHolds };

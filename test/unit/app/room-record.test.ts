@@ -37,6 +37,8 @@ describe('room record', () => {
     saveRoomRecord({ ...base, deal: { entries: [{ deviceId: 'host', range: [0, 4] }], ctx: 1024 } }, s, NOW + 1);
     expect(s.map.size).toBe(1);
     expect(readRoomRecord(s, NOW + 2)?.deal).toEqual({ entries: [{ deviceId: 'host', range: [0, 4] }], ctx: 1024 });
+    saveRoomRecord({ ...base, deal: { ...base.deal, manual: true } }, s, NOW + 3);   // the person's manual deal stays manual
+    expect(readRoomRecord(s, NOW + 4)?.deal?.manual).toBe(true);
   });
 
   test('marked when the hosting page goes away, unmarked when it stays after all; a save (the page hosting) unmarks it', () => {
@@ -69,6 +71,7 @@ describe('room record', () => {
     ['a room id that is not 32 hex digits', JSON.stringify({ v: 1, ...base, roomId: 'abc', savedAt: NOW })],
     ['a model without an id', JSON.stringify({ v: 1, ...base, model: { url: 'x', name: 'x' }, savedAt: NOW })],
     ['a deal entry with a backwards range', JSON.stringify({ v: 1, ...base, deal: { entries: [{ deviceId: 'host', range: [3, 1] }], ctx: 1 }, savedAt: NOW })],
+    ['a deal whose manual flag is not a boolean', JSON.stringify({ v: 1, ...base, deal: { ...base.deal, manual: 'yes' }, savedAt: NOW })],
     ['a deal entry naming no device', JSON.stringify({ v: 1, ...base, deal: { entries: [{ deviceId: 'Bad Id\n', range: [0, 1] }], ctx: 1 }, savedAt: NOW })],
     ['a signaling token with odd characters', JSON.stringify({ v: 1, ...base, peerToken: 'a b&c=d', savedAt: NOW })],
     ['a negative context', JSON.stringify({ v: 1, ...base, ctx: -5, savedAt: NOW })],

@@ -39,7 +39,7 @@ async function lastOfChain(createEngine: EngineFactory = referenceFactory): Prom
 }
 
 const rows = (n: number, at = 0) => new Float32Array(n * H).map((_, i) => Math.cos((i + at) * 0.11));
-const forward = (seq: number, position: number, count: number): Frame => ({ kind: 'forward', epoch: 1, seq, range: [1, 4], position, count, hidden: rows(count, position) });
+const forward = (seq: number, position: number, count: number, work?: number[]): Frame => ({ kind: 'forward', epoch: 1, seq, range: [1, 4], position, count, hidden: rows(count, position), ...(work ? { work } : {}) });
 
 test('a forward from the previous device that arrives before the host\'s earlier checkpoint waits for it', async () => {
   const { host, prev, got } = await lastOfChain();
@@ -91,8 +91,8 @@ test('a forward of the old deal still queued when a new deal arrives is dropped,
   // device had left); the new assign changed the guest's neighbours at once, the queued forward then failed
   // the new deal's checks, and its error, reaching the host while the guest loaded, failed the new deal.
   const { host, prev, got } = await lastOfChain(slowFactory(150));
-  await prev.send({ ...forward(1, 0, 2), work: [1] });
-  await prev.send({ ...forward(2, 2, 1), work: [1] });
+  await prev.send(forward(1, 0, 2, [1]));
+  await prev.send(forward(2, 2, 1, [1]));
   await new Promise((r) => setTimeout(r, 30));       // seq 1 runs (150 ms), seq 2 waits behind it
   await host.send({ kind: 'assign', epoch: 2, model: 'mem://tiny', modelKey: 'tiny', range: [2, 4], ctx: 64, prev: '', next: '' });
   await until(() => got.some((f) => f.kind === 'ready' && f.epoch === 2), 'ready for deal 2');

@@ -23,7 +23,7 @@ beforeAll(async () => { expected = await singleDeviceTokens(files, PROMPT, 16); 
 afterEach(async () => { await reloaded?.close(); reloaded = undefined; await room?.close(); room = undefined; });
 
 /** The host of the same room after its page reloaded: a new RoomHost, dealing again on every join. */
-async function hostAgain(resumeDeal?: { entries: DealEntry[]; ctx: number }): Promise<RoomHost> {
+async function hostAgain(resumeDeal?: { entries: DealEntry[]; ctx: number; manual?: boolean }): Promise<RoomHost> {
   const source = new CountingMemorySource(files);
   const { config } = await readModelConfig(source);
   const host = new RoomHost({
@@ -53,13 +53,15 @@ describe('the room outlives a host reload', () => {
     await until(() => events.some((e) => e.type === 'host-lost'), 'the guest to notice the host is gone');
     expect(events.some((e) => e.type === 'removed')).toBe(false);
 
-    reloaded = await hostAgain({ entries: OLD_DEAL, ctx: 256 });
+    reloaded = await hostAgain({ entries: OLD_DEAL, ctx: 256, manual: true });   // it was the person's manual deal
+    expect(reloaded.manualDeal).toBeNull();   // not until its devices are back
     const pair = memoryLinkPair();
     reloaded.acceptLink(pair[0]);
     guest.attach(pair[1]);   // what GuestRoom.reconnect does over PeerJS
     await until(() => reloaded!.deviceList().some((d) => d.id === 'ga1111' && d.status === 'ready') && reloaded!.currentDeal.length === 2, 'the deal with the guest back', 10_000);
     await reloaded.whenReady();
     expect(reloaded.currentDeal).toEqual(OLD_DEAL);
+    expect(reloaded.manualDeal).toEqual(OLD_DEAL);   // still manual: the room panel says so, not "automatic deal"
     expect(reloaded.resuming).toBe(false);
     const ready = events.filter((e): e is Extract<GuestEvent, { type: 'ready' }> => e.type === 'ready').at(-1)!;
     expect([ready.networkBytes, ready.cacheBytes]).toEqual([0, 0]);   // the engine was kept: not even the cache was read
@@ -97,6 +99,7 @@ describe('the room outlives a host reload', () => {
     newcomer.attach(other[1]);
     await until(() => reloaded!.currentDeal.length === 3, 'a deal with the newcomer', 10_000);
     expect(reloaded.resuming).toBe(false);
+    expect(reloaded.manualDeal).toBeNull();   // an automatic deal kept is not made manual
     await newcomer.leave('test over');
   });
 
