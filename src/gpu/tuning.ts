@@ -12,7 +12,7 @@ export interface MatvecLayout {
   subgroups: boolean;          // reduce with subgroup operations (needs WG ≤ the smallest subgroup) or workgroup memory
   /**
    * Decode ggml rows with shaders/matvec_superblock.wgsl (a super-block per few lanes) where the block
-   * type has it (formats.ts `superblock`: Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, Q5_0) and K is whole super-blocks;
+   * type has it (formats.ts `superblock`: every ggml block type) and K is whole super-blocks;
    * other formats run shaders/matvec.wgsl in the same layout. Absent: false.
    */
   superblock?: boolean;

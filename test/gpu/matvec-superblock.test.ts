@@ -1,6 +1,6 @@
 // The super-block decode matvec (shaders/matvec_superblock.wgsl with shaders/lib/ggml/<type>_superblock.wgsl)
 // against the reference matmul (ggml-exact dequantization, doubles) on Q4_K, Q5_K, Q6_K and the 32-value
-// types Q8_0, Q4_0, Q5_0 (a super-block: eight blocks) in rows of 3 and 5 super-blocks (odd: the row groups'
+// types Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 (a super-block: eight blocks) in rows of 3 and 5 super-blocks (odd: the row groups'
 // lanes run unequal numbers of super-blocks, some none; 38 rows: the last group's rows past the end), with its three reductions
 // (subgroupAdd, subgroup shuffles, workgroup memory), the three epilogues, whole and split into chunks,
 // on both paths (the K-quants; the others on two layouts). Tolerance as for every linear (test/gpu/ggml-kernels.test.ts): 2e-6 of the largest
@@ -17,7 +17,7 @@ import { expectEpilogues } from './epilogue-checks.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
-type SbType = 'Q4_K' | 'Q5_K' | 'Q6_K' | 'Q8_0' | 'Q4_0' | 'Q5_0';
+type SbType = 'Q4_K' | 'Q5_K' | 'Q6_K' | 'Q8_0' | 'Q4_0' | 'Q5_0' | 'Q4_1' | 'Q5_1';
 
 function kquant(type: SbType, rows: number, cols: number, seed: number): GgmlLinear {
   const v = randomF32(rows * cols, seed, 0.5);
@@ -72,7 +72,7 @@ describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t]
 // The other block types differ from those only in their sb_dot (the reductions and epilogues are the
 // structure's, checked above on every layout and path), so they run on two layouts of the f32 path: shuffles
 // with 4 rows a group (two gate|up pairs) and workgroup memory. The 32-value types' lanes start 0–3 words
-// into a vec4 (Q5_0's at 0, 3, 2, 1).
+// into a vec4 (Q5_0's at 0, 3, 2, 1; Q4_1's at 0, 2, 0, 2).
 describe.each([LAYOUTS[1]!, LAYOUTS[2]!].map(([l, t]) => [l, { ...t, ROWS: 4 }] as const))('the other block types by super-block, %s', (_l, layout) => {
   let device: GPUDevice;
   let h: KernelHarness;
@@ -82,19 +82,18 @@ describe.each([LAYOUTS[1]!, LAYOUTS[2]!].map(([l, t]) => [l, { ...t, ROWS: 4 }] 
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 
-  it.each([['Q5_K', 5], ['Q8_0', 3], ['Q4_0', 5], ['Q5_0', 3]] as const)('%s, %i super-blocks a row: plain, residual and gate|up, whole and split', async (type, supers) => {
+  it.each([['Q5_K', 5], ['Q8_0', 3], ['Q4_0', 5], ['Q5_0', 3], ['Q4_1', 3], ['Q5_1', 5]] as const)('%s, %i super-blocks a row: plain, residual and gate|up, whole and split', async (type, supers) => {
     await expectSuperblockMatvec(h, device, layout, type, supers);
   });
 });
 
 describe('which decode matvec a layout runs', () => {
   const sb: MatvecLayout = { WG: 64, LANES: 16, ROWS: 2, subgroups: false, superblock: true };
-  it('the super-block kernel for the six block types when asked and K is whole super-blocks, matvec.wgsl for other formats, narrow groups, rows layouts and K % 256 ≠ 0', () => {
-    for (const t of ['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0', 'Q4_0', 'Q5_0'] as const) {
+  it('the super-block kernel for the eight block types when asked and K is whole super-blocks, matvec.wgsl for other formats, narrow groups, rows layouts and K % 256 ≠ 0', () => {
+    for (const t of ['Q4_K', 'Q5_K', 'Q6_K', 'Q8_0', 'Q4_0', 'Q5_0', 'Q4_1', 'Q5_1'] as const) {
       expect(matvecKernel(sb, { kind: 'ggml', type: t }, 1024).name).toBe(`matvec_superblock_ggml_${t.toLowerCase()}`);
     }
     expect(matvecKernel(sb, { kind: 'ggml', type: 'Q8_0' }, 1024 + 32).name).toBe('matvec_ggml_q8_0');
-    expect(matvecKernel(sb, { kind: 'ggml', type: 'Q4_1' }, 1024).name).toBe('matvec_ggml_q4_1');
     expect(matvecKernel(sb, { kind: 'dense', wdtype: 2 }, 1024).name).toBe('matvec_dense');
     expect(matvecKernel({ ...sb, LANES: 2 }, { kind: 'ggml', type: 'Q4_K' }, 1024).name).toBe('matvec_ggml_q4_k');
     expect(matvecKernel({ ...sb, superblock: false }, { kind: 'ggml', type: 'Q4_K' }, 1024).name).toBe('matvec_ggml_q4_k');

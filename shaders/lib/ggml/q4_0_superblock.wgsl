@@ -1,6 +1,6 @@
-// Q4_0's part of the super-block decode matvec (shaders/matvec_superblock.wgsl), on ./superblock_words.wgsl,
-// ./superblock_x.wgsl (SbX, sb_load_x) and shaders/lib/ggml_words.wgsl (byte_lanes), in place of
-// ./q4_0.wgsl: its "super-block" is eight Q4_0 blocks (256 values in 144 bytes = 9 vec4s; K a multiple of
+// Q4_0's part of the super-block decode matvec (shaders/matvec_superblock.wgsl), on
+// ./superblock_words.wgsl (sb_nibbles), ./superblock_x.wgsl (SbX, sb_load_x) and shaders/lib/ggml_words.wgsl,
+// in place of ./q4_0.wgsl: its "super-block" is eight Q4_0 blocks (256 values in 144 bytes = 9 vec4s; K a multiple of
 // 256). Lane part p takes blocks 2p and 2p + 1, words 9p .. 9p + 8 of the group (p words into vec4 2p):
 // three 16-byte loads for 36 bytes. Block 2p is word 0's low half (d) and the 16 bytes after it; block
 // 2p + 1 is word 4's high half (d) and words 5 .. 8. A block's low nibbles are its values 0 .. 15, the high
@@ -9,12 +9,6 @@
 const QK: u32 = 256u;
 const QBYTES: u32 = 144u;
 const SB_LANES: u32 = 4u;
-
-// Σ of 16 nibbles (shift 0: low, 4: high) of q against x values v[o .. o + 3].
-fn sb_nibbles(q: vec4<u32>, shift: u32, xs: SbX, o: u32) -> f32 {
-  return (dot(vec4<f32>(byte_lanes(q.x, shift, 0xfu)), xs.v[o]) + dot(vec4<f32>(byte_lanes(q.y, shift, 0xfu)), xs.v[o + 1u]))
-       + (dot(vec4<f32>(byte_lanes(q.z, shift, 0xfu)), xs.v[o + 2u]) + dot(vec4<f32>(byte_lanes(q.w, shift, 0xfu)), xs.v[o + 3u]));
-}
 
 fn sb_dot(at: u32, part: u32, xs: SbX) -> f32 {
   let b = (at >> 4u) + 2u * part;

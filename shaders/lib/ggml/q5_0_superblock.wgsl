@@ -1,6 +1,6 @@
-// Q5_0's part of the super-block decode matvec (shaders/matvec_superblock.wgsl), on ./superblock_words.wgsl,
-// ./superblock_x.wgsl (SbX, sb_load_x) and shaders/lib/ggml_words.wgsl (byte_lanes), in place of
-// ./q5_0.wgsl: its "super-block" is eight Q5_0 blocks (256 values in 176 bytes = 11 vec4s; K a multiple of
+// Q5_0's part of the super-block decode matvec (shaders/matvec_superblock.wgsl), on
+// ./superblock_words.wgsl (sb_codes5_dot), ./superblock_x.wgsl (SbX, sb_load_x) and shaders/lib/ggml_words.wgsl,
+// in place of ./q5_0.wgsl: its "super-block" is eight Q5_0 blocks (256 values in 176 bytes = 11 vec4s; K a multiple of
 // 256). A block is d f16 | qh u32 (bit j: value j's fifth bit) | qs[16] (low nibbles: values 0 .. 15, high:
 // 16 .. 31). Lane part p takes blocks 2p and 2p + 1, words 11p .. 11p + 10 of the group (starting 11p % 4
 // words into a vec4): four 16-byte loads for 44 bytes. Block 2p is word 0's low half (d), then qh and qs
@@ -10,21 +10,6 @@
 const QK: u32 = 256u;
 const QBYTES: u32 = 176u;
 const SB_LANES: u32 = 4u;
-
-// Four 5-bit codes: the nibbles (shift 0 or 4) of w's bytes and bits v .. v + 3 of qh.
-fn sb_codes5(w: u32, shift: u32, qh: u32, v: u32) -> vec4<f32> {
-  let high = ((vec4<u32>(qh) >> (vec4<u32>(0u, 1u, 2u, 3u) + v)) & vec4<u32>(1u)) << vec4<u32>(4u);
-  return vec4<f32>(byte_lanes(w, shift, 0xfu) | high);
-}
-
-// d·(Σ q·x − 16·Σ x) of one block: quants q, high bits qh, x values v[o .. o + 7] with sums s.
-fn sb_block(d: f32, q: vec4<u32>, qh: u32, xs: SbX, o: u32, s: vec2<f32>) -> f32 {
-  let lo = (dot(sb_codes5(q.x, 0u, qh, 0u), xs.v[o]) + dot(sb_codes5(q.y, 0u, qh, 4u), xs.v[o + 1u]))
-         + (dot(sb_codes5(q.z, 0u, qh, 8u), xs.v[o + 2u]) + dot(sb_codes5(q.w, 0u, qh, 12u), xs.v[o + 3u]));
-  let hi = (dot(sb_codes5(q.x, 4u, qh, 16u), xs.v[o + 4u]) + dot(sb_codes5(q.y, 4u, qh, 20u), xs.v[o + 5u]))
-         + (dot(sb_codes5(q.z, 4u, qh, 24u), xs.v[o + 6u]) + dot(sb_codes5(q.w, 4u, qh, 28u), xs.v[o + 7u]));
-  return d * ((lo + hi) - 16.0 * (s.x + s.y));
-}
 
 fn sb_dot(at: u32, part: u32, xs: SbX) -> f32 {
   let first = 11u * part;                                  // the run's first word in the group
@@ -41,5 +26,7 @@ fn sb_dot(at: u32, part: u32, xs: SbX) -> f32 {
   let q0 = sb_after_half(vec4<u32>(w0.yzw, w1.x), w1.y);
   let d0 = unpack_f16x2(w0.x).x;
   let d1 = unpack_f16x2(w1.y).y;
-  return sb_block(d0, q0, qh0, xs, 0u, xs.s.xy) + sb_block(d1, vec4<u32>(w1.w, w2.xyz), w1.z, xs, 8u, xs.s.zw);
+  let t0 = sb_codes5_dot(q0, qh0, xs, 0u) - 16.0 * (xs.s.x + xs.s.y);
+  let t1 = sb_codes5_dot(vec4<u32>(w1.w, w2.xyz), w1.z, xs, 8u) - 16.0 * (xs.s.z + xs.s.w);
+  return d0 * t0 + d1 * t1;
 }

@@ -30,6 +30,8 @@ import superblockWords from '../../../../shaders/lib/ggml/superblock_words.wgsl?
 import q8_0Superblock from '../../../../shaders/lib/ggml/q8_0_superblock.wgsl?raw';
 import q4_0Superblock from '../../../../shaders/lib/ggml/q4_0_superblock.wgsl?raw';
 import q5_0Superblock from '../../../../shaders/lib/ggml/q5_0_superblock.wgsl?raw';
+import q4_1Superblock from '../../../../shaders/lib/ggml/q4_1_superblock.wgsl?raw';
+import q5_1Superblock from '../../../../shaders/lib/ggml/q5_1_superblock.wgsl?raw';
 import { GGML_BLOCK_TYPES, type ChunkFormat, type GgmlBlockType } from '../../gpu-weights.ts';
 import { read, type Binding } from '../../kernel.ts';
 import type { Consts } from '../../pipelines.ts';
@@ -94,6 +96,8 @@ const GGML_SUPERBLOCKS: Partial<Record<GgmlBlockType, { libs: readonly string[];
   Q8_0: { libs: [superblockWords, superblockX, q8_0Superblock], lanes: 4, values: 256 },
   Q4_0: { libs: [superblockWords, superblockX, q4_0Superblock], lanes: 4, values: 256 },
   Q5_0: { libs: [superblockWords, superblockX, q5_0Superblock], lanes: 4, values: 256 },
+  Q4_1: { libs: [superblockWords, superblockX, q4_1Superblock], lanes: 4, values: 256 },
+  Q5_1: { libs: [superblockWords, superblockX, q5_1Superblock], lanes: 4, values: 256 },
 };
 
 const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, FormatKernelRow] => {
