@@ -1,6 +1,6 @@
-// matvec_superblock: the decode matvec (y = x·Wᵀ for one token) for K-quant weights, a 256-value
-// super-block decoded by SB_LANES lanes together (the layout of llama.cpp's mul_mat_vec_q4_k; our own
-// code). The block type's superblock library (shaders/lib/ggml/<type>_superblock.wgsl) gives SB_LANES,
+// matvec_superblock: the decode matvec (y = x·Wᵀ for one token) for ggml weights, a 256-value
+// super-block (of the 32-value types: eight blocks) decoded by SB_LANES lanes together (the layout of
+// llama.cpp's mul_mat_vec_q4_k; our own code). The type's shaders/lib/ggml/<type>_superblock.wgsl gives SB_LANES,
 // struct SbX (a lane's x values of a super-block, with the sums its mins need), fn sb_load_x(sb, part)
 // and fn sb_dot(at, part, xs) (part `part` of the super-block whose bytes start at `at`, dotted with xs).
 //

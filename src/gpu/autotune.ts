@@ -33,7 +33,9 @@ export interface AutotuneResult {
 
 const memo = new Map<string, Tuning>();
 // v2: the ggml formats gained super-block matvec candidates; choices stored before never timed them.
-const STORAGE_PREFIX = 'pooled.tuning.v2:';
+// v3: dense weights gained 8-rows-a-group candidates (and the super-block kernel now serves every ggml
+// block type, on the choice timed on Q4_K).
+const STORAGE_PREFIX = 'pooled.tuning.v3:';
 
 /** What identifies an adapter and path for the cache: its self-description, the f16 path, subgroups. */
 export function tuningKey(device: GPUDevice, useF16: boolean): string {

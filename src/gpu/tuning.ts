@@ -11,8 +11,9 @@ export interface MatvecLayout {
   ROWS: number;                // rows per group of LANES lanes (2, 4, 6 or 8: gate|up pairs must fit)
   subgroups: boolean;          // reduce with subgroup operations (needs WG ≤ the smallest subgroup) or workgroup memory
   /**
-   * Decode K-quant rows with shaders/matvec_superblock.wgsl (a super-block per few lanes) where the block
-   * type has it (Q4_K); other formats run shaders/matvec.wgsl in the same layout. Absent: false.
+   * Decode ggml rows with shaders/matvec_superblock.wgsl (a super-block per few lanes) where the block
+   * type has it (formats.ts `superblock`: every ggml block type) and K is whole super-blocks;
+   * other formats run shaders/matvec.wgsl in the same layout. Absent: false.
    */
   superblock?: boolean;
 }
@@ -191,8 +192,8 @@ export function deviceTraits(device: GPUDevice): DeviceTraits {
  * vector: a workgroup of one subgroup, either all lanes splitting a few rows that share each x load
  * (llama.cpp's choice on llvmpipe) or each lane on its own rows so the lanes' x loads are one broadcast.
  * GPUs: a subgroup (or a workgroup-memory tree) per few rows; for the ggml formats also the super-block
- * kernel (shaders/matvec_superblock.wgsl, Q4_K) after those, so the untimed default stays the first and
- * the timed choice can only get faster.
+ * kernel (shaders/matvec_superblock.wgsl) and for dense weights 8 rows a group, after those, so the
+ * untimed default stays the first and the timed choice can only get faster.
  */
 export function matvecCandidates(t: DeviceTraits, format?: LinearFormat): MatvecLayout[] {
   const sg = t.subgroups && t.subgroupMinSize >= 4 && t.subgroupMinSize <= 128 ? t.subgroupMinSize : 0;
@@ -210,6 +211,10 @@ export function matvecCandidates(t: DeviceTraits, format?: LinearFormat): Matvec
     const shared: [number, number, number][] = t.adapterClass === 'mobile'
       ? [[64, 16, 2], [64, 64, 2], [128, 32, 2]] : [[64, 64, 2], [128, 32, 2], [256, 64, 2]];
     for (const [WG, LANES, ROWS] of shared) out.push({ WG, LANES, ROWS, subgroups: false });
+    // Dense weights (F16/BF16/F32: 16 bytes a lane a row a step): 8 rows a group keep 8 such loads in
+    // flight per lane where 2 or 4 rows leave a big GPU's memory waiting (BF16 read 0.25–0.82 of a copy
+    // kernel's bandwidth on an H200); workgroups of two groups so that short matrices still fill it.
+    if (format === 'dense' && sg >= 16) for (const WG of [64, 128]) out.push({ WG, LANES: Math.min(sg, 32), ROWS: 8, subgroups: true });
     if (format === 'ggml') out.push(...superblockCandidates(sg));
   }
   return dedupe(out).filter((l) => l.WG <= t.maxInvocations);

@@ -62,4 +62,13 @@ describe('start-up matvec tuning on lavapipe', () => {
     expect(r.measured.every((m) => Number.isFinite(m.microseconds))).toBe(true);   // all three agree with the CPU
     expect(layoutKey(r.tuning.matvec.ggml)).toBe(r.measured.reduce((a, b) => (b.microseconds < a.microseconds ? b : a)).layout);
   });
+
+  it('times the dense 8-rows-a-group shape (a GPU candidate, here two groups of a subgroup of 8) on the BF16 weight beside a rows layout, each checked', async () => {
+    const wide = { WG: 16, LANES: 8, ROWS: 8, subgroups: true };
+    const rows = { WG: 8, LANES: 8, ROWS: 2, subgroups: true };
+    const r = await autotune(new PipelineCache(device, true), ['dense'], { candidates: [wide, rows], matmul: false });
+    expect(r.measured.map((m) => m.layout)).toEqual(['wg16l8r8sg', 'wg8l8r2sg']);
+    expect(r.measured.every((m) => Number.isFinite(m.microseconds))).toBe(true);   // both agree with the CPU
+    expect(layoutKey(r.tuning.matvec.dense)).toBe(r.measured.reduce((a, b) => (b.microseconds < a.microseconds ? b : a)).layout);
+  });
 });

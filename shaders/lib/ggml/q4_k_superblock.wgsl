@@ -3,10 +3,8 @@
 // scales[12], then qs as eight vec4s) is shared by SB_LANES = 4 lanes. Lane part i = 2v + h owns the
 // sub-blocks 2v, 2v + 1, 2v + 4 and 2v + 5, values 16h .. 16h + 15 of each: qs vec4s 2v + h (the low
 // nibbles are sub-block 2v's values, the high ones 2v + 1's) and 4 + 2v + h (sub-blocks 2v + 4 and 2v + 5),
-// two 16-byte loads, plus the header's. Its four (scale, min) pairs sit in the scale bytes 2v and 2v + 1 of
-// each of the three scale words (get_scale_min_k4's packing), so they unpack with constant shifts of the
-// words moved down by 16v bits, no byte indexing. Per sub-block the dot is (d·sc)·Σ q·x − (dmin·m)·Σ x, as
-// ./q4_k.wgsl's slice_dot rounds it.
+// two 16-byte loads, plus the header's, whose four (scale, min) pairs ./k_superblock_scales.wgsl unpacks.
+// Per sub-block the dot is (d·sc)·Σ q·x − (dmin·m)·Σ x, as ./q4_k.wgsl's slice_dot rounds it.
 
 const SB_LANES: u32 = 4u;
 
@@ -28,18 +26,8 @@ fn sb_dot(at: u32, part: u32, xs: SbX) -> f32 {
   let v = part >> 1u;
   let qa = weight[b + 1u + part];                          // qs vec4 2v + h
   let qb = weight[b + 5u + part];                          // qs vec4 4 + 2v + h
-  let sh = 16u * v;
-  let s1 = hd.y >> sh;                                     // scale bytes 2v, 2v + 1: scales of sub-blocks 2v, 2v + 1
-  let s2 = hd.z >> sh;                                     // bytes 4 + 2v ..: their mins
-  let s3 = hd.w >> sh;                                     // bytes 8 + 2v ..: low bits of sub-blocks 2v + 4, 2v + 5
-  let sc = vec4<u32>(s1 & 63u, (s1 >> 8u) & 63u,
-                     (s3 & 15u) | (((s1 >> 6u) & 3u) << 4u), ((s3 >> 8u) & 15u) | (((s1 >> 14u) & 3u) << 4u));
-  let mn = vec4<u32>(s2 & 63u, (s2 >> 8u) & 63u,
-                     ((s3 >> 4u) & 15u) | (((s2 >> 6u) & 3u) << 4u), ((s3 >> 12u) & 15u) | (((s2 >> 14u) & 3u) << 4u));
-  let dm = unpack_f16x2(hd.x);
-  let ds = dm.x * vec4<f32>(sc);                           // d·sc, rounded as ggml rounds it
-  let ms = dm.y * vec4<f32>(mn);                           // dmin·m
+  let sc = sb_scales(hd, v);                               // ./k_superblock_scales.wgsl
   let q = vec4<f32>(sb_nibbles(qa, 0u, xs, 0u), sb_nibbles(qa, 4u, xs, 4u), sb_nibbles(qb, 0u, xs, 8u), sb_nibbles(qb, 4u, xs, 12u));
-  let t = ds * q - ms * xs.s;
+  let t = sc.ds * q - sc.ms * xs.s;
   return (t.x + t.y) + (t.z + t.w);
 }

@@ -1,6 +1,7 @@
 // The decode matvec candidates by device and format (src/gpu/tuning.ts matvecCandidates): the super-block
-// layouts (shaders/matvec_superblock.wgsl) are offered to GPUs for the ggml formats only, after the rows
-// layouts (so the untimed default is what it was), with subgroup sums only where a row group fits a subgroup.
+// layouts (shaders/matvec_superblock.wgsl) are offered to GPUs for the ggml formats only and 8-row groups
+// for dense weights only, after the rows layouts (so the untimed default is what it was), with subgroup sums
+// only where a row group fits a subgroup.
 import { describe, expect, it } from 'vitest';
 import { layoutKey, matvecCandidates, type DeviceTraits } from '../../../src/gpu/tuning.ts';
 
@@ -17,7 +18,19 @@ describe('decode matvec candidates', () => {
     expect(sb.every((l) => l.superblock && l.LANES % 4 === 0 && (!l.subgroups || l.LANES <= 32))).toBe(true);
     expect(sb.some((l) => l.subgroups) && sb.some((l) => !l.subgroups)).toBe(true);
     expect(new Set(ggml.map(layoutKey)).size).toBe(ggml.length);
-    for (const f of ['dense', 'q4'] as const) expect(matvecCandidates(t, f)).toEqual(plain);
+    expect(matvecCandidates(t, 'q4')).toEqual(plain);
+  });
+
+  it('dense weights: 8 rows a group of a subgroup (16 or 32 lanes) after every rows layout; none without subgroups of 16', () => {
+    for (const size of [16, 32, 64]) {
+      const t = gpu(true, size);
+      const plain = matvecCandidates(t);
+      const dense = matvecCandidates(t, 'dense');
+      expect(dense.slice(0, plain.length)).toEqual(plain);
+      expect(dense.slice(plain.length)).toEqual([64, 128].map((WG) => ({ WG, LANES: Math.min(size, 32), ROWS: 8, subgroups: true })));
+      expect(new Set(dense.map(layoutKey)).size).toBe(dense.length);
+    }
+    for (const t of [gpu(false, 0), gpu(true, 8)]) expect(matvecCandidates(t, 'dense')).toEqual(matvecCandidates(t));
   });
 
   it('no subgroups (or subgroups of 8): only the workgroup-memory super-block layout', () => {

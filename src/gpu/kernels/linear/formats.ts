@@ -24,6 +24,14 @@ import kScales from '../../../../shaders/lib/ggml/k_scales.wgsl?raw';
 import superblockX from '../../../../shaders/lib/ggml/superblock_x.wgsl?raw';
 import q4_kSuperblock from '../../../../shaders/lib/ggml/q4_k_superblock.wgsl?raw';
 import q6_kSuperblock from '../../../../shaders/lib/ggml/q6_k_superblock.wgsl?raw';
+import q5_kSuperblock from '../../../../shaders/lib/ggml/q5_k_superblock.wgsl?raw';
+import kSuperblockScales from '../../../../shaders/lib/ggml/k_superblock_scales.wgsl?raw';
+import superblockWords from '../../../../shaders/lib/ggml/superblock_words.wgsl?raw';
+import q8_0Superblock from '../../../../shaders/lib/ggml/q8_0_superblock.wgsl?raw';
+import q4_0Superblock from '../../../../shaders/lib/ggml/q4_0_superblock.wgsl?raw';
+import q5_0Superblock from '../../../../shaders/lib/ggml/q5_0_superblock.wgsl?raw';
+import q4_1Superblock from '../../../../shaders/lib/ggml/q4_1_superblock.wgsl?raw';
+import q5_1Superblock from '../../../../shaders/lib/ggml/q5_1_superblock.wgsl?raw';
 import { GGML_BLOCK_TYPES, type ChunkFormat, type GgmlBlockType } from '../../gpu-weights.ts';
 import { read, type Binding } from '../../kernel.ts';
 import type { Consts } from '../../pipelines.ts';
@@ -43,10 +51,11 @@ export interface FormatKernelRow {
   buffers(chunk: { buffers: readonly GPUBuffer[] }): Record<string, GPUBuffer>;
   /**
    * Block types with a super-block decode matvec (shaders/matvec_superblock.wgsl): its libraries (giving
-   * SB_LANES, SbX, sb_load_x, sb_dot) and SB_LANES, the lanes sharing a super-block. Absent: the format
-   * decodes with shaders/matvec.wgsl whatever the layout asks.
+   * QK, QBYTES, SB_LANES, SbX, sb_load_x, sb_dot), SB_LANES (the lanes sharing a super-block) and the
+   * values a super-block spans, which must divide K (the 32-value types group eight blocks: K % 256).
+   * Absent: the format decodes with shaders/matvec.wgsl whatever the layout asks.
    */
-  superblock?: { libs: readonly string[]; lanes: number };
+  superblock?: { libs: readonly string[]; lanes: number; values: number };
   /** Override constants the format's libraries read. */
   consts(format: ChunkFormat): Consts;
 }
@@ -75,10 +84,20 @@ const GGML_BLOCKS: Record<GgmlBlockType, readonly string[]> = {
   Q8_0: [q8_0], Q4_0: [q4_0], Q4_1: [q4_1], Q5_0: [q5_0], Q5_1: [q5_1], Q4_K: [kScales, q4_k], Q5_K: [kScales, q5_k], Q6_K: [q6_k],
 };
 
-/** The block types with a super-block decode matvec: its libraries after the type's own, and SB_LANES. */
-const GGML_SUPERBLOCKS: Partial<Record<GgmlBlockType, { libs: readonly string[]; lanes: number }>> = {
-  Q4_K: { libs: [superblockX, q4_kSuperblock], lanes: 4 },
-  Q6_K: { libs: [superblockX, q6_kSuperblock], lanes: 4 },
+/**
+ * The block types with a super-block decode matvec: its libraries after shaders/lib/ggml_words.wgsl (the
+ * K-quants on their type's own; the 32-value types in place of it, a super-block being eight blocks),
+ * SB_LANES, and the values a super-block spans.
+ */
+const GGML_SUPERBLOCKS: Partial<Record<GgmlBlockType, { libs: readonly string[]; lanes: number; values: number }>> = {
+  Q4_K: { libs: [kScales, q4_k, kSuperblockScales, superblockX, q4_kSuperblock], lanes: 4, values: 256 },
+  Q5_K: { libs: [kScales, q5_k, kSuperblockScales, superblockX, q5_kSuperblock], lanes: 4, values: 256 },
+  Q6_K: { libs: [q6_k, superblockX, q6_kSuperblock], lanes: 4, values: 256 },
+  Q8_0: { libs: [superblockWords, superblockX, q8_0Superblock], lanes: 4, values: 256 },
+  Q4_0: { libs: [superblockWords, superblockX, q4_0Superblock], lanes: 4, values: 256 },
+  Q5_0: { libs: [superblockWords, superblockX, q5_0Superblock], lanes: 4, values: 256 },
+  Q4_1: { libs: [superblockWords, superblockX, q4_1Superblock], lanes: 4, values: 256 },
+  Q5_1: { libs: [superblockWords, superblockX, q5_1Superblock], lanes: 4, values: 256 },
 };
 
 const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, FormatKernelRow] => {
@@ -86,7 +105,7 @@ const GGML = Object.fromEntries(GGML_BLOCK_TYPES.map((t): [GgmlBlockType, Format
   return [t, {
     id: `ggml_${t.toLowerCase()}`, decode: [words, ...GGML_BLOCKS[t], ggml], dot: [ggmlDot], parts: 4,
     weights: { weight: WEIGHT }, buffers: one, consts: none,
-    ...(sb ? { superblock: { libs: [words, ...GGML_BLOCKS[t], ...sb.libs], lanes: sb.lanes } } : {}),
+    ...(sb ? { superblock: { ...sb, libs: [words, ...sb.libs] } } : {}),
   }];
 })) as Record<GgmlBlockType, FormatKernelRow>;
 

@@ -92,21 +92,22 @@ function forChunk(chunk: GpuLinearChunk) {
 }
 
 /**
- * The decode matvec kernel of a chunk format in a layout: the super-block kernel when the layout asks for
- * it and the block type has one (and the layout's row groups are whole super-blocks' lanes), else
- * shaders/matvec.wgsl's, which runs any layout.
+ * The decode matvec kernel of a chunk format in a layout, for rows of k values: the super-block kernel
+ * when the layout asks for it and the block type has one (and the layout's row groups are whole
+ * super-blocks' lanes, and k whole super-blocks), else shaders/matvec.wgsl's, which runs any layout.
  */
-export function matvecKernel(layout: MatvecLayout, format: ChunkFormat): Kernel {
+export function matvecKernel(layout: MatvecLayout, format: ChunkFormat, k: number): Kernel {
   const f = weightFormat(format);
   const ks = linearKernels(f);
-  return layout.superblock && f.superblock && ks.matvecSuperblock && layout.LANES % f.superblock.lanes === 0 ? ks.matvecSuperblock : ks.matvec;
+  const sb = f.superblock;
+  return layout.superblock && sb && ks.matvecSuperblock && layout.LANES % sb.lanes === 0 && k % sb.values === 0 ? ks.matvecSuperblock : ks.matvec;
 }
 
 /** The decode matvec of one chunk (one token), in the device's tuned layout for the chunk's format (matvecKernel's kernel). */
 export function matvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
   const p = forChunk(chunk);
   const layout = cache.tuning.matvec[chunk.format.kind];
-  return matvecRowsOp(cache, matvecKernel(layout, chunk.format), layout, w, chunk, t, {
+  return matvecRowsOp(cache, matvecKernel(layout, chunk.format, w.cols), layout, w, chunk, t, {
     consts: p.consts, buffers: { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform },
   });
 }

@@ -31,13 +31,13 @@ export interface ExpertTarget {
 
 type Variant = 'matvec' | 'rows' | 'tiles';
 
-function kernelFor(chunk: GpuExpertChunk, v: Variant, layout: MatvecLayout): { kernel: Kernel; consts: Consts; format: LinearFormat } {
+function kernelFor(chunk: GpuExpertChunk, v: Variant, layout: MatvecLayout, cols: number): { kernel: Kernel; consts: Consts; format: LinearFormat } {
   const f = chunk.format;
   if (f.kind === 'q4') throw new Error('q4f16_1 experts have no kernels (MLC has no Qwen3 MoE build)');
   const wf = weightFormat(f);
   const ks = linearKernels(wf);
   // decode: the super-block matvec where the tuned layout asks for it and the block type has one (matvecKernel)
-  const k = v === 'matvec' ? matvecKernel(layout, f) : v === 'rows' ? ks.matmulRows : ks.matmul;
+  const k = v === 'matvec' ? matvecKernel(layout, f, cols) : v === 'rows' ? ks.matmulRows : ks.matmul;
   return { kernel: expertVariant(k as Kernel<Bindings>), consts: wf.consts(f), format: f.kind };
 }
 
@@ -53,14 +53,14 @@ export function expertOps(cache: PipelineCache, w: GpuExperts, t: ExpertTarget):
     const buffers = { step: t.step, weight: chunk.buffers[0]!, x: t.x, y: t.y, chunk: chunkU, route: t.route, bytes_read: t.bytesRead, experts: expU };
     const label = `${w.name} experts [${e0}, ${e1})`;
     const layout = cache.tuning.matvec[chunk.format.kind];
-    const mv = kernelFor(chunk, 'matvec', layout);
+    const mv = kernelFor(chunk, 'matvec', layout, w.cols);
     const perWg = (layout.WG / layout.LANES) * (fused ? layout.ROWS / 2 : layout.ROWS);
     const decode = kernelOp(cache, mv.kernel, {
       label: `${label} decode`, consts: { ...mv.consts, WG: layout.WG, LANES: layout.LANES, ROWS: layout.ROWS }, subgroups: layout.subgroups,
       buffers, grid: () => [Math.ceil(outRows / perWg), t.topK, 1],
     });
     const tile = cache.tuning.matmul[mv.format];
-    const mm = kernelFor(chunk, tile.kind, layout);
+    const mm = kernelFor(chunk, tile.kind, layout, w.cols);
     const prefill = tile.kind === 'rows'
       ? kernelOp(cache, mm.kernel, {
         label: `${label} prefill`, consts: { ...mm.consts, WG: tile.WG, R: tile.R, TT: tile.TT }, subgroups: tile.subgroups, buffers,
