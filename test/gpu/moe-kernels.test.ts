@@ -102,7 +102,9 @@ async function checkCase(device: GPUDevice, h: KernelHarness, c: Case, i: number
         const ids = Array.from({ length: n }, (_, tok) => [...route.subarray(tok * c.k, (tok + 1) * c.k)]);
         expect(ids, label).toEqual(ref.routes.map((r) => r.experts));
         const w = new Float32Array(route.buffer, moe.shape.maxPairs * 4, n * c.k);
-        expect(relErr(w, Float32Array.from(ref.routes.flatMap((r) => r.weights))), label).toBeLessThan(1e-6);
+        // The weights come from logits that are H-term f32 dots (the reference sums in doubles): their error
+        // grows with H, and the softmax carries a logit's absolute error into the weights' relative one.
+        expect(relErr(w, Float32Array.from(ref.routes.flatMap((r) => r.weights))), label).toBeLessThan(1e-6 * Math.max(1, c.H / 64));
         const got = await h.readF32(xBuf, n * H);
         expect(relErr(got, x0.map((v, j) => v + ref.out[j]!)), label).toBeLessThan(2e-6);
         // bytes read by the decode matvecs: the chosen experts' gate, up and down rows as stored, nothing else
@@ -151,14 +153,12 @@ describe('MoE sparse MLP, super-block decode matvec (8 lanes × 2 rows in 32, su
   });
 
   // Q5_K's super-blocks beside Q4_K and a dense down; Q8_0 with H 96 (not whole super-blocks: it must fall
-  // back to shaders/matvec.wgsl) and with H and I_e 256 (by super-block; its seed is case 9's: with case
-  // 8's, the 19-token prefill, matmul_rows and not this kernel, lands at 1.3e-6 against the 1e-6 tolerance
-  // with or without the super-block decode).
+  // back to shaders/matvec.wgsl) and with H and I_e 256 (by super-block).
   const q5k = CASES.findIndex((c) => c.up === 'Q5_K');
   const q8 = CASES.findIndex((c) => c.gate === 'Q8_0');
   const more: [Case, number][] = [
     [CASES[q5k]!, q5k], [CASES[q8]!, q8],
-    [{ name: 'Q8_0 by super-block, H and I_e 256, E 4 top-2', H: 256, I: 256, E: 4, k: 2, norm: true, gate: 'Q8_0', up: 'Q8_0', down: 'Q8_0' }, CASES.length + 1],
+    [{ name: 'Q8_0 by super-block, H and I_e 256, E 4 top-2', H: 256, I: 256, E: 4, k: 2, norm: true, gate: 'Q8_0', up: 'Q8_0', down: 'Q8_0' }, CASES.length],
   ];
   it.each(more.map(([c, i]) => [c.name, c, i] as const))('%s: equals moeForward, whole and chunked experts', async (_n, c, i) => {
     await checkCase(device, h, c, i);
