@@ -47,7 +47,7 @@ export function buildChain(members: readonly HostDevice[], group: readonly DealE
   }));
   return new ChainEngine(parts, epoch, opts.config.hiddenSize, {
     timeoutMs: (count, depth) => ((opts.requestTimeoutMs ?? 30_000) + count * (opts.requestTimeoutPerTokenMs ?? 250)) * depth,
-    onFault,
+    onFault, ...(opts.maxForwardBytes !== undefined ? { maxForwardBytes: opts.maxForwardBytes } : {}),
   });
 }
 
