@@ -9,6 +9,7 @@ import { ENGINE_MAX_BATCH, LOAD_PEAK_BYTES } from '../../../src/room/device-byte
 import { dealtStep, STEP_BUDGET_SHARE } from '../../../src/room/device-step.ts';
 import { dealDevices, roomDealCost } from '../../../src/room/host-deal.ts';
 import { HostDevice } from '../../../src/room/host-device.ts';
+import { PREFILL_STEPS, prefillStepFor, type AdapterClass } from '../../../src/gpu/tuning.ts';
 import { caps } from './helpers.ts';
 
 const GiB = 2 ** 30, MiB = 2 ** 20;
@@ -76,5 +77,17 @@ describe('each device\'s scratch at its own step', () => {
     const model = { config: QWEN3_8B, format: 'gguf' as const, ctx: CTX };
     expect(dealDevices(devices, ENGINES, 'host', 0, model).map((d) => d.step)).toEqual([512, 256, undefined]);
     expect(dealDevices(devices, ENGINES, 'host', 6 * GiB - 64 * MiB, model).map((d) => d.step)).toEqual([64, 256, undefined]);
+  });
+
+  test('with room to spare, the product\'s step on each adapter class is the GPU bench\'s (maxBatch auto, reported as prefillStep)', () => {
+    // The bench's engine: prefillStepFor within WebGPU's default limits at 8B's widest row (gate|up, 2I floats).
+    const limits = { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 256 * MiB };
+    for (const c of Object.keys(PREFILL_STEPS) as AdapterClass[]) {
+      const bench = prefillStepFor(c, limits, 2 * QWEN3_8B.intermediateSize);
+      // The product: the device reports its class's step, the deal gives it at a 6 GiB offer, the engine runs 'auto' capped at it.
+      const dealt = dealtStep(QWEN3_8B, { ctx: CTX }, ENGINES, { engine: 'webgpu', step: PREFILL_STEPS[c] }, 6 * GiB)!;
+      expect(Math.min(bench, dealt)).toBe(bench);
+    }
+    expect(prefillStepFor('discrete', limits, 2 * QWEN3_8B.intermediateSize)).toBe(512);
   });
 });
