@@ -51,6 +51,8 @@ export interface ShareRequest {
   request: WeightRequest;
   ctx: number;
   kv?: KvCacheType;
+  /** The most tokens a step the deal gave this device (its scratch was counted at it); absent: the row's own. */
+  step?: number;
   /**
    * For a row that reads the weights on this thread: called once they are read, before the engine is made,
    * so the device frees its previous share first (memory) and learns whether the load is still wanted.
@@ -65,7 +67,7 @@ export interface LoadedShare { engine: LayerEngine; hiddenSize: number; counts: 
 export type ShareLoadFn = (share: ShareRequest) => Promise<LoadedShare | null>;
 export type LoadWeightsFn = (source: ModelSource, request: WeightRequest) => Promise<ModelWeights>;
 /** Makes an engine of weights already read on this thread. kv: the KV cache type (absent: f16). */
-export type EngineFactory = (weights: ModelWeights, opts: { ctx: number; range: LayerRange; kv?: KvCacheType }) => Promise<LayerEngine>;
+export type EngineFactory = (weights: ModelWeights, opts: { ctx: number; range: LayerRange; kv?: KvCacheType; step?: number }) => Promise<LayerEngine>;
 
 /** An engine's own error class, rebuilt as itself when it crosses the engine worker (src/model/worker-errors.ts). */
 export type EngineErrorClass = new (message: string) => Error;
@@ -111,7 +113,13 @@ export interface EngineRow {
   budgetBytes(offeredBytes: number): number;
   /** Why budgetBytes cut an offer, for the card ('' when it did not). */
   capNote(offeredBytes: number): string;
-  /** Bytes the engine allocates on a device besides its layers' weights and cache, for a share of `config` (the deal asks). */
+  /**
+   * Tokens a prefill step this engine takes on this device (README, "The prefill step"): the device reports
+   * it in its hello and the deal counts its scratch at it. Absent: the row keeps its own step (the WASM
+   * engine) and the deal counts the row's default scratch.
+   */
+  prefillStep?(options: EngineOptions): Promise<number>;
+  /** Bytes the engine allocates on a device besides its layers' weights and cache, for a share of `config` (the deal asks; o.maxBatch: the device's step). */
   scratchBytes(config: ModelConfig, o: ScratchOptions): number;
   /** How a device loads its share into this engine (every row; a worker row's weights never reach the page). */
   loadShare(options: EngineOptions): ShareLoadFn;

@@ -5,10 +5,10 @@
 import type { EngineFactory, LoadWeightsFn, ShareLoadFn } from './contract.ts';
 
 export function inThreadShare(loadWeights: LoadWeightsFn, create: EngineFactory): ShareLoadFn {
-  return async ({ source, request, ctx, kv, beforeCreate }) => {
+  return async ({ source, request, ctx, kv, step, beforeCreate }) => {
     const weights = await loadWeights(source, request);
     if (beforeCreate && !(await beforeCreate())) return null;
-    const engine = await create(weights, { ctx, range: request.layers, ...(kv ? { kv } : {}) });
+    const engine = await create(weights, { ctx, range: request.layers, ...(kv ? { kv } : {}), ...(step !== undefined ? { step } : {}) });
     return { engine, hiddenSize: weights.config.hiddenSize, counts: { networkBytes: 0, cacheBytes: 0 } };
   };
 }

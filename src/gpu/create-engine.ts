@@ -32,11 +32,16 @@ export interface WebGPUEngineOptions {
   maxBindingBytes?: number;
   /**
    * Tokens per prefill submit (activation buffers are sized for it). Default 64 (what the room's deal
-   * counts as an engine's scratch, src/model/engine-scratch.ts ENGINE_MAX_BATCH). 'auto': the adapter
-   * class's step within the device's limits (src/gpu/tuning.ts prefillStepFor: 512 on a discrete GPU),
-   * for a standalone engine such as the GPU bench's.
+   * counts for a device that reports no step, src/model/engine-scratch.ts ENGINE_MAX_BATCH). 'auto': the
+   * adapter class's step within the device's limits (src/gpu/tuning.ts prefillStepFor: 512 on a discrete
+   * GPU): what the app's WebGPU row asks for (src/gpu/engine-row.ts) and the GPU bench reports.
    */
   maxBatch?: number | 'auto';
+  /**
+   * The most tokens a step, whatever maxBatch picks: the step the room's deal gave this device (its
+   * scratch was counted at it, src/room/device-step.ts), so the engine never allocates more than dealt.
+   */
+  maxStep?: number;
   /** Upload progress: bytes of weights on the device so far. */
   onProgress?: (p: LoadProgress) => void;
   /**
@@ -148,10 +153,12 @@ export async function createWebGPUEngine(weights: ModelWeights, opts: WebGPUEngi
   const useF16 = opts.useF16 !== false && device.features.has('shader-f16');
   const maxBindingBytes = Math.min(opts.maxBindingBytes ?? Infinity, device.limits.maxStorageBufferBindingSize);
   const ctx = opts.ctx ?? Math.min(cfg.maxPositionEmbeddings, DEFAULT_CTX_CAP);
-  const maxBatch = opts.maxBatch === 'auto'
+  if (opts.maxStep !== undefined && !(Number.isInteger(opts.maxStep) && opts.maxStep >= 1)) throw new EngineUsageError(`createWebGPUEngine: maxStep ${opts.maxStep} must be a positive integer`);
+  const wanted = opts.maxBatch === 'auto'
     ? prefillStepFor(deviceTraits(device).adapterClass, device.limits, widestActivationRow(cfg))
     : opts.maxBatch ?? 64;
-  if (!(Number.isInteger(maxBatch) && maxBatch >= 1)) throw new EngineUsageError(`createWebGPUEngine: maxBatch ${String(opts.maxBatch)} must be a positive integer or 'auto'`);
+  if (!(Number.isInteger(wanted) && wanted >= 1)) throw new EngineUsageError(`createWebGPUEngine: maxBatch ${String(opts.maxBatch)} must be a positive integer or 'auto'`);
+  const maxBatch = Math.min(wanted, opts.maxStep ?? Infinity);
   if (!(Number.isInteger(ctx) && ctx > 0)) throw new EngineUsageError(`createWebGPUEngine: ctx ${ctx} must be a positive integer`);
   if (cfg.headDim % 2 !== 0 || cfg.headDim > 512) throw new EngineUsageError(`createWebGPUEngine: head_dim ${cfg.headDim} must be even and ≤ 512`);
   const headWeight = weights.lmHead ?? (cfg.tieWordEmbeddings ? weights.embedding : undefined);

@@ -6,13 +6,17 @@ import type { EngineRow } from '../engines/contract.ts';
 import { engineScratchBytes } from '../model/engine-scratch.ts';
 import { inThreadShare } from '../engines/in-thread-share.ts';
 import { adapterLabel, requestAdapter, summarizeAdapter } from './adapter.ts';
+import { adapterClassOf, PREFILL_STEPS } from './tuning.ts';
 
 const SOFTWARE = /swiftshader|llvmpipe|lavapipe|software|basic render/i;
 
-/** Its options are a bench's own settings only (./bench-settings.ts), none of them the app's URL parameters. */
-const createWebGPU: EngineRow['createEngine'] = (options) => async (weights, { ctx, kv }) => {
+/**
+ * Its options are a bench's own settings only (./bench-settings.ts), none of them the app's URL parameters.
+ * The step: the adapter's ('auto', src/gpu/tuning.ts prefillStepFor), at most the one the deal gave it.
+ */
+const createWebGPU: EngineRow['createEngine'] = (options) => async (weights, { ctx, kv, step }) => {
   const [{ benchSettings }, { createWebGPUEngine }] = await Promise.all([import('./bench-settings.ts'), import('./create-engine.ts')]);
-  return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16', ...benchSettings(options) });
+  return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16', maxBatch: 'auto', ...(step !== undefined ? { maxStep: step } : {}), ...benchSettings(options) });
 };
 
 export const webgpuRow: EngineRow = {
@@ -29,6 +33,11 @@ export const webgpuRow: EngineRow = {
     const software = s.isFallbackAdapter || SOFTWARE.test(`${s.description} ${s.vendor} ${s.architecture} ${s.device}`);
     const { measureGpuSpeed } = await import('./speed-probe.ts');
     return { engine: 'webgpu', speed: await measureGpuSpeed(adapter, budgetMs), label: `WebGPU · ${adapterLabel(s)}`, software };
+  },
+  /** The adapter class's step (PREFILL_STEPS: 512 on a discrete GPU), before any model's limits; 64 without WebGPU. */
+  async prefillStep() {
+    if (!globalThis.navigator?.gpu) return PREFILL_STEPS.cpu;
+    return PREFILL_STEPS[adapterClassOf(summarizeAdapter(await requestAdapter()))];
   },
   label: async ({ adapter }) => `WebGPU · ${adapter}`,
   fallbackLabel: ({ adapter }) => `WebGPU · ${adapter}`,

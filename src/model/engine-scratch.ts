@@ -8,10 +8,16 @@
 import type { KvCacheType } from './kv-quant.ts';
 import { isMoeLayer, type ModelConfig } from './types.ts';
 
-/** The WebGPU engine's tokens per step (createWebGPUEngine's maxBatch default): activations are sized for it. */
+/**
+ * The WebGPU engine's tokens per step when nobody picked one (createWebGPUEngine's maxBatch default, and
+ * what the deal counts for a device that reports no step): activations are sized for it.
+ */
 export const ENGINE_MAX_BATCH = 64;
-/** The most rows one read-back holds: the engine runs and reads a forward maxBatch rows at a time. */
-export const MAX_READ_ROWS = ENGINE_MAX_BATCH;
+/**
+ * The most tokens a step any device may report or be dealt (README, "The prefill step"): a discrete GPU's
+ * class step (src/gpu/tuning.ts PREFILL_STEPS). A guest's claim past it is refused on the wire.
+ */
+export const MAX_ENGINE_STEP = 512;
 /** Rows of the room's prefill micro-chunks (HostOptions.microChunk's default): reads of this many rows and fewer (drafts, decode) are staged apart. */
 export const MICRO_ROWS = 16;
 /** The most decode-attention key splits any adapter class uses (src/gpu/tuning.ts: discrete GPUs, 32). */
@@ -23,7 +29,7 @@ const pow2 = (n: number): number => Math.max(256, 2 ** Math.ceil(Math.log2(Math.
 
 export interface ScratchOptions {
   ctx: number;
-  /** The engine's tokens per step (default ENGINE_MAX_BATCH). */
+  /** The engine's tokens per step (default ENGINE_MAX_BATCH): its activations and its largest read-back are that many rows. */
   maxBatch?: number;
   /** A dense layer's gate|up weight is split across buffers (it then needs a [T, 2I] buffer). */
   gateUpSplit?: boolean;
@@ -56,7 +62,7 @@ export function engineScratchBytes(config: ModelConfig, opts: ScratchOptions): n
     + (opts.kv === 'q8_0' ? 2 * act(T * Hkv * D) : 0)         // q8_0: K and V stages
     + Math.max(4, opts.ctx * rotary * 4)                     // RoPE (cos, sin) [ctx, R/2] f32 pairs
     + Math.max(16, T * 4)                                    // token ids
-    + pow2(MAX_READ_ROWS * H * 4) + 2 * pow2(MICRO_ROWS * H * 4);   // read-back staging (one per power of two): a step's rows, micro-chunks and the smaller reads below them
+    + pow2(T * H * 4) + 2 * pow2(MICRO_ROWS * H * 4);   // read-back staging (one per power of two): a step's rows, micro-chunks and the smaller reads below them
   if (h) bytes += act(T * Hq * D) + act(T * (C + Vd)) + act(T * 2 * h.linearNumValueHeads) + act(T * C) + act(T * Vd);
   const m = config.moe;
   if (m && anyMoe) {

@@ -8,6 +8,7 @@ import type { EngineOptions, EngineTable } from '../engines/contract.ts';
 import { measureSpeed } from '../model/js-speed.ts';
 import { chooseEngine, engineBudgetBytes, type EngineKind, type EngineProbe } from './engine-choice.ts';
 import { probeEngines } from './engine-probe.ts';
+import { MAX_ENGINE_STEP } from './device-bytes.ts';
 
 export { measureSpeed };
 
@@ -26,6 +27,8 @@ export interface CapabilityOptions {
   memoryBudgetBytes?: number;
   /** Override the measured speed (tests that want a fixed deal). */
   speed?: number;
+  /** Override the engine's prefill step (tests that give devices different steps); default: its row's prefillStep. */
+  step?: number;
 }
 
 export async function measureCapabilities(opts: CapabilityOptions): Promise<DeviceCaps> {
@@ -48,11 +51,14 @@ export async function measureCapabilities(opts: CapabilityOptions): Promise<Devi
     ? [{ engine: forcedRow.kind, speed: opts.speed, label: await forcedRow.label({ adapter: caps.adapter }, opts.options ?? {}) }]
     : await (opts.probe ?? ((o) => probeEngines(opts.engines, { ...o, ...(opts.options ? { options: opts.options } : {}) })))({ ...(opts.engine ? { only: opts.engine } : {}) });
   const choice = chooseEngine(probes, opts.engines, opts.engine);
+  const row = opts.engines[choice.engine];
+  const step = opts.step ?? await row?.prefillStep?.(opts.options ?? {}).catch(() => undefined);
   const offered = opts.memoryBudgetBytes ?? suggestedOffer({ deviceMemoryGiB, platform: platformOf(globalThis.navigator) }).bytes;
   return {
     ...caps, engine: choice.engine, engineLabel: choice.label, deviceMemoryGiB,
     memoryBudgetBytes: engineBudgetBytes(opts.engines, choice.engine, offered),
     speed: opts.speed ?? (choice.speed > 0 ? choice.speed : measureSpeed()),
+    ...(step !== undefined ? { step: Math.min(MAX_ENGINE_STEP, step) } : {}),
   };
 }
 

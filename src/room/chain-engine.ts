@@ -31,7 +31,21 @@ export interface ChainMember {
   recurrent?: boolean;
 }
 
+/**
+ * The most hidden-state bytes one `forward` carries (README, "The prefill step"): a 512-token step's rows
+ * at H 8,192 (16 MiB), well below the wire's 64 MiB frame limit. runLayers on more rows sends several
+ * forwards, one after another, so neither a big step nor a long prefill chunk makes a message unbounded.
+ */
+export const MAX_FORWARD_BYTES = 16 * 2 ** 20;
+
+/** Rows of [H] f32 one forward carries at most (at least one). */
+export function forwardRows(hiddenSize: number, maxBytes = MAX_FORWARD_BYTES): number {
+  return Math.max(1, Math.floor(maxBytes / (4 * hiddenSize)));
+}
+
 export interface ChainEngineOptions {
+  /** The most hidden-state bytes a forward carries (default MAX_FORWARD_BYTES; tests make it small). */
+  maxForwardBytes?: number;
   /** How long a request of `count` rows (0 for a checkpoint) may take through `depth` devices. Default: no limit. */
   timeoutMs?: (count: number, depth: number) => number;
   /**
@@ -134,6 +148,22 @@ export class ChainEngine implements LayerEngine {
       return Promise.reject(new EngineUsageError(`runLayers on ${this.who}: hidden has ${hidden.length} values, not one or more rows of ${this.hiddenSize}`));
     }
     if (start !== this.kv) return Promise.reject(new PositionError(`${this.who}: position ${start} does not continue its cache of ${this.kv}`));
+    const H = this.hiddenSize;
+    const rows = forwardRows(H, this.options.maxForwardBytes);
+    if (n <= rows) return this.forward(range, hidden, n);
+    // More rows than a forward carries: consecutive forwards, all sent at once (each guest runs them in order).
+    const parts: Promise<Float32Array>[] = [];
+    for (let c = 0; c < n; c += rows) parts.push(this.forward(range, hidden.subarray(c * H, Math.min(n, c + rows) * H), Math.min(rows, n - c)));
+    return Promise.all(parts).then((outs) => {
+      const out = new Float32Array(n * H);
+      outs.forEach((o, i) => out.set(o, i * rows * H));
+      return out;
+    });
+  }
+
+  /** One forward of n rows at the chain's cache length. */
+  private forward(range: LayerRange, hidden: Float32Array, n: number): Promise<Float32Array> {
+    const first = this.members[0]!;
     const seq = ++this.seq;
     const position = this.kv;
     this.kv += n;

@@ -35,6 +35,8 @@ export interface DealDevice {
   speed: number;               // any unit, only ratios matter
   /** Its engine's kind: its scratch is what that engine's row says (DealCost.deviceFixedFor). */
   engine?: EngineKind;
+  /** Its prefill step (device-step.ts dealtStep): its scratch is counted at it; absent: its engine's default. */
+  step?: number;
 }
 
 export interface DealCost {
@@ -46,15 +48,15 @@ export interface DealCost {
   deviceFixedBytes?: number;
   /** What the scratch is sized for (context, KV type, gate|up split): an engine row's scratchBytes takes it. */
   scratch?: ScratchOptions;
-  /** A device of this engine's fixed bytes (its row's scratch + the load's peak), where the room knows its engines; else deviceFixedBytes. */
-  deviceFixedFor?: (engine: EngineKind) => number;
+  /** A device of this engine's fixed bytes at this step (its row's scratch + the load's peak), where the room knows its engines; else deviceFixedBytes. */
+  deviceFixedFor?: (engine: EngineKind, step?: number) => number;
   ctx?: number;                // the context the cache bytes are for
   kv?: KvType;
 }
 
-/** What a device holding layers allocates besides them: its engine's scratch when the cost knows engines, else every device's. */
-export function deviceFixed(cost: DealCost, engine?: EngineKind): number {
-  return engine !== undefined && cost.deviceFixedFor ? cost.deviceFixedFor(engine) : cost.deviceFixedBytes ?? 0;
+/** What a device holding layers allocates besides them: its engine's scratch at its step when the cost knows engines, else every device's. */
+export function deviceFixed(cost: DealCost, engine?: EngineKind, step?: number): number {
+  return engine !== undefined && cost.deviceFixedFor ? cost.deviceFixedFor(engine, step) : cost.deviceFixedBytes ?? 0;
 }
 
 /** Bytes of each layer. */
@@ -90,11 +92,11 @@ export function dealCostFromPlan(config: ModelConfig, layerWeightBytes: Readonly
  * What the device at `index` (0 = the host) of a deal holds in all for `range`: its layers, the scratch
  * every device holding layers allocates, and on the host the embedding and head.
  */
-export function shareTotal(cost: DealCost, range: LayerRange, index: number, engine?: EngineKind): number {
+export function shareTotal(cost: DealCost, range: LayerRange, index: number, engine?: EngineKind, step?: number): number {
   const per = layerCosts(cost);
   let sum = index === 0 ? cost.hostFixedBytes : 0;
   for (let l = Math.max(0, range[0]); l < Math.min(range[1], per.length); l++) sum += per[l]!;
-  return sum + (range[1] > range[0] || index === 0 ? deviceFixed(cost, engine) : 0);
+  return sum + (range[1] > range[0] || index === 0 ? deviceFixed(cost, engine, step) : 0);
 }
 
 export interface DealEntry { deviceId: string; range: LayerRange }
@@ -165,7 +167,7 @@ export function checkCovers(entries: readonly DealEntry[], numLayers: number): v
 function dealUniform(devices: DealDevice[], cost: DealCost): DealEntry[] {
   const L = cost.numLayers;
   const capacity = devices.map((d, i) => {
-    const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - deviceFixed(cost, d.engine);
+    const free = d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - deviceFixed(cost, d.engine, d.step);
     const fits = Math.max(0, Math.min(L, Math.floor(free / Math.max(1, cost.bytesPerLayer))));
     return i === 0 ? Math.max(Math.min(1, L), fits) : fits; // the host keeps layer 0 even on a tight budget
   });
@@ -242,7 +244,7 @@ export function validateDeal(manual: DealEntry[], deviceIds: string[], numLayers
  * cannot hold the rest.
  */
 function freeBytes(devices: DealDevice[], cost: DealCost, sizes: readonly number[]): { free: number[]; limit: number[] } {
-  const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - deviceFixed(cost, d.engine)));
+  const free = devices.map((d, i) => Math.max(0, d.memoryBudgetBytes - (i === 0 ? cost.hostFixedBytes : 0) - deviceFixed(cost, d.engine, d.step)));
   if (sizes.length > 0) free[0] = Math.max(free[0]!, sizes[0]!);
   return { free, limit: capGuests(free, sizes.reduce((a, b) => a + b, 0)) };
 }

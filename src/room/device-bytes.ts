@@ -19,7 +19,7 @@ export const KV_TYPES: readonly KvType[] = ['f16', 'q8_0'];
 /** llama.cpp block_q8_0: `d` f16 + `qs` int8[32]. */
 export const Q8_0_BLOCK = { values: 32, bytes: 34 } as const;
 
-export { ENGINE_MAX_BATCH, MAX_ATTENTION_SPLITS, MAX_READ_ROWS, MICRO_ROWS, engineScratchBytes, type ScratchOptions } from '../model/engine-scratch.ts';
+export { ENGINE_MAX_BATCH, MAX_ATTENTION_SPLITS, MAX_ENGINE_STEP, MICRO_ROWS, engineScratchBytes, type ScratchOptions } from '../model/engine-scratch.ts';
 /** Top-k candidates: 2 words each, 64 + 1 a block (src/gpu/head.ts); blocks of WG·ITEMS logits, 256 at the smallest (a CPU adapter's). */
 const TOPK = { maxK: 64, logitsPerBlock: 256 } as const;
 /**

@@ -62,6 +62,8 @@ export class RoomGuest {
   private engine: LayerEngine | null = null;
   private engineModel = '';
   private engineCtx = 0;
+  /** The step the deal gave the engine it holds (undefined: its own). */
+  private engineStep: number | undefined = undefined;
   private hiddenSize = 0;                  // H of the loaded model: a forward frame carries [count, H]
   private epoch = -1;
   private range: LayerRange = [0, 0];
@@ -305,8 +307,8 @@ export class RoomGuest {
     if (this.epoch !== f.epoch) return; // superseded while queued
     this.emit({ type: 'assigned', epoch: f.epoch, range: f.range, ctx: f.ctx });
     this.dealWork = { rows: 0, seconds: 0 };
-    if (this.engine && this.range[0] === f.range[0] && this.range[1] === f.range[1] && this.engineModel === f.modelKey && this.engineCtx === f.ctx) {
-      // Same layers and context as before: keep the engine, start from an empty cache.
+    if (this.engine && this.range[0] === f.range[0] && this.range[1] === f.range[1] && this.engineModel === f.modelKey && this.engineCtx === f.ctx && this.engineStep === f.step) {
+      // Same layers, context and step as before: keep the engine, start from an empty cache.
       await this.engine.truncate(0);
       await this.wire(ch, f, wired);
       if (this.epoch !== f.epoch) return;
@@ -343,9 +345,10 @@ export class RoomGuest {
         },
       };
       const kv = f.kv ? { kv: f.kv } : {};
+      const step = f.step !== undefined ? { step: f.step } : {};   // the step its scratch was dealt at (the wire bounds it)
       // this device's previous share is gone already (above): nothing to free before the new engine
       const beforeCreate = async () => !abort.signal.aborted && this.epoch === f.epoch;
-      const share = await shareLoaderOf(this.opts)({ model: f.model, modelKey: f.modelKey, source, request, ctx: f.ctx, ...kv, beforeCreate });
+      const share = await shareLoaderOf(this.opts)({ model: f.model, modelKey: f.modelKey, source, request, ctx: f.ctx, ...kv, ...step, beforeCreate });
       if (!share) return;
       if (abort.signal.aborted || this.epoch !== f.epoch) { await share.engine.dispose(); return; }
       counts = { networkBytes: counts.networkBytes + share.counts.networkBytes, cacheBytes: counts.cacheBytes + share.counts.cacheBytes };
@@ -353,6 +356,7 @@ export class RoomGuest {
       this.hiddenSize = share.hiddenSize;
       this.engineModel = f.modelKey;
       this.engineCtx = f.ctx;
+      this.engineStep = f.step;
     }
     await this.wire(ch, f, wired);
     if (this.epoch !== f.epoch) return;

@@ -47,7 +47,7 @@ export function buildChain(members: readonly HostDevice[], group: readonly DealE
   }));
   return new ChainEngine(parts, epoch, opts.config.hiddenSize, {
     timeoutMs: (count, depth) => ((opts.requestTimeoutMs ?? 30_000) + count * (opts.requestTimeoutPerTokenMs ?? 250)) * depth,
-    onFault,
+    onFault, ...(opts.maxForwardBytes !== undefined ? { maxForwardBytes: opts.maxForwardBytes } : {}),
   });
 }
 
@@ -72,10 +72,13 @@ export function stageEngines(groups: readonly DealEntry[][], devices: ReadonlyMa
 }
 
 /** The `assign` a guest is sent for deal `epoch`: its layers, where to read the model, and its neighbours. */
-export function assignFrame(opts: HostOptions, epoch: number, range: LayerRange, route: { prev: string; next: string } | undefined, ctx = opts.ctx): Frame {
+export function assignFrame(opts: HostOptions, epoch: number, range: LayerRange, route: { prev: string; next: string } | undefined, ctx = opts.ctx, step?: number): Frame {
   const modelFile = opts.modelUrl === '' ? opts.source.modelFile : undefined;
   const { prev, next } = route ?? { prev: '', next: '' };
-  return { kind: 'assign', epoch, model: opts.modelUrl, modelKey: opts.modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next, ...(opts.kv === 'q8_0' ? { kv: 'q8_0' as const } : {}) };
+  return {
+    kind: 'assign', epoch, model: opts.modelUrl, modelKey: opts.modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next,
+    ...(opts.kv === 'q8_0' ? { kv: 'q8_0' as const } : {}), ...(step !== undefined ? { step } : {}),
+  };
 }
 
 /** The way a decode token's activations travel through the room, for the room panel. */

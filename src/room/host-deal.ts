@@ -3,7 +3,8 @@
 // the room holds, up to the one wanted). Kept apart so host.ts holds the steps of a deal, not its arithmetic.
 import type { EngineTable } from '../engines/contract.ts';
 import { engineBudgetBytes } from './engine-choice.ts';
-import { LOAD_PEAK_BYTES } from './device-bytes.ts';
+import { LOAD_PEAK_BYTES, type ScratchOptions } from './device-bytes.ts';
+import { dealtStep } from './device-step.ts';
 import { dealLargestContext, type ContextDeal } from './context-choice.ts';
 import { dealCost, dealCostFromPlan, shareTotal, snapshotsForCkpt, validateDeal, type DealCost, type DealDevice, type DealEntry } from './deal.ts';
 import type { HostDevice } from './host-device.ts';
@@ -26,19 +27,20 @@ export function roomDealCost(m: DealModel, ctx: number, engines?: EngineTable): 
   return engines ? withEngineScratch(cost, config, engines) : cost;
 }
 
-/** The cost with each device's scratch asked of its engine's row (an engine the table lacks: the cost's own figure). */
+/** The cost with each device's scratch asked of its engine's row at its step (an engine the table lacks: the cost's own figure). */
 function withEngineScratch(cost: DealCost, config: DealModel['config'], engines: EngineTable): DealCost {
   const scratch = cost.scratch;
   if (!scratch) return cost;
   const byEngine = new Map<string, number>();
   return {
     ...cost,
-    deviceFixedFor: (engine) => {
-      let bytes = byEngine.get(engine);
+    deviceFixedFor: (engine, step) => {
+      const key = `${engine}@${step ?? ''}`;
+      let bytes = byEngine.get(key);
       if (bytes === undefined) {
         const row = engines[engine];
-        bytes = row ? row.scratchBytes(config, scratch) + LOAD_PEAK_BYTES : cost.deviceFixedBytes ?? 0;
-        byEngine.set(engine, bytes);
+        bytes = row ? row.scratchBytes(config, { ...scratch, ...(step !== undefined ? { maxBatch: step } : {}) }) + LOAD_PEAK_BYTES : cost.deviceFixedBytes ?? 0;
+        byEngine.set(key, bytes);
       }
       return bytes;
     },
@@ -55,11 +57,27 @@ export function hostDealCost(opts: HostOptions, ctx = opts.ctx): DealCost {
  * (a draft model); each at most what its engine can use (its row's cap: a WASM device a wasm32 memory,
  * 4 GiB), whatever its hello offered.
  */
-export function dealDevices(devices: ReadonlyMap<string, HostDevice>, engines: EngineTable, hostId: string, hostReserved = 0): DealDevice[] {
+export function dealDevices(devices: ReadonlyMap<string, HostDevice>, engines: EngineTable, hostId: string, hostReserved = 0, model?: DealModel & Pick<HostOptions, 'ctx'>): DealDevice[] {
   return [...devices.values()].map((d) => {
     const offered = engineBudgetBytes(engines, d.caps.engine, d.caps.memoryBudgetBytes);
-    return { id: d.id, name: d.name, speed: d.caps.speed, memoryBudgetBytes: d.id === hostId ? Math.max(0, offered - hostReserved) : offered, engine: d.caps.engine };
+    const memoryBudgetBytes = d.id === hostId ? Math.max(0, offered - hostReserved) : offered;
+    const step = model ? dealtStep(model.config, stepScratch(model), engines, d.caps, memoryBudgetBytes) : undefined;
+    return { id: d.id, name: d.name, speed: d.caps.speed, memoryBudgetBytes, engine: d.caps.engine, ...(step !== undefined ? { step } : {}) };
   });
+}
+
+/**
+ * What a step's scratch is weighed with (device-step.ts): the context wanted and the KV type. What a step
+ * adds does not depend on the context; a split gate|up's [T, 2I] is left out of the weighing (the deal
+ * itself counts it).
+ */
+function stepScratch(m: Pick<HostOptions, 'ctx' | 'kv'>): ScratchOptions {
+  return { ctx: m.ctx, ...(m.kv ? { kv: m.kv } : {}) };
+}
+
+/** Each device's step as the deal counts it (dealDevices), by device id: what `assign` tells it. */
+export function deviceSteps(devices: ReadonlyMap<string, HostDevice>, opts: HostOptions, hostId: string, hostReserved = 0): Map<string, number | undefined> {
+  return new Map(dealDevices(devices, opts.engines, hostId, hostReserved, opts).map((d) => [d.id, d.step]));
 }
 
 /**
@@ -75,7 +93,7 @@ export function dealRoom(devices: ReadonlyMap<string, HostDevice>, manual: DealE
     const entries = validateDeal(applies, ids, opts.config.numLayers, { firstLayerOn: hostId });
     return { ctx: opts.ctx, want: opts.ctx, entries, cost: hostDealCost(opts), oneMoreDeviceHolds: false };
   }
-  return dealLargestContext(dealDevices(devices, opts.engines, hostId, hostReserved), (ctx) => roomDealCost(opts, ctx, opts.engines), opts.ctx, { exact: opts.ctxExact ?? false });
+  return dealLargestContext(dealDevices(devices, opts.engines, hostId, hostReserved, opts), (ctx) => roomDealCost(opts, ctx, opts.engines), opts.ctx, { exact: opts.ctxExact ?? false });
 }
 
 /** The entries of dealRoom. */
@@ -102,10 +120,10 @@ export function resumedDeal(devices: ReadonlyMap<string, HostDevice>, resume: Ho
   let entries: DealEntry[];
   try { entries = validateDeal(resume.entries, ids, opts.config.numLayers, { firstLayerOn: hostId }); } catch { return null; }
   const cost = roomDealCost(opts, resume.ctx, opts.engines);
-  const offers = new Map(dealDevices(devices, opts.engines, hostId, hostReserved).map((d) => [d.id, d]));
+  const offers = new Map(dealDevices(devices, opts.engines, hostId, hostReserved, opts).map((d) => [d.id, d]));
   const fits = entries.every((e) => {
     const d = offers.get(e.deviceId)!;
-    return shareTotal(cost, e.range, e.deviceId === hostId ? 0 : 1, d.engine) <= d.memoryBudgetBytes;
+    return shareTotal(cost, e.range, e.deviceId === hostId ? 0 : 1, d.engine, d.step) <= d.memoryBudgetBytes;
   });
   return fits ? { ctx: resume.ctx, want: opts.ctx, entries, cost, oneMoreDeviceHolds: false } : null;
 }

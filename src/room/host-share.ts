@@ -16,6 +16,7 @@ export class HostShare {
   engine: LayerEngine | null = null;
   private range: [number, number] | null = null;
   private ctx = 0;
+  private step: number | undefined = undefined;
 
   constructor(private readonly opts: HostOptions, private readonly host: HostDevice) {}
 
@@ -24,10 +25,10 @@ export class HostShare {
    * superseded meanwhile (`currentEpoch`) keeps the old engine. `changed` runs as progress arrives (at most every
    * PROGRESS_SHOW_MS, so the host's own card moves like a guest's) and at the end either way.
    */
-  async load(epoch: number, range: [number, number], ctx: number, currentEpoch: () => number, changed: () => void): Promise<void> {
+  async load(epoch: number, range: [number, number], ctx: number, step: number | undefined, currentEpoch: () => number, changed: () => void): Promise<void> {
     const h = this.host;
     try {
-      if (this.engine && this.range && this.range[0] === range[0] && this.range[1] === range[1] && this.ctx === ctx) {
+      if (this.engine && this.range && this.range[0] === range[0] && this.range[1] === range[1] && this.ctx === ctx && this.step === step) {
         await this.engine.truncate(0);
         h.onLoadFrame({ kind: 'ready', epoch, networkBytes: 0, cacheBytes: 0, ms: 0 });
         return;
@@ -44,6 +45,7 @@ export class HostShare {
         },
       };
       const kv = this.opts.kv ? { kv: this.opts.kv } : {};
+      const dealtStep = step !== undefined ? { step } : {};
       // A share read on this thread frees the old engine before the new one is made (never two in memory);
       // a worker's share is whole before the old one goes.
       const beforeCreate = async () => {
@@ -52,7 +54,7 @@ export class HostShare {
         this.engine = null;
         return true;
       };
-      const share = await shareLoaderOf(this.opts)({ model: this.opts.modelUrl, modelKey: this.opts.modelKey, source, request, ctx, ...kv, beforeCreate });
+      const share = await shareLoaderOf(this.opts)({ model: this.opts.modelUrl, modelKey: this.opts.modelKey, source, request, ctx, ...kv, ...dealtStep, beforeCreate });
       if (!share) return;
       if (epoch !== currentEpoch()) { await share.engine.dispose(); return; }
       await this.engine?.dispose();
@@ -60,6 +62,7 @@ export class HostShare {
       this.engine = engine;
       this.range = range;
       this.ctx = ctx;
+      this.step = step;
       h.onLoadFrame({ kind: 'ready', epoch, networkBytes: source.counts.networkBytes + extra.networkBytes, cacheBytes: source.counts.cacheBytes + extra.cacheBytes, ms: performance.now() - t0 });
     } catch (e) {
       h.loadFailed(e as Error);

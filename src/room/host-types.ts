@@ -35,6 +35,8 @@ export interface HostOptions extends ShareLoading {
   lossTimeoutMs?: number;        // default 1250 (silence + one beat < 2 s)
   microChunk?: number;           // prefill micro-chunk for pipelining (default 16; 0 = off)
   prefillChunk?: number;         // Generator prefill chunk (default 512)
+  /** The most hidden-state bytes one forward carries (chain-engine.ts MAX_FORWARD_BYTES, 16 MiB; tests make it small). */
+  maxForwardBytes?: number;
   ckpt?: number;                 // answer checkpoints kept (default 4; 0 = none, the pinned one too)
   autoRedeal?: boolean;          // re-deal on join/leave (default true)
   /** Guests holding consecutive layers pass hidden states to each other (N + 1 hops, not 2N; default true). */

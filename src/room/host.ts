@@ -16,7 +16,7 @@ import { Generator } from '../model/generator.ts';
 import type { GenerateOptions, GenerationResult, RecoverOutcome } from '../model/generate-types.ts';
 import { snapshotBytes } from '../model/types.ts';
 import { validateDeal, type DealCost, type DealEntry } from './deal.ts';
-import { dealRoom, hostDealCost, resumedDeal, sameDeal } from './host-deal.ts';
+import { dealRoom, deviceSteps, hostDealCost, resumedDeal, sameDeal } from './host-deal.ts';
 import { ChainEngine } from './chain-engine.ts';
 import { assignFrame, buildChain, routesOf, stageEngines, stagesOf, tokenRoute, type TokenRoute } from './host-chains.ts';
 import { DealError, DeviceLeftError, HopError, OutOfOrderError, ProtocolError, RemoteDeviceError } from './errors.ts';
@@ -362,6 +362,7 @@ export class RoomHost {
       if (resumed && this.resume?.manual) this.manual = resumed.entries;
       const dealt = resumed ?? dealRoom(this.devices, this.manual, this.opts, HOST_ID, this.hostReserved);
       const { entries, ctx } = dealt;
+      const steps = deviceSteps(this.devices, this.opts, HOST_ID, this.hostReserved);   // what each device's scratch was counted at
       this.deal = entries;
       this.context = { ctx, want: dealt.want, oneMoreDeviceHolds: dealt.oneMoreDeviceHolds };
       this.roomEngine = null;
@@ -378,10 +379,10 @@ export class RoomHost {
         // Only devices that hold layers are waited for: one dealt none (a newcomer, or one that never
         // answers) cannot hold the room up.
         if (e.range[1] > e.range[0] || d.id === HOST_ID) waits.push(ready);
-        if (d.id !== HOST_ID) d.channel!.trySend(assignFrame(this.opts, epoch, e.range, this.routes.get(d.id), ctx));
+        if (d.id !== HOST_ID) d.channel!.trySend(assignFrame(this.opts, epoch, e.range, this.routes.get(d.id), ctx, steps.get(d.id)));
       }
       this.emitDevices();
-      void this.share.load(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range, ctx, () => this.epoch, () => this.emitDevices());
+      void this.share.load(epoch, entries.find((e) => e.deviceId === HOST_ID)!.range, ctx, steps.get(HOST_ID), () => this.epoch, () => this.emitDevices());
       await Promise.all(waits);
       if (epoch !== this.epoch) return;
       const stages = stageEngines(chains, this.devices, HOST_ID, this.share.engine!, (members, group) => this.chainOf(members, group, epoch));

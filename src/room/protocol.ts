@@ -2,16 +2,17 @@
 // A frame is `u8 kind` + the kind's fields in the order below; wire.ts cuts frames into ≤256 KiB
 // messages. decodeFrame validates every field (ranges, finiteness, sizes, trailing bytes) and throws a
 // ProtocolError naming the frame kind and field; it never trusts a length before checking it.
+// Version 5: hello carries the device's prefill step (caps.step) and `assign` the step the deal gave it.
 // Version 4: hello names the engine by its table kind (a string: a new engine needs no protocol code).
 // Version 3: hello carries the engine's card name (caps.engineLabel). Version 2 (direct hops): `assign` names the device's pipeline neighbours, `forward` also travels guest →
 // guest along a chain, and `link-lost` reports a broken direct channel.
 import { ENGINE_KIND, type EngineKind } from '../engines/contract.ts';
 import type { LayerRange } from '../model/engine-types.ts';
 import { ByteReader, ByteWriter } from './bytes.ts';
-import type { KvType } from './device-bytes.ts';
+import { MAX_ENGINE_STEP, type KvType } from './device-bytes.ts';
 import { ProtocolError } from './errors.ts';
 
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 /** Layer indices travel as u16: no model has more. */
 const MAX_LAYER = 0xffff;
 const MAX_POSITION = 1 << 24;
@@ -48,6 +49,8 @@ export interface DeviceCaps {
   speed: number;                   // quick measured speed, GFLOP/s of an f32 matvec (relative use only)
   /** What the device card names the engine: "WebGPU · <adapter>", "CPU · 2 threads · SIMD", "reference (JS on the CPU)". */
   engineLabel?: string;
+  /** Tokens a prefill step its engine takes (EngineRow.prefillStep), 1..MAX_ENGINE_STEP; absent: the engine's own (the deal counts its default). */
+  step?: number;
 }
 
 /**
@@ -69,8 +72,9 @@ export type Frame =
    * host → guest: load these layers of this model (model '' = read it from the host over the channel).
    * prev/next: the pipeline neighbours of this deal ('' = the host): `forward` frames come from prev, and
    * the output goes to next as a `forward` (a direct hop) or, when next is the host, as a `result`.
+   * step: the most tokens a step its engine may take (its scratch was dealt at it; absent: its own).
    */
-  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number; modelFile?: string; prev: string; next: string; kv?: KvType }
+  | { kind: 'assign'; epoch: number; model: string; modelKey: string; range: LayerRange; ctx: number; modelFile?: string; prev: string; next: string; kv?: KvType; step?: number }
   /** guest → host while loading. networkBytes/cacheBytes: where the bytes came from. */
   | { kind: 'progress'; epoch: number; bytesDone: number; bytesTotal: number; tensorsDone: number; tensorsTotal: number; networkBytes: number; cacheBytes: number }
   /** guest → host: layers loaded, engine ready, KV empty. */
@@ -122,10 +126,10 @@ export function encodeFrame(f: Frame): Uint8Array {
       w.str(f.caps.adapter).str(f.caps.engine)
         .u8((f.caps.isFallbackAdapter ? 1 : 0) | (f.caps.shaderF16 ? 2 : 0))
         .f64(f.caps.maxStorageBufferBindingSize).f64(f.caps.maxBufferSize).f64(f.caps.deviceMemoryGiB)
-        .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed).str(f.caps.engineLabel ?? '');
+        .f64(f.caps.memoryBudgetBytes).f64(f.caps.speed).str(f.caps.engineLabel ?? '').u16(f.caps.step ?? 0);
       break;
     case 'assign':
-      w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? '').str(f.prev).str(f.next).u8(f.kv === 'q8_0' ? 1 : 0);
+      w.u32(f.epoch).str(f.model).str(f.modelKey).u16(f.range[0]).u16(f.range[1]).u32(f.ctx).str(f.modelFile ?? '').str(f.prev).str(f.next).u8(f.kv === 'q8_0' ? 1 : 0).u16(f.step ?? 0);
       break;
     case 'progress':
       w.u32(f.epoch).f64(f.bytesDone).f64(f.bytesTotal).u32(f.tensorsDone).u32(f.tensorsTotal).f64(f.networkBytes).f64(f.cacheBytes);
@@ -175,6 +179,16 @@ const CAP_LIMITS: Record<'maxStorageBufferBindingSize' | 'maxBufferSize' | 'devi
   deviceMemoryGiB: PEER_LIMITS.deviceMemoryGiB, speed: PEER_LIMITS.speed,
 };
 
+/**
+ * A prefill step (u16, 0 = none given): at most MAX_ENGINE_STEP tokens, so no peer can make another size
+ * its activations, read-backs or forwards past what the deal counts (README, "The prefill step").
+ */
+function readStep(r: ByteReader, kind: string, field: string): number | undefined {
+  const step = r.u16(field);
+  check(step <= MAX_ENGINE_STEP, kind, `${field} ${step} is more tokens a step than any device takes (at most ${MAX_ENGINE_STEP})`);
+  return step === 0 ? undefined : step;
+}
+
 function readRange(r: ByteReader, kind: string): LayerRange {
   const range: LayerRange = [r.u16('range.start'), r.u16('range.end')];
   check(range[0] <= range[1] && range[1] <= MAX_LAYER, kind, `layer range [${range[0]}, ${range[1]}) is not a range`);
@@ -213,6 +227,8 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       };
       const engineLabel = r.str('caps.engineLabel', 256);
       if (engineLabel) caps.engineLabel = engineLabel;
+      const step = readStep(r, kind, 'caps.step');
+      if (step !== undefined) caps.step = step;
       for (const [k, max] of Object.entries(CAP_LIMITS) as [keyof typeof CAP_LIMITS, number][]) {
         check(caps[k] >= 0 && caps[k] <= max, kind, `caps.${k} ${caps[k]} is out of range [0, ${max}]`);
       }
@@ -235,7 +251,8 @@ function decodeBody(kind: FrameKind, r: ByteReader): Frame {
       check(prev === '' || prev !== next, kind, `prev and next are the same device "${prev}"`);
       const kvCode = r.u8('kv');
       check(kvCode <= 1, kind, `kv ${kvCode} is neither f16 (0) nor q8_0 (1)`);
-      return { kind, epoch, model, modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next, ...(kvCode === 1 ? { kv: 'q8_0' as const } : {}) };
+      const step = readStep(r, kind, 'step');
+      return { kind, epoch, model, modelKey, range, ctx, ...(modelFile ? { modelFile } : {}), prev, next, ...(kvCode === 1 ? { kv: 'q8_0' as const } : {}), ...(step !== undefined ? { step } : {}) };
     }
     case 'progress': {
       const f = {

@@ -20,7 +20,9 @@ import { openWeights, planWeights } from '../../src/model/load-weights.ts';
 import { resolveModelSource } from '../../src/model/sources/resolve.ts';
 import { sampleNext, type LayerRange } from '../../src/model/engine-types.ts';
 import type { ModelSource } from '../../src/model/types.ts';
-import { dealCostFromPlan, shareTotal } from '../../src/room/deal.ts';
+import { shareTotal } from '../../src/room/deal.ts';
+import { roomDealCost } from '../../src/room/host-deal.ts';
+import { ENGINES } from '../../src/engines/table.ts';
 import { ENGINE_MAX_BATCH, LOAD_PEAK_BYTES, type KvType } from '../../src/room/device-bytes.ts';
 import { tinyGgufModel, tinyModelDir } from '../helpers/tiny-model.ts';
 import { randomF32 } from './helpers.ts';
@@ -57,7 +59,8 @@ async function countedPhoneDevice(): Promise<{ device: GPUDevice; live: () => nu
   return { device, live: () => live, peak: () => peak, byLabel };
 }
 
-interface Case { name: string; source: () => Promise<ModelSource>; range: LayerRange; host: boolean; ctx: number; kv?: KvType; timeoutMs?: number }
+/** step: the device's prefill step (the deal counts its scratch at it, the engine runs it); absent: the default 64. */
+interface Case { name: string; source: () => Promise<ModelSource>; range: LayerRange; host: boolean; ctx: number; kv?: KvType; step?: number; timeoutMs?: number }
 
 const CASES: Case[] = [
   {
@@ -69,6 +72,11 @@ const CASES: Case[] = [
     name: 'the host\'s 1-layer share of a tiny Qwen3 (BF16 safetensors) with the embedding and head at ctx 2,048',
     source: async () => resolveModelSource(await tinyModelDir({ format: 'safetensors', layers: 2 })),
     range: [0, 1], host: true, ctx: 2048,
+  },
+  {
+    name: 'a guest\'s 2-layer share of a tiny Qwen3 (q4f16_1 MLC) at ctx 4,096 at a prefill step of 256 (activations and read-back of 256 rows)',
+    source: async () => resolveModelSource(await tinyModelDir({ format: 'mlc', layers: 4 })),
+    range: [1, 3], host: false, ctx: 4096, step: 256,
   },
   {
     name: 'a guest\'s 2-layer share of a tiny Qwen3 (q4f16_1 MLC) at ctx 4,096 with the q8_0 KV cache',
@@ -94,12 +102,14 @@ describe('the deal counts what the engine allocates', () => {
       const source = await c.source();
       const { config } = await readModelConfig(source);
       const plan = await planWeights(source, { layers: [0, config.numLayers], embedding: true, head: true });
-      const cost = dealCostFromPlan(config, plan.layerBytes, plan.fixedBytes, c.ctx, 0, c.kv);
-      const dealt = shareTotal(cost, c.range, c.host ? 0 : 1) - LOAD_PEAK_BYTES;
+      // As the host deals: each device's scratch from its engine row, at its step.
+      const cost = roomDealCost({ config, format: 'mlc', weightBytes: { layerBytes: plan.layerBytes, fixedBytes: plan.fixedBytes }, ckpt: 0, ...(c.kv ? { kv: c.kv } : {}) }, c.ctx, ENGINES);
+      const dealt = shareTotal(cost, c.range, c.host ? 0 : 1, 'webgpu', c.step) - LOAD_PEAK_BYTES;
       const weights = await openWeights(source, { layers: c.range, embedding: c.host, head: c.host });
       const counted = await countedPhoneDevice();
       // tuning 'default': the start-up timing's buffers are destroyed once it is done (not held), and it takes minutes on lavapipe.
-      const engine = await createWebGPUEngine(weights, { device: counted.device, ctx: c.ctx, tuning: 'default', kv: c.kv });
+      const engine = await createWebGPUEngine(weights, { device: counted.device, ctx: c.ctx, tuning: 'default', kv: c.kv, ...(c.step ? { maxBatch: c.step } : {}) });
+      expect(engine.stats().maxBatch).toBe(c.step ?? ENGINE_MAX_BATCH);
       // As the room runs a share: a prefill chunk, a micro-chunk, a draft batch, decode.
       const H = config.hiddenSize;
       let at = 0;
@@ -114,7 +124,7 @@ describe('the deal counts what the engine allocates', () => {
       // The unfused gate|up bound (see the header), off the deal when the engine fused gate and up.
       const m = config.moe;
       const fused = m !== undefined && ![...counted.byLabel().keys()].some((k) => k.includes('gate|up') && k.startsWith('moe'));
-      const unfusedBound = m && fused ? Math.max(16, Math.ceil((ENGINE_MAX_BATCH * m.numExpertsPerTok * 2 * m.moeIntermediateSize) / 4) * 16) : 0;
+      const unfusedBound = m && fused ? Math.max(16, Math.ceil(((c.step ?? ENGINE_MAX_BATCH) * m.numExpertsPerTok * 2 * m.moeIntermediateSize) / 4) * 16) : 0;
       if (unfusedBound) console.log(`${c.name}: experts' gate and up fused, so the deal's ${unfusedBound} B unfused gate|up bound is not allocated`);
       const ratio = (dealt - unfusedBound) / allocated;
       console.log(`${c.name}: dealt ${dealt} B, allocated ${allocated} B (ratio ${ratio.toFixed(4)}), peak ${counted.peak()} B`,

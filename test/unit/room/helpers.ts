@@ -91,7 +91,8 @@ export interface TestRoom {
   /** dial: false = the guest cannot open direct channels (every hop then goes through the host). */
   /** slowMs: the guest's layers take this much longer per call (a slow device). */
   /** engine: the guest runs this engine row (its kind in the hello, its loadShare), else the reference engine's two steps. */
-  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number; dial?: boolean; wrap?: (l: MessageLink) => MessageLink; slowMs?: number; engine?: EngineRow }): RoomGuest;
+  /** step: the prefill step its hello reports (caps.step). */
+  addGuest(id: string, opts?: { store?: MemoryByteStore; budget?: number; dial?: boolean; wrap?: (l: MessageLink) => MessageLink; slowMs?: number; engine?: EngineRow; step?: number }): RoomGuest;
   close(): Promise<void>;
 }
 
@@ -110,7 +111,7 @@ export async function makeRoom(files: Map<string, Uint8Array>, hostOpts: Partial
       const source = new CountingMemorySource(files, modelFile);
       const wrap = o.wrap ?? ((l: MessageLink) => l);
       const guest = new RoomGuest({
-        roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: { ...caps(o.budget ?? 2 ** 30), ...(o.engine ? { engine: o.engine.kind } : {}) }, store,
+        roomId: ROOM_ID, deviceId: id, name: `Guest ${id}`, caps: { ...caps(o.budget ?? 2 ** 30), ...(o.engine ? { engine: o.engine.kind } : {}), ...(o.step !== undefined ? { step: o.step } : {}) }, store,
         ...(o.engine ? { loadShare: o.engine.loadShare({}) }
           : { loadWeights: (s, r) => loadWeights(s, r), createEngine: o.slowMs ? slowFactory(o.slowMs) : referenceFactory }),
         resolveSource: async () => source,

@@ -226,6 +226,15 @@ describe('item 10: numbers from a peer', () => {
     expect(() => decodeFrame(encodeFrame(hello))).toThrow(new RegExp(`caps\\.${field} .* out of range`));
   });
 
+  test('item 10: a hello claiming a prefill step of 65,535 tokens is refused by name; the guest never joins the deal', async () => {
+    room = await makeRoom(files);
+    const evil = rawGuest(room, { claimedId: 'stepper1', caps: { ...caps(), step: 65535 } });
+    await until(() => evil.got.some((f) => f.kind === 'error'), 'the refusal');
+    const refusal = evil.got.find((f): f is FrameOf<'error'> => f.kind === 'error')!;
+    expect(refusal.message).toMatch(/"hello" frame: caps\.step 65535 is more tokens a step than any device takes \(at most 512\)/);
+    expect(room.host.deviceList().map((d) => d.id)).toEqual(['host']);
+  });
+
   test('item 10: a deal from any finite claims covers every layer exactly once (no NaN ranges)', () => {
     const cost = { numLayers: 28, bytesPerLayer: 2 ** 27, hostFixedBytes: 2 ** 30 };
     const claims = [0, 1e-300, 1, 1e9, 1e308, Number.MAX_VALUE];

@@ -13,7 +13,7 @@ const every: Frame[] = [
   { kind: 'hello', protocol: 1, roomId: '0123456789abcdef0123456789abcdef', deviceId: 'abc123xyz', name: 'Phone', caps },
   { kind: 'assign', epoch: 3, model: 'http://127.0.0.1:1/models/tiny', modelKey: 'tiny@1', range: [2, 4], ctx: 512, prev: '', next: '' },
   { kind: 'assign', epoch: 4, model: '', modelKey: 'local', range: [0, 2], ctx: 512, modelFile: 'Qwen3-30B-A3B-Q4_K_M-00001-of-00002.gguf', prev: 'abc123xyz', next: 'def456uvw' },
-  { kind: 'assign', epoch: 5, model: '', modelKey: 'local', range: [0, 2], ctx: 32768, prev: '', next: '', kv: 'q8_0' },
+  { kind: 'assign', epoch: 5, model: '', modelKey: 'local', range: [0, 2], ctx: 32768, prev: '', next: '', kv: 'q8_0', step: 512 },
   { kind: 'read', id: 9, op: 'size', path: 'm.gguf', start: 0, end: 0 },
   ...sampleFrames(4),
   { kind: 'checkpoint', epoch: 2, seq: 9, op: 'truncate', position: 17 },
@@ -36,6 +36,22 @@ describe('frames', () => {
     const hello = every[0] as Extract<Frame, { kind: 'hello' }>;
     for (const engine of ['', 'WebGPU', 'a b', 'x'.repeat(33)]) {
       expect(() => decodeFrame(encodeFrame({ ...hello, caps: { ...caps, engine } }))).toThrow(/caps.engine/);
+    }
+  });
+
+  test('a device\'s prefill step travels in its hello and its assign, and a step past 512 tokens is refused by name', () => {
+    const hello = every[0] as Extract<Frame, { kind: 'hello' }>;
+    for (const step of [1, 16, 64, 512]) {
+      const f: Frame = { ...hello, caps: { ...caps, step } };
+      expect(decodeFrame(encodeFrame(f))).toEqual(f);
+      const a: Frame = { ...(every[1] as Extract<Frame, { kind: 'assign' }>), step };
+      expect(decodeFrame(encodeFrame(a))).toEqual(a);
+    }
+    // A hostile guest claiming a huge step (it would make the deal count, and an engine allocate, [T, H] rows without bound).
+    for (const step of [513, 4096, 65535]) {
+      expect(() => decodeFrame(encodeFrame({ ...hello, caps: { ...caps, step } }))).toThrowError(ProtocolError);
+      expect(() => decodeFrame(encodeFrame({ ...hello, caps: { ...caps, step } }))).toThrowError(`"hello" frame: caps.step ${step} is more tokens a step than any device takes (at most 512)`);
+      expect(() => decodeFrame(encodeFrame({ ...(every[1] as Extract<Frame, { kind: 'assign' }>), step }))).toThrowError(`"assign" frame: step ${step} is more tokens`);
     }
   });
 
@@ -65,7 +81,7 @@ describe('frames', () => {
     expect(bad({ ...every[1], next: 'Not An Id' } as Frame)).toThrowError(/"assign" frame: next "Not An Id" is neither '' \(the host\) nor a device id/);
     expect(bad({ ...every[1], prev: 'abc123xyz', next: 'abc123xyz' } as Frame)).toThrowError(/prev and next are the same device "abc123xyz"/);
     const kv2 = encodeFrame(every[1]!);
-    kv2[kv2.length - 1] = 2;   // assign's last byte: the KV cache type
+    kv2[kv2.length - 3] = 2;   // assign's byte before its u16 step: the KV cache type
     expect(() => decodeFrame(kv2)).toThrowError(/"assign" frame: kv 2 is neither f16 \(0\) nor q8_0 \(1\)/);
     const work: Frame = { kind: 'result', epoch: 1, seq: 1, kvLength: 1, hidden: new Float32Array(4), work: [1.5, 0] };
     expect(decodeFrame(encodeFrame(work))).toEqual(work);

@@ -3,6 +3,8 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { planWeights } from '../../../src/model/load-weights.ts';
 import { PromptLookupDrafter } from '../../../src/model/speculative/prompt-lookup.ts';
 import type { Drafter } from '../../../src/model/speculative/types.ts';
+import { decodeFrame, type FrameOf } from '../../../src/room/protocol.ts';
+import { WIRE_HEADER, type MessageLink } from '../../../src/room/wire.ts';
 import { CountingMemorySource, makeRoom, singleDeviceTokens, tinyFiles, until, type TestRoom } from './helpers.ts';
 
 const PROMPT = [17, 300, 5, 42, 99, 7, 250, 11, 3, 480, 64, 128, 1, 2, 200, 77, 31, 8, 150, 400, 9, 33, 260, 12];
@@ -104,6 +106,31 @@ describe('split generation equals the single device', () => {
     room.host.engine!.microChunk = 0;
     await room.host.generate([1], { maxNewTokens: 1 }); // other prompt: resets the caches
     expect((await room.host.generate(PROMPT, { maxNewTokens: 32 })).ids).toEqual(expected);
+  });
+
+  test('hidden states past the forward bound travel in several forwards of at most that many rows, host → guest → guest: the same tokens', async () => {
+    const H = 64, rows = 5;                     // TINY's hidden size; a bound of 5 rows (MAX_FORWARD_BYTES is 16 MiB)
+    room = await makeRoom(files, { microChunk: 0, maxForwardBytes: rows * H * 4 });
+    const counts: number[] = [];
+    /** The guest's incoming forwards' row counts (each small frame is one wire message: header, then the frame). */
+    const watch = (l: MessageLink): MessageLink => {
+      const w: MessageLink = {
+        send: (m) => l.send(m), bufferedAmount: () => l.bufferedAmount(), drained: () => l.drained(), isOpen: () => l.isOpen(), close: () => l.close(),
+        onMessage: null, onClose: null,
+      };
+      l.onMessage = (m) => {
+        if (m[3] === 1 && m[WIRE_HEADER] === 5) counts.push((decodeFrame(m.subarray(WIRE_HEADER)) as FrameOf<'forward'>).count);   // kind 5: forward
+        w.onMessage?.(m);
+      };
+      l.onClose = (why) => w.onClose?.(why);
+      return w;
+    };
+    room.addGuest('ga1111', { wrap: watch });
+    room.addGuest('gb2222');
+    await dealt(room, [['host', [0, 1]], ['ga1111', [1, 3]], ['gb2222', [3, 4]]]);
+    expect((await room.host.generate(PROMPT, { maxNewTokens: 32 })).ids).toEqual(expected);
+    expect(counts.slice(0, 5)).toEqual([5, 5, 5, 5, 4]);   // the 24-token prompt
+    expect(Math.max(...counts)).toBeLessThanOrEqual(rows);
   });
 
   test('an automatic deal splits by speed and still matches', async () => {
