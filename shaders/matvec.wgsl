@@ -62,6 +62,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = 0u; j < ROWS; j++) { acc[j] += block_dot(rows[j], blk, xb); }
   }
   reduce_rows(&acc, lid);
+  norm_rows(&acc, lid);                                  // shaders/lib/x_plain.wgsl (nothing) or x_rmsnorm.wgsl
 
   if (lane != 0u) { return; }
   store_rows(job, first, per_group, &acc);               // shaders/lib/matvec_store.wgsl

@@ -63,6 +63,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = 0u; j < ROWS; j++) { acc[j] += sb_dot(row_at[j] + sb * QBYTES, part, xs); }
   }
   reduce_rows(&acc, lid);
+  norm_rows(&acc, lid);                                  // shaders/lib/x_plain.wgsl (nothing) or x_rmsnorm.wgsl
 
   if (lane != 0u) { return; }
   store_rows(job, first, per_group, &acc);

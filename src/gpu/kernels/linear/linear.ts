@@ -8,7 +8,12 @@ import type { PipelineCache } from '../../pipelines.ts';
 import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
 import { embedOp, matmulOp, matvecOp, type EmbedTarget } from './linear-kernels.ts';
 
-export { Epilogue, type LinearTarget } from './linear-contract.ts';
+export { Epilogue, type FoldedNorm, type LinearTarget } from './linear-contract.ts';
+
+/** A linear's decode matvec can fold the RMSNorm before it: one chunk (one dispatch reads the row) and K % 4 = 0 (vec4 norm loads). */
+export function canFoldNorm(w: GpuLinear): boolean {
+  return w.chunks.length === 1 && w.cols % 4 === 0;
+}
 export type { EmbedTarget } from './linear-kernels.ts';
 
 /**
@@ -17,6 +22,7 @@ export type { EmbedTarget } from './linear-kernels.ts';
  */
 export function linearOps(cache: PipelineCache, w: GpuLinear, t: LinearTarget): Op[] {
   if (t.epilogue === Epilogue.SILU_GATE_UP && w.chunks.length !== 1) throw new Error(`${w.name}: the fused silu epilogue needs one chunk`);
+  if (t.foldNorm && !canFoldNorm(w)) throw new Error(`${w.name}: a folded RMSNorm needs one chunk and K % 4 = 0`);
   return w.chunks.map((chunk) => {
     const outRows = t.epilogue === Epilogue.SILU_GATE_UP ? chunk.rows / 2 : chunk.rows;
     const uniform = uniformBuffer(cache.device, CHUNK, {
