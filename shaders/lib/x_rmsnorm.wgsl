@@ -6,7 +6,8 @@
 // the whole x once: the same pass), and after reduce_rows each row is scaled by inv: no second pass over x.
 // The rounding differs from rmsnorm then matvec (x·inv·g rounded first there) by an ulp or so per product;
 // the oracle tests hold both to the same tolerance. Needs k % 4 == 0 (norm is read in vec4s).
-// Bindings: norm  storage, read  array<vec4<f32>> [k / 4]  (declared in src/gpu/kernels/linear/linear-kernels.ts)
+// Bindings (declared in src/gpu/kernels/linear/linear-kernels.ts, which generates their WGSL):
+//   norm      storage, read  array<vec4<f32>> [k / 4]: the norm's weight g, bound after step
 
 override EPS: f32;
 

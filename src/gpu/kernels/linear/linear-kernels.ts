@@ -46,12 +46,12 @@ function linearBindings(f: FormatKernelRow, x: string): Bindings {
   return { step: STEP, ...f.weights, x: read(x), y: rw('array<f32>'), chunk: CHUNK };
 }
 
-/** The folded norm's weight, after x (shaders/lib/x_rmsnorm.wgsl). */
+/** The folded norm's weight (shaders/lib/x_rmsnorm.wgsl), before the format's weights. */
 const NORM_BINDING = { norm: read('array<vec4<f32>>') };
 
-/** A decode matvec's bindings: the plain ones, or with the folded norm's weight after x. */
+/** A decode matvec's bindings: the plain ones, or with the folded norm's weight after step. */
 function matvecBindings(f: FormatKernelRow, folded: boolean): Bindings {
-  return { step: STEP, ...f.weights, x: read('array<vec4<f32>>'), ...(folded ? NORM_BINDING : {}), y: rw('array<f32>'), chunk: CHUNK };
+  return { step: STEP, ...(folded ? NORM_BINDING : {}), ...f.weights, x: read('array<vec4<f32>>'), y: rw('array<f32>'), chunk: CHUNK };
 }
 
 /** The decode matvec (and super-block one) of a format, plain or with the RMSNorm folded in. */
@@ -141,7 +141,7 @@ export function matvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChu
   return matvecRowsOp(cache, matvecKernel(layout, chunk.format, w.cols, fold !== undefined), layout, w, chunk, t, {
     consts: fold ? { ...p.consts, EPS: fold.eps } : p.consts,
     buffers: fold
-      ? { step: t.step, ...p.weights, x: fold.x, norm: fold.weight, y: t.y, chunk: uniform }
+      ? { step: t.step, norm: fold.weight, ...p.weights, x: fold.x, y: t.y, chunk: uniform }
       : { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform },
   });
 }
