@@ -5,7 +5,11 @@
 // so the dots read x ⊙ g, each lane sums x² of the values it loads (its row group's lanes together load
 // the whole x once: the same pass), and after reduce_rows each row is scaled by inv: no second pass over x.
 // The rounding differs from rmsnorm then matvec (x·inv·g rounded first there) by an ulp or so per product;
-// the oracle tests hold both to the same tolerance. Needs k % 4 == 0 (norm is read in vec4s).
+// the oracle tests hold both to the same tolerance. Needs k % 4 == 0 (norm is read in vec4s); a dense
+// F16/BF16 row's last 8-value block may reach one vec4 past k: its x is masked to 0 before x_fold, so the
+// norm value read there (out of range: robust access gives an in-range value or 0) adds nothing.
+// Σ x² is summed per row group, not with rmsnorm's row_sum over the workgroup: a workgroup may hold
+// several row groups, each of which loads the whole x.
 // Bindings (declared in src/gpu/kernels/linear/linear-kernels.ts, which generates their WGSL):
 //   norm      storage, read  array<vec4<f32>> [k / 4]: the norm's weight g, bound after step
 
