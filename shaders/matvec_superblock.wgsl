@@ -20,7 +20,8 @@
 //
 // Bindings (declared in src/gpu/kernels/linear/linear-kernels.ts, which generates their WGSL):
 //   step      uniform        Step (unused: decode is one token)
-//   weight    storage, read  array<vec4<u32>>: the chunk's rows as GGUF stores them, k / 256 super-blocks a row
+//   (weights) weight: the chunk's rows as GGUF stores them, k / 256 super-blocks a row (shaders/lib/formats/ggml.wgsl);
+//             the norm-folded variants (matvec_superblock_norm_*) bind the norm weight first (shaders/lib/x_rmsnorm.wgsl)
 //   x         storage, read  array<vec4<f32>> [k / 4]
 //   y         storage, rw    array<f32> [out_stride]; this chunk writes columns row_offset + r
 //   chunk     uniform        Chunk { k, out_stride, row_offset, out_rows, epilogue }
@@ -63,6 +64,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = 0u; j < ROWS; j++) { acc[j] += sb_dot(row_at[j] + sb * QBYTES, part, xs); }
   }
   reduce_rows(&acc, lid);
+  norm_rows(&acc, lid);                                  // shaders/lib/x_plain.wgsl (nothing) or x_rmsnorm.wgsl
 
   if (lane != 0u) { return; }
   store_rows(job, first, per_group, &acc);

@@ -15,3 +15,13 @@ fn reduce_rows(acc: ptr<function, array<f32, MAX_ROWS>>, lid: u32) {
     for (var j = 0u; j < ROWS; j++) { (*acc)[j] += subgroupShuffleXor((*acc)[j], mask); }
   }
 }
+
+// One value summed over each row group's LANES lanes the same way (the folded RMSNorm's Σ x²:
+// shaders/lib/x_rmsnorm.wgsl); the group's lane 0 gets the sum.
+fn reduce_lanes(v: f32, lid: u32) -> f32 {
+  if (LANES == 1u) { return v; }
+  if (LANES == WG) { return subgroupAdd(v); }
+  var s = v;
+  for (var mask = LANES / 2u; mask > 0u; mask /= 2u) { s += subgroupShuffleXor(s, mask); }
+  return s;
+}

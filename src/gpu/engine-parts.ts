@@ -70,7 +70,7 @@ export function engineStats(parts: EngineParts, counters: EngineCounters, last: 
   const positions = snapshots.positions();
   return {
     ...counters,
-    decodeDispatchesPerLayer: layers.length ? layers.reduce((s, l) => s + l.ops.length, 0) / layers.length : 0,
+    decodeDispatchesPerLayer: layers.length ? layers.reduce((s, l) => s + decodeOps(l.ops), 0) / layers.length : 0,
     snapshots: positions.length,
     snapshotPositions: positions,
     bytesPerSnapshot: snapshots.bytesPerSnapshot(),
@@ -101,4 +101,9 @@ export function destroyParts(parts: EngineParts): void {
   a.kvStage?.k.destroy();
   a.kvStage?.v.destroy();
   if (parts.ownsDevice) parts.device.destroy();
+}
+
+/** The ops of a layer that run for a decode token (a norm folded into its readers runs for prefill only). */
+function decodeOps(ops: readonly Op[]): number {
+  return ops.filter((o) => o.runsAt?.(1) ?? true).length;
 }

@@ -5,6 +5,7 @@
 import type { KvCacheType } from '../model/kv-quant.ts';
 import type { Linear, ModelConfig } from '../model/types.ts';
 import type { GpuLinear } from './gpu-weights.ts';
+import type { FoldedNorm } from './kernels/linear/linear-contract.ts';
 import type { MoeShape } from './kernels/moe/moe.ts';
 import type { Op } from './op.ts';
 import type { PipelineCache } from './pipelines.ts';
@@ -87,15 +88,23 @@ export interface LayerUpload {
   maxBindingBytes: number;
   index: number;               // the layer's index
   name: string;                // "layer 3", the prefix of its ops' labels
+  /**
+   * The RMSNorm before this mixer or ffn (x -> xn), which the decode matvecs reading xn may fold in
+   * (normToFold in ./kernels/linear/linear.ts); the part then says normFolded and ./layers.ts runs the
+   * norm for prefill only. Absent: read xn.
+   */
+  norm?: FoldedNorm;
 }
 
-/** A mixer on the device: reads act.xn, adds its output to act.x in its last op. */
-export type MixerPart = Pick<GpuLayer, 'linears' | 'norms' | 'ops' | 'kcache' | 'vcache' | 'state'>;
+/** A mixer on the device: reads act.xn (or folds the norm: normFolded), adds its output to act.x in its last op. */
+export type MixerPart = Pick<GpuLayer, 'linears' | 'norms' | 'ops' | 'kcache' | 'vcache' | 'state'> & { normFolded?: boolean };
 
-/** An ffn on the device: reads act.xn, adds its output to act.x in its last op. */
+/** An ffn on the device: reads act.xn (or folds the norm: normFolded), adds its output to act.x in its last op. */
 export interface FfnPart {
   linears: GpuLinear[];
   ops: Op[];
+  /** Every decode read of xn folds u.norm in: the layer skips that rmsnorm at decode. */
+  normFolded?: boolean;
 }
 
 export interface GpuMixerRow<M> {

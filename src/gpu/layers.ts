@@ -6,7 +6,8 @@
 //   ffn       xn -> x (+=)   ops[ffn.kind]: dense SwiGLU, or moe (with a shared expert in Qwen3.5 MoE)
 // The table below names each kind's row (./mixers/*.ts, ./ffns/*.ts), the way kernels/linear/formats.ts's
 // WEIGHT_FORMATS names each weight format's libraries: a new kind is its file and one row here.
-// A Qwen3 dense layer is 8 dispatches when no weight is split.
+// A Qwen3 dense layer is 8 dispatches a prefill step and 6 a decode token when no weight is split: at
+// decode both RMSNorms fold into the matvec that reads xn (qkv, gate|up; FOLD_NORMS below).
 import { ropeInvFreq } from '../model/reference/ops.ts';
 import type { DecoderLayerWeights, FfnKind, FfnWeights, Linear, MixerKind, MixerWeights, ModelConfig } from '../model/types.ts';
 import { destroyLinear, uploadNorm } from './gpu-weights.ts';
@@ -17,7 +18,15 @@ import type { GpuFfnRow, GpuLayer, LayerUpload, GpuMixerRow } from './layer-cont
 import { attentionMixer } from './mixers/attention.ts';
 import { gatedAttentionMixer } from './mixers/gated-attention.ts';
 import { gatedDeltaNetMixer } from './mixers/gated-delta-net.ts';
-import { destroyOps } from './op.ts';
+import type { FoldedNorm } from './kernels/linear/linear.ts';
+import { destroyOps, prefillOnly, type Op } from './op.ts';
+
+/**
+ * Fold each layer's RMSNorms into the decode matvecs that read their output (shaders/lib/x_rmsnorm.wgsl),
+ * where every reader can: 2 dispatches fewer a decode layer. false: the rmsnorm ops run at decode too
+ * (the dispatch-count test shows the difference).
+ */
+export const FOLD_NORMS = true;
 
 const MIXERS: { [K in MixerKind]: GpuMixerRow<Extract<MixerWeights, { kind: K }>> } = {
   attention: attentionMixer,
@@ -50,18 +59,25 @@ export function uploadLayer(u: Omit<LayerUpload, 'index' | 'name'>, w: DecoderLa
   const { hiddenSize: H, rmsNormEps: eps } = cfg;
   const at: LayerUpload = { ...u, index: w.index, name: `layer ${w.index}` };
   const [inputNorm, postNorm] = [w.inputNorm, w.postNorm].map((t) => uploadNorm(device, t)) as [GPUBuffer, GPUBuffer];
-  const mixer = mixerRow(w.mixer).upload(at, w.mixer);
-  const ffn = ffnRow(w.ffn).upload(at, w.ffn);
+  const foldable = (weight: GPUBuffer, name: string): FoldedNorm | undefined =>
+    FOLD_NORMS ? { x: act.x, weight, eps, name } : undefined;
+  const mixer = mixerRow(w.mixer).upload({ ...at, norm: foldable(inputNorm, 'input_layernorm') }, w.mixer);
+  const ffn = ffnRow(w.ffn).upload({ ...at, norm: foldable(postNorm, 'post_attention_layernorm') }, w.ffn);
   const step = act.step;
+  // A norm whose readers all fold it runs for prefill only (decode: 6 dispatches a Qwen3 dense layer, not 8).
+  const norm = (weight: GPUBuffer, name: string, folded: boolean | undefined): Op => {
+    const op = rmsnormOp(cache, { step, x: act.x, weight, y: act.xn }, H, eps, `${at.name} ${name}`);
+    return folded ? prefillOnly(op, 'folded into the matvecs that read it') : op;
+  };
   return {
     ...mixer,
     index: w.index,
     linears: [...mixer.linears, ...ffn.linears],
     norms: [inputNorm, postNorm, ...mixer.norms],
     ops: [
-      rmsnormOp(cache, { step, x: act.x, weight: inputNorm, y: act.xn }, H, eps, `${at.name} input_layernorm`),
+      norm(inputNorm, 'input_layernorm', mixer.normFolded),
       ...mixer.ops,
-      rmsnormOp(cache, { step, x: act.x, weight: postNorm, y: act.xn }, H, eps, `${at.name} post_attention_layernorm`),
+      norm(postNorm, 'post_attention_layernorm', ffn.normFolded),
       ...ffn.ops,
     ],
     kvLength: 0,

@@ -12,6 +12,21 @@ export interface Op {
   encode(pass: GPUComputePassEncoder, n: number): number;
   /** Small buffers made for this op (per-chunk uniforms), destroyed with the engine. */
   owned?: GPUBuffer[];
+  /** False for a step size at which the op encodes nothing (a norm decode folds away); absent: always runs. */
+  runsAt?(n: number): boolean;
+}
+
+/**
+ * The op for prefill only: at n = 1 it encodes nothing, because the decode matvecs that read its output
+ * fold it in (an RMSNorm: shaders/lib/x_rmsnorm.wgsl, src/gpu/layers.ts).
+ */
+export function prefillOnly(op: Op, why: string): Op {
+  return {
+    label: `${op.label} (prefill; decode: ${why})`,
+    owned: op.owned,
+    runsAt: (n) => n > 1,
+    encode: (pass, n) => (n > 1 ? op.encode(pass, n) : 0),
+  };
 }
 
 export interface KernelOpSpec<B extends Bindings> {

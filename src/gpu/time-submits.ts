@@ -28,6 +28,7 @@ export async function timeOps(device: GPUDevice, ops: readonly Op[], n: number, 
   const empty = await time(() => undefined);
   const out: { label: string; seconds: number }[] = [];
   for (const op of ops) {
+    if (!(op.runsAt?.(n) ?? true)) continue;     // folded away at this step size (a decode norm)
     const t = await time((pass) => { for (let i = 0; i < repeat; i++) op.encode(pass, n); });
     out.push({ label: op.label, seconds: Math.max(0, t - empty) / repeat });
   }

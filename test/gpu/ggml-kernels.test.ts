@@ -14,7 +14,7 @@ import { embedRows, matmul } from '../../src/model/reference/ops.ts';
 import { fromFloat32 } from '../../src/model/tensor-utils.ts';
 import type { GgmlLinear, GgmlType, Linear } from '../../src/model/types.ts';
 import { KernelHarness } from './kernel-harness.ts';
-import { expectEpilogues } from './epilogue-checks.ts';
+import { expectEpilogues, expectFoldedNorm } from './epilogue-checks.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
 function ggmlLinear(type: GgmlType, rows: number, cols: number, seed: number): GgmlLinear {
@@ -51,7 +51,7 @@ describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t]
   });
   afterAll(() => { h?.destroy(); device?.destroy(); });
 
-  it.each(GGML_BLOCK_TYPES)('%s: plain, residual and gate|up epilogues for 1, 6 and 19 tokens, whole and split', async (type) => {
+  it.each(GGML_BLOCK_TYPES)('%s: plain, residual and gate|up epilogues for 1, 6 and 19 tokens, whole and split; decode with the RMSNorm folded in', async (type) => {
     const w = ggmlLinear(type, 38, colsOf(type), 7);
     const g = uploadLinear(device, w, 1 << 30);
     const rowBytes = w.segments[0]!.bytes.byteLength / w.rows;
@@ -67,6 +67,7 @@ describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t]
       }
       await expectEpilogues(h, g, w.rows, x, ref, n, { seed: 50 + n, store: false });
     }
+    await expectFoldedNorm(h, g, w, { seed: 60 });
   });
 });
 

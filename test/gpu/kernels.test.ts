@@ -27,7 +27,7 @@ import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } fr
 import type { Linear } from '../../src/model/types.ts';
 import { attentionSplitFor, type MatmulLayout, type MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
-import { expectEpilogues } from './epilogue-checks.ts';
+import { expectEpilogues, expectFoldedNorm } from './epilogue-checks.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
 /** A q8_0 cache of `x` [ctx, Hkv·D] as the GPU lays it out, and the values it reads back. */
@@ -395,15 +395,19 @@ describe.each(LAYOUTS.flatMap(([l, mv, mm]) => [false, true].map((f16) => [l, f1
     ['BF16 300×512', (): Linear => denseLinear('w', 300, 512, 'BF16', 1)],
     ['F16 45×77', (): Linear => denseLinear('w', 45, 77, 'F16', 2)],
     ['F32 34×21', (): Linear => denseLinear('w', 34, 21, 'F32', 4)],
+    ['F16 45×76 (a last block half past k)', (): Linear => denseLinear('w', 45, 76, 'F16', 6)],
+    ['F32 34×20', (): Linear => denseLinear('w', 34, 20, 'F32', 7)],
     ['q4f16_1 200×1024', (): Linear => q4Linear('w', 200, 1024, 3)],
     ['q4f16_1 14×96', (): Linear => q4Linear('w', 14, 96, 5)],
-  ] as [string, () => Linear][])('%s: plain, residual and gate|up epilogues for 1, 6 and 37 tokens', async (_label, make) => {
+  ] as [string, () => Linear][])('%s: plain, residual and gate|up epilogues for 1, 6 and 37 tokens, and decode with the RMSNorm folded in', async (_label, make) => {
     const w = make();
+    const g = uploadLinear(device, w, 1 << 30);
     for (const n of [1, 6, 37]) {
       const x = randomF32(n * w.cols, 40 + n);
       const ref = matmul(w, x, n);
-      await expectEpilogues(h, uploadLinear(device, w, 1 << 30), w.rows, x, ref, n, { seed: 50 + n });
+      await expectEpilogues(h, g, w.rows, x, ref, n, { seed: 50 + n });
     }
+    if (w.cols % 4 === 0) await expectFoldedNorm(h, g, w, { seed: 60 });
   });
 });
 

@@ -3,7 +3,8 @@
 // types Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 (a super-block: eight blocks) in rows of 3 and 5 super-blocks (odd: the row groups'
 // lanes run unequal numbers of super-blocks, some none; 38 rows: the last group's rows past the end), with its three reductions
 // (subgroupAdd, subgroup shuffles, workgroup memory), the three epilogues, whole and split into chunks,
-// on both paths (the K-quants; the others on two layouts). Tolerance as for every linear (test/gpu/ggml-kernels.test.ts): 2e-6 of the largest
+// on both paths (the K-quants; the others on two layouts), and with the RMSNorm before it folded in
+// (shaders/lib/x_rmsnorm.wgsl). Tolerance as for every linear (test/gpu/ggml-kernels.test.ts): 2e-6 of the largest
 // reference magnitude. Also: which kernel a layout runs (the super-block one only where asked and possible).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadLinear } from '../../src/gpu/gpu-weights.ts';
@@ -13,7 +14,7 @@ import type { MatvecLayout, Tuning } from '../../src/gpu/tuning.ts';
 import { quantizeGgml } from '../../src/model/formats/gguf/ggml-quantize.ts';
 import { matmul } from '../../src/model/reference/ops.ts';
 import type { GgmlLinear } from '../../src/model/types.ts';
-import { expectEpilogues } from './epilogue-checks.ts';
+import { expectEpilogues, expectFoldedNorm } from './epilogue-checks.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
 
@@ -38,7 +39,7 @@ const LAYOUTS: [string, MatvecLayout][] = [
   ['16 lanes a group in 32 × 4 rows, workgroup memory', { WG: 32, LANES: 16, ROWS: 4, subgroups: false, superblock: true }],
 ];
 
-/** Whole and split into chunks of 7 rows, then the three epilogues (test/gpu/epilogue-checks.ts). */
+/** Whole and split into chunks of 7 rows, then the three epilogues, plain and with the RMSNorm folded in (test/gpu/epilogue-checks.ts). */
 async function expectSuperblockMatvec(h: KernelHarness, device: GPUDevice, layout: MatvecLayout, type: SbType, supers: number): Promise<void> {
   const w = kquant(type, 38, 256 * supers, 11 + supers);
   const g = uploadLinear(device, w, 1 << 30);
@@ -52,6 +53,8 @@ async function expectSuperblockMatvec(h: KernelHarness, device: GPUDevice, layou
   await h.run(linearOps(h.cache, split, { step: h.step, x: h.buffer(x), y: yb, outStride: w.rows, epilogue: Epilogue.STORE }), 1);
   expect(relErr(await h.readF32(yb, w.rows), ref), `${split.chunks.length} chunks`).toBeLessThan(2e-6);
   await expectEpilogues(h, g, w.rows, x, ref, 1, { seed: 50 + supers, what: type });
+  expect(matvecKernel(layout, g.chunks[0]!.format, w.cols, true).name).toBe(`matvec_superblock_norm_ggml_${type.toLowerCase()}`);
+  await expectFoldedNorm(h, g, w, { seed: 60 + supers, what: type });
 }
 
 describe.each(LAYOUTS.flatMap(([l, t]) => [false, true].map((f16) => [l, f16, t] as const)))('K-quant super-block matvec, %s, shader-f16 %s', (_l, useF16, layout) => {

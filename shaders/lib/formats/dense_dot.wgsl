@@ -2,6 +2,7 @@
 // ./dense.wgsl, whose WDTYPE and weight it reads). A block is one vec4<u32> of a row: 4 F32 or 8
 // F16/BF16 weights (two a word, element 2i in the low half). Rows are padded with zero weights to a
 // whole vec4 at upload; x elements at or past k are read as 0 (x is read in vec4s, so its buffer is a whole number of them).
+// x_fold (shaders/lib/x_plain.wgsl or x_rmsnorm.wgsl) sees every x vec4 once, masked.
 // BF16 decodes as two shifts: the low halves are the even elements, the high halves the odd ones, so
 // the x block is split into even and odd elements once and shared by all rows.
 
@@ -15,8 +16,8 @@ struct XBlock {
 fn x_vec(i: u32) -> vec4<f32> {
   let v = x[x_at + i];
   let k0 = i * 4u;
-  if (k0 + 4u <= chunk.k) { return v; }
-  return select(vec4<f32>(0.0), v, k0 + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(chunk.k));
+  if (k0 + 4u <= chunk.k) { return x_fold(v, i); }
+  return x_fold(select(vec4<f32>(0.0), v, k0 + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(chunk.k)), i);
 }
 
 fn load_x(blk: u32) -> XBlock {

@@ -12,7 +12,7 @@ fn load_x(blk: u32) -> XBlock {
     let base = slice_group(blk, g) / 4u;
     var s = vec4<f32>(0.0);
     for (var i = 0u; i < 4u; i++) {
-      let v = x[x_at + base + i];
+      let v = x_fold(x[x_at + base + i], base + i);   // shaders/lib/x_plain.wgsl or x_rmsnorm.wgsl
       xb.v[4u * g + i] = v;
       s += v;
     }

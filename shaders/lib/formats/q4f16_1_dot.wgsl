@@ -19,7 +19,7 @@ fn load_x(blk: u32) -> XBlock {
   var xb: XBlock;
   var s = vec4<f32>(0.0);
   for (var i = 0u; i < 8u; i++) {
-    let v = x[x_at + blk * 8u + i];
+    let v = x_fold(x[x_at + blk * 8u + i], blk * 8u + i);   // shaders/lib/x_plain.wgsl or x_rmsnorm.wgsl
     s += v;
     xb.v[i] = v * NIBBLE_SCALE;
   }

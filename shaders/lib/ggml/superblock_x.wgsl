@@ -12,10 +12,10 @@ struct SbX {
 fn sb_load_x(sb: u32, part: u32) -> SbX {
   var xs: SbX;
   for (var g = 0u; g < 4u; g++) {
-    let base = x_at + sb_group_col(sb, part, g) / 4u;
+    let col4 = sb_group_col(sb, part, g) / 4u;
     var s = vec4<f32>(0.0);
     for (var i = 0u; i < 4u; i++) {
-      let v = x[base + i];
+      let v = x_fold(x[x_at + col4 + i], col4 + i);   // shaders/lib/x_plain.wgsl or x_rmsnorm.wgsl
       xs.v[4u * g + i] = v;
       s += v;
     }

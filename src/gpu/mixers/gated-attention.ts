@@ -10,7 +10,7 @@ import type { GatedAttentionWeights } from '../../model/types.ts';
 import { uploadLinear, uploadNorm } from '../gpu-weights.ts';
 import { attentionOp } from '../kernels/attention/attention.ts';
 import { gatedQkNormRopeOp } from '../kernels/hybrid/gated-qk-norm-rope.ts';
-import { Epilogue, linearOps } from '../kernels/linear/linear.ts';
+import { Epilogue, linearOps, normToFold } from '../kernels/linear/linear.ts';
 import { GateMode, sigmoidGateOp } from '../kernels/hybrid/sigmoid-gate.ts';
 import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
@@ -18,7 +18,7 @@ import { createKvCache } from './kv-cache.ts';
 
 export const gatedAttentionMixer: GpuMixerRow<GatedAttentionWeights> = {
   linears: (m) => [m.qkv, m.o],
-  upload({ device, cache, cfg, act, ctx, kv, maxBindingBytes, index, name }, m) {
+  upload({ device, cache, cfg, act, ctx, kv, maxBindingBytes, index, name, norm }, m) {
     const { hiddenSize: H, numHeads: Hq, numKvHeads: Hkv, headDim: D, rmsNormEps: eps } = cfg;
     const hy = act.hybrid;
     if (!hy) throw new Error('engine: a gated attention layer but no hybrid activations were made');
@@ -29,8 +29,9 @@ export const gatedAttentionMixer: GpuMixerRow<GatedAttentionWeights> = {
     const heads = { Hq, Hkv, D };
     const c = createKvCache(device, cache, act, index, ctx, heads, maxBindingBytes, kv);
     const { kcache, vcache } = c;
+    const foldNorm = normToFold(norm, qkv);
     const ops: Op[] = [
-      ...linearOps(cache, qkv, { step, x: act.xn, y: act.qkv, outStride: 2 * (Hq + Hkv) * D, epilogue: Epilogue.STORE }),
+      ...linearOps(cache, qkv, { step, x: act.xn, y: act.qkv, outStride: 2 * (Hq + Hkv) * D, epilogue: Epilogue.STORE, foldNorm }),
       gatedQkNormRopeOp(cache, {
         step, qkv: act.qkv, qnorm: qNorm, knorm: kNorm, rope: act.rope, q: act.q, gate: hy.gate, kcache: c.kTarget, vcache: c.vTarget,
       }, { ...heads, rot: cfg.hybrid!.rotaryDim }, eps, `${name} gated_qk_norm_rope`, c.stage),
@@ -39,6 +40,6 @@ export const gatedAttentionMixer: GpuMixerRow<GatedAttentionWeights> = {
       sigmoidGateOp(cache, { step, g: hy.gate, x: hy.gate, y: act.att }, { W: Hq * D, GS: Hq * D, mode: GateMode.OUTPUT }, `${name} output gate`),
       ...linearOps(cache, o, { step, x: act.att, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }),
     ];
-    return { linears: [qkv, o], norms: [qNorm, kNorm], ops, kcache, vcache };
+    return { linears: [qkv, o], norms: [qNorm, kNorm], ops, kcache, vcache, normFolded: foldNorm !== undefined };
   },
 };

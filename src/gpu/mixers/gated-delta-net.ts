@@ -13,7 +13,7 @@ import { uploadLinear, uploadNorm } from '../gpu-weights.ts';
 import { MAX_CONV_KERNEL, causalConv1dOp } from '../kernels/hybrid/causal-conv1d.ts';
 import { MAX_DELTA_KEY_DIM, gatedDeltaOp } from '../kernels/hybrid/gated-delta.ts';
 import { gatedRmsnormOp } from '../kernels/hybrid/gated-rmsnorm.ts';
-import { Epilogue, linearOps } from '../kernels/linear/linear.ts';
+import { Epilogue, linearOps, normToFold } from '../kernels/linear/linear.ts';
 import type { GpuMixerRow } from '../layer-contract.ts';
 import type { Op } from '../op.ts';
 
@@ -25,7 +25,7 @@ export const gatedDeltaNetMixer: GpuMixerRow<GatedDeltaNetWeights> = {
     if (h.linearKeyHeadDim > MAX_DELTA_KEY_DIM) throw new UnsupportedWeightError(`layer ${i}: Gated DeltaNet key heads of ${h.linearKeyHeadDim} dims; the WebGPU delta-rule kernel holds at most ${MAX_DELTA_KEY_DIM}`);
     if (h.convKernel < 2 || h.convKernel > MAX_CONV_KERNEL) throw new UnsupportedWeightError(`layer ${i}: a causal conv of ${h.convKernel} taps; the WebGPU kernel takes 2 .. ${MAX_CONV_KERNEL}`);
   },
-  upload({ device, cache, cfg, act, maxBindingBytes, index, name }, m) {
+  upload({ device, cache, cfg, act, maxBindingBytes, index, name, norm: inputNorm }, m) {
     const h = cfg.hybrid!;
     const { hiddenSize: H, rmsNormEps: eps } = cfg;
     const hy = act.hybrid;
@@ -45,15 +45,17 @@ export const gatedDeltaNetMixer: GpuMixerRow<GatedDeltaNetWeights> = {
       conv: device.createBuffer({ label: `${name} conv state`, size: convBytes, usage }),
       delta: device.createBuffer({ label: `${name} delta state`, size: deltaBytes, usage }),
     };
+    // both read xn: each folds the input norm (each sums x² itself) or neither does
+    const foldNorm = normToFold(inputNorm, qkvz, ba);
     const ops: Op[] = [
-      ...linearOps(cache, qkvz, { step, x: act.xn, y: hy.lin, outStride: C + Vd, epilogue: Epilogue.STORE }),
-      ...linearOps(cache, ba, { step, x: act.xn, y: hy.ba, outStride: 2 * nv, epilogue: Epilogue.STORE }),
+      ...linearOps(cache, qkvz, { step, x: act.xn, y: hy.lin, outStride: C + Vd, epilogue: Epilogue.STORE, foldNorm }),
+      ...linearOps(cache, ba, { step, x: act.xn, y: hy.ba, outStride: 2 * nv, epilogue: Epilogue.STORE, foldNorm }),
       causalConv1dOp(cache, { step, x: hy.lin, weight: conv, state: state.conv, y: hy.conv }, { C, K, XS: C + Vd }, `${name} conv1d`),
       gatedDeltaOp(cache, { step, conv: hy.conv, ba: hy.ba, a, dt_bias: dtBias, state: state.delta, out: hy.delta },
         { NK: nk, NV: nv, DK: dk, DV: dv, tiled: m.valueHeads === 'tiled' }, `${name} gated_delta`),
       gatedRmsnormOp(cache, { step, o: hy.delta, z: hy.lin, weight: norm, y: act.att }, { NV: nv, DV: dv, ZS: C + Vd, ZOFF: C }, eps, `${name} gated_rmsnorm`),
       ...linearOps(cache, out, { step, x: act.att, y: act.x, outStride: H, epilogue: Epilogue.ADD_RESIDUAL }),
     ];
-    return { linears: [qkvz, ba, out], norms: [conv, a, dtBias, norm], ops, state };
+    return { linears: [qkvz, ba, out], norms: [conv, a, dtBias, norm], ops, state, normFolded: foldNorm !== undefined };
   },
 };

@@ -31,4 +31,18 @@ export interface LinearTarget {
   y: GPUBuffer;                // [n, outStride]
   outStride: number;
   epilogue: Epilogue;
+  /** Decode only: read the un-normalised row instead of x and fold its RMSNorm in (shaders/lib/x_rmsnorm.wgsl). */
+  foldNorm?: FoldedNorm;
+}
+
+/**
+ * An RMSNorm folded into the decode matvec that reads its output: at n = 1 the matvec reads `x` (the
+ * un-normalised hidden row [K]) and the norm weight, and normalises on the fly, so the rmsnorm dispatch
+ * runs for prefill only (src/gpu/layers.ts). Prefill reads the target's x (the rmsnorm's output) as before.
+ */
+export interface FoldedNorm {
+  x: GPUBuffer;                // [K] the norm's input row
+  weight: GPUBuffer;           // [K] f32
+  eps: number;
+  name: string;                // the norm's name, for op labels ("input_layernorm")
 }

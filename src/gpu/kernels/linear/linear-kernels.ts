@@ -9,6 +9,8 @@ import matvecStore from '../../../../shaders/lib/matvec_store.wgsl?raw';
 import matmulTilesSource from '../../../../shaders/matmul_tiles.wgsl?raw';
 import matmulRowsSource from '../../../../shaders/matmul_rows.wgsl?raw';
 import embedSource from '../../../../shaders/embed.wgsl?raw';
+import xPlain from '../../../../shaders/lib/x_plain.wgsl?raw';
+import xRmsnorm from '../../../../shaders/lib/x_rmsnorm.wgsl?raw';
 import type { ChunkFormat, GpuLinear, GpuLinearChunk } from '../../gpu-weights.ts';
 import { defineKernel, read, rw, STEP, uniformBuffer, uniformStruct, type Bindings, type Kernel } from '../../kernel.ts';
 import { kernelOp, type Op } from '../../op.ts';
@@ -32,6 +34,9 @@ export interface LinearKernels {
   matvec: Kernel;
   /** The super-block decode matvec, for the block types that have one (formats.ts `superblock`). */
   matvecSuperblock?: Kernel;
+  /** The decode matvecs with the RMSNorm before them folded in (shaders/lib/x_rmsnorm.wgsl; a `norm` binding more). */
+  matvecNorm: Kernel;
+  matvecSuperblockNorm?: Kernel;
   matmul: Kernel;
   matmulRows: Kernel;
   embed: Kernel;
@@ -41,20 +46,40 @@ function linearBindings(f: FormatKernelRow, x: string): Bindings {
   return { step: STEP, ...f.weights, x: read(x), y: rw('array<f32>'), chunk: CHUNK };
 }
 
-function make(f: FormatKernelRow): LinearKernels {
-  const constants = { ...Epilogue, PARTS: f.parts };
+/** The folded norm's weight (shaders/lib/x_rmsnorm.wgsl), before the format's weights. */
+const NORM_BINDING = { norm: read('array<vec4<f32>>') };
+
+/** A decode matvec's bindings: the plain ones, or with the folded norm's weight after step. */
+function matvecBindings(f: FormatKernelRow, folded: boolean): Bindings {
+  return { step: STEP, ...(folded ? NORM_BINDING : {}), ...f.weights, x: read('array<vec4<f32>>'), y: rw('array<f32>'), chunk: CHUNK };
+}
+
+/** The decode matvec (and super-block one) of a format, plain or with the RMSNorm folded in. */
+function matvecs(f: FormatKernelRow, folded: boolean): { matvec: Kernel; superblock?: Kernel } {
+  const [x, suffix] = folded ? [xRmsnorm, '_norm'] : [xPlain, ''];
+  const bindings = matvecBindings(f, folded);
   return {
     matvec: defineKernel({
-      name: `matvec_${f.id}`, family: 'matvec', source: matvecSource, libs: [jobPlain, ...f.decode, ...f.dot, matvecStore],
-      reduces: true, constants, bindings: linearBindings(f, 'array<vec4<f32>>'),
+      name: `matvec${suffix}_${f.id}`, family: 'matvec', source: matvecSource, libs: [jobPlain, x, ...f.decode, ...f.dot, matvecStore],
+      reduces: true, constants: { ...Epilogue, PARTS: f.parts }, bindings,
     }),
     ...(f.superblock ? {
-      matvecSuperblock: defineKernel({
-        name: `matvec_superblock_${f.id}`, family: 'matvec_superblock', source: matvecSuperblockSource,
-        libs: [jobPlain, ...f.superblock.libs, matvecStore], reduces: true, constants: Epilogue,
-        bindings: linearBindings(f, 'array<vec4<f32>>'),
+      superblock: defineKernel({
+        name: `matvec_superblock${suffix}_${f.id}`, family: 'matvec_superblock', source: matvecSuperblockSource,
+        libs: [jobPlain, x, ...f.superblock.libs, matvecStore], reduces: true, constants: Epilogue, bindings,
       }),
     } : {}),
+  };
+}
+
+function make(f: FormatKernelRow): LinearKernels {
+  const constants = { ...Epilogue, PARTS: f.parts };
+  const plain = matvecs(f, false), norm = matvecs(f, true);
+  return {
+    matvec: plain.matvec,
+    ...(plain.superblock ? { matvecSuperblock: plain.superblock } : {}),
+    matvecNorm: norm.matvec,
+    ...(norm.superblock ? { matvecSuperblockNorm: norm.superblock } : {}),
     matmul: defineKernel({
       name: `matmul_${f.id}`, family: 'matmul_tiles', source: matmulTilesSource, libs: [jobPlain, ...f.decode],
       constants, bindings: linearBindings(f, 'array<f32>'),
@@ -96,19 +121,28 @@ function forChunk(chunk: GpuLinearChunk) {
  * when the layout asks for it and the block type has one (and the layout's row groups are whole
  * super-blocks' lanes, and k whole super-blocks), else shaders/matvec.wgsl's, which runs any layout.
  */
-export function matvecKernel(layout: MatvecLayout, format: ChunkFormat, k: number): Kernel {
+export function matvecKernel(layout: MatvecLayout, format: ChunkFormat, k: number, foldNorm = false): Kernel {
   const f = weightFormat(format);
   const ks = linearKernels(f);
   const sb = f.superblock;
-  return layout.superblock && sb && ks.matvecSuperblock && layout.LANES % sb.lanes === 0 && k % sb.values === 0 ? ks.matvecSuperblock : ks.matvec;
+  const superblock = foldNorm ? ks.matvecSuperblockNorm : ks.matvecSuperblock;
+  const plain = foldNorm ? ks.matvecNorm : ks.matvec;
+  return layout.superblock && sb && superblock && layout.LANES % sb.lanes === 0 && k % sb.values === 0 ? superblock : plain;
 }
 
-/** The decode matvec of one chunk (one token), in the device's tuned layout for the chunk's format (matvecKernel's kernel). */
+/**
+ * The decode matvec of one chunk (one token), in the device's tuned layout for the chunk's format
+ * (matvecKernel's kernel); with t.foldNorm, its variant that reads the un-normalised row and folds the RMSNorm in.
+ */
 export function matvecOp(cache: PipelineCache, w: GpuLinear, chunk: GpuLinearChunk, t: LinearTarget, uniform: GPUBuffer): Op {
   const p = forChunk(chunk);
   const layout = cache.tuning.matvec[chunk.format.kind];
-  return matvecRowsOp(cache, matvecKernel(layout, chunk.format, w.cols), layout, w, chunk, t, {
-    consts: p.consts, buffers: { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform },
+  const fold = t.foldNorm;
+  return matvecRowsOp(cache, matvecKernel(layout, chunk.format, w.cols, fold !== undefined), layout, w, chunk, t, {
+    consts: fold ? { ...p.consts, EPS: fold.eps } : p.consts,
+    buffers: fold
+      ? { step: t.step, norm: fold.weight, ...p.weights, x: fold.x, y: t.y, chunk: uniform }
+      : { step: t.step, ...p.weights, x: t.x, y: t.y, chunk: uniform },
   });
 }
 

@@ -5,10 +5,20 @@ import type { GpuLinear } from '../../gpu-weights.ts';
 import { uniformBuffer } from '../../kernel.ts';
 import type { Op } from '../../op.ts';
 import type { PipelineCache } from '../../pipelines.ts';
-import { CHUNK, Epilogue, type LinearTarget } from './linear-contract.ts';
+import { CHUNK, Epilogue, type FoldedNorm, type LinearTarget } from './linear-contract.ts';
 import { embedOp, matmulOp, matvecOp, type EmbedTarget } from './linear-kernels.ts';
 
-export { Epilogue, type LinearTarget } from './linear-contract.ts';
+export { Epilogue, type FoldedNorm, type LinearTarget } from './linear-contract.ts';
+
+/** A linear's decode matvec can fold the RMSNorm before it: one chunk (one dispatch reads the row) and K % 4 = 0 (vec4 norm loads). */
+export function canFoldNorm(w: GpuLinear): boolean {
+  return w.chunks.length === 1 && w.cols % 4 === 0;
+}
+
+/** The norm for the linears that read its output to fold, when every one of them can (else undefined: the rmsnorm runs). */
+export function normToFold(norm: FoldedNorm | undefined, ...readers: GpuLinear[]): FoldedNorm | undefined {
+  return norm && readers.every(canFoldNorm) ? norm : undefined;
+}
 export type { EmbedTarget } from './linear-kernels.ts';
 
 /**
@@ -17,6 +27,7 @@ export type { EmbedTarget } from './linear-kernels.ts';
  */
 export function linearOps(cache: PipelineCache, w: GpuLinear, t: LinearTarget): Op[] {
   if (t.epilogue === Epilogue.SILU_GATE_UP && w.chunks.length !== 1) throw new Error(`${w.name}: the fused silu epilogue needs one chunk`);
+  if (t.foldNorm && !canFoldNorm(w)) throw new Error(`${w.name}: a folded RMSNorm needs one chunk and K % 4 = 0`);
   return w.chunks.map((chunk) => {
     const outRows = t.epilogue === Epilogue.SILU_GATE_UP ? chunk.rows / 2 : chunk.rows;
     const uniform = uniformBuffer(cache.device, CHUNK, {
@@ -25,7 +36,7 @@ export function linearOps(cache: PipelineCache, w: GpuLinear, t: LinearTarget): 
     const decode = matvecOp(cache, w, chunk, t, uniform);
     const prefill = matmulOp(cache, w, chunk, t, uniform);
     return {
-      label: `${w.name}[${chunk.rowStart}:${chunk.rowStart + chunk.rows}]`,
+      label: `${w.name}[${chunk.rowStart}:${chunk.rowStart + chunk.rows}]${t.foldNorm ? ` (decode: ${t.foldNorm.name} folded in)` : ''}`,
       owned: [uniform],
       encode: (pass, n) => (n === 1 ? decode : prefill).encode(pass, n),
     };

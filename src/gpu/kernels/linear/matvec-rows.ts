@@ -16,7 +16,7 @@ export function matvecRowsOp<B extends Bindings>(
   const perWorkgroup = (layout.WG / layout.LANES) * (fused ? layout.ROWS / 2 : layout.ROWS);
   const [gx, gy] = grid2d(Math.ceil(outRows / perWorkgroup));
   return kernelOp(cache, kernel, {
-    label: `${w.name}[${chunk.rowStart}:${chunk.rowStart + chunk.rows}] decode`,
+    label: `${w.name}[${chunk.rowStart}:${chunk.rowStart + chunk.rows}] decode${t.foldNorm ? ` (${t.foldNorm.name} folded in)` : ''}`,
     consts: { ...spec.consts, WG: layout.WG, LANES: layout.LANES, ROWS: layout.ROWS },
     subgroups: layout.subgroups,
     buffers: spec.buffers,
