@@ -29,7 +29,7 @@ export async function timeOps(device: GPUDevice, ops: readonly Op[], n: number, 
   const out: { label: string; seconds: number }[] = [];
   for (const op of ops) {
     const t = await time((pass) => { for (let i = 0; i < repeat; i++) op.encode(pass, n); });
-    out.push({ label: op.label, seconds: Math.max(0, t - empty) / repeat });
+    out.push({ label: op.labelFor?.(n) ?? op.label, seconds: Math.max(0, t - empty) / repeat });
   }
   return out;
 }
