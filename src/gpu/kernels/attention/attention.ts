@@ -51,16 +51,16 @@ export function attentionPartFloats(s: HeadShape, splits: number): number {
 export function attentionOp(cache: PipelineCache, b: AttentionBuffers, s: HeadShape, label: string, split: AttentionSplit = NO_SPLIT, kv: KvLayout = F16_KV): Op {
   const base = { HQ: s.Hq, HKV: s.Hkv, D: s.D, SCALE: Math.fround(1 / Math.sqrt(s.D)), WG: 64, ...kvReadConsts(s, kv) };
   const buffers = { step: b.step, q: b.q, kcache: b.kcache, vcache: b.vcache, out: b.out, part: b.part };
+  const perHead = kernelOp(cache, ATTENTION, { label, consts: { ...base, SPLITS: 1 }, buffers, grid: (n) => [s.Hq, n, 1] });
   const tiles = split.prefill === 'tiles' ? prefillTilesFor(s, cache.device.limits.maxComputeWorkgroupStorageSize) : undefined;
-  const whole = tiles
+  const prefill = tiles
     ? kernelOp(cache, ATTENTION_PREFILL_TILES, {
       label: `${label} prefill tiles`,
       consts: { ...base, ...prefillTilesConsts(s, tiles) },
       buffers: { step: b.step, q: b.q, kcache: b.kcache, vcache: b.vcache, out: b.out },
       grid: (n) => [s.Hkv, Math.ceil(n / tiles.BQ), 1],
     })
-    : kernelOp(cache, ATTENTION, { label, consts: { ...base, SPLITS: 1 }, buffers, grid: (n) => [s.Hq, n, 1] });
-  const perHeadWhole = tiles ? kernelOp(cache, ATTENTION, { label, consts: { ...base, SPLITS: 1 }, buffers, grid: (n) => [s.Hq, n, 1] }) : whole;
+    : perHead;
   const splits = Math.max(1, split.splits);
   const consts = { SPLITS: splits, MIN_KEYS: split.minKeys };
   const grouped = !split.perHead && groupedDecodeFits(s, cache.device.limits.maxComputeWorkgroupStorageSize);
@@ -72,7 +72,7 @@ export function attentionOp(cache: PipelineCache, b: AttentionBuffers, s: HeadSh
     })
     : splits > 1
       ? kernelOp(cache, ATTENTION, { label: `${label} splits`, consts: { ...base, ...consts }, buffers, grid: () => [s.Hq, 1, splits] })
-      : perHeadWhole;
+      : perHead;
   const combine = splits > 1
     ? kernelOp(cache, ATTENTION_COMBINE, {
       label: `${label} combine`, consts: { HQ: s.Hq, D: s.D, WG: 64, ...consts },
@@ -81,9 +81,9 @@ export function attentionOp(cache: PipelineCache, b: AttentionBuffers, s: HeadSh
     : undefined;
   return {
     label,
-    labelFor: (n) => (n === 1 ? label : whole.label),
+    labelFor: (n) => (n === 1 ? label : prefill.label),
     encode(pass, n) {
-      if (n !== 1) return whole.encode(pass, n);
+      if (n !== 1) return prefill.encode(pass, n);
       return decode.encode(pass, 1) + (combine ? combine.encode(pass, 1) : 0);
     },
   };
