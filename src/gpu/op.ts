@@ -8,6 +8,8 @@ export type Grid = [number, number, number];
 /** One dispatch (or a choice of dispatches) that encodes itself for a step of n tokens. */
 export interface Op {
   label: string;
+  /** The label for a step of n tokens where the op runs a different kernel by n (profiles name it); absent: label. */
+  labelFor?(n: number): string;
   /** Encode for a step of n tokens; returns the number of dispatches. */
   encode(pass: GPUComputePassEncoder, n: number): number;
   /** Small buffers made for this op (per-chunk uniforms), destroyed with the engine. */

@@ -30,7 +30,7 @@ export async function timeOps(device: GPUDevice, ops: readonly Op[], n: number, 
   for (const op of ops) {
     if (!(op.runsAt?.(n) ?? true)) continue;     // folded away at this step size (a decode norm)
     const t = await time((pass) => { for (let i = 0; i < repeat; i++) op.encode(pass, n); });
-    out.push({ label: op.label, seconds: Math.max(0, t - empty) / repeat });
+    out.push({ label: op.labelFor?.(n) ?? op.label, seconds: Math.max(0, t - empty) / repeat });
   }
   return out;
 }

@@ -52,12 +52,23 @@ export type LinearFormat = 'dense' | 'q4' | 'ggml';
 
 export const LINEAR_FORMATS: readonly LinearFormat[] = ['dense', 'ggml', 'q4'];
 
-/** Decode attention's key splits (flash-decoding, shaders/attention.wgsl). */
+/**
+ * Prefill attention's layout: 'tiles' (shaders/attention_prefill_tiles.wgsl: a workgroup per KV head and
+ * block of tokens, K/V tiles shared in workgroup memory; shapes or devices it does not fit fall back) or
+ * 'per-head' (shaders/attention.wgsl: a workgroup per query head and token, each reading every key alone).
+ */
+export type AttentionPrefill = 'tiles' | 'per-head';
+
+export const ATTENTION_PREFILLS: readonly AttentionPrefill[] = ['tiles', 'per-head'];
+
+/** Attention's layout: decode's key splits (flash-decoding, shaders/attention.wgsl) and prefill's kernel. */
 export interface AttentionSplit {
   splits: number;              // most splits per head (1: none)
   minKeys: number;             // fewest keys a split takes: short contexts use fewer splits
   /** Decode with one workgroup per query head (attention.wgsl) instead of per KV head: the bench's "before". */
   perHead?: boolean;
+  /** Prefill's kernel; absent: 'per-head'. */
+  prefill?: AttentionPrefill;
 }
 
 export interface Tuning {
@@ -78,7 +89,18 @@ export interface Tuning {
  * combine's loop over splits stays short. Was 32 splits of ≥ 64 keys (A3B at 100: 8 workgroups).
  */
 export function attentionSplitFor(c: AdapterClass): AttentionSplit {
-  return c === 'cpu' ? { splits: 4, minKeys: 512 } : c === 'discrete' ? { splits: 64, minKeys: 16 } : { splits: 16, minKeys: 64 };
+  const prefill = attentionPrefillFor(c);
+  return c === 'cpu' ? { splits: 4, minKeys: 512, prefill } : c === 'discrete' ? { splits: 64, minKeys: 16, prefill } : { splits: 16, minKeys: 64, prefill };
+}
+
+/**
+ * Prefill attention's kernel by class (untimed). GPUs: the tiles, whose workgroups share each K/V load
+ * among a block of tokens and the KV head's query heads (the per-head kernel re-reads the whole K/V
+ * prefix for every query head and token: 0.04× llama.cpp at a 4,096-token prompt on an H200; the tiles
+ * are not yet timed on one). CPU rasterizers keep the per-head kernel, which they have always run.
+ */
+export function attentionPrefillFor(c: AdapterClass): AttentionPrefill {
+  return c === 'cpu' ? 'per-head' : 'tiles';
 }
 
 /**
@@ -268,6 +290,6 @@ export function tileKey(t: MatmulLayout): string {
 export function describeTuning(t: Tuning): string {
   return `${t.adapterClass} · matvec q4 ${layoutKey(t.matvec.q4)}, dense ${layoutKey(t.matvec.dense)}, ggml ${layoutKey(t.matvec.ggml)}`
     + ` · matmul q4 ${tileKey(t.matmul.q4)}, dense ${tileKey(t.matmul.dense)}, ggml ${tileKey(t.matmul.ggml)}`
-    + ` · attention ${t.attention.splits} splits of ≥ ${t.attention.minKeys} keys`
+    + ` · attention ${t.attention.splits} splits of ≥ ${t.attention.minKeys} keys, prefill ${t.attention.prefill ?? 'per-head'}`
     + (t.topk ? ` · top-k wg${t.topk.WG}×${t.topk.ITEMS}` : '');
 }

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebGPUEngine } from '../../src/gpu/create-engine.ts';
+import { defaultTuning } from '../../src/gpu/tuning.ts';
 import type { WebGPUEngine } from '../../src/gpu/engine.ts';
 import { Generator } from '../../src/model/generator.ts';
 import { loadWeights } from '../../src/model/load-weights.ts';
@@ -55,11 +56,19 @@ describe.each([false, true])('tiny dense hybrid on WebGPU (shader-f16 %s)', (use
     }
   }, SLOW);
 
-  it('a prefill in chunks of 3 tokens gives the same tokens', async () => {
-    const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16, maxBatch: 3 });
+  // with the prefill attention tiles (shaders/attention_prefill_tiles.wgsl) forced: the CPU class runs the
+  // per-head kernel by default, which the golden above covers; 3-token steps after a cached prefix
+  it('a prefill in chunks of 3 tokens through the prefill attention tiles gives the same tokens', async () => {
+    const base = defaultTuning(device);
+    const tuning = { ...base, attention: { ...base.attention, prefill: 'tiles' as const } };
+    const engine = await createWebGPUEngine(weights, { device, ctx: CTX, useF16, maxBatch: 3, tuning });
     try {
       const r = await new Generator(engine, { ctx: CTX }).generate(PROMPT, { maxNewTokens: 32 });
       expect(r.ids).toEqual(want);
+      expect(engine.stats().kernels).toContain('prefill tiles');
+      // the gated-attention layer (3) really runs the tiles at a prefill step (its profile names the kernel)
+      const labels = (await engine.profileLayer(3, 0, { tokens: 3, repeat: 1, reps: 1 })).map((p) => p.label);
+      expect(labels.filter((l) => l.endsWith('attention prefill tiles'))).toHaveLength(1);
     } finally {
       await engine.dispose();
     }

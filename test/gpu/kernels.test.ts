@@ -25,7 +25,7 @@ import {
 } from '../../src/model/reference/ops.ts';
 import { f16BitsToF32, f32ToF16Bits, fromFloat32, quantizeQ4f16, roundToF16 } from '../../src/model/tensor-utils.ts';
 import type { Linear } from '../../src/model/types.ts';
-import { attentionSplitFor, type MatmulLayout, type MatvecLayout } from '../../src/gpu/tuning.ts';
+import { ATTENTION_PREFILLS, attentionSplitFor, type MatmulLayout, type MatvecLayout } from '../../src/gpu/tuning.ts';
 import { KernelHarness } from './kernel-harness.ts';
 import { expectEpilogues, expectFoldedNorm } from './epilogue-checks.ts';
 import { randomF32, relErr, testDevice } from './helpers.ts';
@@ -330,6 +330,13 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
     [32, 4, 128, 1, 8000, 16, 64], [32, 4, 128, 1, 8191, 4, 512], [8, 1, 64, 1, 8200, 32, 64], [32, 4, 128, 5, 8000, 16, 64],
     // a discrete GPU's splits (src/gpu/tuning.ts) on the A3B shape: 7 splits at 100, all of them at 2,000
     ...[100, 2000].map((pos) => [32, 4, 128, 1, pos, attentionSplitFor('discrete').splits, attentionSplitFor('discrete').minKeys]),
+    // prefill steps for both prefill kernels (the tiles: blocks of BQ tokens, K/V tiles of BK keys;
+    // ./attention-prefill-tiles.ts): groups of 1, 2, 4, 6, 8, 16; D 10, 64, 128, 256; a step after a
+    // cached prefix; token counts that are not a multiple of the block (D 128: BQ 16 / 8 / 4 at groups
+    // 2 / 4 / 8) and key counts that are not a multiple of the tile; 32 heads over one KV head of 256
+    // is too big a group for a block and runs the per-head kernel
+    [4, 4, 64, 37, 0, 1, 64], [8, 2, 128, 33, 100, 1, 64], [32, 4, 128, 21, 301, 1, 64], [16, 1, 64, 7, 5, 1, 64],
+    [12, 2, 256, 19, 40, 1, 64], [6, 3, 10, 11, 3, 1, 64], [16, 8, 128, 50, 1000, 1, 64], [32, 1, 256, 3, 10, 1, 64],
   ])('causal GQA attention over the f16 and the q8_0 cache: Hq %i, Hkv %i, D %i, %i tokens after %i cached, ≤ %i splits of ≥ %i keys', async (Hq, Hkv, D, n, pos0, splits, minKeys) => {
       const ctx = pos0 + n;
       const kvw = Hkv * D;
@@ -351,12 +358,15 @@ describe.each([false, true])('kernels, shader-f16 path %s', (useF16) => {
       const part = h.buffer(attentionPartFloats({ Hq, Hkv, D }, splits) * 4);
       const b = { step: h.step, q: h.buffer(q), kcache: h.buffer(pack(keys)), vcache: h.buffer(pack(values)), out, part };
       const bq8 = { ...b, kcache: h.buffer(kq.words), vcache: h.buffer(vq.words) };
-      for (const perHead of n === 1 ? [false, true] : [false]) {
+      const variants = n === 1
+        ? [{ perHead: false }, { perHead: true }]
+        : ATTENTION_PREFILLS.map((prefill) => ({ perHead: false, prefill }));
+      for (const variant of variants) {
         for (const [kv, buffers, want] of [[F16_KV, b, ref], [{ type: 'q8_0' as const, ctx }, bq8, refQ8]] as const) {
           device.queue.writeBuffer(out, 0, new Float32Array(n * Hq * D).fill(Number.NaN));
-          const op = attentionOp(h.cache, buffers, { Hq, Hkv, D }, 'attention', { splits, minKeys, perHead }, kv);
+          const op = attentionOp(h.cache, buffers, { Hq, Hkv, D }, 'attention', { splits, minKeys, ...variant }, kv);
           await h.run([op], n, pos0);
-          expect(relErr(await h.readF32(out, n * Hq * D), want), `per head ${perHead}, ${kv.type}`).toBeLessThan(5e-6);
+          expect(relErr(await h.readF32(out, n * Hq * D), want), `${JSON.stringify(variant)}, ${kv.type}`).toBeLessThan(5e-6);
         }
       }
     }, 120_000); // the ≥ 8,000-key cases run the reference and two kernels over 8k keys on a CPU adapter

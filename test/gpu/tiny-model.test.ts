@@ -74,17 +74,19 @@ describe.each([
     }
   });
 
-  it('a 700-token context decodes through split attention (flash-decoding, 8 splits): 8 greedy tokens equal the reference', async () => {
+  // The prompt prefills through the prefill attention tiles (forced: the CPU class runs the per-head
+  // kernel, which the goldens above cover) in steps of the class's 64 tokens (700 = 10·64 + 60)
+  it('a 700-token context prefills through the attention tiles and decodes through split attention (flash-decoding, 8 splits): 8 greedy tokens equal the reference', async () => {
     const ctx = 720;
     const ids = Array.from({ length: 700 }, (_, i) => (i * 7919 + 11) % 150000);
     const ref = await new Generator(new ReferenceEngine(weights, { ctx }), { ctx }).generate(ids, { maxNewTokens: 8 });
     const device = await testDevice(true);
-    const tuning = { ...defaultTuning(device), attention: { splits: 8, minKeys: 64 } };
+    const tuning = { ...defaultTuning(device), attention: { splits: 8, minKeys: 64, prefill: 'tiles' as const } };
     const engine = await createWebGPUEngine(weights, { device, ctx, tuning });
     try {
       const r = await new Generator(engine, { ctx }).generate(ids, { maxNewTokens: 8 });
       expect(r.ids).toEqual(ref.ids);
-      expect(engine.stats().kernels).toContain('8 splits');
+      expect(engine.stats().kernels).toContain('8 splits of ≥ 64 keys, prefill tiles');
     } finally {
       await engine.dispose();
       device.destroy();
