@@ -10,7 +10,7 @@ import { attentionOp, attentionPartFloats } from '../src/gpu/kernels/attention/a
 import { kvBufferBytes } from '../src/gpu/kernels/attention/kv-layout.ts';
 import { encodeOps } from '../src/gpu/op.ts';
 import { PipelineCache } from '../src/gpu/pipelines.ts';
-import { benchDevice, timeSubmits } from './gpu-bench-helpers.ts';
+import { benchBuffer, benchDevice, f16CacheWords, timeSubmits } from './gpu-bench-helpers.ts';
 
 export const title = 'Decode attention, Qwen3-30B-A3B shape (32 / 4 heads, D 128): per query head vs grouped per KV head';
 
@@ -27,22 +27,9 @@ export async function run(): Promise<Record<string, number | string>> {
   };
   const { Hq, Hkv, D } = SHAPE;
   const ctx = Math.max(...POSITIONS) + 1;
-  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
   const words = (ctx * Hkv * D) / 2;
-  const fill = (seed: number): Uint32Array => {
-    const w = new Uint32Array(words);
-    let s = seed;
-    for (let i = 0; i < w.length; i++) {
-      s = (s * 1664525 + 1013904223) >>> 0;
-      w[i] = (0x3000 | (s & 0x0fff)) | ((0x3000 | ((s >>> 16) & 0x0fff)) << 16); // f16 pairs in [0.125, 0.25)
-    }
-    return w;
-  };
-  const buf = (bytes: number, data?: Uint32Array | Float32Array, u = usage): GPUBuffer => {
-    const b = device.createBuffer({ size: Math.ceil(bytes / 16) * 16, usage: u });
-    if (data) device.queue.writeBuffer(b, 0, data as Uint32Array<ArrayBuffer>);
-    return b;
-  };
+  const fill = (seed: number): Uint32Array => f16CacheWords(words, seed);
+  const buf = (bytes: number, data?: Uint32Array | Float32Array, u?: GPUBufferUsageFlags): GPUBuffer => benchBuffer(device, bytes, data, u);
   const kcache = buf(words * 4, fill(1));
   const vcache = buf(words * 4, fill(2));
   const q = buf(Hq * D * 4, new Float32Array(Hq * D).map((_, i) => Math.sin(i) * 0.5));

@@ -17,6 +17,24 @@ export async function benchDevice(): Promise<{ device: GPUDevice; adapter: GPUAd
 
 export { timeSubmits } from '../src/gpu/time-submits.ts';
 
+/** `words` u32 of f16 pairs in [0.125, 0.25), from an LCG seeded by `seed`: a K or V cache's contents. */
+export function f16CacheWords(words: number, seed: number): Uint32Array {
+  const w = new Uint32Array(words);
+  let s = seed;
+  for (let i = 0; i < w.length; i++) {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    w[i] = (0x3000 | (s & 0x0fff)) | ((0x3000 | ((s >>> 16) & 0x0fff)) << 16);
+  }
+  return w;
+}
+
+/** A buffer of `bytes` (rounded up to 16) with `usage` (storage by default), holding `data` when given. */
+export function benchBuffer(device: GPUDevice, bytes: number, data?: Uint32Array | Float32Array, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST): GPUBuffer {
+  const b = device.createBuffer({ size: Math.ceil(bytes / 16) * 16, usage });
+  if (data) device.queue.writeBuffer(b, 0, data as Uint32Array<ArrayBuffer>);
+  return b;
+}
+
 let state = 0x12345678;
 function fillRandom(bytes: Uint8Array): void {
   const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
