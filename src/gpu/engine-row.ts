@@ -3,7 +3,7 @@
 // (openWeights: at most LOAD_IN_FLIGHT_BYTES of weights in JS at once). The engine, its speed probe and
 // the loader are lazy imports: the start page loads this row, not the engine.
 import type { EngineRow } from '../engines/contract.ts';
-import { engineScratchBytes } from '../model/engine-scratch.ts';
+import { ENGINE_MAX_BATCH, engineScratchBytes } from '../model/engine-scratch.ts';
 import { inThreadShare } from '../engines/in-thread-share.ts';
 import { adapterLabel, requestAdapter, summarizeAdapter } from './adapter.ts';
 import { adapterClassOf, PREFILL_STEPS } from './tuning.ts';
@@ -12,11 +12,13 @@ const SOFTWARE = /swiftshader|llvmpipe|lavapipe|software|basic render/i;
 
 /**
  * Its options are a bench's own settings only (./bench-settings.ts), none of them the app's URL parameters.
- * The step: the adapter's ('auto', src/gpu/tuning.ts prefillStepFor), at most the one the deal gave it.
+ * The step: the adapter's ('auto', src/gpu/tuning.ts prefillStepFor), at most the one the deal gave it
+ * (the default step when it gave none).
  */
 const createWebGPU: EngineRow['createEngine'] = (options) => async (weights, { ctx, kv, step }) => {
   const [{ benchSettings }, { createWebGPUEngine }] = await Promise.all([import('./bench-settings.ts'), import('./create-engine.ts')]);
-  return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16', maxBatch: 'auto', ...(step !== undefined ? { maxStep: step } : {}), ...benchSettings(options) });
+  // No dealt step: the deal counted the default step's scratch (ENGINE_MAX_BATCH), so no more than that.
+  return createWebGPUEngine(weights, { ctx, kv: kv ?? 'f16', maxBatch: 'auto', maxStep: step ?? ENGINE_MAX_BATCH, ...benchSettings(options) });
 };
 
 export const webgpuRow: EngineRow = {
